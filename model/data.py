@@ -1,0 +1,49 @@
+"""Reading the IMDB training data (``{train,test,unsup}.jsonl.gz``). Training-side code only."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+
+
+def read_jsonl_gz(path: str | Path) -> tuple[list[str], np.ndarray]:
+    """Read a ``.jsonl`` or ``.jsonl.gz`` file of ``{"text": str, "label": int}`` rows.
+
+    Returns:
+        ``(texts, labels)``: N strings and int64 [N] labels (1 positive,
+        0 negative, -1 unlabeled).
+
+    Raises:
+        FileNotFoundError: if ``path`` does not exist.
+        ValueError: on a malformed row, naming the file and line.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"data file not found: {path}")
+    opener = gzip.open if path.suffix == ".gz" else open
+    texts: list[str] = []
+    labels: list[int] = []
+    with opener(path, "rt", encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                texts.append(str(row["text"]))
+                labels.append(int(row.get("label", -1)))
+            except (ValueError, KeyError, TypeError) as exc:
+                raise ValueError(f"{path}:{lineno}: bad row: {exc}") from exc
+    return texts, np.asarray(labels, dtype=np.int64)
+
+
+def sha256_file(path: str | Path, chunk_bytes: int = 1 << 20) -> str:
+    """Hex sha256 of a file, read in ``chunk_bytes`` chunks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(chunk_bytes):
+            h.update(chunk)
+    return h.hexdigest()

@@ -1,0 +1,369 @@
+"""The inference API used by the GUI, the command line and the tests.
+
+``Predictor.from_pretrained()`` loads the bundled model; ``predict`` returns
+a :class:`Prediction` (with attention for every layer and head) and
+``score_many`` scores many texts in length-bucketed batches on the fast SDPA
+path.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+import torch
+
+from .config import EncoderConfig
+from .encoder import TransformerClassifier, sinusoidal_positional_encoding
+from .paths import default_model_dir
+from .tokenizer import Encoded, TextEncoder, load_tokenizer
+from .weights import METRICS_FILE, TOKENIZER_FILE, load_model
+
+MAX_TEXT_CHARS = 2_000_000  # longer inputs are rejected with ValueError (about 2 MB of text)
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The result of analysing one text; immutable, NumPy only (no torch).
+
+    T is the number of tokens the model saw (the classification token
+    included), L layers, H heads, C classes.
+
+    Attributes:
+        text: the input text as given.
+        tokens: T token strings (WordPiece pieces; ``[CLS]`` first).
+        offsets: int64 [T, 2], character span (start, end) of each token in
+            ``text``; ``text[s:e]`` is the token's source. ``[CLS]`` is (0, 0).
+        label: the predicted class name.
+        labels: all class names, index-aligned with ``probabilities``.
+        probabilities: float32 [C], softmax of ``logits``, sums to 1.
+        logits: float32 [C].
+        attention: float32 [L, H, T, T]; ``attention[l, h, i, j]`` is how much
+            query token i attends to key token j in layer l, head h. Rows sum to 1.
+        truncated: True when the text was longer than the model's maximum
+            length and the head+tail policy dropped tokens.
+        num_source_tokens: word pieces in the whole text before truncation.
+        elapsed_s: wall time of tokenisation + forward pass, in seconds.
+        device: where the model ran, e.g. "cpu" or "cuda:0".
+        pooling: how the head reads the sequence: "mean" or "cls".
+    """
+
+    text: str
+    tokens: list[str]
+    offsets: np.ndarray
+    label: str
+    labels: tuple[str, ...]
+    probabilities: np.ndarray
+    logits: np.ndarray
+    attention: np.ndarray
+    truncated: bool
+    num_source_tokens: int
+    elapsed_s: float
+    device: str = "cpu"
+    pooling: str = "mean"
+
+    @property
+    def num_tokens(self) -> int:
+        """T, the number of tokens the model saw."""
+        return len(self.tokens)
+
+    @property
+    def label_index(self) -> int:
+        """Index of ``label`` in ``labels`` (argmax of ``probabilities``)."""
+        return int(np.argmax(self.probabilities))
+
+    def classification_attention(self, layer: int) -> np.ndarray:
+        """Attention that the classification read-out pays to each token, mean of heads.
+
+        For ``pooling == "cls"`` this is row 0 (the ``[CLS]`` query); for mean
+        pooling, every position feeds the head equally, so it is the mean of
+        all query rows.
+
+        Returns:
+            float32 [T], sums to 1.
+        """
+        a = self.attention[layer].mean(axis=0)  # (T, T)
+        return (a[0] if self.pooling == "cls" else a.mean(axis=0)).astype(np.float32)
+
+    def to_json_dict(self) -> dict:
+        """Everything as JSON-serialisable Python types (for export)."""
+        return {
+            "text": self.text,
+            "tokens": list(self.tokens),
+            "offsets": self.offsets.tolist(),
+            "label": self.label,
+            "labels": list(self.labels),
+            "probabilities": self.probabilities.tolist(),
+            "logits": self.logits.tolist(),
+            "attention": self.attention.tolist(),
+            "attention_shape": list(self.attention.shape),
+            "truncated": self.truncated,
+            "num_source_tokens": self.num_source_tokens,
+            "elapsed_s": self.elapsed_s,
+            "device": self.device,
+            "pooling": self.pooling,
+        }
+
+
+@dataclass(frozen=True)
+class Score:
+    """One text's batch-scoring result (no attention).
+
+    Attributes:
+        label: predicted class name, or "" when ``error`` is set.
+        probabilities: float32 [C] (all zeros when ``error`` is set).
+        truncated: the text was cut by the head+tail policy.
+        num_tokens: tokens the model saw, ``[CLS]`` included (0 on error).
+        error: None, or why the text could not be scored (e.g. "empty text").
+    """
+
+    label: str
+    probabilities: np.ndarray
+    truncated: bool
+    num_tokens: int
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the text was scored."""
+        return self.error is None
+
+
+def check_text(text: object) -> str:
+    """Validate one input text; returns it unchanged.
+
+    Raises:
+        ValueError: if it is not a string, is empty or whitespace only, or is
+            longer than ``MAX_TEXT_CHARS`` characters.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"expected text as str, got {type(text).__name__}")
+    if not text.strip():
+        raise ValueError("the text is empty")
+    if len(text) > MAX_TEXT_CHARS:
+        raise ValueError(f"the text has {len(text):,} characters; the limit is {MAX_TEXT_CHARS:,}")
+    return text
+
+
+def resolve_device(device: str | torch.device | None) -> torch.device:
+    """``None`` -> CUDA when available, else CPU; strings pass to ``torch.device``.
+
+    Raises:
+        ValueError: for an unknown device string or CUDA requested without CUDA.
+    """
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(device)
+    except RuntimeError as exc:
+        raise ValueError(f"unknown device {device!r}: {exc}") from exc
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError("CUDA was requested but is not available")
+    return dev
+
+
+class Predictor:
+    """A loaded model + tokenizer, ready to classify.
+
+    Thread safety: one Predictor may be used from one thread at a time.
+    """
+
+    def __init__(
+        self,
+        model: TransformerClassifier,
+        encoder: TextEncoder,
+        device: torch.device,
+        model_dir: Path | None = None,
+        metrics: dict | None = None,
+    ) -> None:
+        self.model = model.to(device).eval()
+        self.encoder = encoder
+        self.device = device
+        self.model_dir = model_dir
+        self.metrics = metrics or {}
+
+    @property
+    def config(self) -> EncoderConfig:
+        """The model's :class:`EncoderConfig`."""
+        return self.model.config
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Class names, index-aligned with probabilities."""
+        return self.config.labels
+
+    @property
+    def device_name(self) -> str:
+        """Human-readable device, e.g. "CPU" or "CUDA (NVIDIA H100)"."""
+        if self.device.type == "cuda":
+            return f"CUDA ({torch.cuda.get_device_name(self.device)})"
+        return self.device.type.upper()
+
+    @classmethod
+    def from_pretrained(cls, path: str | Path | None = None, device: str | torch.device | None = None) -> "Predictor":
+        """Load a model folder (``config.json``, ``model.safetensors``, ``tokenizer.json``).
+
+        Args:
+            path: the folder; defaults to the bundled ``resources/model``.
+            device: "cpu", "cuda", ... ; defaults to CUDA when available, else CPU.
+
+        Raises:
+            FileNotFoundError: the folder or one of its files is missing (named).
+            ValueError: a file is corrupt or the weights do not match the config (named).
+        """
+        model_dir = Path(path) if path is not None else default_model_dir()
+        if not model_dir.is_dir():
+            raise FileNotFoundError(f"model folder not found: {model_dir}")
+        dev = resolve_device(device)
+        model = load_model(model_dir, dev)
+        tokenizer = load_tokenizer(model_dir / TOKENIZER_FILE)
+        if tokenizer.get_vocab_size() != model.config.vocab_size:
+            raise ValueError(
+                f"{model_dir / TOKENIZER_FILE} has {tokenizer.get_vocab_size()} tokens but the model expects "
+                f"{model.config.vocab_size}"
+            )
+        metrics = {}
+        if (model_dir / METRICS_FILE).is_file():
+            try:
+                metrics = json.loads((model_dir / METRICS_FILE).read_text(encoding="utf-8"))
+            except ValueError:
+                metrics = {}
+        return cls(model, TextEncoder(tokenizer, model.config.max_len), dev, model_dir, metrics)
+
+    def encode(self, text: str) -> Encoded:
+        """Tokenize ``text`` as the model will see it (see :class:`model.tokenizer.Encoded`).
+
+        Raises:
+            ValueError: see :func:`check_text`.
+        """
+        return self.encoder.encode(check_text(text))
+
+    @torch.inference_mode()
+    def predict(self, text: str) -> Prediction:
+        """Classify one text and return attention for every layer and head.
+
+        Raises:
+            ValueError: empty/whitespace-only text, a non-string, or more than
+                ``MAX_TEXT_CHARS`` characters.
+        """
+        t0 = time.perf_counter()
+        enc = self.encode(text)
+        ids = torch.from_numpy(enc.ids).unsqueeze(0).to(self.device)  # (1, T)
+        mask = torch.ones_like(ids, dtype=torch.bool)  # (1, T)
+        logits, attn = self.model(ids, mask, need_weights=True)  # (1, C), (1, L, H, T, T)
+        probs = logits.softmax(-1)[0].float().cpu().numpy()
+        attention = attn[0].float().cpu().numpy()
+        elapsed = time.perf_counter() - t0
+        return Prediction(
+            text=text,
+            tokens=enc.tokens,
+            offsets=enc.offsets,
+            label=self.labels[int(probs.argmax())],
+            labels=self.labels,
+            probabilities=probs.astype(np.float32),
+            logits=logits[0].float().cpu().numpy().astype(np.float32),
+            attention=attention.astype(np.float32),
+            truncated=enc.truncated,
+            num_source_tokens=enc.num_source_tokens,
+            elapsed_s=elapsed,
+            device=str(self.device),
+            pooling=self.config.pooling,
+        )
+
+    @torch.inference_mode()
+    def score_many(
+        self,
+        texts: Sequence[str],
+        batch_size: int = 64,
+        progress: Callable[[int, int], None] | None = None,
+        should_stop: Callable[[], bool] | None = None,
+        window: int | None = None,
+    ) -> list[Score]:
+        """Score many texts without attention, in length-bucketed batches (fast SDPA path).
+
+        Texts are taken in windows of ``window`` consecutive texts (default
+        ``8 * batch_size``); within a window they are sorted by length so each
+        batch holds similar lengths, and the window's scores are restored to
+        input order.
+
+        Args:
+            texts: the texts; a bad one (empty, not a string, too long) gets a
+                :class:`Score` with ``error`` set instead of raising.
+            batch_size: texts per forward pass.
+            progress: called as ``progress(done, total)`` after every batch.
+            should_stop: checked before every batch; when it returns True,
+                scoring stops.
+
+        Returns:
+            Scores for ``texts[:k]`` in input order: k == len(texts) unless
+            stopped early, in which case k is the longest fully scored prefix.
+
+        Raises:
+            ValueError: if ``batch_size`` < 1.
+        """
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        window = window or 8 * batch_size
+        total = len(texts)
+        C = len(self.labels)
+        results: list[Score] = []
+        done = 0
+        for w0 in range(0, total, window):
+            chunk = texts[w0 : w0 + window]
+            slots: list[Score | None] = [None] * len(chunk)
+            good: list[int] = []
+            good_texts: list[str] = []
+            for i, t in enumerate(chunk):
+                try:
+                    good_texts.append(check_text(t))
+                    good.append(i)
+                except ValueError as exc:
+                    slots[i] = Score("", np.zeros(C, np.float32), False, 0, str(exc))
+            encoded = self.encoder.encode_batch(good_texts)
+            order = np.argsort([len(e.ids) for e in encoded], kind="stable")
+            done += len(chunk) - len(good)
+            for b0 in range(0, len(order), batch_size):
+                if should_stop is not None and should_stop():
+                    k = next((i for i, s in enumerate(slots) if s is None), len(slots))
+                    return results + slots[:k]  # type: ignore[operator]
+                idx = order[b0 : b0 + batch_size]
+                batch = [encoded[i] for i in idx]
+                ids, mask = self.encoder.pad(batch)
+                logits, _ = self.model(torch.from_numpy(ids).to(self.device), torch.from_numpy(mask).to(self.device))
+                probs = logits.softmax(-1).float().cpu().numpy()  # (B, C)
+                for row, i in enumerate(idx):
+                    e = encoded[i]
+                    p = probs[row].astype(np.float32)
+                    slots[good[i]] = Score(self.labels[int(p.argmax())], p, e.truncated, len(e.ids))
+                done += len(idx)
+                if progress is not None:
+                    progress(done, total)
+            if not good and progress is not None:
+                progress(done, total)
+            results.extend(slots)  # type: ignore[arg-type]
+        return results
+
+    def positional_encoding(self, num_positions: int) -> np.ndarray:
+        """The exact positional-encoding matrix the model adds to its embeddings.
+
+        Args:
+            num_positions: P rows (positions 0..P-1); may exceed ``max_len``
+                (the closed form continues), but the model only uses the first
+                ``max_len``.
+
+        Returns:
+            float32 [P, d_model].
+
+        Raises:
+            ValueError: if ``num_positions`` < 0.
+        """
+        if num_positions < 0:
+            raise ValueError(f"num_positions must be >= 0, got {num_positions}")
+        buf = self.model.positional_encoding
+        if num_positions <= buf.shape[0]:
+            return buf[:num_positions].cpu().numpy().copy()
+        return sinusoidal_positional_encoding(num_positions, self.config.d_model, self.config.pe_base).numpy()

@@ -1,0 +1,174 @@
+"""WordPiece tokenizer (HF ``tokenizers``) with character offsets and head+tail truncation.
+
+The tokenizer is trained by us on the IMDB train and unlabeled reviews
+(:func:`train_tokenizer`) and saved as ``tokenizer.json`` in the model folder.
+
+Normalisation: HTML line breaks (``<br />``, ``<br>``, any case) become
+spaces, control characters are dropped, accents stripped, text lower-cased
+(BERT's normaliser). Pre-tokenisation splits on whitespace and punctuation;
+WordPiece splits rare words into ``##``-prefixed pieces. Every token keeps
+the character span (start, end) it came from in the *original* text.
+
+Truncation policy (head+tail, Sun et al. 2019, "How to Fine-Tune BERT for
+Text Classification?", section 5.3.1): when a review has more than
+``max_len - 1`` word pieces, keep the first quarter of the budget from the
+head and the rest from the tail, and flag the result as truncated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+
+PAD, UNK, CLS, MASK = "[PAD]", "[UNK]", "[CLS]", "[MASK]"
+SPECIAL_TOKENS = (PAD, UNK, CLS, MASK)  # ids 0, 1, 2, 3
+HEAD_FRACTION = 0.25
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """One tokenized text, ready for the model.
+
+    Attributes:
+        ids: int64 [T], the classification token first.
+        tokens: T token strings.
+        offsets: int64 [T, 2], character spans (start, end) in the original
+            text; the classification token has (0, 0).
+        truncated: True when tokens were dropped by the head+tail policy.
+        num_source_tokens: word pieces in the whole text before truncation.
+    """
+
+    ids: np.ndarray
+    tokens: list[str]
+    offsets: np.ndarray
+    truncated: bool
+    num_source_tokens: int
+
+
+def build_untrained_tokenizer() -> Tokenizer:
+    """A WordPiece tokenizer with our normaliser and pre-tokeniser but no vocabulary yet."""
+    tok = Tokenizer(models.WordPiece(unk_token=UNK, max_input_chars_per_word=100))
+    tok.normalizer = normalizers.Sequence(
+        [
+            normalizers.Replace(Regex(r"(?i)<br\s*/?\s*>"), " "),
+            normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True, strip_accents=True, lowercase=True),
+        ]
+    )
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.decoder = decoders.WordPiece()
+    return tok
+
+
+def train_tokenizer(texts: Iterable[str], vocab_size: int = 16000, min_frequency: int = 3) -> Tokenizer:
+    """Train a WordPiece vocabulary on ``texts``.
+
+    Args:
+        texts: training texts (an iterator is fine).
+        vocab_size: target vocabulary size, special tokens included.
+        min_frequency: a pair must occur this often to be merged.
+
+    Returns:
+        The trained ``tokenizers.Tokenizer``; special tokens get ids 0..3
+        in the order of ``SPECIAL_TOKENS``.
+    """
+    tok = build_untrained_tokenizer()
+    trainer = trainers.WordPieceTrainer(
+        vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=list(SPECIAL_TOKENS)
+    )
+    tok.train_from_iterator(texts, trainer=trainer)
+    return tok
+
+
+def load_tokenizer(path: str | Path) -> Tokenizer:
+    """Load ``tokenizer.json``.
+
+    Raises:
+        FileNotFoundError: if the file is missing.
+        ValueError: if it cannot be parsed or lacks the special tokens; the
+            message names the file.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"tokenizer not found: {path}")
+    try:
+        tok = Tokenizer.from_file(str(path))
+    except Exception as exc:  # tokenizers raises a bare Exception on bad JSON
+        raise ValueError(f"invalid tokenizer file {path}: {exc}") from exc
+    for i, name in enumerate(SPECIAL_TOKENS):
+        if tok.token_to_id(name) != i:
+            raise ValueError(f"invalid tokenizer file {path}: special token {name} must have id {i}")
+    return tok
+
+
+def head_tail_keep(n: int, budget: int) -> np.ndarray:
+    """Indices of the word pieces kept by the head+tail policy.
+
+    Args:
+        n: word pieces in the text.
+        budget: how many may be kept (``max_len - 1``).
+
+    Returns:
+        int64 [min(n, budget)] sorted indices into the n pieces.
+    """
+    if n <= budget:
+        return np.arange(n, dtype=np.int64)
+    head = int(budget * HEAD_FRACTION)
+    tail = budget - head
+    return np.concatenate([np.arange(head), np.arange(n - tail, n)]).astype(np.int64)
+
+
+class TextEncoder:
+    """Turns raw text into :class:`Encoded` inputs for a model of length ``max_len``.
+
+    Args:
+        tokenizer: a tokenizer from :func:`train_tokenizer` / :func:`load_tokenizer`.
+        max_len: the model's maximum length in tokens, the classification token included.
+    """
+
+    def __init__(self, tokenizer: Tokenizer, max_len: int) -> None:
+        if max_len < 2:
+            raise ValueError(f"max_len must be at least 2, got {max_len}")
+        self.tokenizer = tokenizer
+        self.max_len = max_len
+        self.cls_id = tokenizer.token_to_id(CLS)
+        self.pad_id = tokenizer.token_to_id(PAD)
+
+    def _finish(self, enc) -> Encoded:
+        keep = head_tail_keep(len(enc.ids), self.max_len - 1)
+        ids = np.asarray(enc.ids, dtype=np.int64)[keep]
+        offsets = np.asarray(enc.offsets, dtype=np.int64).reshape(-1, 2)[keep]
+        tokens = [enc.tokens[i] for i in keep]
+        return Encoded(
+            ids=np.concatenate([[self.cls_id], ids]).astype(np.int64),
+            tokens=[CLS, *tokens],
+            offsets=np.concatenate([np.zeros((1, 2), np.int64), offsets]),
+            truncated=len(enc.ids) > len(keep),
+            num_source_tokens=len(enc.ids),
+        )
+
+    def encode(self, text: str) -> Encoded:
+        """Tokenize one text (any length; truncated to ``max_len``)."""
+        return self._finish(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def encode_batch(self, texts: Sequence[str]) -> list[Encoded]:
+        """Tokenize many texts in parallel (the Rust tokenizer's threads)."""
+        return [self._finish(e) for e in self.tokenizer.encode_batch(list(texts), add_special_tokens=False)]
+
+    def pad(self, batch: Sequence[Encoded]) -> tuple[np.ndarray, np.ndarray]:
+        """Right-pad encodings into a batch.
+
+        Returns:
+            ``(input_ids, attention_mask)``: int64 (B, T) and bool (B, T),
+            T = the longest encoding in the batch.
+        """
+        T = max(len(e.ids) for e in batch)
+        ids = np.full((len(batch), T), self.pad_id, dtype=np.int64)
+        mask = np.zeros((len(batch), T), dtype=bool)
+        for i, e in enumerate(batch):
+            ids[i, : len(e.ids)] = e.ids
+            mask[i, : len(e.ids)] = True
+        return ids, mask
