@@ -1,0 +1,105 @@
+"""Evaluate a model folder on a labelled ``.jsonl(.gz)`` file.
+
+Usage::
+
+    python -m model.evaluate --data ../shared/data/imdb/test.jsonl.gz [--model DIR]
+
+Prints one JSON line: accuracy, f1 (positive class), count, reviews_per_s,
+elapsed_s, model_dir, device.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .predictor import Predictor
+
+
+def read_labelled(path: str | Path) -> tuple[list[str], np.ndarray]:
+    """Read ``{"text", "label"}`` rows (label 0/1) from ``.jsonl`` or ``.jsonl.gz``.
+
+    Returns:
+        ``(texts, labels)`` with labels int64 [N].
+
+    Raises:
+        FileNotFoundError: if the file is missing.
+        ValueError: on a malformed row or a row without a 0/1 label (file and line named).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"data file not found: {path}")
+    opener = gzip.open if path.suffix == ".gz" else open
+    texts, labels = [], []
+    with opener(path, "rt", encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                label = int(row["label"])
+                if label not in (0, 1):
+                    raise ValueError(f"label must be 0 or 1, got {label}")
+                texts.append(str(row["text"]))
+                labels.append(label)
+            except (ValueError, KeyError, TypeError) as exc:
+                raise ValueError(f"{path}:{lineno}: bad row: {exc}") from exc
+    return texts, np.asarray(labels, dtype=np.int64)
+
+
+def evaluate(predictor: Predictor, texts: list[str], labels: np.ndarray, batch_size: int = 64) -> dict:
+    """Accuracy and positive-class F1 of ``predictor`` on ``texts``.
+
+    Returns:
+        dict with accuracy, f1, count, reviews_per_s, elapsed_s (seconds of
+        ``score_many``, tokenisation included).
+    """
+    positive = predictor.labels.index("positive") if "positive" in predictor.labels else 1
+    t0 = time.perf_counter()
+    scores = predictor.score_many(texts, batch_size=batch_size)
+    elapsed = time.perf_counter() - t0
+    pred = np.array([int(np.argmax(s.probabilities)) if s.ok else -1 for s in scores])
+    y = (labels == 1).astype(np.int64) * positive + (labels == 0).astype(np.int64) * (1 - positive)
+    tp = int(((pred == positive) & (y == positive)).sum())
+    fp = int(((pred == positive) & (y != positive)).sum())
+    fn = int(((pred != positive) & (y == positive)).sum())
+    return {
+        "accuracy": float((pred == y).mean()),
+        "f1": 0.0 if tp == 0 else 2 * tp / (2 * tp + fp + fn),
+        "count": int(len(texts)),
+        "reviews_per_s": len(texts) / elapsed,
+        "elapsed_s": elapsed,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point; returns the exit code (0 ok, 1 error, 2 usage)."""
+    p = argparse.ArgumentParser(description="Evaluate the classifier on a labelled jsonl(.gz) file.")
+    p.add_argument("--data", required=True)
+    p.add_argument("--model", default=None, help="model folder (default: bundled resources/model)")
+    p.add_argument("--device", default=None)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--limit", type=int, default=0, help="evaluate on the first N rows only")
+    args = p.parse_args(argv)
+    try:
+        predictor = Predictor.from_pretrained(args.model, args.device)
+        texts, labels = read_labelled(args.data)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if args.limit:
+        texts, labels = texts[: args.limit], labels[: args.limit]
+    result = evaluate(predictor, texts, labels, args.batch_size)
+    result.update(model_dir=str(predictor.model_dir), device=str(predictor.device), data=str(args.data))
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

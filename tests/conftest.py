@@ -1,0 +1,40 @@
+"""Shared fixtures: a tiny random model folder, and the bundled model when it exists."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+ROOT = Path(__file__).resolve().parent.parent
+BUNDLED_MODEL = ROOT / "resources" / "model"
+IMDB = ROOT.parent / "shared" / "data" / "imdb"
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory) -> Path:
+    """A randomly initialised, tiny model folder (max_len 64, d_model 16, 2 layers, 2 heads)."""
+    from model.testing import make_random_model_dir
+
+    return make_random_model_dir(tmp_path_factory.mktemp("tiny_model"))
+
+
+@pytest.fixture(scope="session")
+def tiny_predictor(tiny_model_dir):
+    """A Predictor over :func:`tiny_model_dir` on the CPU."""
+    from model import Predictor
+
+    return Predictor.from_pretrained(tiny_model_dir, device="cpu")
+
+
+@pytest.fixture(scope="session")
+def bundled_predictor():
+    """The trained model shipped in resources/model (skips when it is not there)."""
+    if not (BUNDLED_MODEL / "model.safetensors").is_file():
+        pytest.skip("the bundled model resources/model/model.safetensors is not present")
+    from model import Predictor
+
+    return Predictor.from_pretrained(device="cpu")

@@ -1,0 +1,104 @@
+"""The Predictor API on a tiny random model: shapes, bad inputs, batch scoring."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from model import Prediction, Predictor, Score
+
+
+def test_prediction_shapes_and_invariants(tiny_predictor):
+    text = "This movie was wonderful <br /> and great!"
+    p = tiny_predictor.predict(text)
+    assert isinstance(p, Prediction)
+    cfg = tiny_predictor.config
+    T = p.num_tokens
+    assert p.attention.shape == (cfg.n_layers, cfg.n_heads, T, T) and p.attention.dtype == np.float32
+    np.testing.assert_allclose(p.attention.sum(-1), 1.0, atol=1e-5)
+    assert p.offsets.shape == (T, 2) and len(p.tokens) == T
+    assert p.probabilities.dtype == np.float32 and p.probabilities.sum() == pytest.approx(1.0, abs=1e-6)
+    assert p.label == p.labels[int(np.argmax(p.probabilities))]
+    assert p.elapsed_s > 0 and not p.truncated
+    for tok, (s, e) in zip(p.tokens[1:], p.offsets[1:]):
+        assert text[s:e].lower() == tok.removeprefix("##")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.label = "x"  # type: ignore[misc]
+    ca = p.classification_attention(0)
+    assert ca.shape == (T,) and ca.sum() == pytest.approx(1.0, abs=1e-5)
+
+
+@pytest.mark.parametrize("bad", ["", "   \n\t ", None, 5])
+def test_empty_or_non_text_is_a_clear_value_error(tiny_predictor, bad):
+    with pytest.raises(ValueError, match="empty|expected text"):
+        tiny_predictor.predict(bad)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x" * 1_000_000,  # 1 MB of text
+        "ctrl \x00\x01\x07\x1b chars \u200b here",
+        "😀🎬🍿 great 👍",
+        "\u0645\u0631\u062d\u0628\u0627 Ω ñ café",
+        "<br /><br />",
+    ],
+)
+def test_odd_inputs_give_a_valid_prediction(tiny_predictor, text):
+    p = tiny_predictor.predict(text)
+    assert p.label in p.labels
+    assert p.num_tokens <= tiny_predictor.config.max_len
+    assert np.isfinite(p.attention).all() and np.isfinite(p.probabilities).all()
+
+
+def test_long_text_is_truncated_and_flagged(tiny_predictor):
+    p = tiny_predictor.predict("the plot was great and the acting superb. " * 100)
+    assert p.truncated and p.num_tokens == tiny_predictor.config.max_len
+    assert p.num_source_tokens > p.num_tokens
+
+
+def test_score_many_matches_predict_and_keeps_order(tiny_predictor):
+    texts = ["good movie", "", "terrible plot and acting " * 3, "wonderful", "dull " * 100]
+    calls = []
+    scores = tiny_predictor.score_many(texts, batch_size=2, progress=lambda d, t: calls.append((d, t)))
+    assert len(scores) == len(texts) and all(isinstance(s, Score) for s in scores)
+    assert not scores[1].ok and "empty" in scores[1].error
+    for t, s in zip(texts, scores):
+        if s.ok:
+            p = tiny_predictor.predict(t)
+            np.testing.assert_allclose(s.probabilities, p.probabilities, atol=1e-5)
+            assert s.label == p.label and s.num_tokens == p.num_tokens and s.truncated == p.truncated
+    assert calls[-1] == (5, 5) and all(a <= b for (a, _), (b, _) in zip(calls, calls[1:]))
+
+
+def test_score_many_stops_early_with_a_scored_prefix(tiny_predictor):
+    texts = [f"review number {i} was good" for i in range(40)]
+    state = {"n": 0}
+
+    def should_stop():
+        state["n"] += 1
+        return state["n"] > 3
+
+    scores = tiny_predictor.score_many(texts, batch_size=4, window=8, should_stop=should_stop)
+    assert 0 < len(scores) < len(texts)
+    assert all(s is not None and s.ok for s in scores)
+    with pytest.raises(ValueError):
+        tiny_predictor.score_many(texts, batch_size=0)
+
+
+def test_positional_encoding_is_what_the_model_adds(tiny_predictor):
+    P = 10
+    pe = tiny_predictor.positional_encoding(P)
+    assert pe.shape == (P, tiny_predictor.config.d_model) and pe.dtype == np.float32
+    np.testing.assert_array_equal(pe, tiny_predictor.model.positional_encoding[:P].numpy())
+    longer = tiny_predictor.positional_encoding(tiny_predictor.config.max_len + 5)
+    np.testing.assert_allclose(longer[:P], pe, atol=1e-7)
+
+
+def test_from_pretrained_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match="model folder"):
+        Predictor.from_pretrained(tmp_path / "nope")
+    with pytest.raises(FileNotFoundError, match="config.json"):
+        Predictor.from_pretrained(tmp_path)
