@@ -1,0 +1,150 @@
+"""Save screenshots of Attention Explorer into ``docs/screenshots/``.
+
+Run under a virtual X server::
+
+    xvfb-run -a python build_scripts/screenshots.py [--model DIR] [--sample FILE] [--out DIR]
+
+Uses the trained model in ``resources/model`` when present; otherwise a
+randomly initialised 512-token model is written to a temporary folder (and
+the screenshots say so in the window title). The review is a real IMDB test
+review from ``resources/samples``.
+
+Writes: window.png (the whole window), token_view.png, prediction.png,
+heatmap.png, links.png, model_view.png, pe.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def wait_until(app, cond, timeout_s: float = 120.0) -> bool:
+    """Process events until ``cond()`` is true or ``timeout_s`` seconds pass."""
+    t0 = time.monotonic()
+    while not cond():
+        app.processEvents()
+        time.sleep(0.01)
+        if time.monotonic() - t0 > timeout_s:
+            return False
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Take the screenshots; returns 0 on success."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--model", default=None, help="model folder (default: resources/model, else a random model)")
+    p.add_argument("--sample", default="pos_1_10.txt", help="sample file in resources/samples")
+    p.add_argument("--out", default=str(ROOT / "docs" / "screenshots"))
+    args = p.parse_args(argv)
+
+    from model.paths import default_model_dir, samples_dir
+
+    model_dir = args.model
+    random_model = False
+    if model_dir is None:
+        if (default_model_dir() / "model.safetensors").is_file():
+            model_dir = str(default_model_dir())
+        else:
+            from model import EncoderConfig
+            from model.testing import make_random_model_dir
+
+            model_dir = str(
+                make_random_model_dir(
+                    Path(tempfile.mkdtemp()) / "random-model",
+                    config=EncoderConfig(max_len=512, d_model=128, n_heads=4, n_layers=2, d_ff=512),
+                )
+            )
+            random_model = True
+            print("no trained model in resources/model: using a RANDOM model", file=sys.stderr)
+
+    import os
+
+    os.environ.setdefault("ATTENTION_EXPLORER_SETTINGS", str(Path(tempfile.mkdtemp()) / "settings.ini"))
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    from desktop_app.app import attach_panels
+    from desktop_app.main_window import MainWindow
+
+    win = MainWindow(model_dir)
+    attach_panels(win)
+    win.resize(1600, 1000)
+    win.show()
+    if not wait_until(app, lambda: win.predictor is not None):
+        print("model did not load", file=sys.stderr)
+        return 1
+    text = (samples_dir() / args.sample).read_text(encoding="utf-8")
+    win.open_review(text)
+    if not wait_until(app, lambda: win.current_prediction is not None):
+        print("no prediction", file=sys.stderr)
+        return 1
+    if random_model:
+        win.setWindowTitle(win.windowTitle() + " [RANDOM MODEL: screenshots before training]")
+        win.model_label.setText(win.model_label.text() + "  |  RANDOM untrained model (preview screenshots)")
+    pred = win.current_prediction
+    # select an informative query token: the one the classification position attends to most (layer 1 mean)
+    focus = int(pred.classification_attention(pred.attention.shape[0] - 1)[1:].argmax()) + 1
+    win.state.set_layer_head(pred.attention.shape[0] - 1, -1)
+    win.state.select_token(focus)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    def settle():
+        for _ in range(20):
+            app.processEvents()
+            time.sleep(0.01)
+
+    settle()
+    for v in (win.token_view, win.heatmap, win.links_view, win.model_view, win.pe_view):
+        v.flush()
+    win.heatmap_dock.raise_()
+    settle()
+    win.heatmap.flush()
+    settle()
+    win.grab().save(str(out / "window.png"))
+    win.token_view.grab().save(str(out / "token_view.png"))
+    win.prediction_panel.grab().save(str(out / "prediction.png"))
+    # the Explanations panel (another helper's) when present
+    explain_dock = win._docks.get("Explanations")
+    shots = [] if explain_dock is None else [(explain_dock, explain_dock.widget(), "explanations.png")]
+    shots += [
+        (win.heatmap_dock, win.heatmap, "heatmap.png"),
+        (win.links_dock, win.links_view, "links.png"),
+        (win.model_dock, win.model_view, "model_view.png"),
+        (win.pe_dock, win.pe_view, "pe.png"),
+    ]
+    for dock, view, name in shots:
+        dock.raise_()
+        settle()
+        if hasattr(view, "flush"):
+            view.flush()
+        settle()
+        view.grab().save(str(out / name))
+    win.heatmap_dock.raise_()
+    settle()
+    print(
+        json.dumps(
+            {
+                "out": str(out),
+                "model_dir": model_dir,
+                "random_model": random_model,
+                "label": pred.label,
+                "num_tokens": pred.num_tokens,
+                "files": sorted(p.name for p in out.glob("*.png")),
+            }
+        )
+    )
+    win.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

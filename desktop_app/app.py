@@ -1,0 +1,250 @@
+"""Command line and panel wiring of Attention Explorer.
+
+Usage::
+
+    python -m desktop_app [--model DIR] [--device cpu|cuda] [--self-test] [--quit-after-show]
+
+``--self-test`` loads the model, analyses a bundled sample offscreen and prints
+one JSON line (exit 0 when it worked, 1 with ``{"ok": false, "error": ...}``
+otherwise). ``--quit-after-show`` prints ``{"first_window_s": ...}``, the
+seconds from process start until the main window was first shown and painted,
+and quits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+
+log = logging.getLogger("desktop_app")
+
+SELF_TEST_TIMEOUT_S = 300.0  # seconds to wait for the model and the first analysis
+
+
+def process_age_s(fallback_start: float | None = None) -> float:
+    """Seconds since this process started.
+
+    Linux: from ``/proc/self/stat`` (start time in clock ticks since boot) and
+    ``/proc/uptime``, so the interpreter's own start-up is counted; elsewhere
+    ``time.perf_counter() - fallback_start``.
+    """
+    try:
+        with open("/proc/self/stat", encoding="ascii") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        start_ticks = int(fields[19])  # field 22 of stat(5); fields[0] is field 3
+        with open("/proc/uptime", encoding="ascii") as fh:
+            uptime = float(fh.read().split()[0])
+        return max(0.0, uptime - start_ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError, AttributeError):
+        return time.perf_counter() - (fallback_start if fallback_start is not None else 0.0)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """Parse the command line (see module docstring)."""
+    p = argparse.ArgumentParser(
+        prog="attention-explorer", description="Attention Explorer: why does the model say that?"
+    )
+    p.add_argument("--model", metavar="DIR", default=None, help="model folder (default: the bundled resources/model)")
+    p.add_argument("--device", default=None, help="torch device, e.g. cpu or cuda (default: CUDA if available)")
+    p.add_argument(
+        "--self-test", action="store_true", help="analyse a bundled sample offscreen, print one JSON line, exit"
+    )
+    p.add_argument(
+        "--quit-after-show", action="store_true", help="print the cold-start time to the first painted window and quit"
+    )
+    p.add_argument("--verbose", action="store_true", help="log debug messages")
+    return p.parse_args(argv)
+
+
+def attach_panels(window) -> dict:
+    """Add the batch and explanation panels (when their modules exist) and wire them to ``window``.
+
+    Wiring: predictor_loaded -> set_predictor (both); paths_dropped -> BatchPanel.add_paths;
+    BatchPanel.review_activated -> open_review; prediction_changed ->
+    ExplanationPanel.set_prediction; ExplanationPanel.importance_selected ->
+    token_view.set_importance. A panel whose module is missing or fails to build is
+    skipped with a logged warning.
+
+    Returns:
+        {"batch": BatchPanel | None, "explain": ExplanationPanel | None}
+    """
+    from PySide6.QtCore import Qt
+
+    panels: dict = {"batch": None, "explain": None}
+    try:
+        from desktop_app.batch_panel import BatchPanel
+
+        batch = BatchPanel()
+        dock = window.add_panel(batch, "Batch scoring", Qt.BottomDockWidgetArea)
+        if getattr(window, "_saved_state", None) is None:
+            window.resizeDocks([dock], [220], Qt.Vertical)
+        window.predictor_loaded.connect(batch.set_predictor)
+        window.paths_dropped.connect(batch.add_paths)
+        batch.review_activated.connect(window.open_review)
+        if window.predictor is not None:
+            batch.set_predictor(window.predictor)
+        panels["batch"] = batch
+    except ImportError as exc:
+        log.warning("batch panel unavailable (%s); dropped files will not be scored", exc)
+    except Exception as exc:  # a broken panel must not take the explorer down  # noqa: BLE001 - any failure becomes a message
+        log.warning("batch panel failed to start: %s: %s", type(exc).__name__, exc)
+    try:
+        from desktop_app.explain_panel import ExplanationPanel
+
+        explain = ExplanationPanel()
+        window.add_panel(explain, "Explanations", Qt.RightDockWidgetArea)
+        window.predictor_loaded.connect(explain.set_predictor)
+        window.prediction_changed.connect(explain.set_prediction)
+        explain.importance_selected.connect(window.token_view.set_importance)
+        if hasattr(explain, "set_layer"):
+            window.state.layer_head_changed.connect(lambda layer, _head: explain.set_layer(layer))
+        if window.predictor is not None:
+            explain.set_predictor(window.predictor)
+        if window.current_prediction is not None:
+            explain.set_prediction(window.current_prediction)
+        panels["explain"] = explain
+    except ImportError as exc:
+        log.warning("explanation panel unavailable (%s)", exc)
+    except Exception as exc:  # noqa: BLE001 - any failure becomes a message
+        log.warning("explanation panel failed to start: %s: %s", type(exc).__name__, exc)
+    heatmap_dock = getattr(window, "heatmap_dock", None)
+    if heatmap_dock is not None and getattr(window, "_saved_state", None) is None:
+        heatmap_dock.raise_()  # the attention heatmap stays the first right-hand tab on show
+    return panels
+
+
+def first_sample_text() -> str:
+    """The text of the first bundled sample review (``resources/samples/index.json``).
+
+    Raises:
+        FileNotFoundError / ValueError: when the samples are missing or the index is broken.
+    """
+    from model.paths import samples_dir
+
+    folder = samples_dir()
+    index = json.loads((folder / "index.json").read_text(encoding="utf-8"))
+    return (folder / index["samples"][0]["file"]).read_text(encoding="utf-8")
+
+
+def run_self_test(app, window) -> dict:
+    """Wait for the model, analyse the first sample, render every view; returns the JSON dict to print."""
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    result: dict = {}
+    loop = QEventLoop()
+
+    def fail(msg: str) -> None:
+        result.setdefault("error", msg)
+        loop.quit()
+
+    def on_loaded(_predictor) -> None:
+        try:
+            window.open_review(first_sample_text())
+        except (OSError, ValueError, KeyError, IndexError) as exc:
+            fail(f"bundled sample unavailable: {exc}")
+
+    def on_prediction(pred) -> None:
+        result["prediction"] = pred
+        loop.quit()
+
+    window.predictor_loaded.connect(on_loaded)
+    window.model_load_failed.connect(fail)
+    window.analysis_failed.connect(fail)
+    window.prediction_changed.connect(on_prediction)
+    QTimer.singleShot(int(SELF_TEST_TIMEOUT_S * 1000), lambda: fail(f"timed out after {SELF_TEST_TIMEOUT_S:.0f} s"))
+    if window.predictor is not None:
+        on_loaded(window.predictor)
+    loop.exec()
+    if "error" in result:
+        return {"ok": False, "error": result["error"]}
+    pred = result["prediction"]
+    for view in (window.token_view, window.heatmap, window.links_view, window.model_view, window.pe_view):
+        view.flush()
+    app.processEvents()
+    info = window.controller.info
+    return {
+        "ok": True,
+        "label": pred.label,
+        "probabilities": {k: round(float(v), 6) for k, v in zip(pred.labels, pred.probabilities)},
+        "num_tokens": pred.num_tokens,
+        "layers": int(pred.attention.shape[0]),
+        "heads": int(pred.attention.shape[1]),
+        "model_dir": info.model_dir if info is not None else "",
+        "device": pred.device,
+        "elapsed_s": round(float(pred.elapsed_s), 6),
+    }
+
+
+def main(argv: list[str] | None = None, process_start: float | None = None) -> int:
+    """Run Attention Explorer; returns the exit code (see module docstring for the options)."""
+    process_start = process_start if process_start is not None else time.perf_counter()
+    args = parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
+    headless = args.self_test or args.quit_after_show
+    if (
+        headless
+        and not os.environ.get("QT_QPA_PLATFORM")
+        and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    ):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    if args.self_test:
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    try:
+        from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer
+        from PySide6.QtWidgets import QApplication
+
+        QCoreApplication.setOrganizationName("AttentionExplorer")
+        QCoreApplication.setApplicationName("Attention Explorer")
+        app = QApplication.instance() or QApplication(sys.argv[:1])
+        from desktop_app.main_window import MainWindow
+
+        window = MainWindow(args.model, args.device)
+    except Exception as exc:  # no traceback for the user: one line, exit 1  # noqa: BLE001 - any failure becomes a message
+        msg = f"{type(exc).__name__}: {exc}"
+        if args.self_test:
+            print(json.dumps({"ok": False, "error": msg}), flush=True)
+        else:
+            print(f"attention-explorer: cannot start: {msg}", file=sys.stderr)
+        return 1
+    if args.self_test:
+        attach_panels(window)
+        try:
+            out = run_self_test(app, window)
+        except Exception as exc:  # noqa: BLE001 - any failure becomes a message
+            out = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        print(json.dumps(out), flush=True)
+        window.close()
+        return 0 if out.get("ok") else 1
+
+    class FirstPaint(QObject):
+        """On the main window's first paint: attach the extra panels (their modules import torch,
+        which would otherwise delay the first window by seconds) and, with --quit-after-show,
+        report the cold-start time and quit."""
+
+        done = False
+
+        def eventFilter(self, obj, ev):
+            if ev.type() == QEvent.Paint and not self.done:
+                self.done = True
+                QTimer.singleShot(0, self.after_first_paint)
+            return False
+
+        def after_first_paint(self):
+            window.removeEventFilter(self)
+            if args.quit_after_show:
+                print(json.dumps({"first_window_s": round(process_age_s(process_start), 4)}), flush=True)
+                window.close()
+                app.quit()
+                return
+            attach_panels(window)
+
+    watcher = FirstPaint()
+    window.installEventFilter(watcher)
+    window.show()
+    return app.exec()

@@ -1,0 +1,209 @@
+"""The attention heatmap: query x key matrix of the selected layer and head (pyqtgraph ImageItem + ColorBarItem).
+
+Rows are query tokens i (top to bottom), columns key tokens j (left to
+right); the value is ``attention[l, h, i, j]`` (each row sums to 1). Token
+tick labels are decimated so they stay legible at 512 tokens and all appear
+when zoomed in. Mouse wheel zooms, drag pans; clicking a cell selects its
+query token (Shift-click adds to the selection).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QPainterPath, QPen
+from PySide6.QtWidgets import QComboBox, QGraphicsPathItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from .common import (
+    HEATMAP_CMAP,
+    MAX_HEADS,
+    MEAN_HEADS,
+    DeferredRender,
+    TokenAxis,
+    colormap,
+    head_matrix,
+    head_name,
+    style_plot,
+)
+
+
+class AttentionHeatmap(DeferredRender, QWidget):
+    """Query x key heatmap for ``state.layer`` and ``state.head`` with a colour bar.
+
+    Attributes:
+        image_item: the ``pg.ImageItem``; ``image_item.image`` is the float32 [T, T]
+            matrix on display (exactly ``prediction.attention[l, h]`` for a single head).
+        colorbar: the ``pg.ColorBarItem`` (drag it to change the colour range).
+    """
+
+    def __init__(self, state, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._init_deferred()
+        self.state = state
+        self.glw = pg.GraphicsLayoutWidget()
+        self.glw.setBackground("w")
+        self.glw.setAcceptDrops(False)
+        self.x_axis = TokenAxis("bottom", max_chars=8)
+        self.y_axis = TokenAxis("left", max_chars=12)
+        self.plot = self.glw.addPlot(row=0, col=0, axisItems={"bottom": self.x_axis, "left": self.y_axis})
+        self.plot.setLabel("bottom", "key token j")
+        self.plot.setLabel("left", "query token i")
+        self.plot.invertY(True)
+        style_plot(self.plot)
+        self.plot.setAspectLocked(False)
+        self.plot.hideButtons()
+        self.plot.setMenuEnabled(False)
+        vb = self.plot.getViewBox()
+        vb.setMouseMode(pg.ViewBox.PanMode)
+        self.image_item = pg.ImageItem(axisOrder="row-major")
+        self.image_item.setAutoDownsample(True)
+        self.plot.addItem(self.image_item)
+        self.colorbar = pg.ColorBarItem(
+            values=(0.0, 1.0), colorMap=colormap(HEATMAP_CMAP), label="attention weight", width=15
+        )
+        self.colorbar.setImageItem(self.image_item, insert_in=self.plot)
+        self.selection_item = QGraphicsPathItem()
+        pen = QPen(QColor("#ff2d55"), 2.0)
+        pen.setCosmetic(True)
+        self.selection_item.setPen(pen)
+        self.selection_item.setBrush(QBrush(Qt.NoBrush))
+        self.selection_item.setZValue(10)
+        self.plot.addItem(self.selection_item)
+        self.title = QLabel("")
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        top = QHBoxLayout()
+        self.layer_combo = QComboBox()
+        self.head_combo = QComboBox()
+        for combo in (self.layer_combo, self.head_combo):
+            combo.setSizeAdjustPolicy(QComboBox.AdjustToContents)
+        self.head_combo.setMinimumContentsLength(13)
+        self.head_combo.setToolTip("One head, the mean of heads, or the element-wise max of heads")
+        top.addWidget(self.layer_combo)
+        top.addWidget(self.head_combo)
+        top.addWidget(self.title, 1)
+        lay.addLayout(top)
+        lay.addWidget(self.glw, 1)
+        self.matrix: np.ndarray | None = None
+        self._tokens_key = None
+        self.glw.scene().sigMouseClicked.connect(self._on_click)
+        self.glw.scene().sigMouseMoved.connect(self._on_hover)
+        self.hover_label = QLabel("")
+        lay.addWidget(self.hover_label)
+        state.prediction_changed.connect(self._on_prediction)
+        state.layer_head_changed.connect(lambda *_: self.request_render())
+        state.layer_head_changed.connect(self._sync_combos)
+        state.model_changed.connect(self._fill_combos)
+        self.layer_combo.activated.connect(self._on_combo)
+        self.head_combo.activated.connect(self._on_combo)
+        state.selection_changed.connect(lambda *_: self._draw_selection())
+
+    def _fill_combos(self, info) -> None:
+        for combo in (self.layer_combo, self.head_combo):
+            combo.blockSignals(True)
+            combo.clear()
+        for layer in range(info.n_layers):
+            self.layer_combo.addItem(f"layer {layer + 1}", layer)
+        for h in [*range(info.n_heads), MEAN_HEADS, MAX_HEADS]:
+            self.head_combo.addItem(head_name(h), h)
+        for combo in (self.layer_combo, self.head_combo):
+            combo.blockSignals(False)
+        self._sync_combos(self.state.layer, self.state.head)
+
+    def _sync_combos(self, layer: int, head: int) -> None:
+        for combo, value in ((self.layer_combo, layer), (self.head_combo, head)):
+            i = combo.findData(value)
+            if i >= 0 and i != combo.currentIndex():
+                combo.blockSignals(True)
+                combo.setCurrentIndex(i)
+                combo.blockSignals(False)
+
+    def _on_combo(self, *_) -> None:
+        layer, head = self.layer_combo.currentData(), self.head_combo.currentData()
+        if layer is not None and head is not None:
+            self.state.set_layer_head(int(layer), int(head))
+
+    def _on_prediction(self, pred) -> None:
+        self.request_render()
+
+    def redraw(self) -> None:
+        """Show the matrix of the current layer/head (and reset the view when the tokens changed)."""
+        pred = self.state.prediction
+        if pred is None:
+            self.image_item.clear()
+            self.matrix = None
+            self.title.setText("")
+            return
+        layer = min(self.state.layer, pred.attention.shape[0] - 1)
+        m = head_matrix(pred.attention, layer, self.state.head)
+        self.matrix = m
+        hi = float(m.max()) if m.size else 1.0
+        self.image_item.setImage(m, autoLevels=False)
+        self.colorbar.setLevels((0.0, hi if hi > 0 else 1.0))
+        T = m.shape[0]
+        key = (id(pred), T)
+        if key != self._tokens_key:
+            self._tokens_key = key
+            self.x_axis.set_tokens(pred.tokens)
+            self.y_axis.set_tokens(pred.tokens)
+            self.image_item.setRect(QRectF(0, 0, T, T))
+            vb = self.plot.getViewBox()
+            vb.setLimits(xMin=-0.5, xMax=T + 0.5, yMin=-0.5, yMax=T + 0.5, minXRange=2, minYRange=2)
+            self.plot.setRange(xRange=(0, T), yRange=(0, T), padding=0)
+        self.title.setText(f"Layer {layer + 1}, {head_name(self.state.head)} \u2014 {T} \u00d7 {T}, rows sum to 1")
+        self._draw_selection()
+
+    def _draw_selection(self) -> None:
+        path = QPainterPath()
+        pred = self.state.prediction
+        if pred is not None:
+            T = pred.num_tokens
+            for i in self.state.selection:
+                if 0 <= i < T:
+                    path.addRect(QRectF(0, i, T, 1))
+        self.selection_item.setPath(path)
+
+    def _on_click(self, ev) -> None:
+        if ev.button() != Qt.LeftButton or self.matrix is None:
+            return
+        vb = self.plot.getViewBox()
+        if not vb.sceneBoundingRect().contains(ev.scenePos()):
+            return
+        pt = vb.mapSceneToView(ev.scenePos())
+        self.click_cell(int(np.floor(pt.y())), int(np.floor(pt.x())), bool(ev.modifiers() & Qt.ShiftModifier))
+
+    def _on_hover(self, scene_pos) -> None:
+        pred = self.state.prediction
+        vb = self.plot.getViewBox()
+        if self.matrix is None or pred is None or not vb.sceneBoundingRect().contains(scene_pos):
+            self.hover_label.setText("")
+            return
+        pt = vb.mapSceneToView(scene_pos)
+        i, j = int(np.floor(pt.y())), int(np.floor(pt.x()))
+        T = self.matrix.shape[0]
+        if 0 <= i < T and 0 <= j < T:
+            self.hover_label.setText(
+                f"query {i} \u201c{pred.tokens[i]}\u201d \u2192 key {j} \u201c{pred.tokens[j]}\u201d: {float(self.matrix[i, j]):.4f}"
+            )
+
+    def click_cell(self, query: int, key: int, additive: bool = False) -> None:
+        """Act as if cell (query i, key j) was clicked: select query token i."""
+        if self.matrix is None:
+            return
+        T = self.matrix.shape[0]
+        if 0 <= query < T and 0 <= key < T:
+            self.state.select_token(query, additive=additive)
+
+    def cell_scene_pos(self, query: int, key: int):
+        """Scene position of the centre of cell (query, key) (for tests)."""
+        return self.plot.getViewBox().mapViewToScene(pg.Point(key + 0.5, query + 0.5))
+
+    def export_item(self):
+        """The graphics item that PNG/SVG export should render (the whole layout)."""
+        return self.glw.scene()
+
+    def showEvent(self, event) -> None:
+        """Render if the state changed while hidden."""
+        super().showEvent(event)
+        self._deferred_show()

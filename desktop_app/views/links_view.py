@@ -1,0 +1,332 @@
+"""Per-head token links (a native, fast version of bertviz's "head view", Vig 2019, ACL demo).
+
+Tokens stand in two columns, queries left and keys right. A line from query i
+to key j has opacity proportional to ``attention[l, h, i, j]`` (relative to
+the strongest link shown); each head has its own colour and can be toggled.
+Hovering a token shows only its links (a query's outgoing row, or a key's
+incoming column); otherwise the selected query tokens' links are shown, or,
+with no selection, all links of the layer. A threshold slider hides links
+weaker than a percentage of the strongest one.
+
+Rendering: each head's lines are binned into a few opacity levels and every
+(head, bin) is ONE ``QGraphicsPathItem`` built with ``pg.arrayToQPath(...,
+connect="pairs")`` - a few dozen items, never one item per line.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QPainterPath, QPen
+from PySide6.QtWidgets import QCheckBox, QGraphicsPathItem, QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
+
+from .common import MAX_HEADS, MEAN_HEADS, DeferredRender, TokenAxis, head_colour, style_plot
+
+N_OPACITY_BINS = 8
+MAX_LINES_PER_HEAD = 1500  # without a focus token, only the strongest links per head are drawn
+QUERY_X, KEY_X = 0.0, 1.0
+
+
+def link_segments(weights: np.ndarray, rows: np.ndarray, cols: np.ndarray, threshold: float, cap: int | None):
+    """Select and bin the links of one head.
+
+    Args:
+        weights: float [N] attention weights of candidate links.
+        rows, cols: int [N] query and key index of each candidate.
+        threshold: drop links with weight < threshold.
+        cap: keep at most this many (the strongest); None for all.
+
+    Returns:
+        (rows, cols, weights) of the kept links.
+    """
+    keep = np.nonzero(weights >= threshold)[0]
+    if cap is not None and len(keep) > cap:
+        part = np.argpartition(weights[keep], len(keep) - cap)[len(keep) - cap :]
+        keep = keep[part]
+    return rows[keep], cols[keep], weights[keep]
+
+
+class AttentionLinksView(DeferredRender, QWidget):
+    """Two columns of tokens joined by attention lines, one colour per head (see module docstring).
+
+    Signals:
+        heads_changed(tuple): the enabled heads (0-based).
+
+    Attributes:
+        focus: ("query"|"key", tuple of indices) whose links are shown, or None for all links.
+        shown_links: number of lines drawn by the last redraw.
+    """
+
+    heads_changed = Signal(tuple)
+
+    def __init__(self, state, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._init_deferred()
+        self.state = state
+        self.pw = pg.PlotWidget(background="w")
+        self.pw.setAcceptDrops(False)
+        self.q_axis = TokenAxis("left", max_chars=12)
+        self.k_axis = TokenAxis("right", max_chars=12)
+        self.plot = self.pw.getPlotItem()
+        self.plot.setAxisItems({"left": self.q_axis, "right": self.k_axis})
+        self.plot.showAxis("right")
+        self.plot.hideAxis("bottom")
+        self.plot.hideButtons()
+        self.plot.setMenuEnabled(False)
+        self.plot.setTitle("queries \u2192 keys", size="9pt")
+        self.plot.invertY(True)
+        style_plot(self.plot)
+        vb = self.plot.getViewBox()
+        vb.setMouseEnabled(x=False, y=True)
+        vb.setXRange(QUERY_X - 0.02, KEY_X + 0.02, padding=0)
+        self.anchors = pg.ScatterPlotItem(size=4, pen=None, brush=pg.mkBrush(120, 120, 120, 160))
+        self.focus_dots = pg.ScatterPlotItem(size=9, pen=pg.mkPen("k"), brush=pg.mkBrush(255, 45, 85))
+        self.plot.addItem(self.anchors)
+        self.plot.addItem(self.focus_dots)
+        self.anchors.setZValue(5)
+        self.focus_dots.setZValue(6)
+        self.path_items: list[list[QGraphicsPathItem]] = []  # [head][bin]
+        self.head_boxes: list[QCheckBox] = []
+        self.heads_row = QHBoxLayout()
+        self.heads_row.addWidget(QLabel("Heads:"))
+        self.heads_row.addStretch(1)
+        self.slider = QSlider(Qt.Horizontal)
+        self.slider.setRange(0, 100)
+        self.slider.setValue(10)
+        self.slider.setToolTip("Hide links weaker than this percentage of the strongest link shown")
+        self.slider_label = QLabel()
+        self.info = QLabel("")
+        thr = QHBoxLayout()
+        thr.addWidget(QLabel("Threshold:"))
+        thr.addWidget(self.slider, 1)
+        thr.addWidget(self.slider_label)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.addLayout(self.heads_row)
+        lay.addLayout(thr)
+        lay.addWidget(self.pw, 1)
+        lay.addWidget(self.info)
+        self.enabled_heads: set[int] = set()
+        self.hover: tuple[str, int] | None = None
+        self.focus: tuple[str, tuple[int, ...]] | None = None
+        self.shown_links = 0
+        self._n_heads = 0
+        self._tokens_key = None
+        self.slider.valueChanged.connect(self._on_slider)
+        self._on_slider(self.slider.value())
+        self.pw.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        self.pw.scene().sigMouseClicked.connect(self._on_click)
+        state.prediction_changed.connect(lambda *_: self.request_render())
+        state.layer_head_changed.connect(self._on_layer_head)
+        state.selection_changed.connect(lambda *_: self.request_render())
+        state.model_changed.connect(lambda info: self._make_heads(info.n_heads))
+
+    # -- heads -----------------------------------------------------------------------------
+    def _make_heads(self, n_heads: int) -> None:
+        if n_heads == self._n_heads:
+            return
+        for row in self.path_items:
+            for item in row:
+                self.plot.removeItem(item)
+        for box in self.head_boxes:
+            self.heads_row.removeWidget(box)
+            box.deleteLater()
+        self.path_items, self.head_boxes = [], []
+        for h in range(n_heads):
+            c = head_colour(h)
+            row = []
+            for b in range(N_OPACITY_BINS):
+                item = QGraphicsPathItem()
+                col = QColor(c)
+                col.setAlphaF((b + 1) / N_OPACITY_BINS)
+                pen = QPen(col, 1.0)  # width-1 cosmetic lines take the raster fast path
+                pen.setCosmetic(True)
+                item.setPen(pen)
+                item.setZValue(1 + b / N_OPACITY_BINS)
+                self.plot.addItem(item)
+                row.append(item)
+            self.path_items.append(row)
+            box = QCheckBox(f"{h + 1}")
+            box.setChecked(True)
+            box.setStyleSheet(f"QCheckBox {{ color: {c.name()}; font-weight: bold; }}")
+            box.toggled.connect(lambda on, h=h: self.set_head_enabled(h, on))
+            self.heads_row.insertWidget(self.heads_row.count() - 1, box)
+            self.head_boxes.append(box)
+        self._n_heads = n_heads
+        self.enabled_heads = set(range(n_heads))
+
+    def set_head_enabled(self, head: int, on: bool) -> None:
+        """Show or hide head ``head``'s links."""
+        before = set(self.enabled_heads)
+        if on:
+            self.enabled_heads.add(head)
+        else:
+            self.enabled_heads.discard(head)
+        if 0 <= head < len(self.head_boxes) and self.head_boxes[head].isChecked() != on:
+            self.head_boxes[head].blockSignals(True)
+            self.head_boxes[head].setChecked(on)
+            self.head_boxes[head].blockSignals(False)
+        if before != self.enabled_heads:
+            self.heads_changed.emit(tuple(sorted(self.enabled_heads)))
+            self.request_render()
+
+    def _on_layer_head(self, layer: int, head: int) -> None:
+        if head in (MEAN_HEADS, MAX_HEADS):
+            wanted = set(range(self._n_heads))
+        else:
+            wanted = {head}
+        for h in range(self._n_heads):
+            self.set_head_enabled(h, h in wanted)
+        self.request_render()
+
+    # -- threshold / focus -------------------------------------------------------------------
+    @property
+    def threshold_fraction(self) -> float:
+        """Links weaker than this fraction of the strongest candidate link are hidden."""
+        return self.slider.value() / 100.0
+
+    def _on_slider(self, v: int) -> None:
+        self.slider_label.setText(f"{v:3d} % of max")
+        self.request_render()
+
+    def set_hover(self, side: str | None, index: int = -1) -> None:
+        """Show only the links of the hovered token: side "query"/"key", or None to stop hovering."""
+        new = (side, int(index)) if side is not None and index >= 0 else None
+        if new != self.hover:
+            self.hover = new
+            self.request_render()
+
+    def _pos_to_token(self, scene_pos):
+        pred = self.state.prediction
+        if pred is None or not self.plot.sceneBoundingRect().contains(scene_pos):
+            return None
+        pt = self.plot.getViewBox().mapSceneToView(scene_pos)
+        i = int(np.floor(pt.y()))
+        if not 0 <= i < pred.num_tokens:
+            return None
+        if pt.x() < 0.2:
+            return ("query", i)
+        if pt.x() > 0.8:
+            return ("key", i)
+        return None
+
+    def _on_mouse_moved(self, scene_pos) -> None:
+        hit = self._pos_to_token(scene_pos)
+        self.set_hover(*(hit if hit else (None, -1)))
+
+    def _on_click(self, ev) -> None:
+        if ev.button() != Qt.LeftButton:
+            return
+        hit = self._pos_to_token(ev.scenePos())
+        if hit is not None and hit[0] == "query":
+            self.state.select_token(hit[1], additive=bool(ev.modifiers() & Qt.ShiftModifier))
+
+    def token_scene_pos(self, side: str, index: int):
+        """Scene position of token ``index`` in column ``side`` ("query" or "key") (for tests)."""
+        x = QUERY_X + 0.05 if side == "query" else KEY_X - 0.05
+        return self.plot.getViewBox().mapViewToScene(pg.Point(x, index + 0.5))
+
+    # -- drawing -----------------------------------------------------------------------------
+    def redraw(self) -> None:
+        """Rebuild the per-(head, opacity bin) paths for the current state."""
+        pred = self.state.prediction
+        if self._n_heads == 0 and pred is not None:
+            self._make_heads(pred.attention.shape[1])
+        if pred is None:
+            for row in self.path_items:
+                for item in row:
+                    item.setPath(QPainterPath())
+            self.anchors.clear()
+            self.focus_dots.clear()
+            self.info.setText("")
+            return
+        T = pred.num_tokens
+        layer = min(self.state.layer, pred.attention.shape[0] - 1)
+        key = (id(pred), T)
+        if key != self._tokens_key:
+            self._tokens_key = key
+            self.q_axis.set_tokens(pred.tokens)
+            self.k_axis.set_tokens(pred.tokens)
+            ys = np.arange(T) + 0.5
+            self.anchors.setData(np.r_[np.full(T, QUERY_X), np.full(T, KEY_X)], np.r_[ys, ys])
+            vb = self.plot.getViewBox()
+            vb.setLimits(yMin=-0.5, yMax=T + 0.5, minYRange=3)
+            vb.setRange(xRange=(QUERY_X - 0.02, KEY_X + 0.02), yRange=(0, T), padding=0)
+        if self.hover is not None:
+            side, idx = self.hover
+            self.focus = (side, (idx,))
+        elif self.state.selection:
+            self.focus = ("query", tuple(self.state.selection))
+        else:
+            self.focus = None
+        A = pred.attention[layer]  # (H, T, T)
+        heads = sorted(h for h in self.enabled_heads if h < A.shape[0])
+        if self.focus is None:
+            rows, cols = np.divmod(np.arange(T * T), T)
+            cap = MAX_LINES_PER_HEAD
+        elif self.focus[0] == "query":
+            sel = np.array(self.focus[1], dtype=np.int64)
+            rows = np.repeat(sel, T)
+            cols = np.tile(np.arange(T), len(sel))
+            cap = None
+        else:
+            k = self.focus[1][0]
+            rows = np.arange(T)
+            cols = np.full(T, k)
+            cap = None
+        if self.focus is None:
+            per_head = {h: A[h].ravel() for h in heads}  # row-major: index i * T + j
+        else:
+            per_head = {h: A[h][rows, cols] for h in heads}
+        wmax = max((float(w.max()) for w in per_head.values() if w.size), default=0.0)
+        threshold = self.threshold_fraction * wmax
+        total = 0
+        for h, row in enumerate(self.path_items):
+            if h not in per_head or wmax <= 0:
+                for item in row:
+                    item.setPath(QPainterPath())
+                    item.setVisible(False)
+                continue
+            r, c, w = link_segments(per_head[h], rows, cols, max(threshold, 1e-12), cap)
+            total += len(w)
+            bins = np.minimum((w / wmax * N_OPACITY_BINS).astype(np.int64), N_OPACITY_BINS - 1)
+            for b, item in enumerate(row):
+                m = bins == b
+                n = int(m.sum())
+                if n == 0:
+                    item.setPath(QPainterPath())
+                    item.setVisible(False)  # empty paths also break pyqtgraph's SVG export
+                    continue
+                item.setVisible(True)
+                x = np.empty(2 * n)
+                y = np.empty(2 * n)
+                x[0::2], x[1::2] = QUERY_X, KEY_X
+                y[0::2] = r[m] + 0.5
+                y[1::2] = c[m] + 0.5
+                item.setPath(pg.arrayToQPath(x, y, connect="pairs"))
+        self.shown_links = total
+        if self.focus is None:
+            self.focus_dots.clear()
+            self.focus_dots.setVisible(False)
+            what = "all queries"
+        else:
+            side, idxs = self.focus
+            fx = QUERY_X if side == "query" else KEY_X
+            self.focus_dots.setData(np.full(len(idxs), fx), np.asarray(idxs) + 0.5)
+            self.focus_dots.setVisible(True)
+            names = ", ".join(f"\u201c{pred.tokens[i]}\u201d" for i in idxs[:3]) + ("\u2026" if len(idxs) > 3 else "")
+            what = f"{side} {names}"
+        self.info.setText(
+            f"Layer {layer + 1}: {total:,} links from {what}; opacity \u221d weight / {wmax:.3g}"
+            + (f" (strongest {MAX_LINES_PER_HEAD:,} per head)" if self.focus is None else "")
+        )
+
+    def export_item(self):
+        """The graphics scene that PNG/SVG export should render."""
+        return self.pw.scene()
+
+    def showEvent(self, event) -> None:
+        """Render if the state changed while hidden."""
+        super().showEvent(event)
+        self._deferred_show()

@@ -1,0 +1,171 @@
+"""The positional-encoding view: the model's actual PE matrix and its position-by-position similarity.
+
+Left: the sinusoidal positional encoding the model adds to its token
+embeddings (Vaswani et al. 2017, "Attention Is All You Need", section 3.5),
+P positions x d_model dimensions, exactly ``Predictor.positional_encoding(P)``.
+Right: the P x P similarity between positions, cosine or dot product.
+Positions used by the current text (0..T-1) are marked.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
+
+from .common import DIVERGING_CMAP, HEATMAP_CMAP, DeferredRender, colormap, style_plot
+
+
+def similarity(pe: np.ndarray, kind: str = "cosine") -> np.ndarray:
+    """Position-by-position similarity of PE rows.
+
+    Args:
+        pe: float32 [P, d_model].
+        kind: "cosine" (dot product of unit-length rows, in [-1, 1]) or "dot"
+            (raw dot product; for sinusoids it depends only on the offset, sum_i cos(w_i (p - q))).
+
+    Returns:
+        float32 [P, P].
+    """
+    x = pe.astype(np.float64)
+    if kind == "cosine":
+        n = np.linalg.norm(x, axis=1, keepdims=True)
+        x = x / np.where(n > 0, n, 1.0)
+    return (x @ x.T).astype(np.float32)
+
+
+FORMULA_HTML = (
+    "<b>PE</b>(pos, 2i) = sin(pos / {base:g}<sup>2i/d</sup>), &nbsp; "
+    "<b>PE</b>(pos, 2i+1) = cos(pos / {base:g}<sup>2i/d</sup>), &nbsp; d = d_model = {d}; "
+    "added to token embedding \u00d7 \u221ad (Vaswani et al. 2017, \u00a73.5)"
+)
+
+
+class PositionalEncodingView(DeferredRender, QWidget):
+    """PE heatmap + similarity heatmap + a positions control + the formula (see module docstring).
+
+    Attributes:
+        pe_image: ``pg.ImageItem`` whose ``image`` is float32 [P, d_model], exactly ``positional_encoding(P)``.
+        sim_image: ``pg.ImageItem`` whose ``image`` is the [P, P] similarity.
+        positions: the QSpinBox choosing P.
+    """
+
+    def __init__(self, state, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._init_deferred()
+        self.state = state
+        self.positions = QSpinBox()
+        self.positions.setRange(2, 512)
+        self.positions.setValue(128)
+        self.positions.setSuffix(" positions")
+        self.positions.setKeyboardTracking(False)
+        self.kind = QComboBox()
+        self.kind.addItems(["cosine", "dot"])
+        self.formula = QLabel("")
+        self.formula.setTextFormat(Qt.RichText)
+        self.formula.setWordWrap(True)
+        self.used_label = QLabel("")
+        self.glw = pg.GraphicsLayoutWidget()
+        self.glw.setBackground("w")
+        self.glw.setAcceptDrops(False)
+        self.pe_plot = self.glw.addPlot(row=0, col=0, title="PE matrix")
+        self.pe_plot.setLabel("left", "position")
+        self.pe_plot.setLabel("bottom", "dimension")
+        self.pe_plot.invertY(True)
+        style_plot(self.pe_plot)
+        self.pe_image = pg.ImageItem(axisOrder="row-major")
+        self.pe_plot.addItem(self.pe_image)
+        self.pe_bar = pg.ColorBarItem(
+            values=(-1.0, 1.0), colorMap=colormap(DIVERGING_CMAP), width=12, interactive=False
+        )
+        self.pe_bar.setImageItem(self.pe_image, insert_in=self.pe_plot)
+        self.sim_plot = self.glw.addPlot(row=0, col=1, title="similarity of positions")
+        self.sim_plot.setLabel("left", "position p")
+        self.sim_plot.setLabel("bottom", "position q")
+        self.sim_plot.invertY(True)
+        style_plot(self.sim_plot)
+        self.sim_image = pg.ImageItem(axisOrder="row-major")
+        self.sim_plot.addItem(self.sim_image)
+        self.sim_bar = pg.ColorBarItem(values=(-1.0, 1.0), colorMap=colormap(HEATMAP_CMAP), width=12)
+        self.sim_bar.setImageItem(self.sim_image, insert_in=self.sim_plot)
+        pen = pg.mkPen("#ff2d55", width=2, style=Qt.DashLine)
+        self.pe_used = pg.InfiniteLine(angle=0, movable=False, pen=pen)
+        self.sim_used_h = pg.InfiniteLine(angle=0, movable=False, pen=pen)
+        self.sim_used_v = pg.InfiniteLine(angle=90, movable=False, pen=pen)
+        for item, plot in (
+            (self.pe_used, self.pe_plot),
+            (self.sim_used_h, self.sim_plot),
+            (self.sim_used_v, self.sim_plot),
+        ):
+            plot.addItem(item)
+            item.setZValue(10)
+        controls = QHBoxLayout()
+        controls.addWidget(QLabel("Show"))
+        controls.addWidget(self.positions)
+        controls.addWidget(QLabel("Similarity:"))
+        controls.addWidget(self.kind)
+        controls.addWidget(self.used_label, 1)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.addLayout(controls)
+        lay.addWidget(self.formula)
+        lay.addWidget(self.glw, 1)
+        self.pe_matrix: np.ndarray | None = None  # [max_len, d_model] from ModelInfo
+        self.positions.valueChanged.connect(lambda *_: self.request_render())
+        self.kind.currentTextChanged.connect(lambda *_: self.request_render())
+        state.model_changed.connect(self.set_model)
+        state.prediction_changed.connect(lambda *_: self._mark_used())
+
+    def set_model(self, info) -> None:
+        """Adopt a :class:`desktop_app.worker.ModelInfo`: its PE matrix [max_len, d_model], base and d_model."""
+        self.pe_matrix = info.positional_encoding
+        self.positions.setMaximum(info.max_len)
+        self.positions.setValue(info.max_len)  # all positions the model can use; the control narrows it
+        self.formula.setText(FORMULA_HTML.format(base=info.pe_base, d=info.d_model))
+        self.request_render()
+
+    def set_num_positions(self, n: int) -> None:
+        """Show the first ``n`` positions (clamped to 2..max_len)."""
+        self.positions.setValue(int(n))
+
+    def redraw(self) -> None:
+        """Redraw both heatmaps for the chosen number of positions."""
+        if self.pe_matrix is None:
+            return
+        P = min(self.positions.value(), self.pe_matrix.shape[0])
+        pe = self.pe_matrix[:P]
+        d = pe.shape[1]
+        self.pe_image.setImage(pe, autoLevels=False)
+        self.pe_image.setRect(QRectF(0, 0, d, P))
+        self.pe_bar.setLevels((-1.0, 1.0))
+        sim = similarity(pe, self.kind.currentText())
+        self.sim_image.setImage(sim, autoLevels=False)
+        self.sim_image.setRect(QRectF(0, 0, P, P))
+        lo, hi = (-1.0, 1.0) if self.kind.currentText() == "cosine" else (float(sim.min()), float(sim.max()))
+        self.sim_bar.setLevels((lo, hi))
+        self.pe_plot.setRange(xRange=(0, d), yRange=(0, P), padding=0)
+        self.sim_plot.setRange(xRange=(0, P), yRange=(0, P), padding=0)
+        self._mark_used()
+
+    def _mark_used(self) -> None:
+        pred = self.state.prediction
+        if pred is None:
+            for item in (self.pe_used, self.sim_used_h, self.sim_used_v):
+                item.hide()
+            self.used_label.setText("")
+            return
+        T = pred.num_tokens
+        for item in (self.pe_used, self.sim_used_h, self.sim_used_v):
+            item.setValue(T)
+            item.setVisible(T <= self.positions.value())
+        self.used_label.setText(f"dashed line: the current text uses positions 0\u2013{T - 1}")
+
+    def export_item(self):
+        """The graphics scene that PNG/SVG export should render."""
+        return self.glw.scene()
+
+    def showEvent(self, event) -> None:
+        """Render if the state changed while hidden."""
+        super().showEvent(event)
+        self._deferred_show()

@@ -1,0 +1,98 @@
+"""The shared view state: current prediction, selected layer/head and selected query tokens.
+
+Every view reads this one object and listens to its signals, so clicking a
+token in any view selects it in all of them.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+
+from .common import MAX_HEADS, MEAN_HEADS
+
+
+class ExplorerState(QObject):
+    """Current ``model.Prediction``, model info, layer, head choice and token selection.
+
+    Signals:
+        prediction_changed(object): a new Prediction (or None when cleared).
+        model_changed(object): a new :class:`desktop_app.worker.ModelInfo`.
+        layer_head_changed(int, int): (layer, head choice); head is 0-based or
+            :data:`MEAN_HEADS` / :data:`MAX_HEADS`.
+        selection_changed(tuple): the selected query token indices (sorted; empty = none).
+    """
+
+    prediction_changed = Signal(object)
+    model_changed = Signal(object)
+    layer_head_changed = Signal(int, int)
+    selection_changed = Signal(tuple)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.prediction = None
+        self.info = None
+        self.layer = 0
+        self.head = MEAN_HEADS
+        self.selection: tuple[int, ...] = ()
+
+    @property
+    def n_layers(self) -> int:
+        """L, or 0 before a model is known."""
+        return self.info.n_layers if self.info is not None else 0
+
+    @property
+    def n_heads(self) -> int:
+        """H, or 0 before a model is known."""
+        return self.info.n_heads if self.info is not None else 0
+
+    def set_model(self, info) -> None:
+        """Adopt a newly loaded model's :class:`ModelInfo`; clamps layer/head to its size."""
+        self.info = info
+        self.model_changed.emit(info)
+        self.set_layer_head(self.layer, self.head, force=True)
+
+    def set_prediction(self, pred) -> None:
+        """Show ``pred``; the token selection survives only if the tokens are unchanged."""
+        old = self.prediction
+        self.prediction = pred
+        if pred is None or old is None or list(old.tokens) != list(pred.tokens):
+            self.selection = ()
+            self.selection_changed.emit(())
+        self.prediction_changed.emit(pred)
+
+    def set_layer_head(self, layer: int, head: int, force: bool = False) -> None:
+        """Select ``layer`` (0-based) and head choice (0-based, MEAN_HEADS or MAX_HEADS), clamped to the model."""
+        if self.info is not None:
+            layer = min(max(0, int(layer)), self.info.n_layers - 1)
+            if head not in (MEAN_HEADS, MAX_HEADS):
+                head = min(max(0, int(head)), self.info.n_heads - 1)
+        if force or (layer, head) != (self.layer, self.head):
+            self.layer, self.head = int(layer), int(head)
+            self.layer_head_changed.emit(self.layer, self.head)
+
+    def select_token(self, index: int, additive: bool = False) -> None:
+        """Select query token ``index``; with ``additive`` (Shift-click) toggle it in a multi-token selection.
+
+        Clicking the only selected token again clears the selection.
+        """
+        index = int(index)
+        if self.prediction is None or not 0 <= index < self.prediction.num_tokens:
+            return
+        if additive:
+            sel = set(self.selection)
+            sel.symmetric_difference_update({index})
+            new = tuple(sorted(sel))
+        else:
+            new = () if self.selection == (index,) else (index,)
+        self.set_selection(new)
+
+    def set_selection(self, indices) -> None:
+        """Replace the selection with ``indices`` (any iterable of token indices)."""
+        new = tuple(sorted({int(i) for i in indices}))
+        if new != self.selection:
+            self.selection = new
+            self.selection_changed.emit(new)
+
+    def clear_selection(self) -> None:
+        """Select no token."""
+        self.set_selection(())

@@ -1,0 +1,389 @@
+"""The token view: the review as the model saw it, each token coloured by an importance score.
+
+Default colour: attention from the classification position, mean of heads, for
+the selected layer (``Prediction.classification_attention(layer)``). With
+query tokens selected: the sum of their attention rows (selected layer and
+head choice). An explanation panel can substitute any per-token importance
+with :meth:`TokenView.set_importance` (signed scores use a diverging map).
+
+Tokens are drawn by one custom-painted widget (no widget per token), so 512
+tokens lay out and paint in a few milliseconds.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from PySide6.QtCore import QEvent, QPoint, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPen, QPixmap
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QToolTip, QVBoxLayout, QWidget
+
+from .common import DIVERGING_CMAP, SEQUENTIAL_CMAP, DeferredRender, colours_for, head_matrix, head_name, lookup_table
+
+_BR = re.compile(r"(?i)<br\s*/?\s*>")
+PAD_X = 2.0  # pixels of padding left/right inside a token box
+LINE_GAP = 4.0  # pixels between lines
+
+
+def token_pieces(pred) -> list[tuple[str, str]]:
+    """How each token is displayed and what separates it from the previous one.
+
+    Uses the character offsets to show the original text (case and accents kept).
+
+    Returns:
+        T pairs (display text, separator) where separator is "" (same word, e.g.
+        a ``##`` piece), " " (whitespace), "\\n" (an HTML ``<br />`` or newline)
+        or "\u2026" (text dropped by head+tail truncation).
+    """
+    out: list[tuple[str, str]] = []
+    text = pred.text
+    prev_end = 0
+    for i, tok in enumerate(pred.tokens):
+        s, e = int(pred.offsets[i, 0]), int(pred.offsets[i, 1])
+        shown = text[s:e] if e > s else tok
+        if i == 0:
+            out.append((shown, ""))
+            continue
+        sep = ""
+        if e > s:
+            gap = text[prev_end:s] if s > prev_end else ""
+            if gap:
+                if _BR.sub("", gap).strip():
+                    sep = "\u2026"
+                elif "\n" in gap or _BR.search(gap):
+                    sep = "\n"
+                else:
+                    sep = " "
+            prev_end = e
+        else:
+            sep = " "
+        if i == 1:
+            sep = " " if sep == "" else sep
+        out.append((shown, sep))
+    return out
+
+
+class TokenCanvas(QWidget):
+    """Paints token boxes in reading order with word wrap; hit-tests clicks and hovers.
+
+    Signals:
+        token_clicked(int, bool): (token index, Shift held).
+        token_hovered(int): token index under the mouse, -1 when none.
+    """
+
+    token_clicked = Signal(int, bool)
+    token_hovered = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setMouseTracking(True)
+        self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
+        self.pieces: list[tuple[str, str]] = []
+        self.colours = np.zeros((0, 4), np.uint8)
+        self.values = np.zeros(0, np.float32)
+        self.value_name = ""
+        self.selection: tuple[int, ...] = ()
+        self.hovered = -1
+        self.rects = np.zeros((0, 4))  # [T, 4] x0, y0, x1, y1 in pixels
+        self.markers: list[QRectF] = []  # truncation markers
+        self._layout_width = -1
+        self._height = 40
+
+    def set_tokens(self, pieces: list[tuple[str, str]]) -> None:
+        """Show ``pieces`` (from :func:`token_pieces`); re-lays out."""
+        self.pieces = pieces
+        self.hovered = -1
+        self._relayout(force=True)
+
+    def set_colours(self, colours: np.ndarray, values: np.ndarray, name: str) -> None:
+        """uint8 [T, 4] RGBA backgrounds, float [T] values shown on hover, and what they are."""
+        self.colours = colours
+        self.values = values
+        self.value_name = name
+        self.update()
+
+    def set_selection(self, selection: tuple[int, ...]) -> None:
+        """Outline the selected query tokens."""
+        self.selection = tuple(selection)
+        self.update()
+
+    def setFont(self, font: QFont) -> None:
+        """Change the font (zoom) and re-lay out."""
+        super().setFont(font)
+        self._relayout(force=True)
+
+    def token_rect(self, index: int) -> QRectF:
+        """The box of token ``index`` in this widget's coordinates (pixels)."""
+        x0, y0, x1, y1 = self.rects[index]
+        return QRectF(x0, y0, x1 - x0, y1 - y0)
+
+    def token_at(self, pos) -> int:
+        """Index of the token under widget position ``pos`` (QPoint/QPointF), or -1."""
+        if not len(self.rects):
+            return -1
+        x, y = pos.x(), pos.y()
+        r = self.rects
+        hit = np.nonzero((r[:, 0] <= x) & (x < r[:, 2]) & (r[:, 1] <= y) & (y < r[:, 3]))[0]
+        return int(hit[0]) if len(hit) else -1
+
+    def _relayout(self, force: bool = False) -> None:
+        width = max(100, self.width())
+        if not force and width == self._layout_width:
+            return
+        self._layout_width = width
+        fm = QFontMetricsF(self.font())
+        h = fm.height() + 4
+        space = fm.horizontalAdvance(" ")
+        x, y = 4.0, 4.0
+        rects = np.zeros((len(self.pieces), 4))
+        self.markers = []
+        word_start = 0  # first token of the current word (a run of tokens with no separator)
+        for i, (shown, sep) in enumerate(self.pieces):
+            w = fm.horizontalAdvance(shown) + 2 * PAD_X
+            if sep != "":
+                word_start = i
+            elif x + w > width - 4 and word_start < i and rects[word_start, 0] > 4.0:
+                # a word piece overflows: move the whole word to the next line
+                shift_x = rects[word_start, 0] - 4.0
+                rects[word_start:i, 0] -= shift_x
+                rects[word_start:i, 2] -= shift_x
+                rects[word_start:i, 1] += h + LINE_GAP
+                rects[word_start:i, 3] += h + LINE_GAP
+                x, y = rects[i - 1, 2], y + h + LINE_GAP
+            if sep == "\n" and x > 4.0:
+                x, y = 4.0, y + h + LINE_GAP
+            elif sep == "\u2026":
+                mw = fm.horizontalAdvance(" [\u2026] ") + 2 * PAD_X
+                if x + mw > width - 4 and x > 4.0:
+                    x, y = 4.0, y + h + LINE_GAP
+                self.markers.append(QRectF(x + space / 2, y, mw - space, h))
+                x += mw
+            elif sep == " ":
+                x += space
+            if x + w > width - 4 and x > 4.0 and sep != "":
+                x, y = 4.0, y + h + LINE_GAP
+            rects[i] = (x, y, x + w, y + h)
+            x += w
+        self.rects = rects
+        self._height = int(y + h + 8)
+        self.setMinimumHeight(self._height)
+        self.updateGeometry()
+        self.update()
+
+    def sizeHint(self) -> QSize:
+        """Preferred size: the laid-out height."""
+        return QSize(400, self._height)
+
+    def resizeEvent(self, event) -> None:
+        """Re-wrap the tokens to the new width."""
+        super().resizeEvent(event)
+        self._relayout()
+
+    def paintEvent(self, event) -> None:
+        """Paint only the token boxes that intersect the exposed rectangle."""
+        p = QPainter(self)
+        p.fillRect(self.rect(), QColor("white"))
+        if not len(self.rects):
+            p.setPen(QColor("gray"))
+            p.drawText(self.rect(), Qt.AlignCenter, "No analysis yet")
+            return
+        er = event.rect()
+        top, bottom = er.top() - 2, er.bottom() + 2
+        visible = np.nonzero((self.rects[:, 3] >= top) & (self.rects[:, 1] <= bottom))[0]
+        sel = set(self.selection)
+        text_pen = QPen(QColor("black"))
+        has_colours = len(self.colours) == len(self.rects)
+        for i in visible:
+            x0, y0, x1, y1 = self.rects[i]
+            r = QRectF(x0, y0, x1 - x0, y1 - y0)
+            if has_colours:
+                c = self.colours[i]
+                p.fillRect(r, QColor(int(c[0]), int(c[1]), int(c[2]), int(c[3])))
+            p.setPen(text_pen)
+            p.drawText(r, Qt.AlignCenter, self.pieces[i][0])
+        p.setPen(QPen(QColor("#7f8c8d")))
+        for m in self.markers:
+            p.drawText(m, Qt.AlignCenter, "[\u2026]")
+        for i in sel:
+            if 0 <= i < len(self.rects):
+                x0, y0, x1, y1 = self.rects[i]
+                p.setPen(QPen(QColor("#1f3a93"), 2.0))
+                p.drawRect(QRectF(x0 + 1, y0 + 1, x1 - x0 - 2, y1 - y0 - 2))
+        if 0 <= self.hovered < len(self.rects):
+            x0, y0, x1, y1 = self.rects[self.hovered]
+            p.setPen(QPen(QColor("#333333"), 1.0, Qt.DashLine))
+            p.drawRect(QRectF(x0, y0, x1 - x0 - 1, y1 - y0 - 1))
+
+    def mouseMoveEvent(self, event) -> None:
+        """Track the hovered token (dashed outline, ``token_hovered`` signal)."""
+        i = self.token_at(event.position())
+        if i != self.hovered:
+            self.hovered = i
+            self.token_hovered.emit(i)
+            self.update()
+        super().mouseMoveEvent(event)
+
+    def leaveEvent(self, event) -> None:
+        """No token is hovered once the mouse leaves."""
+        if self.hovered != -1:
+            self.hovered = -1
+            self.token_hovered.emit(-1)
+            self.update()
+        super().leaveEvent(event)
+
+    def mousePressEvent(self, event) -> None:
+        """Click selects the token as query; Shift-click toggles it in a multi-token selection."""
+        if event.button() == Qt.LeftButton:
+            i = self.token_at(event.position())
+            if i >= 0:
+                self.token_clicked.emit(i, bool(event.modifiers() & Qt.ShiftModifier))
+                event.accept()
+                return
+        super().mousePressEvent(event)
+
+    def event(self, ev) -> bool:
+        """Tooltips: the token, its index and its value."""
+        if ev.type() == QEvent.ToolTip:
+            i = self.token_at(ev.pos())
+            if i >= 0 and i < len(self.values):
+                QToolTip.showText(ev.globalPos(), self.tooltip_text(i), self)
+            else:
+                QToolTip.hideText()
+                ev.ignore()
+            return True
+        return super().event(ev)
+
+    def tooltip_text(self, i: int) -> str:
+        """The hover text of token ``i``: token string, index and value."""
+        return f"\u201c{self.pieces[i][0]}\u201d  (token {i})\n{self.value_name}: {float(self.values[i]):.4f}"
+
+
+def gradient_pixmap(cmap: str, width: int = 120, height: int = 12) -> QPixmap:
+    """A horizontal colour-bar pixmap of colour map ``cmap`` (for the legend)."""
+    lut = lookup_table(cmap)
+    idx = np.linspace(0, len(lut) - 1, width).astype(int)
+    row = np.ascontiguousarray(np.repeat(lut[idx][None, :, :], height, axis=0))
+    img = QImage(row.data, width, height, 4 * width, QImage.Format_RGBA8888)
+    return QPixmap.fromImage(img.copy())
+
+
+class TokenView(DeferredRender, QWidget):
+    """The review as tokens coloured by importance (see module docstring).
+
+    Args:
+        state: the shared :class:`desktop_app.views.state.ExplorerState`.
+    """
+
+    def __init__(self, state, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._init_deferred()
+        self.state = state
+        self.importance: np.ndarray | None = None
+        self.importance_signed = False
+        self.importance_name = ""
+        self.canvas = TokenCanvas()
+        self.scroll = QScrollArea()
+        self.scroll.setWidget(self.canvas)
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.caption = QLabel("")
+        self.caption.setWordWrap(True)
+        self.legend = QLabel()
+        self.legend_lo = QLabel("0")
+        self.legend_hi = QLabel("")
+        head = QHBoxLayout()
+        head.addWidget(self.caption, 1)
+        head.addWidget(self.legend_lo)
+        head.addWidget(self.legend)
+        head.addWidget(self.legend_hi)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.addLayout(head)
+        lay.addWidget(self.scroll, 1)
+        self.values = np.zeros(0, np.float32)
+        self.canvas.token_clicked.connect(lambda i, shift: self.state.select_token(i, additive=shift))
+        state.prediction_changed.connect(self._on_prediction)
+        state.layer_head_changed.connect(lambda *_: self.request_render())
+        state.selection_changed.connect(self._on_selection)
+
+    def _on_prediction(self, pred) -> None:
+        self.importance = None
+        self.canvas.set_tokens(token_pieces(pred) if pred is not None else [])
+        self.request_render()
+
+    def _on_selection(self, sel) -> None:
+        self.canvas.set_selection(sel)
+        self.request_render()
+
+    def set_importance(self, scores: np.ndarray | None, signed: bool = False, name: str = "") -> None:
+        """Colour tokens by an external per-token importance, or return to the default with None.
+
+        Args:
+            scores: float32 [T] aligned with the current prediction's tokens, or None.
+            signed: scores can be negative (diverging blue-white-red map, 0 = white).
+            name: what the scores are, e.g. "integrated gradients" (shown in the caption and tooltips).
+
+        Bad input (wrong length, no prediction) shows a message in the caption instead of raising.
+        """
+        pred = self.state.prediction
+        if scores is None:
+            self.importance = None
+        else:
+            arr = np.asarray(scores, dtype=np.float32).reshape(-1)
+            if pred is None or len(arr) != pred.num_tokens:
+                n = pred.num_tokens if pred is not None else 0
+                self.importance = None
+                self.caption.setText(f"Ignored importance \u201c{name}\u201d: {len(arr)} scores for {n} tokens")
+                return
+            self.importance = arr
+            self.importance_signed = bool(signed)
+            self.importance_name = name or "importance"
+        self.request_render()
+
+    def current_values(self) -> tuple[np.ndarray, bool, str]:
+        """The per-token values being shown: (float32 [T], signed, description)."""
+        pred = self.state.prediction
+        if pred is None:
+            return np.zeros(0, np.float32), False, ""
+        layer = min(self.state.layer, pred.attention.shape[0] - 1)
+        if self.importance is not None:
+            return self.importance, self.importance_signed, self.importance_name
+        if self.state.selection:
+            m = head_matrix(pred.attention, layer, self.state.head)
+            v = m[list(self.state.selection)].sum(axis=0).astype(np.float32)
+            n = len(self.state.selection)
+            who = f"token {self.state.selection[0]}" if n == 1 else f"{n} selected tokens (summed)"
+            return v, False, f"attention from {who}, layer {layer + 1}, {head_name(self.state.head)}"
+        where = "[CLS] row" if pred.pooling == "cls" else "mean of query rows (mean pooling)"
+        return (
+            pred.classification_attention(layer),
+            False,
+            f"attention from the classification position ({where}), layer {layer + 1}, mean of heads",
+        )
+
+    def redraw(self) -> None:
+        """Recompute the colours for the current state."""
+        values, signed, name = self.current_values()
+        colours, scale = colours_for(values, signed)
+        self.values = values
+        self.canvas.set_colours(colours, values, name)
+        self.caption.setText(f"Colour: {name}" if name else "")
+        self.legend.setPixmap(gradient_pixmap(DIVERGING_CMAP if signed else SEQUENTIAL_CMAP))
+        self.legend_lo.setText(f"{-scale:.3g}" if signed else "0")
+        self.legend_hi.setText(f"{scale:.3g}")
+
+    def set_font_point_size(self, size: float) -> None:
+        """Zoom: set the token font size in points."""
+        f = self.canvas.font()
+        f.setPointSizeF(max(6.0, min(40.0, size)))
+        self.canvas.setFont(f)
+
+    def showEvent(self, event) -> None:
+        """Render if the state changed while hidden."""
+        super().showEvent(event)
+        self._deferred_show()
+
+    def token_center(self, index: int) -> QPoint:
+        """Centre of token ``index`` in canvas coordinates (for tests and automation)."""
+        return self.canvas.token_rect(index).center().toPoint()

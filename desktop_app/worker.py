@@ -1,0 +1,266 @@
+"""Model loading and inference off the GUI thread.
+
+One :class:`InferenceWorker` (a QObject) lives on its own ``QThread``
+(the superqt/Qt "worker object" pattern). The GUI talks to it only through
+queued signals, via :class:`InferenceController`, which lives on the GUI
+thread and enforces *latest request wins*:
+
+* every request gets an increasing id; the worker skips a queued request
+  whose id is no longer the latest (it is stale before it even starts), and
+* the controller drops any result whose id is not the latest when it arrives.
+
+Errors (a missing model folder, a corrupt weights file, empty text) arrive as
+signals with a one-line message; no exception ever reaches the event loop.
+
+This is the only module of ``desktop_app`` that calls the ``Predictor``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What the views need to know about the loaded model (NumPy and plain types only).
+
+    Attributes:
+        n_layers: L, encoder layers.
+        n_heads: H, attention heads per layer.
+        d_model: width of the residual stream.
+        max_len: longest input in tokens, the classification token included.
+        pe_base: base of the sinusoidal positional encoding (10000 in Vaswani et al. 2017, section 3.5).
+        pooling: "mean" or "cls".
+        labels: class names.
+        device_name: e.g. "CPU" or "CUDA (NVIDIA H100)".
+        model_dir: the folder the model was loaded from ("" if unknown).
+        positional_encoding: float32 [max_len, d_model], exactly
+            ``Predictor.positional_encoding(max_len)``; its first P rows are
+            ``positional_encoding(P)``.
+        metrics: the model folder's ``metrics.json`` (may be empty).
+        model_card: the text of ``README.md`` in the model folder, or "".
+        load_s: seconds it took to load the model.
+    """
+
+    n_layers: int
+    n_heads: int
+    d_model: int
+    max_len: int
+    pe_base: float
+    pooling: str
+    labels: tuple[str, ...]
+    device_name: str
+    model_dir: str
+    positional_encoding: np.ndarray
+    metrics: dict = field(default_factory=dict)
+    model_card: str = ""
+    load_s: float = 0.0
+
+
+def model_info(predictor, load_s: float = 0.0) -> ModelInfo:
+    """Summarise a loaded ``model.Predictor`` as a :class:`ModelInfo` (runs on the worker thread)."""
+    cfg = predictor.config
+    card = ""
+    model_dir = Path(predictor.model_dir) if predictor.model_dir is not None else None
+    if model_dir is not None and (model_dir / "README.md").is_file():
+        try:
+            card = (model_dir / "README.md").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            card = ""
+    pe = np.asarray(predictor.positional_encoding(cfg.max_len), dtype=np.float32)
+    pe.setflags(write=False)
+    return ModelInfo(
+        n_layers=cfg.n_layers,
+        n_heads=cfg.n_heads,
+        d_model=cfg.d_model,
+        max_len=cfg.max_len,
+        pe_base=float(cfg.pe_base),
+        pooling=cfg.pooling,
+        labels=tuple(cfg.labels),
+        device_name=predictor.device_name,
+        model_dir=str(model_dir) if model_dir is not None else "",
+        positional_encoding=pe,
+        metrics=dict(predictor.metrics or {}),
+        model_card=card,
+        load_s=load_s,
+    )
+
+
+def _one_line(exc: BaseException) -> str:
+    """A short, user-facing message for ``exc`` (no traceback)."""
+    msg = str(exc).strip() or type(exc).__name__
+    return msg.splitlines()[0] if isinstance(exc, (ValueError, FileNotFoundError)) else f"{type(exc).__name__}: {msg}"
+
+
+class InferenceWorker(QObject):
+    """Loads the model and runs ``Predictor.predict``; lives on a background QThread.
+
+    Signals:
+        loaded(object, object): (Predictor, :class:`ModelInfo`) once the model is ready.
+        load_failed(str): a one-line reason (missing folder, corrupt weights, ...).
+        result(int, object): (request id, ``model.Prediction``).
+        failed(int, str): (request id, one-line reason), e.g. "the text is empty".
+        started(int): the request with this id is now being computed.
+    """
+
+    loaded = Signal(object, object)
+    load_failed = Signal(str)
+    result = Signal(int, object)
+    failed = Signal(int, str)
+    started = Signal(int)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.predictor = None
+        self.latest_id = 0  # written by the GUI thread; a Python int store is atomic under the GIL
+
+    @Slot(object, object)
+    def load(self, model_dir, device) -> None:
+        """Load ``model.Predictor.from_pretrained(model_dir, device)``; emits ``loaded`` or ``load_failed``."""
+        t0 = time.perf_counter()
+        try:
+            from model.predictor import Predictor  # torch is imported here, on the worker thread
+
+            predictor = Predictor.from_pretrained(model_dir, device=device)
+            info = model_info(predictor, time.perf_counter() - t0)
+        except Exception as exc:  # any failure becomes a message, never a traceback in the GUI  # noqa: BLE001 - any failure becomes a message
+            log.debug("model load failed:\n%s", traceback.format_exc())
+            self.load_failed.emit(f"Could not load the model: {_one_line(exc)}")
+            return
+        self.predictor = predictor
+        self.loaded.emit(predictor, info)
+
+    @Slot(int, str)
+    def analyze(self, request_id: int, text: str) -> None:
+        """Run ``predict(text)`` unless a newer request has been made; emits ``result`` or ``failed``."""
+        if request_id != self.latest_id:
+            return  # stale: a newer request is queued behind this one
+        if self.predictor is None:
+            self.failed.emit(request_id, "the model is not loaded")
+            return
+        self.started.emit(request_id)
+        try:
+            pred = self.predictor.predict(text)
+        except Exception as exc:  # noqa: BLE001 - any failure becomes a message
+            log.debug("predict failed:\n%s", traceback.format_exc())
+            self.failed.emit(request_id, _one_line(exc))
+            return
+        self.result.emit(request_id, pred)
+
+
+class InferenceController(QObject):
+    """GUI-thread front end of :class:`InferenceWorker`: owns the thread, numbers requests, drops stale results.
+
+    Signals:
+        loaded(object, object): (Predictor, ModelInfo).
+        load_failed(str): why the model could not be loaded.
+        prediction(object): the newest ``model.Prediction`` (stale ones never arrive).
+        error(str): why the newest request failed.
+        busy_changed(bool): True while a request is outstanding.
+    """
+
+    loaded = Signal(object, object)
+    load_failed = Signal(str)
+    prediction = Signal(object)
+    error = Signal(str)
+    busy_changed = Signal(bool)
+
+    _request_load = Signal(object, object)
+    _request_analyze = Signal(int, str)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._thread = QThread()
+        self._thread.setObjectName("inference")
+        self._worker = InferenceWorker()
+        self._worker.moveToThread(self._thread)
+        self._request_load.connect(self._worker.load)
+        self._request_analyze.connect(self._worker.analyze)
+        self._worker.loaded.connect(self._on_loaded)
+        self._worker.load_failed.connect(self._on_load_failed)
+        self._worker.result.connect(self._on_result)
+        self._worker.failed.connect(self._on_failed)
+        self._thread.start()
+        self._next_id = 0
+        self._latest_id = -1
+        self._ready = False
+        self._pending: str | None = None
+        self._busy = False
+        self.predictor = None
+        self.info: ModelInfo | None = None
+
+    @property
+    def ready(self) -> bool:
+        """True once the model has loaded."""
+        return self._ready
+
+    @property
+    def busy(self) -> bool:
+        """True while the newest request has not yet been answered."""
+        return self._busy
+
+    def load(self, model_dir: str | Path | None, device: str | None) -> None:
+        """Ask the worker to load the model (asynchronous; answers with ``loaded`` or ``load_failed``)."""
+        self._request_load.emit(str(model_dir) if model_dir is not None else None, device)
+
+    def analyze(self, text: str) -> int:
+        """Queue ``text`` for analysis; any older outstanding request becomes stale.
+
+        Before the model has loaded, only the newest text is kept and sent once
+        it is ready. Returns the request id.
+        """
+        self._next_id += 1
+        self._latest_id = self._next_id
+        self._worker.latest_id = self._latest_id
+        self._set_busy(True)
+        if not self._ready:
+            self._pending = text
+            return self._latest_id
+        self._request_analyze.emit(self._latest_id, text)
+        return self._latest_id
+
+    def _set_busy(self, busy: bool) -> None:
+        if busy != self._busy:
+            self._busy = busy
+            self.busy_changed.emit(busy)
+
+    def _on_loaded(self, predictor, info) -> None:
+        self.predictor = predictor
+        self.info = info
+        self._ready = True
+        self.loaded.emit(predictor, info)
+        if self._pending is not None:
+            text, self._pending = self._pending, None
+            self._request_analyze.emit(self._latest_id, text)
+
+    def _on_load_failed(self, message: str) -> None:
+        self._pending = None
+        self._set_busy(False)
+        self.load_failed.emit(message)
+
+    def _on_result(self, request_id: int, pred) -> None:
+        if request_id != self._latest_id:
+            return  # stale
+        self._set_busy(False)
+        self.prediction.emit(pred)
+
+    def _on_failed(self, request_id: int, message: str) -> None:
+        if request_id != self._latest_id:
+            return
+        self._set_busy(False)
+        self.error.emit(message)
+
+    def shutdown(self, timeout_ms: int = 5000) -> None:
+        """Stop the worker thread (waits for a running forward pass, up to ``timeout_ms`` milliseconds)."""
+        self._worker.latest_id = -1  # everything still queued is stale
+        self._thread.quit()
+        self._thread.wait(timeout_ms)

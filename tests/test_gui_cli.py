@@ -1,0 +1,63 @@
+"""The ``python -m desktop_app`` command line: --self-test and --quit-after-show (subprocesses, offscreen)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.gui
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_app(*args: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "OMP_NUM_THREADS": "1"}
+    env["ATTENTION_EXPLORER_SETTINGS"] = str(tmp_path / "settings.ini")
+    return subprocess.run(
+        [sys.executable, "-m", "desktop_app", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+
+
+def last_json_line(stdout: str) -> dict:
+    lines = [ln for ln in stdout.splitlines() if ln.strip().startswith("{")]
+    assert len(lines) == 1, stdout
+    return json.loads(lines[0])
+
+
+def test_self_test_prints_one_json_line(tiny_model_dir, tmp_path):
+    proc = run_app("--model", str(tiny_model_dir), "--device", "cpu", "--self-test", tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = last_json_line(proc.stdout)
+    assert out["ok"] is True
+    assert out["label"] in ("negative", "positive")
+    assert abs(sum(out["probabilities"].values()) - 1.0) < 1e-4
+    assert (out["layers"], out["heads"]) == (2, 2)
+    assert 2 <= out["num_tokens"] <= 64
+    assert Path(out["model_dir"]) == Path(tiny_model_dir)
+    assert "Traceback" not in proc.stderr
+
+
+def test_self_test_fails_cleanly_without_a_model(tmp_path):
+    proc = run_app("--model", str(tmp_path / "missing"), "--self-test", tmp_path=tmp_path)
+    assert proc.returncode == 1
+    out = last_json_line(proc.stdout)
+    assert out["ok"] is False and "not found" in out["error"]
+    assert "Traceback" not in proc.stderr
+
+
+def test_quit_after_show_reports_first_window_time(tiny_model_dir, tmp_path):
+    proc = run_app("--model", str(tiny_model_dir), "--quit-after-show", tmp_path=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = last_json_line(proc.stdout)
+    assert 0 < out["first_window_s"] < 120
