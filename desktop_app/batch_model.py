@@ -1,0 +1,217 @@
+"""Qt table model and filter proxy for batch-scoring results (:class:`model.batch.ResultRow`).
+
+:class:`BatchTableModel` holds the rows and only ever appends (with
+``beginInsertRows``/``endInsertRows``, a chunk at a time), so the view never
+rebuilds. :class:`BatchFilterProxy` sorts by raw values (numbers as numbers)
+and filters by a search string and a category (all, positive, negative,
+misclassified, failed).
+
+No torch here: rows are plain frozen dataclasses from :mod:`model.batch`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtGui import QColor
+
+from model.batch import ResultRow, Summary
+
+COLUMNS = ("Source", "Excerpt", "Predicted", "P(positive)", "Tokens", "Truncated", "Gold", "Correct?", "Status")
+SOURCE, EXCERPT, LABEL, P_POSITIVE, TOKENS, TRUNCATED, GOLD, CORRECT, STATUS = range(len(COLUMNS))
+EXCERPT_CHARS = 120
+SORT_ROLE = Qt.ItemDataRole.UserRole
+ROW_ROLE = Qt.ItemDataRole.UserRole + 1  # the ResultRow itself
+
+FILTERS = ("All", "Predicted positive", "Predicted negative", "Misclassified", "Failed")
+
+
+def excerpt(text: str, n: int = EXCERPT_CHARS) -> str:
+    """The first ``n`` characters of ``text`` on one line (whitespace runs and ``<br />`` collapsed), with "…"."""
+    flat = " ".join(text.replace("<br />", " ").replace("<br/>", " ").split())
+    return flat if len(flat) <= n else flat[: n - 1] + "…"
+
+
+def _short_source(source: str) -> str:
+    """The file name (plus ``:row N``) of a source path, for display."""
+    head, sep, tail = source.rpartition(":")
+    if sep and tail.startswith(("row ", "line ")):
+        return f"{head.replace(chr(92), '/').rsplit('/', 1)[-1]}:{tail}"
+    return source.replace("\\", "/").rsplit("/", 1)[-1] or source
+
+
+class BatchTableModel(QAbstractTableModel):
+    """Result rows as a 9-column table; append-only, with a running :class:`model.batch.Summary`.
+
+    Roles: ``DisplayRole`` (text shown), ``ToolTipRole`` (full source / longer
+    excerpt / status), ``SORT_ROLE`` (raw sortable value: float for
+    P(positive), -1 when unknown; int for tokens), ``ROW_ROLE`` (the
+    :class:`ResultRow`).
+    """
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self._rows: list[ResultRow] = []
+        self._excerpts: list[str] = []
+        self.summary = Summary()
+
+    # -- data access ------------------------------------------------------------------------------------------
+    def rows(self) -> list[ResultRow]:
+        """A copy of all rows, in arrival order."""
+        return list(self._rows)
+
+    def row_at(self, row: int) -> ResultRow:
+        """The row at source-model index ``row``. Raises IndexError when out of range."""
+        return self._rows[row]
+
+    def append_rows(self, rows: Sequence[ResultRow]) -> None:
+        """Append rows at the end in one ``beginInsertRows``/``endInsertRows`` block and update the summary."""
+        if not rows:
+            return
+        first = len(self._rows)
+        self.beginInsertRows(QModelIndex(), first, first + len(rows) - 1)
+        self._rows.extend(rows)
+        self._excerpts.extend(excerpt(r.text) if r.text else "" for r in rows)
+        self.endInsertRows()
+        self.summary.add(rows)
+
+    def clear(self) -> None:
+        """Remove every row and reset the summary."""
+        self.beginResetModel()
+        self._rows.clear()
+        self._excerpts.clear()
+        self.summary = Summary()
+        self.endResetModel()
+
+    # -- QAbstractTableModel ---------------------------------------------------------------------------------
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        """Number of rows (0 for any valid parent: this is a flat table)."""
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        """Number of columns, ``len(COLUMNS)``."""
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
+        """Column titles (horizontal) and 1-based row numbers (vertical)."""
+        if role != Qt.ItemDataRole.DisplayRole:
+            return None
+        if orientation == Qt.Orientation.Horizontal:
+            return COLUMNS[section] if 0 <= section < len(COLUMNS) else None
+        return str(section + 1)
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+        """Cell contents for display, tooltip, alignment, foreground (failed status in red), ``SORT_ROLE``, ``ROW_ROLE``."""
+        if not index.isValid() or not 0 <= index.row() < len(self._rows):
+            return None
+        r = self._rows[index.row()]
+        c = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._display(r, index.row(), c)
+        if role == SORT_ROLE:
+            return self._sort_value(r, index.row(), c)
+        if role == ROW_ROLE:
+            return r
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if c == SOURCE:
+                return r.source
+            if c == EXCERPT:
+                return excerpt(r.text, 600) if r.text else None
+            if c == STATUS:
+                return r.status
+            return None
+        if role == Qt.ItemDataRole.ForegroundRole and not r.ok and c == STATUS:
+            return QColor("#b00020")
+        if role == Qt.ItemDataRole.TextAlignmentRole and c in (P_POSITIVE, TOKENS):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def _display(self, r: ResultRow, i: int, c: int) -> str:
+        if c == SOURCE:
+            return _short_source(r.source)
+        if c == EXCERPT:
+            return self._excerpts[i]
+        if c == LABEL:
+            return r.label
+        if c == P_POSITIVE:
+            return "" if r.p_positive is None else f"{r.p_positive:.3f}"
+        if c == TOKENS:
+            return str(r.num_tokens) if r.ok else ""
+        if c == TRUNCATED:
+            return ("yes" if r.truncated else "no") if r.ok else ""
+        if c == GOLD:
+            return r.gold
+        if c == CORRECT:
+            return "" if r.correct is None else ("✓" if r.correct else "✗")
+        return r.status
+
+    def _sort_value(self, r: ResultRow, i: int, c: int):
+        if c == SOURCE:
+            return r.source.lower()
+        if c == EXCERPT:
+            return self._excerpts[i].lower()
+        if c == P_POSITIVE:
+            return -1.0 if r.p_positive is None else float(r.p_positive)
+        if c == TOKENS:
+            return int(r.num_tokens)
+        if c == TRUNCATED:
+            return int(r.truncated)
+        if c == CORRECT:
+            return -1 if r.correct is None else int(r.correct)
+        return self._display(r, i, c)
+
+
+class BatchFilterProxy(QSortFilterProxyModel):
+    """Sorts by ``SORT_ROLE`` and keeps rows matching a search string and a category.
+
+    The search string matches (case-insensitively) the source path, the full
+    review text and the status. Categories are the entries of ``FILTERS``.
+    """
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setSortRole(SORT_ROLE)
+        self._needle = ""
+        self._category = FILTERS[0]
+
+    def set_search(self, text: str) -> None:
+        """Keep rows whose source, text or status contains ``text`` (case-insensitive); "" keeps all."""
+        needle = text.strip().lower()
+        if needle != self._needle:
+            self._change_filter("_needle", needle)
+
+    def set_category(self, category: str) -> None:
+        """One of ``FILTERS``. Raises ValueError for anything else."""
+        if category not in FILTERS:
+            raise ValueError(f"unknown filter {category!r}; choose one of {FILTERS}")
+        if category != self._category:
+            self._change_filter("_category", category)
+
+    def _change_filter(self, attr: str, value: str) -> None:
+        """Set a filter parameter, telling the proxy (Qt >= 6.9 API, ``invalidateFilter`` before)."""
+        if hasattr(self, "beginFilterChange"):
+            self.beginFilterChange()
+            setattr(self, attr, value)
+            self.endFilterChange()
+        else:  # pragma: no cover - older Qt
+            setattr(self, attr, value)
+            self.invalidateFilter()
+
+    def filterAcceptsRow(self, source_row: int, source_parent: QModelIndex | QPersistentModelIndex) -> bool:
+        """True when the row passes the category and the search string."""
+        model = self.sourceModel()
+        r = model.row_at(source_row)
+        cat = self._category
+        if cat == "Predicted positive" and r.label != "positive":
+            return False
+        if cat == "Predicted negative" and r.label != "negative":
+            return False
+        if cat == "Misclassified" and r.correct is not False:
+            return False
+        if cat == "Failed" and r.ok:
+            return False
+        if self._needle:
+            n = self._needle
+            return n in r.source.lower() or n in r.status.lower() or n in r.text.lower()
+        return True

@@ -1,0 +1,537 @@
+"""The batch panel: drop files or folders of reviews, score them all, sort/filter/open/export the results.
+
+Scoring runs on a :class:`BatchWorker` (a QObject moved to its own QThread,
+one thread per job) that streams :func:`model.readers.iter_records` through
+:func:`model.batch.score_records` and sends rows back in chunks. The GUI
+thread only appends rows to the :class:`~desktop_app.batch_model.BatchTableModel`.
+
+* ``add_paths`` while a job runs queues the paths as the next job;
+  ``set_predictor`` starts queued jobs once a model is there.
+* Cancel sets a flag that the engine checks before every batch; rows scored
+  so far stay in the table. Clear cancels, drops queued jobs and any rows
+  still in flight from the old job (stale results are recognised by job id).
+* Progress reaches the GUI at most ``PROGRESS_INTERVAL_S`` apart; the bar
+  shows the percentage of the estimated review count and an ETA.
+* Export writes CSV, JSON Lines or Parquet atomically with the same columns
+  as the command line (:data:`model.batch.EXPORT_COLUMNS`).
+
+Public interface used by the main window: :meth:`BatchPanel.set_predictor`,
+:meth:`BatchPanel.add_paths`, :meth:`BatchPanel.cancel`,
+:meth:`BatchPanel.shutdown`, signal :attr:`BatchPanel.review_activated`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import traceback
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Qt, QThread, QUrl, Signal, Slot
+from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QApplication,
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMenu,
+    QProgressBar,
+    QPushButton,
+    QSizePolicy,
+    QTableView,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from model.batch import FORMATS, Summary, Timer, score_records, write_rows
+from model.readers import DEFAULT_MAX_FILE_BYTES, SUPPORTED_EXTENSIONS, estimate_count, iter_records
+
+from .batch_model import COLUMNS, EXCERPT, FILTERS, P_POSITIVE, ROW_ROLE, SOURCE, BatchFilterProxy, BatchTableModel
+
+log = logging.getLogger(__name__)
+
+PROGRESS_INTERVAL_S = 0.2  # at most 5 progress updates per second reach the GUI
+DEFAULT_BATCH_SIZE = 32
+DEFAULT_CHUNK = 128  # rows per chunk sent to the GUI (also the engine's length-bucketing unit)
+_FORMAT_FILTERS = {"csv": "CSV (*.csv)", "jsonl": "JSON Lines (*.jsonl)", "parquet": "Parquet (*.parquet)"}
+_FORMAT_NAMES = {"csv": "CSV…", "jsonl": "JSON Lines…", "parquet": "Parquet…"}
+
+
+def _fmt_duration(seconds: float) -> str:
+    s = round(seconds)
+    h, rem = divmod(s, 3600)
+    m, s = divmod(rem, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+class BatchWorker(QObject):
+    """Scores one job (a list of paths) on a background thread.
+
+    Signals (all carry the job id first so the panel can drop stale ones):
+        progress(int, int, int): (job, records done, estimated total records).
+        rows_ready(int, list): (job, list of :class:`model.batch.ResultRow`), one chunk.
+        finished(int, object, bool): (job, :class:`model.batch.Summary` of this
+            job with ``elapsed_s`` in seconds, cancelled?).
+        failed(int, str): (job, one-line reason) for an unexpected error; rows
+            sent before it stay valid.
+    """
+
+    progress = Signal(int, int, int)
+    rows_ready = Signal(int, list)
+    finished = Signal(int, object, bool)
+    failed = Signal(int, str)
+
+    def __init__(
+        self,
+        job_id: int,
+        predictor,
+        paths: list[str],
+        text_column: str | None = None,
+        max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        chunk: int = DEFAULT_CHUNK,
+        progress_interval_s: float = PROGRESS_INTERVAL_S,
+    ) -> None:
+        super().__init__()
+        self.job_id = job_id
+        self.predictor = predictor
+        self.paths = list(paths)
+        self.text_column = text_column
+        self.max_file_bytes = max_file_bytes
+        self.batch_size = batch_size
+        self.chunk = chunk
+        self.progress_interval_s = progress_interval_s
+        self._stop = threading.Event()
+
+    def request_stop(self) -> None:
+        """Ask the job to stop before its next batch (thread-safe; callable from any thread)."""
+        self._stop.set()
+
+    def stop_requested(self) -> bool:
+        """True once :meth:`request_stop` was called."""
+        return self._stop.is_set()
+
+    @Slot()
+    def run(self) -> None:
+        """Estimate the count, then stream, score and emit rows; always ends with ``finished`` (or ``failed``)."""
+        job = self.job_id
+        summary = Summary()
+        timer = Timer()
+        last_emit = [0.0]
+        total = [0]
+        try:
+            total[0] = estimate_count(self.paths, self.max_file_bytes)
+            self.progress.emit(job, 0, total[0])
+
+            def on_progress(done: int) -> None:
+                now = time.monotonic()
+                if now - last_emit[0] >= self.progress_interval_s:
+                    last_emit[0] = now
+                    total[0] = max(total[0], done)
+                    self.progress.emit(job, done, total[0])
+
+            records = iter_records(self.paths, text_column=self.text_column, max_file_bytes=self.max_file_bytes)
+            for rows in score_records(self.predictor, records, batch_size=self.batch_size, chunk=self.chunk,
+                                      progress=on_progress, should_stop=self._stop.is_set):
+                summary.add(rows)
+                self.rows_ready.emit(job, rows)
+        except Exception as exc:  # noqa: BLE001 - never let a traceback reach the event loop
+            log.debug("batch job failed:\n%s", traceback.format_exc())
+            summary.elapsed_s = timer.elapsed_s
+            self.failed.emit(job, f"{type(exc).__name__}: {exc}")
+            self.finished.emit(job, summary, True)
+            return
+        summary.elapsed_s = timer.elapsed_s
+        self.progress.emit(job, summary.count, max(total[0], summary.count) if self._stop.is_set() else summary.count)
+        self.finished.emit(job, summary, self._stop.is_set())
+
+
+class BatchPanel(QWidget):
+    """Batch scoring of files and folders of reviews, with a sortable, filterable results table.
+
+    Signals:
+        review_activated(str): the full text of a double-clicked row (send it
+            to the analysis view).
+        scoring_started(int): a job started (its id).
+        scoring_finished(object): a job ended; the :class:`model.batch.Summary`
+            of that job (``elapsed_s`` in seconds).
+        progress_changed(int, int): (records done, estimated total) of the
+            running job, throttled to ``PROGRESS_INTERVAL_S``.
+        message(str): a one-line status/error message (also shown in the panel).
+    """
+
+    review_activated = Signal(str)
+    scoring_started = Signal(int)
+    scoring_finished = Signal(object)
+    progress_changed = Signal(int, int)
+    message = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None, batch_size: int = DEFAULT_BATCH_SIZE,
+                 chunk: int = DEFAULT_CHUNK) -> None:
+        super().__init__(parent)
+        self.setObjectName("BatchPanel")
+        self.setAcceptDrops(True)
+        self.batch_size = batch_size
+        self.chunk = chunk
+        self._predictor = None
+        self._queue: list[list[str]] = []
+        self._job_id = 0
+        self._thread: QThread | None = None
+        self._worker: BatchWorker | None = None
+        self._job_t0 = 0.0
+        self._scoring_s = 0.0  # seconds spent scoring in finished jobs
+        self._last_done = 0
+        self._last_total = 0
+
+        self.table_model = BatchTableModel(self)
+        self.proxy = BatchFilterProxy(self)
+        self.proxy.setSourceModel(self.table_model)
+        self._build_ui()
+        app = QApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.shutdown)
+
+    # -- UI ---------------------------------------------------------------------------------------------------
+    def _build_ui(self) -> None:
+        self.add_files_button = QPushButton("Add files…")
+        self.add_files_button.setToolTip("Score .txt, .csv, .tsv, .jsonl or .json files of reviews")
+        self.add_files_button.clicked.connect(self._choose_files)
+        self.add_folder_button = QPushButton("Add folder…")
+        self.add_folder_button.setToolTip("Score every review file in a folder (recursive; pos/ and neg/ give gold labels)")
+        self.add_folder_button.clicked.connect(self._choose_folder)
+
+        self.category_combo = QComboBox()
+        self.category_combo.addItems(FILTERS)
+        self.category_combo.setToolTip("Show only some rows")
+        self.category_combo.currentTextChanged.connect(self.proxy.set_category)
+        self.search_edit = QLineEdit()
+        self.search_edit.setPlaceholderText("Filter by file, text or status…")
+        self.search_edit.setClearButtonEnabled(True)
+        self.search_edit.textChanged.connect(self.proxy.set_search)
+
+        self.export_button = QToolButton()
+        self.export_button.setText("Export")
+        self.export_button.setToolTip("Save all rows (not only the filtered ones) with the command line's columns")
+        self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(self.export_button)
+        for fmt in FORMATS:
+            act = QAction(_FORMAT_NAMES[fmt], menu)
+            act.triggered.connect(lambda _checked=False, f=fmt: self._choose_export(f))
+            menu.addAction(act)
+        self.export_button.setMenu(menu)
+        self.clear_button = QPushButton("Clear")
+        self.clear_button.setToolTip("Cancel scoring and remove all rows")
+        self.clear_button.clicked.connect(self.clear)
+
+        top = QHBoxLayout()
+        top.addWidget(self.add_files_button)
+        top.addWidget(self.add_folder_button)
+        top.addWidget(self.category_combo)
+        top.addWidget(self.search_edit, 1)
+        top.addWidget(self.export_button)
+        top.addWidget(self.clear_button)
+
+        self.text_column_edit = QLineEdit()
+        self.text_column_edit.setPlaceholderText("auto (text / review / content)")
+        self.text_column_edit.setToolTip("CSV/TSV column or JSON field with the review text; empty detects it")
+        self.max_mb_spin = QDoubleSpinBox()
+        self.max_mb_spin.setRange(0.1, 1024.0)
+        self.max_mb_spin.setDecimals(1)
+        self.max_mb_spin.setSuffix(" MB")
+        self.max_mb_spin.setValue(DEFAULT_MAX_FILE_BYTES / 2**20)
+        self.max_mb_spin.setToolTip("One-review files larger than this are reported, not read")
+        settings = QHBoxLayout()
+        settings.addWidget(QLabel("Text column:"))
+        settings.addWidget(self.text_column_edit, 1)
+        settings.addWidget(QLabel("Max file size:"))
+        settings.addWidget(self.max_mb_spin)
+
+        self.view = QTableView()
+        self.view.setModel(self.proxy)
+        self.view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # arrival order until sorted
+        self.view.setSortingEnabled(True)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.view.setAlternatingRowColors(True)
+        self.view.setWordWrap(False)
+        self.view.verticalHeader().setDefaultSectionSize(self.view.fontMetrics().height() + 6)
+        hh = self.view.horizontalHeader()
+        hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        hh.setStretchLastSection(True)  # the status column takes the remaining width
+        for c in range(len(COLUMNS)):
+            hh.resizeSection(c, 72)
+        hh.resizeSection(SOURCE, 160)
+        hh.resizeSection(EXCERPT, 380)
+        hh.resizeSection(P_POSITIVE, 84)
+        self.view.doubleClicked.connect(self._on_double_clicked)
+        self.view.setToolTip("Double-click a row to analyse the review")
+
+        self.progress_bar = QProgressBar()
+        self.progress_bar.setRange(0, 1)
+        self.progress_bar.setValue(0)
+        self.progress_bar.setTextVisible(True)
+        self.progress_bar.setFormat("idle")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.setToolTip("Stop after the current batch; rows scored so far are kept")
+        self.cancel_button.clicked.connect(self.cancel)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.progress_bar, 1)
+        bottom.addWidget(self.cancel_button)
+
+        self.summary_label = QLabel("Drop files or folders of reviews here (.txt, .csv, .tsv, .jsonl, .json).")
+        self.summary_label.setWordWrap(True)
+        self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.message_label = QLabel("")
+        self.message_label.setWordWrap(True)
+        self.message_label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addLayout(settings)
+        layout.addWidget(self.view, 1)
+        layout.addLayout(bottom)
+        layout.addWidget(self.summary_label)
+        layout.addWidget(self.message_label)
+
+    # -- public API -------------------------------------------------------------------------------------------
+    def set_predictor(self, predictor) -> None:
+        """Use ``predictor`` (a loaded ``model.Predictor``) for the next jobs; starts queued ones.
+
+        A running job keeps the predictor it started with.
+        """
+        self._predictor = predictor
+        if predictor is not None:
+            self._start_next()
+
+    def add_paths(self, paths: list[str]) -> None:
+        """Score these files/folders: starts now, or queues behind the running job / until a model is set.
+
+        Empty lists are ignored; paths that do not exist become rows with a
+        status ("not found"), they do not raise.
+        """
+        paths = [str(p) for p in paths if str(p)]
+        if not paths:
+            return
+        self._queue.append(paths)
+        if self._predictor is None:
+            self._set_message("Waiting for the model to load; scoring starts then.")
+        self._start_next()
+
+    def cancel(self) -> None:
+        """Stop the running job after its current batch and drop queued jobs; rows scored so far stay."""
+        self._queue.clear()
+        if self._worker is not None:
+            self._worker.request_stop()
+            self.cancel_button.setEnabled(False)
+            self.progress_bar.setFormat("cancelling…")
+
+    def clear(self) -> None:
+        """Cancel everything and remove all rows (rows still in flight from the old job are dropped)."""
+        self.cancel()
+        self._job_id += 1  # anything still arriving from the cancelled job is stale now
+        self.table_model.clear()
+        self._scoring_s = 0.0
+        self._update_summary()
+        self._set_message("")
+
+    def is_running(self) -> bool:
+        """True while a job is scoring."""
+        return self._worker is not None
+
+    def rows(self):
+        """All result rows in arrival order (a list of :class:`model.batch.ResultRow`)."""
+        return self.table_model.rows()
+
+    def export_to(self, path: str, fmt: str | None = None) -> bool:
+        """Write every row to ``path`` atomically (CSV, JSON Lines or Parquet; from the extension when ``fmt`` is None).
+
+        Returns:
+            True on success; on failure shows and emits a message and returns
+            False (never raises for I/O or format problems).
+        """
+        rows = self.table_model.rows()
+        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+        try:
+            n = write_rows(path, rows, fmt)
+        except (OSError, ValueError, RuntimeError) as exc:
+            self._set_message(f"Export failed: {exc}", error=True)
+            return False
+        finally:
+            QApplication.restoreOverrideCursor()
+        self._set_message(f"Exported {n:,} rows to {path}")
+        return True
+
+    def shutdown(self, timeout_ms: int = 10000) -> None:
+        """Cancel and wait (up to ``timeout_ms`` milliseconds) for the worker thread; call before the app exits."""
+        self._queue.clear()
+        if self._worker is not None:
+            self._worker.request_stop()
+        if self._thread is not None:
+            self._thread.quit()
+            self._thread.wait(timeout_ms)
+
+    # -- drag and drop ----------------------------------------------------------------------------------------
+    @staticmethod
+    def _local_paths(urls: list[QUrl]) -> list[str]:
+        return [u.toLocalFile() for u in urls if u.isLocalFile() and u.toLocalFile()]
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        """Accept drags that carry local files or folders."""
+        if event.mimeData().hasUrls() and self._local_paths(event.mimeData().urls()):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event) -> None:
+        """Keep accepting while the drag moves over the panel."""
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        """Score the dropped files/folders (see :meth:`add_paths`)."""
+        paths = self._local_paths(event.mimeData().urls()) if event.mimeData().hasUrls() else []
+        if not paths:
+            event.ignore()
+            return
+        event.acceptProposedAction()
+        self.add_paths(paths)
+
+    # -- job control ------------------------------------------------------------------------------------------
+    def _start_next(self) -> None:
+        if self._worker is not None or self._predictor is None or not self._queue:
+            return
+        paths = self._queue.pop(0)
+        self._job_id += 1
+        job = self._job_id
+        text_column = self.text_column_edit.text().strip() or None
+        max_bytes = int(self.max_mb_spin.value() * 2**20)
+        worker = BatchWorker(job, self._predictor, paths, text_column, max_bytes, self.batch_size, self.chunk)
+        thread = QThread()
+        thread.setObjectName(f"batch-{job}")
+        worker.moveToThread(thread)
+        thread.started.connect(worker.run)
+        worker.progress.connect(self._on_progress)
+        worker.rows_ready.connect(self._on_rows)
+        worker.finished.connect(self._on_finished)
+        worker.failed.connect(self._on_failed)
+        self._worker, self._thread = worker, thread
+        self._job_t0 = time.monotonic()
+        self._last_done, self._last_total = 0, 0
+        self.cancel_button.setEnabled(True)
+        self.progress_bar.setRange(0, 0)  # busy until the count estimate arrives
+        self.progress_bar.setFormat("reading…")
+        names = ", ".join(Path(p).name or p for p in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+        self._set_message(f"Scoring {names}…")
+        self.scoring_started.emit(job)
+        thread.start()
+
+    @Slot(int, int, int)
+    def _on_progress(self, job: int, done: int, total: int) -> None:
+        if job != self._job_id:
+            return
+        self._last_done, self._last_total = done, total
+        total = max(total, done, 1)
+        self.progress_bar.setRange(0, total)
+        self.progress_bar.setValue(done)
+        elapsed = time.monotonic() - self._job_t0
+        eta = ""
+        if 0 < done < total and elapsed > 0.5:
+            eta = f" · ETA {_fmt_duration((total - done) * elapsed / done)}"
+        if self._worker is not None and self._worker.stop_requested():
+            self.progress_bar.setFormat("cancelling…")
+        else:
+            self.progress_bar.setFormat(f"{done:,} / ~{total:,} reviews (%p%){eta}")
+        self._update_summary()
+        self.progress_changed.emit(done, total)
+
+    @Slot(int, list)
+    def _on_rows(self, job: int, rows: list) -> None:
+        if job != self._job_id:
+            return  # stale: the table was cleared after this job started
+        self.table_model.append_rows(rows)
+        self._update_summary()
+
+    @Slot(int, str)
+    def _on_failed(self, job: int, message: str) -> None:
+        if job == self._job_id:
+            self._set_message(f"Scoring stopped by an error: {message}", error=True)
+
+    @Slot(int, object, bool)
+    def _on_finished(self, job: int, summary: Summary, cancelled: bool) -> None:
+        thread = self._thread
+        self._worker, self._thread = None, None
+        if thread is not None:
+            thread.quit()
+            thread.wait()
+        self._scoring_s += summary.elapsed_s
+        self.cancel_button.setEnabled(False)
+        self.progress_bar.setRange(0, 1)
+        self.progress_bar.setValue(1 if not cancelled else 0)
+        if job == self._job_id:
+            word = "Cancelled" if cancelled else "Done"
+            self.progress_bar.setFormat(f"{word}: {summary.count:,} reviews in {_fmt_duration(summary.elapsed_s)}")
+            if not self.message_label.text().startswith("Scoring stopped by an error"):
+                failed = f"; {summary.failed:,} could not be read (filter 'Failed' to see why)" if summary.failed else ""
+                self._set_message(f"{word}: {summary.ok:,} reviews scored{failed}.")
+        self._update_summary()
+        self.scoring_finished.emit(summary)
+        self._start_next()
+
+    # -- helpers ----------------------------------------------------------------------------------------------
+    def _update_summary(self) -> None:
+        s = self.table_model.summary
+        running = time.monotonic() - self._job_t0 if self._worker is not None else 0.0
+        s.elapsed_s = self._scoring_s + running
+        if s.count == 0:
+            self.summary_label.setText("Drop files or folders of reviews here (.txt, .csv, .tsv, .jsonl, .json).")
+            return
+        shown = self.proxy.rowCount()
+        extra = f" · showing {shown:,}" if shown != s.count else ""
+        self.summary_label.setText(s.line() + extra)
+
+    def _set_message(self, text: str, error: bool = False) -> None:
+        self.message_label.setText(text)
+        self.message_label.setStyleSheet("color: #b00020;" if error else "")
+        if text:
+            self.message.emit(text)
+
+    def _on_double_clicked(self, index) -> None:
+        row = self.proxy.data(index, ROW_ROLE)
+        if row is None:
+            return
+        if row.text:
+            self.review_activated.emit(row.text)
+        else:
+            self._set_message(f"{row.source}: {row.status}", error=True)
+
+    def _choose_files(self) -> None:
+        patterns = " ".join(f"*{e}" for e in SUPPORTED_EXTENSIONS)
+        files, _ = QFileDialog.getOpenFileNames(self, "Score review files", "", f"Reviews ({patterns});;All files (*)")
+        if files:
+            self.add_paths(files)
+
+    def _choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Score a folder of reviews")
+        if folder:
+            self.add_paths([folder])
+
+    def _choose_export(self, fmt: str) -> None:
+        if self.table_model.rowCount() == 0:
+            self._set_message("Nothing to export yet.", error=True)
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Export results", f"results.{fmt}", _FORMAT_FILTERS[fmt])
+        if path:
+            if not path.lower().endswith(f".{fmt}"):
+                path += f".{fmt}"
+            self.export_to(path, fmt)
+
+
+__all__ = ["BatchPanel", "BatchWorker"]

@@ -1,0 +1,247 @@
+"""The batch panel (desktop_app.batch_panel) offscreen: drops, queued scoring, cancel, filter, open, export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QApplication
+
+from desktop_app.batch_model import CORRECT, EXCERPT, P_POSITIVE, BatchFilterProxy, BatchTableModel
+from desktop_app.batch_panel import BatchPanel
+from model.batch import read_results
+
+pytestmark = [pytest.mark.gui, pytest.mark.timeout(120)]
+WAIT_MS = 60_000
+
+
+def make_folder(root: Path, n_pos: int, n_neg: int, text: str | None = None) -> Path:
+    for label, n in (("pos", n_pos), ("neg", n_neg)):
+        (root / label).mkdir(parents=True, exist_ok=True)
+        for i in range(n):
+            (root / label / f"{i}_5.txt").write_text(text or f"a {label} film, review {i} " + "great " * (i % 7))
+    return root
+
+
+@pytest.fixture
+def panel(qtbot, tiny_predictor):
+    p = BatchPanel(batch_size=4, chunk=8)
+    qtbot.addWidget(p)
+    p.set_predictor(tiny_predictor)
+    yield p
+    p.shutdown()
+
+
+def drop(widget, paths) -> QDropEvent:
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
+    enter = QDragEnterEvent(QPointF(widget.rect().center()), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                            Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(widget, enter)
+    assert enter.isAccepted()
+    ev = QDropEvent(QPointF(widget.rect().center()), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                    Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(widget, ev)
+    return ev
+
+
+def test_dropping_a_folder_fills_the_table(qtbot, panel, tmp_path):
+    folder = make_folder(tmp_path / "reviews", 6, 5)
+    (folder / "pos" / "broken.txt").write_bytes(b"%PDF-1.4\n")
+    with qtbot.waitSignal(panel.scoring_finished, timeout=WAIT_MS) as blocker:
+        ev = drop(panel, [folder])
+        assert ev.isAccepted()
+    summary = blocker.args[0]
+    assert summary.count == 12 and summary.failed == 1
+    assert panel.table_model.rowCount() == 12
+    assert panel.proxy.rowCount() == 12
+    rows = panel.rows()
+    assert sum(r.gold == "positive" for r in rows) == 7  # the PDF keeps the gold label of its pos/ folder
+    assert not panel.is_running()
+    assert "12 reviews" in panel.summary_label.text()
+    # P(positive) column shows the probability with 3 decimals
+    first_ok = next(i for i, r in enumerate(rows) if r.ok)
+    shown = panel.table_model.index(first_ok, P_POSITIVE).data()
+    assert shown == f"{rows[first_ok].p_positive:.3f}"
+
+
+def test_drag_without_local_files_is_ignored(qtbot, panel):
+    mime = QMimeData()
+    mime.setText("just text")
+    enter = QDragEnterEvent(QPointF(panel.rect().center()), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                            Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(panel, enter)
+    assert not enter.isAccepted()
+
+
+def test_paths_wait_for_the_predictor_and_queue(qtbot, tiny_predictor, tmp_path):
+    a = make_folder(tmp_path / "a", 3, 2)
+    b = make_folder(tmp_path / "b", 1, 1)
+    p = BatchPanel(batch_size=4, chunk=8)
+    qtbot.addWidget(p)
+    try:
+        p.add_paths([str(a)])
+        p.add_paths([str(b)])
+        assert not p.is_running() and p.table_model.rowCount() == 0
+        finished = []
+        p.scoring_finished.connect(finished.append)
+        p.set_predictor(tiny_predictor)
+        qtbot.waitUntil(lambda: len(finished) == 2, timeout=WAIT_MS)
+        assert [s.count for s in finished] == [5, 2]
+        assert p.table_model.rowCount() == 7
+        assert [Path(r.source).parent.parent.name for r in p.rows()] == ["a"] * 5 + ["b"] * 2
+    finally:
+        p.shutdown()
+
+
+def test_cancel_midway_keeps_partial_rows(qtbot, panel, tmp_path):
+    n = 200
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for i in range(n):
+        (folder / f"{i:04d}.txt").write_text("a good film with great acting")  # equal lengths: prefix order
+    stopped = []
+
+    def stop_on_first_progress(_job, done, _total):
+        # runs on the worker thread (direct connection), right after the first batch reports progress
+        if done > 0 and not stopped and panel._worker is not None:
+            stopped.append(True)
+            panel._worker.request_stop()
+
+    original_start = panel._start_next
+
+    def start_and_hook():
+        original_start()
+        if panel._worker is not None:
+            panel._worker.progress.connect(stop_on_first_progress, Qt.ConnectionType.DirectConnection)
+
+    panel._start_next = start_and_hook
+    with qtbot.waitSignal(panel.scoring_finished, timeout=WAIT_MS) as blocker:
+        panel.add_paths([str(folder)])
+    summary = blocker.args[0]
+    rows = panel.rows()
+    assert stopped
+    assert 0 < len(rows) < n
+    assert summary.count == len(rows)
+    assert [Path(r.source).name for r in rows] == [f"{i:04d}.txt" for i in range(len(rows))]
+    assert "Cancelled" in panel.progress_bar.format()
+
+
+def test_cancel_from_the_gui_thread(qtbot, panel, tmp_path):
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for i in range(400):
+        (folder / f"{i:04d}.txt").write_text(f"review {i} " + "good " * (i % 13))
+    with qtbot.waitSignal(panel.scoring_finished, timeout=WAIT_MS):
+        panel.add_paths([str(folder)])
+        qtbot.waitUntil(lambda: panel.table_model.rowCount() > 0 or not panel.is_running(), timeout=WAIT_MS)
+        panel.cancel()
+    assert 0 < panel.table_model.rowCount() <= 400
+    assert not panel.is_running()
+    panel.cancel()  # idle cancel is harmless
+
+
+def test_double_click_emits_the_full_text(qtbot, panel, tmp_path):
+    f = tmp_path / "one.txt"
+    long_text = "An unforgettable film. " * 30
+    f.write_text(long_text)
+    with qtbot.waitSignal(panel.scoring_finished, timeout=WAIT_MS):
+        panel.add_paths([str(f)])
+    index = panel.proxy.index(0, EXCERPT)
+    assert index.data().endswith("…") and len(index.data()) < len(long_text)
+    with qtbot.waitSignal(panel.review_activated, timeout=1000) as blocker:
+        panel.view.doubleClicked.emit(index)
+    assert blocker.args == [long_text]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
+def test_export_round_trips(qtbot, panel, tmp_path, fmt):
+    folder = make_folder(tmp_path / "reviews", 4, 4)
+    (folder / "neg" / "empty.txt").write_text("  ")
+    with qtbot.waitSignal(panel.scoring_finished, timeout=WAIT_MS):
+        panel.add_paths([str(folder)])
+    out = tmp_path / f"export.{fmt}"
+    assert panel.export_to(str(out))
+    assert read_results(out) == panel.rows()
+    assert len(panel.rows()) == 9
+
+
+def test_export_failure_is_a_message(qtbot, panel, tmp_path):
+    messages = []
+    panel.message.connect(messages.append)
+    assert not panel.export_to(str(tmp_path / "no-such-dir" / "x.csv"))
+    assert not panel.export_to(str(tmp_path / "x.unknown"))
+    assert len(messages) == 2 and all(m.startswith("Export failed") for m in messages)
+
+
+def test_filter_and_sort(qtbot, panel, tmp_path):
+    folder = make_folder(tmp_path / "reviews", 5, 5)
+    (folder / "pos" / "bad.txt").write_bytes(b"\x89PNG\r\n\x1a\n")
+    with qtbot.waitSignal(panel.scoring_finished, timeout=WAIT_MS):
+        panel.add_paths([str(folder)])
+    rows = panel.rows()
+    panel.category_combo.setCurrentText("Failed")
+    assert panel.proxy.rowCount() == 1
+    panel.category_combo.setCurrentText("Misclassified")
+    assert panel.proxy.rowCount() == sum(r.correct is False for r in rows)
+    panel.category_combo.setCurrentText("All")
+    panel.search_edit.setText("REVIEW 3")
+    assert panel.proxy.rowCount() == sum("review 3" in r.text for r in rows) == 2
+    panel.search_edit.clear()
+    panel.view.sortByColumn(P_POSITIVE, Qt.SortOrder.DescendingOrder)
+    shown = [panel.proxy.index(i, P_POSITIVE).data() for i in range(panel.proxy.rowCount())]
+    values = [float(s) if s else -1.0 for s in shown]
+    assert values == sorted(values, reverse=True)
+
+
+def test_model_appends_in_one_block(qtbot):
+    from model.batch import ResultRow
+
+    model = BatchTableModel()
+    proxy = BatchFilterProxy()
+    proxy.setSourceModel(model)
+    inserted = []
+    model.rowsInserted.connect(lambda _parent, first, last: inserted.append((first, last)))
+    resets = []
+    model.modelReset.connect(lambda: resets.append(1))
+    row = ResultRow("s", "t", "positive", 0.9, 3, False, "positive", True, "ok")
+    model.append_rows([row] * 5)
+    model.append_rows([row] * 3)
+    assert inserted == [(0, 4), (5, 7)] and not resets
+    assert model.index(0, CORRECT).data() == "✓"
+    assert model.summary.count == 8 and model.summary.accuracy == 1.0
+
+
+class _BrokenPredictor:
+    labels = ("negative", "positive")
+
+    def score_many(self, *args, **kwargs):
+        raise RuntimeError("out of memory (simulated)")
+
+
+def test_engine_error_becomes_a_message_and_the_panel_recovers(qtbot, tiny_predictor, tmp_path):
+    folder = make_folder(tmp_path / "reviews", 2, 2)
+    p = BatchPanel(batch_size=4, chunk=8)
+    qtbot.addWidget(p)
+    try:
+        messages = []
+        p.message.connect(messages.append)
+        p.set_predictor(_BrokenPredictor())
+        with qtbot.waitSignal(p.scoring_finished, timeout=WAIT_MS):
+            p.add_paths([str(folder)])
+        assert any("out of memory (simulated)" in m for m in messages)
+        assert p.table_model.rowCount() == 0 and not p.is_running()
+        p.set_predictor(tiny_predictor)  # a working model: the next job runs normally
+        with qtbot.waitSignal(p.scoring_finished, timeout=WAIT_MS):
+            p.add_paths([str(folder)])
+        assert p.table_model.rowCount() == 4
+        p.clear()
+        assert p.table_model.rowCount() == 0 and p.table_model.summary.count == 0
+    finally:
+        p.shutdown()
