@@ -367,3 +367,37 @@ class Predictor:
         if num_positions <= buf.shape[0]:
             return buf[:num_positions].cpu().numpy().copy()
         return sinusoidal_positional_encoding(num_positions, self.config.d_model, self.config.pe_base).numpy()
+
+    def explain(self, text: str, method: str, target: int | None = None, **kwargs):
+        """Token importance for ``text`` by one method; see :func:`model.explain.explain`.
+
+        Args:
+            text: the review.
+            method: one of :data:`model.explain.EXPLANATION_METHODS`.
+            target: class index to explain (default: the predicted class).
+            **kwargs: ``layer``, ``n_steps``, ``progress``, ``should_stop``,
+                ``prediction``, ``seed``, ``internal_batch_size``.
+
+        Returns:
+            :class:`model.explain.Explanation` with float32 [T] scores.
+
+        Raises:
+            ValueError: bad text, method, target or layer.
+            model.explain.ExplanationCancelled: ``should_stop()`` returned True.
+        """
+        from .explain import explain
+
+        return explain(self, text, method, target=target, **kwargs)
+
+    def faithfulness(self, text: str, explanation, **kwargs):
+        """ERASER comprehensiveness/sufficiency AOPC of an explanation; see :func:`model.faithfulness.faithfulness`.
+
+        Returns:
+            :class:`model.faithfulness.Faithfulness`.
+
+        Raises:
+            ValueError: bad text or an explanation of another length.
+        """
+        from .faithfulness import faithfulness
+
+        return faithfulness(self, text, explanation, **kwargs)

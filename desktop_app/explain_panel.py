@@ -1,0 +1,611 @@
+"""The "Explanations" panel: several token-importance methods, their faithfulness, and a side-by-side view.
+
+Attention is not by itself an explanation (Jain & Wallace 2019; Wiegreffe &
+Pinter 2019), so the panel computes several methods for the current
+prediction (:mod:`model.explain`) and measures each one's ERASER
+comprehensiveness and sufficiency (DeYoung et al. 2020,
+:mod:`model.faithfulness`).
+
+Threading: :class:`ExplanationWorker` lives on its own ``QThread``; only it
+calls the model. The panel (the view) receives immutable NumPy result objects
+(:class:`model.explain.Explanation`, :class:`model.faithfulness.Faithfulness`).
+Every new prediction starts a new *generation*: the worker checks the
+generation between methods and between integrated-gradients batches, so the
+latest request wins, and results of an older generation are dropped.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+import numpy as np
+from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, Signal, Slot
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from model.explain import (
+    CHEAP_METHODS,
+    DEFAULT_IG_STEPS,
+    EXPLANATION_METHODS,
+    METHOD_TITLES,
+    SIGNED_METHODS,
+    ExplanationCancelled,
+)
+
+NONE_ITEM = "(none: plain tokens)"
+COLUMNS = ("Method", "Compr. \u2191", "Suff. \u2193", "Time (ms)")
+
+
+@dataclass(frozen=True)
+class MethodResult:
+    """One method's outcome for one text (NumPy/Python only).
+
+    Attributes:
+        method: the method name.
+        explanation: :class:`model.explain.Explanation` (scores float32 [T]).
+        faithfulness: :class:`model.faithfulness.Faithfulness`.
+    """
+
+    method: str
+    explanation: object
+    faithfulness: object
+
+
+class ExplanationWorker(QObject):
+    """Runs explanations and faithfulness on a worker thread; the only code here that calls the model.
+
+    Signals:
+        result(int generation, object MethodResult)
+        failed(int generation, str method, str message)
+        batch_finished(int generation): all requested cheap methods are done.
+        ig_progress(int generation, int done, int total): integrated-gradients
+            forward passes done out of total.
+        ig_cancelled(int generation)
+    """
+
+    result = Signal(int, object)
+    failed = Signal(int, str, str)
+    batch_finished = Signal(int)
+    ig_progress = Signal(int, int, int)
+    ig_cancelled = Signal(int)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.latest = 0  # written by the GUI thread; an int assignment is atomic
+        self.ig_cancel_requested = False
+
+    def _stale(self, generation: int) -> bool:
+        return generation != self.latest
+
+    @Slot(int, object, object, object, int)
+    def compute(self, generation: int, predictor, prediction, methods, layer: int) -> None:
+        """Explain ``prediction.text`` with each method in ``methods`` and score its faithfulness.
+
+        Stops early (silently) when a newer generation was requested.
+        """
+        for method in methods:
+            if self._stale(generation):
+                return
+            try:
+                e = predictor.explain(
+                    prediction.text,
+                    method,
+                    prediction=prediction,
+                    layer=layer,
+                    should_stop=lambda: self._stale(generation),
+                )
+                f = predictor.faithfulness(prediction.text, e)
+            except ExplanationCancelled:
+                return
+            except Exception as exc:  # noqa: BLE001 - shown to the user, never a crash
+                self.failed.emit(generation, method, str(exc) or type(exc).__name__)
+                continue
+            self.result.emit(generation, MethodResult(method, e, f))
+        self.batch_finished.emit(generation)
+
+    @Slot(int, object, object, int)
+    def compute_integrated_gradients(self, generation: int, predictor, prediction, n_steps: int) -> None:
+        """Integrated gradients with ``n_steps`` steps, progress per internal batch, cancellable."""
+
+        def should_stop() -> bool:
+            return self.ig_cancel_requested or self._stale(generation)
+
+        try:
+            e = predictor.explain(
+                prediction.text,
+                "integrated_gradients",
+                prediction=prediction,
+                n_steps=n_steps,
+                progress=lambda done, total: self.ig_progress.emit(generation, done, total),
+                should_stop=should_stop,
+            )
+            f = predictor.faithfulness(prediction.text, e)
+        except ExplanationCancelled:
+            self.ig_cancelled.emit(generation)
+            return
+        except Exception as exc:  # noqa: BLE001
+            self.failed.emit(generation, "integrated_gradients", str(exc) or type(exc).__name__)
+            return
+        self.result.emit(generation, MethodResult("integrated_gradients", e, f))
+
+
+# --------------------------------------------------------------------------- colouring
+
+
+def _blend(rgb: tuple[int, int, int], t: float) -> tuple[int, int, int]:
+    """White blended toward ``rgb`` by t in [0, 1]."""
+    return tuple(round(255 + (c - 255) * t) for c in rgb)  # type: ignore[return-value]
+
+
+NEGATIVE_RGB = (33, 102, 172)  # ColorBrewer RdBu blue
+POSITIVE_RGB = (178, 24, 43)  # ColorBrewer RdBu red
+UNSIGNED_RGB = (217, 95, 2)  # ColorBrewer Dark2 orange
+
+
+def token_colours(scores: np.ndarray, signed: bool) -> list[str]:
+    """Background colours (``#rrggbb``) for token scores.
+
+    Signed scores use a diverging blue-white-red map scaled by the largest
+    |score| (red: evidence for the class); unsigned scores a white-to-orange
+    map scaled by the largest score. ``[CLS]`` (position 0) is left out of the
+    scale so it cannot wash out the text.
+
+    Args:
+        scores: float [T].
+        signed: use the diverging map.
+
+    Returns:
+        T colour strings.
+    """
+    s = np.nan_to_num(np.asarray(scores, dtype=np.float64))
+    ref = s[1:] if len(s) > 1 else s
+    scale = float(np.abs(ref).max()) if signed else float(ref.max()) if len(ref) else 0.0
+    scale = scale if scale > 0 else 1.0
+    out = []
+    for v in s:
+        t = float(np.clip(v / scale, -1.0, 1.0))
+        if signed:
+            rgb = _blend(POSITIVE_RGB if t >= 0 else NEGATIVE_RGB, abs(t))
+        else:
+            rgb = _blend(UNSIGNED_RGB, max(t, 0.0))
+        out.append("#{:02x}{:02x}{:02x}".format(*rgb))
+    return out
+
+
+def token_strip_html(tokens: list[str], scores: np.ndarray, signed: bool, title: str) -> str:
+    """One titled paragraph of tokens with coloured backgrounds (Qt rich text).
+
+    WordPiece continuation pieces (``##x``) are joined to the previous token.
+    """
+    colours = token_colours(scores, signed)
+    parts = [f"<p><b>{html.escape(title)}</b><br/>"]
+    for i, (tok, colour) in enumerate(zip(tokens, colours)):
+        cont = tok.startswith("##")
+        text = html.escape(tok[2:] if cont else tok)
+        sep = "" if cont or i == 0 else " "
+        parts.append(f'{sep}<span style="background-color:{colour}; color:#000000">{text}</span>')
+    parts.append("</p>")
+    return "".join(parts)
+
+
+# --------------------------------------------------------------------------- the panel
+
+
+class ExplanationPanel(QWidget):
+    """Explanation methods for the current prediction, their faithfulness, and a two-method comparison.
+
+    Public API:
+        ``set_predictor(predictor)``: the model to explain (an opaque
+        :class:`model.Predictor`; only the worker calls it).
+        ``set_prediction(prediction)``: a :class:`model.Prediction`; starts the
+        cheap methods (:data:`model.explain.CHEAP_METHODS`) on the worker.
+        ``set_layer(layer)``: the attention layer of the ``attention`` method.
+        ``run_integrated_gradients(n_steps=None)`` / ``cancel_integrated_gradients()``.
+        ``select_method(name or None)``: colour the main view by that method.
+        ``shutdown()``: stop the worker thread (also done on application quit).
+
+    Signals:
+        importance_selected(object scores, bool signed, str method): float32
+            [T] scores aligned with the prediction's tokens, or ``None`` (with
+            ``False, ""``) to reset the main view's colouring.
+        method_computed(str method): a method's row was filled for the current text.
+        integrated_gradients_finished(bool completed): IG finished (True) or
+            was cancelled/failed (False).
+    """
+
+    importance_selected = Signal(object, bool, str)
+    method_computed = Signal(str)
+    integrated_gradients_finished = Signal(bool)
+
+    _request_cheap = Signal(int, object, object, object, int)
+    _request_ig = Signal(int, object, object, int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._predictor = None
+        self._prediction = None
+        self._layer = -1
+        self._generation = 0
+        self._results: dict[str, MethodResult] = {}
+        self._ig_running = False
+
+        self._build_ui()
+
+        self._thread = QThread(self)
+        self._thread.setObjectName("explanation-worker")
+        self._worker = ExplanationWorker()
+        self._worker.moveToThread(self._thread)
+        self._thread.finished.connect(self._worker.deleteLater)
+        self._request_cheap.connect(self._worker.compute)
+        self._request_ig.connect(self._worker.compute_integrated_gradients)
+        self._worker.result.connect(self._on_result)
+        self._worker.failed.connect(self._on_failed)
+        self._worker.batch_finished.connect(self._on_batch_finished)
+        self._worker.ig_progress.connect(self._on_ig_progress)
+        self._worker.ig_cancelled.connect(self._on_ig_cancelled)
+        self._thread.start()
+        app = QCoreApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.shutdown)
+        self._update_enabled()
+
+    # ----------------------------------------------------------------- UI
+
+    def _build_ui(self) -> None:
+        layout = QVBoxLayout(self)
+
+        pick = QFormLayout()
+        self.colour_combo = QComboBox()
+        self.colour_combo.addItem(NONE_ITEM, None)
+        for m in EXPLANATION_METHODS:
+            self.colour_combo.addItem(METHOD_TITLES[m], m)
+        self.colour_combo.setToolTip("Colour the main token view by this method's importance scores")
+        self.colour_combo.currentIndexChanged.connect(self._on_colour_changed)
+        pick.addRow("Colour tokens by:", self.colour_combo)
+        layout.addLayout(pick)
+
+        box = QGroupBox("Faithfulness (ERASER AOPC over k = 1, 5, 10, 20, 50% of tokens deleted)")
+        box_layout = QVBoxLayout(box)
+        self.table = QTableWidget(len(EXPLANATION_METHODS), len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(list(COLUMNS))
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for col in range(1, len(COLUMNS)):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setToolTip(
+            "Comprehensiveness: drop in p(class) when the top-k% tokens are deleted (higher = more faithful).\n"
+            "Sufficiency: drop in p(class) when only the top-k% tokens are kept (lower = more faithful).\n"
+            "Time: the method's wall time for this review."
+        )
+        for row, m in enumerate(EXPLANATION_METHODS):
+            item = QTableWidgetItem(METHOD_TITLES[m])
+            item.setData(Qt.ItemDataRole.UserRole, m)
+            self.table.setItem(row, 0, item)
+        self.table.itemSelectionChanged.connect(self._on_table_selection)
+        box_layout.addWidget(self.table)
+
+        ig_row = QHBoxLayout()
+        self.ig_steps = QSpinBox()
+        self.ig_steps.setRange(4, 1024)
+        self.ig_steps.setValue(DEFAULT_IG_STEPS)
+        self.ig_steps.setSuffix(" steps")
+        self.ig_steps.setToolTip("Integrated-gradients quadrature points (more: closer to completeness, slower)")
+        self.ig_button = QPushButton("Run integrated gradients")
+        self.ig_button.clicked.connect(lambda: self.run_integrated_gradients())
+        self.ig_cancel_button = QPushButton("Cancel")
+        self.ig_cancel_button.clicked.connect(self.cancel_integrated_gradients)
+        self.ig_progress = QProgressBar()
+        self.ig_progress.setRange(0, 1)
+        self.ig_progress.setValue(0)
+        ig_row.addWidget(self.ig_steps)
+        ig_row.addWidget(self.ig_button)
+        ig_row.addWidget(self.ig_cancel_button)
+        ig_row.addWidget(self.ig_progress, 1)
+        box_layout.addLayout(ig_row)
+        layout.addWidget(box)
+
+        cmp_box = QGroupBox("Compare two methods")
+        cmp_layout = QVBoxLayout(cmp_box)
+        cmp_pick = QHBoxLayout()
+        self.compare_left = QComboBox()
+        self.compare_right = QComboBox()
+        for combo in (self.compare_left, self.compare_right):
+            for m in EXPLANATION_METHODS:
+                combo.addItem(METHOD_TITLES[m], m)
+        self.compare_left.setCurrentIndex(EXPLANATION_METHODS.index("attention"))
+        self.compare_right.setCurrentIndex(EXPLANATION_METHODS.index("grad_x_input"))
+        cmp_pick.addWidget(self.compare_left)
+        cmp_pick.addWidget(QLabel("vs"))
+        cmp_pick.addWidget(self.compare_right)
+        cmp_layout.addLayout(cmp_pick)
+        self.compare_view = QTextBrowser()
+        self.compare_view.setOpenLinks(False)
+        self.compare_view.setMinimumHeight(120)
+        cmp_layout.addWidget(self.compare_view, 1)
+        for combo in (self.compare_left, self.compare_right):
+            combo.currentIndexChanged.connect(self._render_comparison)
+        legend = QLabel(
+            "Signed methods: <span style='background-color:#b2182b;color:white'>&nbsp;for the class&nbsp;</span> "
+            "<span style='background-color:#2166ac;color:white'>&nbsp;against&nbsp;</span>; "
+            "unsigned: <span style='background-color:#d95f02;color:white'>&nbsp;important&nbsp;</span>. "
+            "Each strip is scaled to its own maximum."
+        )
+        legend.setWordWrap(True)
+        cmp_layout.addWidget(legend)
+        layout.addWidget(cmp_box, 1)
+
+        self.status = QLabel("No review analysed yet.")
+        self.status.setWordWrap(True)
+        layout.addWidget(self.status)
+
+    # ----------------------------------------------------------------- public API
+
+    @property
+    def results(self) -> dict[str, MethodResult]:
+        """The finished methods for the current text: ``{method: MethodResult}`` (a copy)."""
+        return dict(self._results)
+
+    @property
+    def prediction(self):
+        """The :class:`model.Prediction` being explained, or None."""
+        return self._prediction
+
+    def is_busy(self) -> bool:
+        """True while cheap methods or integrated gradients are still running for the current text."""
+        return self._ig_running or (
+            self._prediction is not None and any(m not in self._results for m in CHEAP_METHODS) and self._pending
+        )
+
+    def set_predictor(self, predictor) -> None:
+        """Use ``predictor`` (a :class:`model.Predictor`) from now on; clears the results."""
+        self._predictor = predictor
+        self._prediction = None
+        self._new_generation()
+        self.status.setText("Model loaded. Analyse a review to compare explanation methods.")
+        self._update_enabled()
+
+    def set_layer(self, layer: int) -> None:
+        """The layer used by the ``attention`` method (negative: from the last); recomputes it."""
+        self._layer = int(layer)
+        if self._prediction is not None and self._predictor is not None:
+            self._results.pop("attention", None)
+            self._pending = True
+            self._request_cheap.emit(self._generation, self._predictor, self._prediction, ("attention",), self._layer)
+
+    def set_prediction(self, prediction) -> None:
+        """Explain ``prediction`` (a :class:`model.Prediction`): the cheap methods start on the worker.
+
+        Earlier requests still running are abandoned (latest wins). Emits
+        ``importance_selected(None, False, "")`` first, since the old scores
+        do not fit the new tokens; the chosen method's scores follow when ready.
+        """
+        self._prediction = prediction
+        self._new_generation()
+        if prediction is None:
+            self.status.setText("No review analysed yet.")
+            return
+        if self._predictor is None:
+            self.status.setText("No model loaded: explanations are unavailable.")
+            return
+        self._pending = True
+        self.status.setText(f"Computing explanations for {prediction.num_tokens} tokens\u2026")
+        self._request_cheap.emit(self._generation, self._predictor, prediction, CHEAP_METHODS, self._layer)
+        self._update_enabled()
+
+    def select_method(self, method: str | None) -> None:
+        """Colour the main view by ``method`` (None: reset); same as choosing it in the combo box.
+
+        Raises:
+            ValueError: for an unknown method name.
+        """
+        if method is not None and method not in EXPLANATION_METHODS:
+            raise ValueError(f"unknown explanation method {method!r}")
+        index = self.colour_combo.findData(method) if method is not None else 0
+        if index == self.colour_combo.currentIndex():
+            self._emit_selected()
+        else:
+            self.colour_combo.setCurrentIndex(index)
+
+    def run_integrated_gradients(self, n_steps: int | None = None) -> None:
+        """Start integrated gradients for the current prediction (progress bar, cancellable)."""
+        if self._prediction is None or self._predictor is None:
+            self.status.setText("Analyse a review first.")
+            return
+        if self._ig_running:
+            return
+        steps = int(n_steps or self.ig_steps.value())
+        self._ig_running = True
+        self._worker.ig_cancel_requested = False
+        self.ig_progress.setRange(0, 0)  # busy until the first batch reports
+        self.status.setText(f"Integrated gradients ({steps} steps) running\u2026")
+        self._set_cell("integrated_gradients", 1, "running\u2026")
+        self._request_ig.emit(self._generation, self._predictor, self._prediction, steps)
+        self._update_enabled()
+
+    def cancel_integrated_gradients(self) -> None:
+        """Ask the worker to stop integrated gradients after its current internal batch."""
+        if self._ig_running:
+            self._worker.ig_cancel_requested = True
+            self.status.setText("Cancelling integrated gradients\u2026")
+
+    def shutdown(self) -> None:
+        """Abandon running work and stop the worker thread (waits for the current batch)."""
+        if self._thread.isRunning():
+            self._worker.latest = -1
+            self._worker.ig_cancel_requested = True
+            self._thread.quit()
+            self._thread.wait()
+
+    def comparison_html(self) -> str:
+        """The side-by-side comparison as Qt rich text (empty until both methods are computed)."""
+        return self.compare_view.toHtml() if self.compare_view.toPlainText().strip() else ""
+
+    # ----------------------------------------------------------------- internals
+
+    _pending = False
+
+    def _new_generation(self) -> None:
+        self._generation += 1
+        self._worker.latest = self._generation
+        self._results.clear()
+        self._pending = False
+        if self._ig_running:
+            self._ig_running = False
+            self.integrated_gradients_finished.emit(False)
+        self.ig_progress.setRange(0, 1)
+        self.ig_progress.setValue(0)
+        for row in range(len(EXPLANATION_METHODS)):
+            for col in range(1, len(COLUMNS)):
+                self.table.setItem(row, col, QTableWidgetItem(""))
+        self.compare_view.clear()
+        if self.colour_combo.currentData() is not None:
+            self.importance_selected.emit(None, False, "")
+        self._update_enabled()
+
+    def _set_cell(self, method: str, col: int, text: str, tooltip: str = "") -> None:
+        item = QTableWidgetItem(text)
+        if tooltip:
+            item.setToolTip(tooltip)
+        if col > 0:
+            item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        self.table.setItem(EXPLANATION_METHODS.index(method), col, item)
+
+    def _update_enabled(self) -> None:
+        ready = self._prediction is not None and self._predictor is not None
+        self.ig_button.setEnabled(ready and not self._ig_running)
+        self.ig_steps.setEnabled(not self._ig_running)
+        self.ig_cancel_button.setEnabled(self._ig_running)
+
+    @Slot(int, object)
+    def _on_result(self, generation: int, res: MethodResult) -> None:
+        if generation != self._generation:
+            return  # stale: a newer text was requested
+        self._results[res.method] = res
+        f = res.faithfulness
+        self._set_cell(res.method, 1, f"{f.comprehensiveness_aopc:.3f}")
+        self._set_cell(res.method, 2, f"{f.sufficiency_aopc:.3f}")
+        ms = 1000 * res.explanation.elapsed_s
+        tip = ""
+        if res.explanation.convergence_delta is not None:
+            tip = f"convergence delta {res.explanation.convergence_delta:+.3g} (log-odds)"
+        self._set_cell(res.method, 3, f"{ms:.1f}", tip)
+        if res.method == "integrated_gradients":
+            self._ig_running = False
+            self.ig_progress.setRange(0, 1)
+            self.ig_progress.setValue(1)
+            self.status.setText(
+                f"Integrated gradients done in {ms:.0f} ms; convergence delta "
+                f"{res.explanation.convergence_delta:+.3g} (log-odds)."
+            )
+            self._update_enabled()
+            self.integrated_gradients_finished.emit(True)
+        if self.colour_combo.currentData() == res.method:
+            self._emit_selected()
+        if res.method in (self.compare_left.currentData(), self.compare_right.currentData()):
+            self._render_comparison()
+        self.method_computed.emit(res.method)
+
+    @Slot(int, str, str)
+    def _on_failed(self, generation: int, method: str, message: str) -> None:
+        if generation != self._generation:
+            return
+        self._set_cell(method, 1, "error")
+        self.status.setText(f"{METHOD_TITLES.get(method, method)} failed: {message}")
+        if method == "integrated_gradients":
+            self._ig_running = False
+            self.ig_progress.setRange(0, 1)
+            self.ig_progress.setValue(0)
+            self._update_enabled()
+            self.integrated_gradients_finished.emit(False)
+
+    @Slot(int)
+    def _on_batch_finished(self, generation: int) -> None:
+        if generation != self._generation:
+            return
+        self._pending = False
+        if not self._ig_running and self._prediction is not None:
+            self.status.setText(
+                f"{len(self._results)} methods computed for {self._prediction.num_tokens} tokens. "
+                "Integrated gradients runs on demand."
+            )
+
+    @Slot(int, int, int)
+    def _on_ig_progress(self, generation: int, done: int, total: int) -> None:
+        if generation != self._generation or not self._ig_running:
+            return
+        self.ig_progress.setRange(0, total)
+        self.ig_progress.setValue(done)
+
+    @Slot(int)
+    def _on_ig_cancelled(self, generation: int) -> None:
+        if generation != self._generation:
+            return
+        self._ig_running = False
+        self.ig_progress.setRange(0, 1)
+        self.ig_progress.setValue(0)
+        self._set_cell("integrated_gradients", 1, "cancelled")
+        self.status.setText("Integrated gradients cancelled.")
+        self._update_enabled()
+        self.integrated_gradients_finished.emit(False)
+
+    def _on_table_selection(self) -> None:
+        rows = self.table.selectionModel().selectedRows()
+        if rows:
+            self.select_method(EXPLANATION_METHODS[rows[0].row()])
+
+    def _on_colour_changed(self, _index: int) -> None:
+        self._emit_selected()
+
+    def _emit_selected(self) -> None:
+        method = self.colour_combo.currentData()
+        if method is None:
+            self.importance_selected.emit(None, False, "")
+            return
+        res = self._results.get(method)
+        if res is None:
+            if method == "integrated_gradients" and self._prediction is not None and not self._ig_running:
+                self.status.setText(
+                    "Integrated gradients is not computed yet: press \u201cRun integrated gradients\u201d."
+                )
+            return  # emitted when the result arrives
+        e = res.explanation
+        self.importance_selected.emit(np.array(e.scores, dtype=np.float32, copy=True), bool(e.signed), method)
+
+    def _render_comparison(self, *_args) -> None:
+        left, right = self.compare_left.currentData(), self.compare_right.currentData()
+        parts = []
+        for m in (left, right):
+            res = self._results.get(m)
+            if res is None:
+                parts.append(f"<p><b>{html.escape(METHOD_TITLES[m])}</b><br/><i>not computed yet</i></p>")
+                continue
+            e, f = res.explanation, res.faithfulness
+            title = (
+                f"{METHOD_TITLES[m]} \u2014 comprehensiveness {f.comprehensiveness_aopc:.3f}, "
+                f"sufficiency {f.sufficiency_aopc:.3f}" + (" (signed)" if m in SIGNED_METHODS else "")
+            )
+            parts.append(token_strip_html(e.tokens, e.scores, e.signed, title))
+        if all(self._results.get(m) is None for m in (left, right)):
+            self.compare_view.clear()
+            return
+        self.compare_view.setHtml("<hr/>".join(parts))

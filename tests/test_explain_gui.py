@@ -1,0 +1,135 @@
+"""The Explanations panel on a tiny random model (pytest-qt, offscreen)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("PySide6")
+
+from desktop_app.explain_panel import ExplanationPanel, token_colours, token_strip_html
+from model.explain import CHEAP_METHODS, EXPLANATION_METHODS
+
+pytestmark = pytest.mark.gui
+
+TEXT = "I loved every minute of it; a great, great cast and a beautiful score!"
+LONG = " ".join(["a dull film with a wonderful cast but the worst script"] * 8)  # > 64 tokens: truncated
+
+
+@pytest.fixture
+def panel(qtbot, tiny_predictor):
+    p = ExplanationPanel()
+    qtbot.addWidget(p)
+    p.set_predictor(tiny_predictor)
+    yield p
+    p.shutdown()
+
+
+def _wait_for_cheap(qtbot, panel):
+    qtbot.waitUntil(lambda: all(m in panel.results for m in CHEAP_METHODS), timeout=20000)
+
+
+def _cell(panel, method, col):
+    item = panel.table.item(EXPLANATION_METHODS.index(method), col)
+    return item.text() if item is not None else ""
+
+
+def test_panel_fills_rows_for_cheap_methods(qtbot, panel, tiny_predictor):
+    pred = tiny_predictor.predict(TEXT)
+    panel.set_prediction(pred)
+    _wait_for_cheap(qtbot, panel)
+    for m in CHEAP_METHODS:
+        comp, suff, ms = (_cell(panel, m, c) for c in (1, 2, 3))
+        assert -1 <= float(comp) <= 1 and -1 <= float(suff) <= 1 and float(ms) >= 0
+        assert panel.results[m].explanation.scores.shape == (pred.num_tokens,)
+    assert _cell(panel, "integrated_gradients", 1) == ""  # on demand only
+    # the comparison shows both chosen methods, one coloured span per token
+    html = panel.comparison_html()
+    assert "Attention" in html and "Gradient" in html
+    assert html.count("background-color:") >= 2 * (pred.num_tokens - 1)
+
+
+def test_selecting_a_method_emits_scores_of_length_T(qtbot, panel, tiny_predictor):
+    pred = tiny_predictor.predict(TEXT)
+    panel.set_prediction(pred)
+    _wait_for_cheap(qtbot, panel)
+    with qtbot.waitSignal(panel.importance_selected, timeout=5000) as blocker:
+        panel.select_method("grad_x_input")
+    scores, signed, method = blocker.args
+    assert method == "grad_x_input" and signed is True
+    assert isinstance(scores, np.ndarray) and scores.shape == (pred.num_tokens,)
+    np.testing.assert_allclose(scores, panel.results["grad_x_input"].explanation.scores)
+    # choosing a table row does the same
+    with qtbot.waitSignal(panel.importance_selected, timeout=5000) as blocker:
+        panel.table.selectRow(EXPLANATION_METHODS.index("rollout"))
+    assert blocker.args[2] == "rollout" and blocker.args[1] is False and len(blocker.args[0]) == pred.num_tokens
+    with qtbot.waitSignal(panel.importance_selected, timeout=5000) as blocker:
+        panel.select_method(None)
+    assert blocker.args == [None, False, ""]
+
+
+def test_new_prediction_resets_and_recolours(qtbot, panel, tiny_predictor):
+    panel.set_prediction(tiny_predictor.predict(TEXT))
+    _wait_for_cheap(qtbot, panel)
+    panel.select_method("attention")
+    second = tiny_predictor.predict(LONG)
+    received = []
+    panel.importance_selected.connect(lambda s, signed, m: received.append((s, m)))
+    panel.set_prediction(second)
+    assert received and received[0] == (None, "")  # old scores dropped at once
+    _wait_for_cheap(qtbot, panel)
+    qtbot.waitUntil(lambda: received[-1][0] is not None, timeout=5000)
+    assert len(received[-1][0]) == second.num_tokens and received[-1][1] == "attention"
+    assert all(r.explanation.tokens == second.tokens for r in panel.results.values())
+
+
+def test_latest_request_wins(qtbot, panel, tiny_predictor):
+    first, last = tiny_predictor.predict(LONG), tiny_predictor.predict(TEXT)
+    panel.set_prediction(first)
+    panel.set_prediction(last)
+    _wait_for_cheap(qtbot, panel)
+    qtbot.wait(200)  # let any stale result of the first request arrive (it must be dropped)
+    assert panel.prediction is last
+    assert all(r.explanation.tokens == last.tokens for r in panel.results.values())
+
+
+def test_integrated_gradients_runs_with_progress(qtbot, panel, tiny_predictor):
+    panel.set_prediction(tiny_predictor.predict(TEXT))
+    _wait_for_cheap(qtbot, panel)
+    with qtbot.waitSignal(panel.integrated_gradients_finished, timeout=30000) as blocker:
+        panel.run_integrated_gradients(n_steps=16)
+        assert not panel.ig_button.isEnabled() and panel.ig_cancel_button.isEnabled()
+    assert blocker.args == [True]
+    assert "integrated_gradients" in panel.results
+    assert float(_cell(panel, "integrated_gradients", 1)) <= 1
+    assert panel.ig_progress.value() == panel.ig_progress.maximum()
+    assert panel.ig_button.isEnabled() and not panel.ig_cancel_button.isEnabled()
+
+
+def test_integrated_gradients_can_be_cancelled(qtbot, panel, tiny_predictor):
+    panel.set_prediction(tiny_predictor.predict(LONG))
+    _wait_for_cheap(qtbot, panel)
+    with qtbot.waitSignal(panel.integrated_gradients_finished, timeout=60000) as blocker:
+        panel.run_integrated_gradients(n_steps=1024)
+        panel.cancel_integrated_gradients()
+    assert blocker.args == [False]
+    assert "integrated_gradients" not in panel.results
+    assert _cell(panel, "integrated_gradients", 1) == "cancelled"
+    assert panel.ig_button.isEnabled() and not panel.ig_cancel_button.isEnabled()
+
+
+def test_no_model_gives_a_message_not_a_crash(qtbot):
+    p = ExplanationPanel()
+    qtbot.addWidget(p)
+    p.run_integrated_gradients()
+    assert "first" in p.status.text()
+    p.shutdown()
+
+
+def test_colour_maps():
+    signed = token_colours(np.array([9.0, 1.0, -1.0, 0.0]), signed=True)
+    assert signed[3] == "#ffffff" and signed[1] == "#b2182b" and signed[2] == "#2166ac"
+    unsigned = token_colours(np.array([0.0, 0.5, 1.0]), signed=False)
+    assert unsigned[0] == "#ffffff" and unsigned[2] == "#d95f02" and unsigned[1] not in unsigned[::2]
+    html = token_strip_html(["[CLS]", "great", "##ly", "<b>"], np.zeros(4), False, "t")
+    assert "greatly" not in html and ">ly<" in html and "&lt;b&gt;" in html
