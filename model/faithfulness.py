@@ -387,7 +387,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = ap.parse_args(argv)
 
-    from .data import read_jsonl_gz
+    from .evaluate import read_labelled
     from .predictor import Predictor
     from .weights import atomic_write_bytes
 
@@ -396,7 +396,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         predictor = Predictor.from_pretrained(args.model, device=args.device)
-        texts, _ = read_jsonl_gz(args.data)
+        texts, _ = read_labelled(args.data)
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

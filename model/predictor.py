@@ -12,7 +12,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 import torch
@@ -131,6 +131,32 @@ class Score:
     def ok(self) -> bool:
         """True when the text was scored."""
         return self.error is None
+
+
+def token_budget_batches(
+    lengths: Sequence[int], order: Sequence[int], batch_size: int, max_tokens: int
+) -> Iterator[np.ndarray]:
+    """Cut length-sorted items into batches of at most ``batch_size`` items and ``max_tokens`` padded tokens.
+
+    Args:
+        lengths: token count of each item, in the sorted order (ascending).
+        order: the item indices, sorted by length (same order as ``lengths``).
+        batch_size: most items per batch.
+        max_tokens: most ``items * longest`` tokens per batch; an item longer
+            than the budget still forms a batch of one.
+
+    Yields:
+        int64 index arrays (slices of ``order``).
+    """
+    order = np.asarray(order, dtype=np.int64)
+    start = 0
+    for i, n in enumerate(lengths):
+        count = i - start + 1
+        if i > start and (count > batch_size or count * n > max_tokens):
+            yield order[start:i]
+            start = i
+    if start < len(order):
+        yield order[start:]
 
 
 def check_text(text: object) -> str:
@@ -282,18 +308,22 @@ class Predictor:
         progress: Callable[[int, int], None] | None = None,
         should_stop: Callable[[], bool] | None = None,
         window: int | None = None,
+        max_tokens: int = 4096,
     ) -> list[Score]:
         """Score many texts without attention, in length-bucketed batches (fast SDPA path).
 
-        Texts are taken in windows of ``window`` consecutive texts (default
-        ``8 * batch_size``); within a window they are sorted by length so each
+        Texts are taken in windows of ``window`` consecutive texts; within a window they are sorted by length so each
         batch holds similar lengths, and the window's scores are restored to
         input order.
 
         Args:
             texts: the texts; a bad one (empty, not a string, too long) gets a
                 :class:`Score` with ``error`` set instead of raising.
-            batch_size: texts per forward pass.
+            batch_size: at most this many texts per forward pass.
+            max_tokens: at most this many (padded) tokens per forward pass, so
+                batches of long reviews are smaller (token-budget batching,
+                as fairseq's ``--max-tokens``); a single text always fits.
+            window: texts sorted together (default ``8 * batch_size``, at least 1024).
             progress: called as ``progress(done, total)`` after every batch.
             should_stop: checked before every batch; when it returns True,
                 scoring stops.
@@ -307,7 +337,7 @@ class Predictor:
         """
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-        window = window or 8 * batch_size
+        window = window or max(1024, 8 * batch_size)
         total = len(texts)
         C = len(self.labels)
         results: list[Score] = []
@@ -326,11 +356,10 @@ class Predictor:
             encoded = self.encoder.encode_batch(good_texts)
             order = np.argsort([len(e.ids) for e in encoded], kind="stable")
             done += len(chunk) - len(good)
-            for b0 in range(0, len(order), batch_size):
+            for idx in token_budget_batches([len(encoded[i].ids) for i in order], order, batch_size, max_tokens):
                 if should_stop is not None and should_stop():
                     k = next((i for i, s in enumerate(slots) if s is None), len(slots))
                     return results + slots[:k]  # type: ignore[operator]
-                idx = order[b0 : b0 + batch_size]
                 batch = [encoded[i] for i in idx]
                 ids, mask = self.encoder.pad(batch)
                 logits, _ = self.model(torch.from_numpy(ids).to(self.device), torch.from_numpy(mask).to(self.device))

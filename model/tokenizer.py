@@ -141,7 +141,8 @@ class TextEncoder:
         keep = head_tail_keep(len(enc.ids), self.max_len - 1)
         ids = np.asarray(enc.ids, dtype=np.int64)[keep]
         offsets = np.asarray(enc.offsets, dtype=np.int64).reshape(-1, 2)[keep]
-        tokens = [enc.tokens[i] for i in keep]
+        all_tokens = enc.tokens  # a property that builds a new list on every access
+        tokens = [all_tokens[i] for i in keep]
         return Encoded(
             ids=np.concatenate([[self.cls_id], ids]).astype(np.int64),
             tokens=[CLS, *tokens],

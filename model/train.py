@@ -314,7 +314,21 @@ def main(argv: list[str] | None = None) -> int:
         _save_checkpoint(work, model, ema, opt, meta)
         last_ckpt = time.time()
 
-    best_model = snapshot(load_state(work / "best.safetensors"))
+    # Final selection on the validation split only: the best validated snapshot, the
+    # last epoch's EMA weights, and their uniform average (checkpoint averaging).
+    best_w = load_state(work / "best.safetensors")
+    candidates = {
+        "best": best_w,
+        "last_ema": ema,
+        "average": {k: (best_w[k].float() + ema[k].float()) / 2 if best_w[k].dtype.is_floating_point else best_w[k]
+                    for k in best_w},
+    }
+    selection = {}
+    for name, weights in candidates.items():
+        selection[name] = float((predict_labels(snapshot(weights), encoder, val_enc) == y_val).mean())
+    chosen = max(selection, key=lambda n: (selection[n], n == "best"))
+    print(f"validation accuracy of the final candidates: {selection}; chosen: {chosen}", file=sys.stderr)
+    best_model = snapshot(candidates[chosen])
     save_model(best_model, out)
     shutil.copyfile(tok_path, out / TOKENIZER_FILE)
 
@@ -332,7 +346,10 @@ def main(argv: list[str] | None = None) -> int:
         "test_f1": binary_f1(test_labels, test_pred),
         "test_count": int(len(test_labels)),
         "test_reviews_per_s": len(test_labels) / test_s,
-        "validation": {"size": int(len(val_idx)), "best_accuracy": meta["best_val"], "selected": meta["best_source"]},
+        "validation": {
+            "size": int(len(val_idx)), "best_epoch_accuracy": meta["best_val"], "best_epoch": meta["best_source"],
+            "final_candidates": selection, "chosen": chosen,
+        },
         "epochs": meta["history"],
         "train_wall_s": meta["train_s"],
         "total_wall_s_this_run": time.time() - t_start,

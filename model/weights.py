@@ -48,6 +48,7 @@ def save_state(tensors: dict[str, torch.Tensor], path: str | Path, metadata: dic
     tmp = path.with_name(f".{path.name}.tmp")
     clean = {k: v.detach().to("cpu").contiguous() for k, v in tensors.items()}
     save_file(clean, str(tmp), metadata={"json": json.dumps(metadata)} if metadata is not None else None)
+    os.chmod(tmp, 0o644)
     os.replace(tmp, path)
 
 

@@ -1,0 +1,88 @@
+"""Cold-start benchmark: time to the first painted window, from source and from the bundle. Asserts nothing.
+
+Runs the app ``--runs`` times with ``--quit-after-show`` under a virtual X server (``xvfb-run -a``) and
+prints one JSON line per variant with the median and all runs, in seconds:
+
+* ``first_window_s``: the app's own measurement, process start (``/proc/self/stat``) to the first paint
+  of the main window (the interpreter's / bootloader's start-up included);
+* ``wall_s``: wall clock around the whole process (start-up, first paint, shutdown; Xvfb start excluded
+  as far as possible: ``xvfb-run`` is started once per run, so it is included; use ``first_window_s``).
+
+Usage::
+
+    python build_scripts/bench_startup.py [--runs 5] [--model DIR] [--only source|bundle]
+
+"From source" runs ``python -m desktop_app`` with this interpreter; "bundle" runs
+``dist/AttentionExplorer/AttentionExplorer`` (build it first with build_scripts/build.py).
+The numbers depend on the machine's load and disk cache; the first run is usually the coldest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def time_runs(cmd: list[str], runs: int, env: dict[str, str]) -> dict:
+    """Run ``cmd`` (which must print ``{"first_window_s": ...}``) ``runs`` times; return medians and samples."""
+    first, wall, errors = [], [], []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        wall.append(time.perf_counter() - t0)
+        value = None
+        for line in proc.stdout.splitlines():
+            if line.startswith("{") and "first_window_s" in line:
+                value = json.loads(line)["first_window_s"]
+        if proc.returncode != 0 or value is None:
+            errors.append(f"exit {proc.returncode}: {proc.stderr.strip()[-300:]}")
+        else:
+            first.append(value)
+    return {
+        "first_window_s_median": round(statistics.median(first), 3) if first else None,
+        "first_window_s": [round(v, 3) for v in first],
+        "wall_s_median": round(statistics.median(wall), 3),
+        "errors": errors,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line entry; prints JSON lines, returns 0 (2 when xvfb-run is missing)."""
+    ap = argparse.ArgumentParser(description="Cold-start time to the first window (median of N runs).")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--model", type=Path, default=None, help="model folder (default: the bundled one)")
+    ap.add_argument("--only", choices=("source", "bundle"), default=None)
+    args = ap.parse_args(argv)
+    xvfb = shutil.which("xvfb-run")
+    if not xvfb:
+        print("error: xvfb-run not found (apt-get install xvfb xauth)", file=sys.stderr)
+        return 2
+    extra = ["--quit-after-show"] + (["--model", str(args.model)] if args.model else [])
+    variants = {
+        "source": [sys.executable, "-m", "desktop_app"],
+        "bundle": [str(ROOT / "dist" / "AttentionExplorer" / "AttentionExplorer")],
+    }
+    for name, cmd in variants.items():
+        if args.only and name != args.only:
+            continue
+        if name == "bundle" and not Path(cmd[0]).is_file():
+            print(json.dumps({"variant": name, "error": "bundle not built"}))
+            continue
+        env = dict(os.environ)
+        env.pop("QT_QPA_PLATFORM", None)  # a real (virtual) X display, not offscreen
+        result = time_runs([xvfb, "-a", "-s", "-screen 0 1600x1000x24"] + cmd + extra, args.runs, env)
+        print(json.dumps({"variant": name, "runs": args.runs, **result}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
