@@ -179,6 +179,19 @@ def run_self_test(app, window) -> dict:
     }
 
 
+
+def set_app_icon(app) -> None:
+    """Give the application its icon (``resources/icons/attention-explorer.png``) and its desktop-file name."""
+    from PySide6.QtGui import QGuiApplication, QIcon
+
+    from model.paths import resources_dir
+
+    icon = resources_dir() / "icons" / "attention-explorer.png"
+    if icon.is_file():
+        app.setWindowIcon(QIcon(str(icon)))
+    QGuiApplication.setDesktopFileName("attention-explorer")
+
+
 def main(argv: list[str] | None = None, process_start: float | None = None) -> int:
     """Run Attention Explorer; returns the exit code (see module docstring for the options)."""
     process_start = process_start if process_start is not None else time.perf_counter()
@@ -202,6 +215,7 @@ def main(argv: list[str] | None = None, process_start: float | None = None) -> i
         QCoreApplication.setOrganizationName("AttentionExplorer")
         QCoreApplication.setApplicationName("Attention Explorer")
         app = QApplication.instance() or QApplication(sys.argv[:1])
+        set_app_icon(app)
         from desktop_app.main_window import MainWindow
 
         window = MainWindow(args.model, args.device)
