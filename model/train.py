@@ -16,6 +16,16 @@ Recipe (documented in ``resources/model/README.md``):
    truncation; length-bucketed batches; AdamW with linear warm-up and decay;
    label smoothing; an exponential moving average of the weights (Polyak
    averaging) that is kept when it validates better.
+4. Optional, ``--distill-unsup N``: knowledge distillation (Hinton et al.
+   2015) on unlabeled reviews. A TF-IDF 1-2-gram logistic regression (the
+   reference bar of :mod:`model.baseline`) is fitted on the same training
+   reviews (never the validation or test ones) and labels N seeded
+   unlabeled reviews with its class probabilities; the encoder trains on
+   the gold reviews (label-smoothed one-hot targets) and those reviews
+   (soft targets) together, with one cross-entropy.
+5. Optional, ``--init-from DIR``: start from a trained model folder (its
+   config, weights and tokenizer) instead of from scratch, e.g. to add the
+   distillation stage to the bundled model.
 
 Checkpoints (safetensors + JSON, never pickle) are written to ``--work``
 every ``--ckpt-minutes`` and at each epoch end; rerunning the same command
@@ -43,7 +53,7 @@ from .config import EncoderConfig
 from .data import read_jsonl_gz, sha256_file
 from .encoder import TransformerClassifier
 from .tokenizer import TextEncoder, load_tokenizer, train_tokenizer
-from .weights import CONFIG_FILE, METRICS_FILE, TOKENIZER_FILE, load_state, save_model, save_state
+from .weights import CONFIG_FILE, METRICS_FILE, TOKENIZER_FILE, load_model, load_state, save_model, save_state
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -70,6 +80,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--ema-decay", type=float, default=0.999)
     p.add_argument("--val-size", type=int, default=1250)
     p.add_argument("--w2v-epochs", type=int, default=3, help="skip-gram epochs for embedding init; 0 = random init")
+    p.add_argument("--init-from", default="", help="start from this trained model folder (config, weights, tokenizer)")
+    p.add_argument("--distill-unsup", type=int, default=0,
+                   help="also train on N unlabeled reviews with a TF-IDF logistic-regression teacher's soft labels")
+    p.add_argument("--teacher-C", type=float, default=10.0, help="inverse regularisation of the distillation teacher")
     p.add_argument("--ckpt-minutes", type=float, default=10.0)
     p.add_argument("--limit", type=int, default=0, help="use only N training reviews (smoke runs)")
     p.add_argument("--test-limit", type=int, default=0, help="evaluate on only N test reviews (smoke runs)")
@@ -197,6 +211,48 @@ def _load_checkpoint(work: Path, model, ema, opt) -> dict | None:
     return meta
 
 
+def distillation_set(
+    args: argparse.Namespace,
+    work: Path,
+    fit_texts: list[str],
+    fit_labels: np.ndarray,
+    val_texts: list[str],
+    val_labels: np.ndarray,
+    unsup_texts: list[str],
+) -> tuple[list[str], np.ndarray, dict]:
+    """Unlabeled reviews with a teacher's soft labels, for knowledge distillation (Hinton et al. 2015).
+
+    The teacher, TF-IDF 1-2-gram logistic regression (:func:`model.baseline.fit_tfidf_logreg`), is fitted on
+    ``fit_texts`` only; its validation accuracy is reported, never used to choose anything. The
+    probabilities are cached in ``work/teacher.safetensors`` so that a resumed run sees the same targets.
+
+    Returns:
+        ``(texts, probs, info)``: ``args.distill_unsup`` reviews (a seeded sample of ``unsup_texts``), float32
+        [N, C] teacher probabilities, and a JSON-able summary.
+    """
+    pick = np.random.default_rng(args.seed + 1).permutation(len(unsup_texts))[: args.distill_unsup]
+    texts = [unsup_texts[i] for i in pick]
+    cache = work / "teacher.safetensors"
+    info_path = work / "teacher.json"
+    if cache.is_file() and info_path.is_file():
+        return texts, load_state(cache)["probs"].numpy(), json.loads(info_path.read_text())
+    from .baseline import fit_tfidf_logreg  # training-only dependency (scikit-learn)
+
+    print(f"fitting the distillation teacher, labelling {len(texts)} unlabeled reviews ...", file=sys.stderr)
+    t0 = time.time()
+    predict_proba = fit_tfidf_logreg(fit_texts, fit_labels, args.teacher_C)
+    probs = predict_proba(texts)
+    info = {
+        "teacher": "tfidf-1-2gram-logreg", "C": args.teacher_C, "unlabeled_reviews": len(texts),
+        "teacher_val_accuracy": float((predict_proba(val_texts).argmax(-1) == val_labels).mean()),
+        "teacher_positive_share": float((probs.argmax(-1) == 1).mean()), "teacher_s": time.time() - t0,
+    }
+    print(json.dumps(info), file=sys.stderr)
+    save_state({"probs": torch.from_numpy(probs)}, cache)
+    info_path.write_text(json.dumps(info, indent=1))
+    return texts, probs, info
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run training; returns the process exit code."""
     args = parse_args(argv)
@@ -217,19 +273,27 @@ def main(argv: list[str] | None = None) -> int:
         fit_idx = fit_idx[: args.limit]
 
     tok_path = work / TOKENIZER_FILE
-    if not tok_path.is_file():
-        print("training tokenizer ...", file=sys.stderr)
-        train_tokenizer([train_texts[i] for i in fit_idx] + unsup_texts, vocab_size=args.vocab_size).save(str(tok_path))
-    tokenizer = load_tokenizer(tok_path)
-    config = EncoderConfig(
-        vocab_size=tokenizer.get_vocab_size(), max_len=args.max_len, d_model=args.d_model, n_heads=args.n_heads,
-        n_layers=args.n_layers, d_ff=args.d_ff, dropout=args.dropout, pooling=args.pooling,
-    )
+    if args.init_from:
+        init_dir = Path(args.init_from)
+        model = load_model(init_dir)  # raises naming the file when something is missing or corrupt
+        config = model.config
+        if not tok_path.is_file():
+            shutil.copyfile(init_dir / TOKENIZER_FILE, tok_path)
+        tokenizer = load_tokenizer(tok_path)
+    else:
+        if not tok_path.is_file():
+            print("training tokenizer ...", file=sys.stderr)
+            train_tokenizer([train_texts[i] for i in fit_idx] + unsup_texts, vocab_size=args.vocab_size).save(str(tok_path))
+        tokenizer = load_tokenizer(tok_path)
+        config = EncoderConfig(
+            vocab_size=tokenizer.get_vocab_size(), max_len=args.max_len, d_model=args.d_model, n_heads=args.n_heads,
+            n_layers=args.n_layers, d_ff=args.d_ff, dropout=args.dropout, pooling=args.pooling,
+        )
+        model = TransformerClassifier(config)
     encoder = TextEncoder(tokenizer, config.max_len)
-    model = TransformerClassifier(config)
 
     w2v_path = work / "word2vec.safetensors"
-    if args.w2v_epochs > 0:
+    if args.w2v_epochs > 0 and not args.init_from:
         if not w2v_path.is_file():
             print("training word2vec embeddings ...", file=sys.stderr)
             table = word2vec_init(encoder, [train_texts[i] for i in fit_idx] + unsup_texts, config.d_model, args.w2v_epochs, args.seed)
@@ -237,10 +301,24 @@ def main(argv: list[str] | None = None) -> int:
         with torch.no_grad():
             model.token_embedding.weight.copy_(load_state(w2v_path)["embedding"])
 
+    # Training targets as class distributions [N, C]: label-smoothed one-hot for gold reviews,
+    # the teacher's probabilities for distilled unlabeled reviews.
+    C, eps = config.num_classes, args.label_smoothing
+    fit_texts = [train_texts[i] for i in fit_idx]
+    targets = np.full((len(fit_idx), C), eps / C, dtype=np.float32)
+    targets[np.arange(len(fit_idx)), train_labels[fit_idx]] += 1.0 - eps
+    teacher_info = None
+    if args.distill_unsup:
+        distill_texts, teacher_probs, teacher_info = distillation_set(args, work, fit_texts, train_labels[fit_idx],
+                                                                      [train_texts[i] for i in val_idx],
+                                                                      train_labels[val_idx], unsup_texts)
+        fit_texts += distill_texts
+        targets = np.concatenate([targets, teacher_probs])
+
     print("tokenizing ...", file=sys.stderr)
-    fit_enc = encoder.encode_batch([train_texts[i] for i in fit_idx])
+    fit_enc = encoder.encode_batch(fit_texts)
     val_enc = encoder.encode_batch([train_texts[i] for i in val_idx])
-    y_fit = torch.from_numpy(train_labels[fit_idx])
+    y_fit = torch.from_numpy(targets)  # (N, C) target distributions
     y_val = train_labels[val_idx]
     lengths = np.array([len(e.ids) for e in fit_enc])
 
@@ -253,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
         lr=args.lr, betas=(0.9, 0.98), eps=1e-9,
     )
     ema = {k: v.detach().clone() for k, v in model.state_dict().items()}
-    steps_per_epoch = math.ceil(len(fit_idx) / args.batch_size)
+    steps_per_epoch = math.ceil(len(fit_enc) / args.batch_size)
     total_steps = steps_per_epoch * args.epochs
     meta = _load_checkpoint(work, model, ema, opt) or {"epoch": 0, "step_in_epoch": 0, "history": [], "train_s": 0.0}
     if meta["step_in_epoch"] or meta["epoch"]:
@@ -277,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
                 g["lr"] = lr_at(step, total_steps, args.warmup_steps, args.lr)
             ids, mask = to_batch(encoder, fit_enc, batches[b])
             logits, _ = model(ids, mask)
-            loss = F.cross_entropy(logits, y_fit[batches[b]], label_smoothing=args.label_smoothing)
+            loss = F.cross_entropy(logits, y_fit[batches[b]])  # soft targets (label smoothing is in them)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -323,6 +401,8 @@ def main(argv: list[str] | None = None) -> int:
         "average": {k: (best_w[k].float() + ema[k].float()) / 2 if best_w[k].dtype.is_floating_point else best_w[k]
                     for k in best_w},
     }
+    if args.init_from:  # never ship something that validates worse than the starting point
+        candidates["init"] = load_model(args.init_from).state_dict()
     selection = {}
     for name, weights in candidates.items():
         selection[name] = float((predict_labels(snapshot(weights), encoder, val_enc) == y_val).mean())
@@ -350,6 +430,7 @@ def main(argv: list[str] | None = None) -> int:
             "size": int(len(val_idx)), "best_epoch_accuracy": meta["best_val"], "best_epoch": meta["best_source"],
             "final_candidates": selection, "chosen": chosen,
         },
+        "distillation": teacher_info,
         "epochs": meta["history"],
         "train_wall_s": meta["train_s"],
         "total_wall_s_this_run": time.time() - t_start,
