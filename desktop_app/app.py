@@ -179,7 +179,6 @@ def run_self_test(app, window) -> dict:
     }
 
 
-
 def set_app_icon(app) -> None:
     """Give the application its icon (``resources/icons/attention-explorer.png``) and its desktop-file name."""
     from PySide6.QtGui import QGuiApplication, QIcon

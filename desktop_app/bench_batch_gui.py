@@ -16,7 +16,7 @@ result (ms), and the batch's reviews/s.
 from __future__ import annotations
 
 import argparse
-import gzip
+import itertools
 import json
 import os
 import statistics
@@ -25,7 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
-DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "imdb" / "test.jsonl.gz"
+from model.bench_batch import DEFAULT_DATA
+from model.evaluate import read_labelled
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,12 +51,7 @@ def main(argv: list[str] | None = None) -> int:
 
     tmp = Path(tempfile.mkdtemp(prefix="ae-bench-"))
     os.environ[SETTINGS_ENV] = str(tmp / "settings.ini")  # leave the user's settings alone
-    texts = []
-    with gzip.open(args.data, "rt", encoding="utf-8") as fh:
-        for line in fh:
-            texts.append(json.loads(line)["text"])
-            if len(texts) >= args.n:
-                break
+    texts = read_labelled(args.data)[0][: args.n]
     batch_file = tmp / "reviews.jsonl"
     batch_file.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts), encoding="utf-8")
 
@@ -109,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     wall = time.perf_counter() - t0
     tick.stop()
     typer.stop()
-    gaps = sorted(b - a for a, b in zip(ticks, ticks[1:]))
+    gaps = sorted(b - a for a, b in itertools.pairwise(ticks))
     result = {
         "ok": True,
         "reviews": len(texts),

@@ -80,7 +80,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--ema-decay", type=float, default=0.999)
     p.add_argument("--val-size", type=int, default=1250)
     p.add_argument("--w2v-epochs", type=int, default=3, help="skip-gram epochs for embedding init; 0 = random init")
-    p.add_argument("--init-from", default="", help="start from this trained model folder (config, weights, tokenizer)")
+    p.add_argument("--init-from", default="",
+                   help="start from this trained model folder (config, weights, tokenizer); use the --seed and "
+                        "--val-size it was trained with, so that its validation reviews stay unseen")
     p.add_argument("--distill-unsup", type=int, default=0,
                    help="also train on N unlabeled reviews with a TF-IDF logistic-regression teacher's soft labels")
     p.add_argument("--teacher-C", type=float, default=10.0, help="inverse regularisation of the distillation teacher")
