@@ -38,11 +38,23 @@ def panel(qtbot, tiny_predictor):
     p.shutdown()
 
 
+def drag_enter_event(widget, mime: QMimeData) -> QDragEnterEvent:
+    """A drag-enter event at the widget's centre, as a file manager sends it.
+
+    Qt 6 declares ``QDragEnterEvent(const QPoint &, ...)`` (integer position) while ``QDropEvent`` takes a
+    ``QPointF``; some PySide6 releases accept either for the drag event, 6.11 only ``QPoint``.
+    """
+    args = (Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    try:
+        return QDragEnterEvent(widget.rect().center(), *args)  # QPoint
+    except TypeError:  # a binding that only takes the floating-point position
+        return QDragEnterEvent(QPointF(widget.rect().center()), *args)
+
+
 def drop(widget, paths) -> QDropEvent:
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
-    enter = QDragEnterEvent(QPointF(widget.rect().center()), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
-                            Qt.KeyboardModifier.NoModifier)
+    enter = drag_enter_event(widget, mime)
     QApplication.sendEvent(widget, enter)
     assert enter.isAccepted()
     ev = QDropEvent(QPointF(widget.rect().center()), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
@@ -74,8 +86,7 @@ def test_dropping_a_folder_fills_the_table(qtbot, panel, tmp_path):
 def test_drag_without_local_files_is_ignored(qtbot, panel):
     mime = QMimeData()
     mime.setText("just text")
-    enter = QDragEnterEvent(QPointF(panel.rect().center()), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
-                            Qt.KeyboardModifier.NoModifier)
+    enter = drag_enter_event(panel, mime)
     QApplication.sendEvent(panel, enter)
     assert not enter.isAccepted()
 
