@@ -54,6 +54,7 @@ from model.batch import FORMATS, Summary, Timer, score_records, write_rows
 from model.readers import DEFAULT_MAX_FILE_BYTES, SUPPORTED_EXTENSIONS, estimate_count, iter_records
 
 from .batch_model import COLUMNS, EXCERPT, FILTERS, P_POSITIVE, ROW_ROLE, SOURCE, BatchFilterProxy, BatchTableModel
+from .worker import BATCH_NICE, lower_thread_priority
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +123,7 @@ class BatchWorker(QObject):
     def run(self) -> None:
         """Estimate the count, then stream, score and emit rows; always ends with ``finished`` (or ``failed``)."""
         job = self.job_id
+        lower_thread_priority(BATCH_NICE)
         summary = Summary()
         timer = Timer()
         last_emit = [0.0]
@@ -431,7 +433,7 @@ class BatchPanel(QWidget):
         names = ", ".join(Path(p).name or p for p in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
         self._set_message(f"Scoring {names}…")
         self.scoring_started.emit(job)
-        thread.start()
+        thread.start(QThread.Priority.LowPriority)  # Windows/macOS; on Linux, BatchWorker.run renices itself
 
     @Slot(int, int, int)
     def _on_progress(self, job: int, done: int, total: int) -> None:

@@ -16,7 +16,6 @@ latest request wins, and results of an older generation are dropped.
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,10 +30,10 @@ from PySide6.QtWidgets import (
     QLabel,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QTableWidget,
     QTableWidgetItem,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -47,6 +46,10 @@ from model.explain import (
     SIGNED_METHODS,
     ExplanationCancelled,
 )
+
+from .views.common import DIVERGING_CMAP, SEQUENTIAL_CMAP, DeferredRender, colours_for
+from .views.token_view import TokenCanvas, gradient_pixmap, token_pieces
+from .worker import EXPLANATION_NICE, lower_thread_priority
 
 NONE_ITEM = "(none: plain tokens)"
 COLUMNS = ("Method", "Compr. \u2191", "Suff. \u2193", "Time (ms)")
@@ -145,63 +148,76 @@ class ExplanationWorker(QObject):
         self.result.emit(generation, MethodResult("integrated_gradients", e, f))
 
 
-# --------------------------------------------------------------------------- colouring
+# --------------------------------------------------------------------------- comparison
 
 
-def _blend(rgb: tuple[int, int, int], t: float) -> tuple[int, int, int]:
-    """White blended toward ``rgb`` by t in [0, 1]."""
-    return tuple(round(255 + (c - 255) * t) for c in rgb)  # type: ignore[return-value]
+class ComparisonView(DeferredRender, QWidget):
+    """Two explanation methods over the same tokens, one strip each, coloured like the main token view.
 
-
-NEGATIVE_RGB = (33, 102, 172)  # ColorBrewer RdBu blue
-POSITIVE_RGB = (178, 24, 43)  # ColorBrewer RdBu red
-UNSIGNED_RGB = (217, 95, 2)  # ColorBrewer Dark2 orange
-
-
-def token_colours(scores: np.ndarray, signed: bool) -> list[str]:
-    """Background colours (``#rrggbb``) for token scores.
-
-    Signed scores use a diverging blue-white-red map scaled by the largest
-    |score| (red: evidence for the class); unsigned scores a white-to-orange
-    map scaled by the largest score. ``[CLS]`` (position 0) is left out of the
-    scale so it cannot wash out the text.
-
-    Args:
-        scores: float [T].
-        signed: use the diverging map.
-
-    Returns:
-        T colour strings.
+    Each strip is a :class:`desktop_app.views.token_view.TokenCanvas` (one custom-painted widget, no rich
+    text), coloured with :func:`desktop_app.views.common.colours_for`: signed scores on the diverging map
+    (red: for the explained class, blue: against), unsigned ones on the sequential map, each strip scaled to
+    its own largest magnitude. Hovering a token shows its score. Rendering is deferred and skipped while the
+    view is hidden (:class:`DeferredRender`), so new results never stall the GUI thread.
     """
-    s = np.nan_to_num(np.asarray(scores, dtype=np.float64))
-    ref = s[1:] if len(s) > 1 else s
-    scale = float(np.abs(ref).max()) if signed else float(ref.max()) if len(ref) else 0.0
-    scale = scale if scale > 0 else 1.0
-    out = []
-    for v in s:
-        t = float(np.clip(v / scale, -1.0, 1.0))
-        if signed:
-            rgb = _blend(POSITIVE_RGB if t >= 0 else NEGATIVE_RGB, abs(t))
-        else:
-            rgb = _blend(UNSIGNED_RGB, max(t, 0.0))
-        out.append("#{:02x}{:02x}{:02x}".format(*rgb))
-    return out
 
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._init_deferred()
+        self._prediction = None
+        self._entries: list[tuple[str, str, np.ndarray | None, bool]] = []
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.titles: list[QLabel] = []
+        self.canvases: list[TokenCanvas] = []
+        for _ in range(2):
+            title = QLabel("")
+            title.setWordWrap(True)
+            canvas = TokenCanvas()
+            scroll = QScrollArea()
+            scroll.setWidget(canvas)
+            scroll.setWidgetResizable(True)
+            scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+            scroll.setMinimumHeight(60)
+            lay.addWidget(title)
+            lay.addWidget(scroll, 1)
+            self.titles.append(title)
+            self.canvases.append(canvas)
 
-def token_strip_html(tokens: list[str], scores: np.ndarray, signed: bool, title: str) -> str:
-    """One titled paragraph of tokens with coloured backgrounds (Qt rich text).
+    def set_entries(self, prediction, entries: list[tuple[str, str, np.ndarray | None, bool]]) -> None:
+        """Show two strips for ``prediction`` (a :class:`model.Prediction`, or None to clear).
 
-    WordPiece continuation pieces (``##x``) are joined to the previous token.
-    """
-    colours = token_colours(scores, signed)
-    parts = [f"<p><b>{html.escape(title)}</b><br/>"]
-    for i, (tok, colour) in enumerate(zip(tokens, colours)):
-        cont = tok.startswith("##")
-        text = html.escape(tok[2:] if cont else tok)
-        sep = "" if cont or i == 0 else " "
-        parts.append(f'{sep}<span style="background-color:{colour}; color:#000000">{text}</span>')
-    parts.append("</p>")
-    return "".join(parts)
+        Args:
+            prediction: gives the tokens and their text (T tokens).
+            entries: two ``(method title, detail line, scores, signed)``; scores is float [T], or None while
+                the method is not computed yet.
+        """
+        self._prediction = prediction
+        self._entries = list(entries)
+        self.request_render()
+
+    def redraw(self) -> None:
+        """Lay out the tokens and colour each strip (called by :class:`DeferredRender`)."""
+        pred = self._prediction
+        pieces = token_pieces(pred) if pred is not None else []
+        for i, (title_label, canvas) in enumerate(zip(self.titles, self.canvases)):
+            name, detail, scores, signed = self._entries[i] if i < len(self._entries) else ("", "", None, False)
+            if pred is None or scores is None:
+                canvas.set_tokens([])
+                canvas.set_colours(np.zeros((0, 4), np.uint8), np.zeros(0, np.float32), "")
+                title_label.setText(f"<b>{name}</b>: <i>not computed yet</i>" if name and pred is not None else "")
+                continue
+            values = np.asarray(scores, dtype=np.float32)
+            colours, _scale = colours_for(values, signed)
+            if canvas.pieces != pieces:
+                canvas.set_tokens(pieces)
+            canvas.set_colours(colours, values, name)
+            title_label.setText(f"<b>{name}</b> \u2014 {detail}")
+
+    def showEvent(self, event) -> None:
+        """Render if results arrived while hidden."""
+        super().showEvent(event)
+        self._deferred_show()
 
 
 # --------------------------------------------------------------------------- the panel
@@ -259,7 +275,9 @@ class ExplanationPanel(QWidget):
         self._worker.batch_finished.connect(self._on_batch_finished)
         self._worker.ig_progress.connect(self._on_ig_progress)
         self._worker.ig_cancelled.connect(self._on_ig_cancelled)
-        self._thread.start()
+        # a plain function connected to `started` runs on the new thread: renice it before any torch call
+        self._thread.started.connect(lambda: lower_thread_priority(EXPLANATION_NICE), Qt.DirectConnection)
+        self._thread.start(QThread.Priority.LowPriority)
         app = QCoreApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(self.shutdown)
@@ -338,20 +356,22 @@ class ExplanationPanel(QWidget):
         cmp_pick.addWidget(QLabel("vs"))
         cmp_pick.addWidget(self.compare_right)
         cmp_layout.addLayout(cmp_pick)
-        self.compare_view = QTextBrowser()
-        self.compare_view.setOpenLinks(False)
+        self.compare_view = ComparisonView()
         self.compare_view.setMinimumHeight(120)
         cmp_layout.addWidget(self.compare_view, 1)
         for combo in (self.compare_left, self.compare_right):
             combo.currentIndexChanged.connect(self._render_comparison)
-        legend = QLabel(
-            "Signed methods: <span style='background-color:#b2182b;color:white'>&nbsp;for the class&nbsp;</span> "
-            "<span style='background-color:#2166ac;color:white'>&nbsp;against&nbsp;</span>; "
-            "unsigned: <span style='background-color:#d95f02;color:white'>&nbsp;important&nbsp;</span>. "
-            "Each strip is scaled to its own maximum."
-        )
-        legend.setWordWrap(True)
-        cmp_layout.addWidget(legend)
+        legend = QHBoxLayout()
+        for cmap, words in ((DIVERGING_CMAP, ("signed: against", "for the class")),
+                            (SEQUENTIAL_CMAP, ("unsigned: 0", "largest"))):
+            swatch = QLabel()
+            swatch.setPixmap(gradient_pixmap(cmap, 80, 10))
+            legend.addWidget(QLabel(words[0]))
+            legend.addWidget(swatch)
+            legend.addWidget(QLabel(words[1]))
+            legend.addSpacing(12)
+        legend.addWidget(QLabel("(each strip scaled to its own maximum; hover a token for its score)"), 1)
+        cmp_layout.addLayout(legend)
         layout.addWidget(cmp_box, 1)
 
         self.status = QLabel("No review analysed yet.")
@@ -456,9 +476,11 @@ class ExplanationPanel(QWidget):
             self._thread.quit()
             self._thread.wait()
 
-    def comparison_html(self) -> str:
-        """The side-by-side comparison as Qt rich text (empty until both methods are computed)."""
-        return self.compare_view.toHtml() if self.compare_view.toPlainText().strip() else ""
+    def comparison(self) -> list[tuple[str, np.ndarray | None]]:
+        """The two compared methods as ``(title, scores float32 [T] or None)``; None: not computed yet."""
+        self.compare_view.flush()
+        return [(title.text(), canvas.values if len(canvas.values) else None)
+                for title, canvas in zip(self.compare_view.titles, self.compare_view.canvases)]
 
     # ----------------------------------------------------------------- internals
 
@@ -477,7 +499,7 @@ class ExplanationPanel(QWidget):
         for row in range(len(EXPLANATION_METHODS)):
             for col in range(1, len(COLUMNS)):
                 self.table.setItem(row, col, QTableWidgetItem(""))
-        self.compare_view.clear()
+        self.compare_view.set_entries(None, [])
         if self.colour_combo.currentData() is not None:
             self.importance_selected.emit(None, False, "")
         self._update_enabled()
@@ -592,20 +614,14 @@ class ExplanationPanel(QWidget):
         self.importance_selected.emit(np.array(e.scores, dtype=np.float32, copy=True), bool(e.signed), method)
 
     def _render_comparison(self, *_args) -> None:
-        left, right = self.compare_left.currentData(), self.compare_right.currentData()
-        parts = []
-        for m in (left, right):
+        entries = []
+        for m in (self.compare_left.currentData(), self.compare_right.currentData()):
             res = self._results.get(m)
             if res is None:
-                parts.append(f"<p><b>{html.escape(METHOD_TITLES[m])}</b><br/><i>not computed yet</i></p>")
+                entries.append((METHOD_TITLES[m], "", None, False))
                 continue
-            e, f = res.explanation, res.faithfulness
-            title = (
-                f"{METHOD_TITLES[m]} \u2014 comprehensiveness {f.comprehensiveness_aopc:.3f}, "
-                f"sufficiency {f.sufficiency_aopc:.3f}" + (" (signed)" if m in SIGNED_METHODS else "")
-            )
-            parts.append(token_strip_html(e.tokens, e.scores, e.signed, title))
-        if all(self._results.get(m) is None for m in (left, right)):
-            self.compare_view.clear()
-            return
-        self.compare_view.setHtml("<hr/>".join(parts))
+            f = res.faithfulness
+            detail = (f"comprehensiveness {f.comprehensiveness_aopc:.3f}, sufficiency {f.sufficiency_aopc:.3f}"
+                      + (" (signed)" if m in SIGNED_METHODS else ""))
+            entries.append((METHOD_TITLES[m], detail, res.explanation.scores, bool(res.explanation.signed)))
+        self.compare_view.set_entries(self._prediction, entries)

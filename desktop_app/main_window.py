@@ -11,9 +11,11 @@ Analysis runs live on a background thread (:mod:`desktop_app.worker`),
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import os
+import sys
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QEvent, QSaveFile, QSettings, Qt, QTimer, Signal
@@ -52,6 +54,7 @@ log = logging.getLogger(__name__)
 APP_NAME = "Attention Explorer"
 DEBOUNCE_MS = 250  # milliseconds after the last keystroke before live analysis
 MAX_REVIEW_FILE_BYTES = 5_000_000  # larger text files are refused with a message
+GUI_SWITCH_INTERVAL_S = 0.001  # seconds; see MainWindow.__init__
 SETTINGS_ENV = "ATTENTION_EXPLORER_SETTINGS"  # path of an .ini file to use instead of the user's settings
 
 
@@ -176,6 +179,10 @@ class MainWindow(QMainWindow):
 
     def __init__(self, model_dir: str | Path | None = None, device: str | None = None) -> None:
         super().__init__()
+        # Worker threads (inference, explanations, batch scoring) run Python too. PySide6 releases the GIL
+        # around Qt calls, so each paint may wait for it to come back, up to the switch interval each time;
+        # 1 ms instead of CPython's 5 ms keeps those waits short (measured: desktop_app.bench_batch_gui).
+        sys.setswitchinterval(min(sys.getswitchinterval(), GUI_SWITCH_INTERVAL_S))
         self.setWindowTitle(f"{APP_NAME} \u2014 loading model\u2026")
         self.setObjectName("MainWindow")
         self.setAcceptDrops(True)
@@ -458,6 +465,10 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ worker results
     def _on_loaded(self, predictor, info) -> None:
         self._predictor = predictor
+        # What is alive now (modules, Qt wrappers, the model) lives as long as the app: keep it out of the
+        # cyclic collector's full scans, which otherwise stalled the event loop ~100 ms mid-batch.
+        gc.collect()
+        gc.freeze()
         self.setWindowTitle(f"{APP_NAME} \u2014 {Path(info.model_dir).name or 'model'} on {info.device_name}")
         self.prediction_panel.set_labels(info.labels, info.device_name)
         self.model_label.setText(

@@ -18,6 +18,9 @@ This is the only module of ``desktop_app`` that calls the ``Predictor``.
 from __future__ import annotations
 
 import logging
+import os
+import sys
+import threading
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -27,6 +30,35 @@ import numpy as np
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 log = logging.getLogger(__name__)
+
+BATCH_NICE = 10  # niceness added to a batch-scoring thread on Linux: a nice-0 thread gets ~10x its CPU share
+EXPLANATION_NICE = 5  # explanations (and their faithfulness) for the current review: below the GUI, above batches
+
+
+def lower_thread_priority(nice: int) -> bool:
+    """Make the calling thread a background thread, so the GUI thread (and live analysis) win the CPU.
+
+    On Linux, niceness is per thread (``setpriority(PRIO_PROCESS, tid)``), and threads started from this
+    one afterwards (torch's OpenMP helpers, created on its first parallel operation) inherit it. Qt's
+    ``QThread.setPriority`` is ignored there under the default scheduler, so this uses ``os.setpriority``.
+    Elsewhere the caller starts the QThread with ``QThread.LowPriority`` instead.
+
+    Args:
+        nice: niceness to add to the thread's current value (0..19; larger yields more).
+
+    Returns:
+        True if the priority was lowered; False where the OS offers no per-thread niceness (errors are
+        swallowed: a background job must not fail over its priority).
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + nice))
+        return True
+    except OSError as exc:
+        log.debug("could not lower the priority of thread %s: %s", threading.current_thread().name, exc)
+        return False
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ FORMATS = ("csv", "jsonl", "parquet")
 _EXTENSIONS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet", ".pq": "parquet"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ResultRow:
     """One exported row: a scored review or the reason an input was not scored.
 

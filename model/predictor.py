@@ -353,21 +353,20 @@ class Predictor:
                     good.append(i)
                 except ValueError as exc:
                     slots[i] = Score("", np.zeros(C, np.float32), False, 0, str(exc))
-            encoded = self.encoder.encode_batch(good_texts)
-            order = np.argsort([len(e.ids) for e in encoded], kind="stable")
+            encoded = self.encoder.encode_ids_batch(good_texts)  # (ids int64 [T_i], truncated) per text
+            lengths = [len(ids) for ids, _ in encoded]
+            order = np.argsort(lengths, kind="stable")
             done += len(chunk) - len(good)
-            for idx in token_budget_batches([len(encoded[i].ids) for i in order], order, batch_size, max_tokens):
+            for idx in token_budget_batches([lengths[i] for i in order], order, batch_size, max_tokens):
                 if should_stop is not None and should_stop():
                     k = next((i for i, s in enumerate(slots) if s is None), len(slots))
                     return results + slots[:k]  # type: ignore[operator]
-                batch = [encoded[i] for i in idx]
-                ids, mask = self.encoder.pad(batch)
+                ids, mask = self.encoder.pad_ids([encoded[i][0] for i in idx])  # (B, T) each
                 logits, _ = self.model(torch.from_numpy(ids).to(self.device), torch.from_numpy(mask).to(self.device))
                 probs = logits.softmax(-1).float().cpu().numpy()  # (B, C)
                 for row, i in enumerate(idx):
-                    e = encoded[i]
                     p = probs[row].astype(np.float32)
-                    slots[good[i]] = Score(self.labels[int(p.argmax())], p, e.truncated, len(e.ids))
+                    slots[good[i]] = Score(self.labels[int(p.argmax())], p, encoded[i][1], lengths[i])
                 done += len(idx)
                 if progress is not None:
                     progress(done, total)

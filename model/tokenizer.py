@@ -159,6 +159,27 @@ class TextEncoder:
         """Tokenize many texts in parallel (the Rust tokenizer's threads)."""
         return [self._finish(e) for e in self.tokenizer.encode_batch(list(texts), add_special_tokens=False)]
 
+    def encode_ids_batch(self, texts: Sequence[str]) -> list[tuple[np.ndarray, bool]]:
+        """Token ids only, for scoring: the same ids as :meth:`encode_batch`, about twice as fast.
+
+        Skips what only the views need (token strings, character offsets): ``encode_batch_fast``
+        (tokenizers >= 0.21) does not even compute the offsets.
+
+        Returns:
+            One ``(ids, truncated)`` per text: ids int64 [T] with the classification token first,
+            T <= ``max_len``; truncated as in :class:`Encoded`.
+        """
+        encode = getattr(self.tokenizer, "encode_batch_fast", self.tokenizer.encode_batch)
+        out = []
+        for enc in encode(list(texts), add_special_tokens=False):
+            n = len(enc.ids)
+            keep = head_tail_keep(n, self.max_len - 1)
+            ids = np.empty(len(keep) + 1, dtype=np.int64)
+            ids[0] = self.cls_id
+            ids[1:] = np.asarray(enc.ids, dtype=np.int64)[keep]
+            out.append((ids, n > len(keep)))
+        return out
+
     def pad(self, batch: Sequence[Encoded]) -> tuple[np.ndarray, np.ndarray]:
         """Right-pad encodings into a batch.
 
@@ -166,10 +187,14 @@ class TextEncoder:
             ``(input_ids, attention_mask)``: int64 (B, T) and bool (B, T),
             T = the longest encoding in the batch.
         """
-        T = max(len(e.ids) for e in batch)
+        return self.pad_ids([e.ids for e in batch])
+
+    def pad_ids(self, batch: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """Right-pad id sequences (int [T_i] each) into ``(input_ids, attention_mask)`` as :meth:`pad` does."""
+        T = max(len(x) for x in batch)
         ids = np.full((len(batch), T), self.pad_id, dtype=np.int64)
         mask = np.zeros((len(batch), T), dtype=bool)
-        for i, e in enumerate(batch):
-            ids[i, : len(e.ids)] = e.ids
-            mask[i, : len(e.ids)] = True
+        for i, x in enumerate(batch):
+            ids[i, : len(x)] = x
+            mask[i, : len(x)] = True
         return ids, mask

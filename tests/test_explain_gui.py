@@ -7,7 +7,8 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from desktop_app.explain_panel import ExplanationPanel, token_colours, token_strip_html
+from desktop_app.explain_panel import ExplanationPanel
+from desktop_app.views.common import colours_for
 from model.explain import CHEAP_METHODS, EXPLANATION_METHODS
 
 pytestmark = pytest.mark.gui
@@ -43,10 +44,14 @@ def test_panel_fills_rows_for_cheap_methods(qtbot, panel, tiny_predictor):
         assert -1 <= float(comp) <= 1 and -1 <= float(suff) <= 1 and float(ms) >= 0
         assert panel.results[m].explanation.scores.shape == (pred.num_tokens,)
     assert _cell(panel, "integrated_gradients", 1) == ""  # on demand only
-    # the comparison shows both chosen methods, one coloured span per token
-    html = panel.comparison_html()
-    assert "Attention" in html and "Gradient" in html
-    assert html.count("background-color:") >= 2 * (pred.num_tokens - 1)
+    # the comparison shows both chosen methods' scores over the same tokens, coloured as the token view colours
+    (left_title, left), (right_title, right) = panel.comparison()
+    assert "Attention" in left_title and "Gradient" in right_title and "comprehensiveness" in right_title
+    np.testing.assert_array_equal(left, panel.results["attention"].explanation.scores)
+    np.testing.assert_array_equal(right, panel.results["grad_x_input"].explanation.scores)
+    right_canvas = panel.compare_view.canvases[1]
+    assert len(right_canvas.rects) == pred.num_tokens
+    np.testing.assert_array_equal(right_canvas.colours, colours_for(right, signed=True)[0])
 
 
 def test_selecting_a_method_emits_scores_of_length_T(qtbot, panel, tiny_predictor):
@@ -126,10 +131,10 @@ def test_no_model_gives_a_message_not_a_crash(qtbot):
     p.shutdown()
 
 
-def test_colour_maps():
-    signed = token_colours(np.array([9.0, 1.0, -1.0, 0.0]), signed=True)
-    assert signed[3] == "#ffffff" and signed[1] == "#b2182b" and signed[2] == "#2166ac"
-    unsigned = token_colours(np.array([0.0, 0.5, 1.0]), signed=False)
-    assert unsigned[0] == "#ffffff" and unsigned[2] == "#d95f02" and unsigned[1] not in unsigned[::2]
-    html = token_strip_html(["[CLS]", "great", "##ly", "<b>"], np.zeros(4), False, "t")
-    assert "greatly" not in html and ">ly<" in html and "&lt;b&gt;" in html
+def test_comparison_waits_for_uncomputed_methods(qtbot, panel, tiny_predictor):
+    """Integrated gradients runs on demand: until then its strip says so and holds no scores."""
+    panel.compare_right.setCurrentIndex(EXPLANATION_METHODS.index("integrated_gradients"))
+    panel.set_prediction(tiny_predictor.predict(TEXT))
+    _wait_for_cheap(qtbot, panel)
+    (_, left), (right_title, right) = panel.comparison()
+    assert left is not None and right is None and "not computed yet" in right_title

@@ -106,6 +106,8 @@ def test_typing_runs_a_debounced_analysis(qtbot, window):
     assert window.current_prediction is pred
     assert window.prediction_panel.label.text() == pred.label
     assert f"{pred.num_tokens}" in window.prediction_panel.details.text()
+    for name, p in zip(pred.labels, pred.probabilities):
+        assert window.prediction_panel.bars[name].text() == f"{float(p) * 100:.1f} %"
 
 
 def test_ctrl_enter_analyzes_now(qtbot, window):

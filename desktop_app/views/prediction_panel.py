@@ -2,10 +2,54 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFormLayout, QLabel, QProgressBar, QVBoxLayout, QWidget
+from PySide6.QtCore import QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtWidgets import QFormLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 LABEL_COLOURS = {"positive": "#1a7f37", "negative": "#c0392b"}
+
+
+class ProbabilityBar(QWidget):
+    """A horizontal bar for one class probability, with the percentage written on it.
+
+    Custom-painted instead of a ``QProgressBar``: ``QProgressBar.setValue`` repaints synchronously, which
+    flushes every pending paint of the window on the spot (tens of ms at 512 tokens); this widget only
+    schedules an ``update()``.
+
+    Args:
+        colour: fill colour (any ``QColor`` string).
+    """
+
+    def __init__(self, colour: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.colour = QColor(colour)
+        self.probability: float | None = None
+        self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
+
+    def set_probability(self, p: float | None) -> None:
+        """Show probability ``p`` in [0, 1] (clamped), or nothing ("\u2014") when None."""
+        self.probability = None if p is None else min(1.0, max(0.0, float(p)))
+        self.update()
+
+    def text(self) -> str:
+        """What the bar says: e.g. "97.3 %", or "\u2014" when empty."""
+        return "\u2014" if self.probability is None else f"{self.probability * 100:.1f} %"
+
+    def sizeHint(self) -> QSize:
+        """A line of text high, 160 pixels wide."""
+        return QSize(160, self.fontMetrics().height() + 8)
+
+    def paintEvent(self, event) -> None:
+        """Frame, filled share and the percentage, centred."""
+        p = QPainter(self)
+        r = QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5)
+        p.fillRect(r, self.palette().base())
+        if self.probability:
+            p.fillRect(QRectF(r.x(), r.y(), r.width() * self.probability, r.height()), self.colour)
+        p.setPen(QPen(QColor("#8a8a8a")))
+        p.drawRect(r)
+        p.setPen(QPen(self.palette().text().color()))
+        p.drawText(r, Qt.AlignCenter, self.text())
 
 
 class PredictionPanel(QWidget):
@@ -27,7 +71,7 @@ class PredictionPanel(QWidget):
         self.bars_box = QWidget()
         self.bars_layout = QFormLayout(self.bars_box)
         self.bars_layout.setContentsMargins(0, 0, 0, 0)
-        self.bars: dict[str, QProgressBar] = {}
+        self.bars: dict[str, ProbabilityBar] = {}
         self.details = QLabel("")
         self.details.setWordWrap(True)
         self.details.setTextInteractionFlags(Qt.TextSelectableByMouse)
@@ -39,42 +83,39 @@ class PredictionPanel(QWidget):
         self.prediction = None
         self.device_name = ""
 
+    def _show_label(self, text: str, colour: str) -> None:
+        """Set the big label; restyle only when the colour changes (a style sheet change re-polishes)."""
+        self.label.setText(text)
+        sheet = f"color: {colour};"
+        if self.label.styleSheet() != sheet:
+            self.label.setStyleSheet(sheet)
+
     def set_labels(self, labels, device_name: str = "") -> None:
         """Create one probability bar per class name in ``labels``; remember the device's name."""
         while self.bars_layout.rowCount():
             self.bars_layout.removeRow(0)
         self.bars = {}
         for name in labels:
-            bar = QProgressBar()
-            bar.setRange(0, 1000)
-            bar.setValue(0)
-            bar.setFormat("\u2014")
-            bar.setTextVisible(True)
-            colour = LABEL_COLOURS.get(name, "#2874a6")
-            bar.setStyleSheet(f"QProgressBar::chunk {{ background-color: {colour}; }}")
+            bar = ProbabilityBar(LABEL_COLOURS.get(name, "#2874a6"))
             self.bars[name] = bar
             self.bars_layout.addRow(name, bar)
         self.device_name = device_name
 
     def set_loading(self, message: str = "Loading model\u2026") -> None:
         """Show the loading state."""
-        self.label.setText(message)
-        self.label.setStyleSheet("color: palette(mid);")
+        self._show_label(message, "palette(mid)")
 
     def set_idle(self, message: str = "Type or paste a review") -> None:
         """Show a hint instead of a prediction."""
         self.prediction = None
-        self.label.setText(message)
-        self.label.setStyleSheet("color: palette(mid);")
+        self._show_label(message, "palette(mid)")
         for bar in self.bars.values():
-            bar.setValue(0)
-            bar.setFormat("\u2014")
+            bar.set_probability(None)
         self.details.setText("")
 
     def set_error(self, message: str) -> None:
         """Show an error message in place of the label."""
-        self.label.setText("Error")
-        self.label.setStyleSheet("color: #c0392b;")
+        self._show_label("Error", "#c0392b")
         self.details.setText(message)
 
     def set_prediction(self, pred) -> None:
@@ -85,12 +126,9 @@ class PredictionPanel(QWidget):
         self.prediction = pred
         if set(self.bars) != set(pred.labels):
             self.set_labels(pred.labels, self.device_name)
-        self.label.setText(pred.label)
-        self.label.setStyleSheet(f"color: {LABEL_COLOURS.get(pred.label, '#2874a6')};")
+        self._show_label(pred.label, LABEL_COLOURS.get(pred.label, "#2874a6"))
         for name, p in zip(pred.labels, pred.probabilities):
-            bar = self.bars[name]
-            bar.setValue(round(float(p) * 1000))
-            bar.setFormat(f"{float(p) * 100:.1f} %")
+            self.bars[name].set_probability(float(p))
         trunc = (
             f"<b>truncated</b>: {pred.num_source_tokens:,} word pieces \u2192 {pred.num_tokens:,} tokens (head+tail)"
             if pred.truncated
