@@ -10,7 +10,10 @@ the screenshots say so in the window title). The review is a real IMDB test
 review from ``resources/samples``.
 
 Writes: window.png (the whole window), token_view.png, prediction.png,
-heatmap.png, links.png, model_view.png, pe.png.
+heatmap.png, links.png, model_view.png, pe.png, explanations.png and batch.png
+(the batch table after scoring ``--batch-n`` IMDB test reviews laid out as
+aclImdb ``pos/``/``neg/`` folders; taken from ``--imdb`` when that file exists,
+else from the bundled samples).
 """
 
 from __future__ import annotations
@@ -37,12 +40,40 @@ def wait_until(app, cond, timeout_s: float = 120.0) -> bool:
     return True
 
 
+def write_review_folder(imdb: Path, n: int, root: Path) -> Path:
+    """Write ``n`` real reviews as ``root/{pos,neg}/<id>_<rating>.txt`` (the aclImdb layout) and return root.
+
+    Reviews come from ``imdb`` (IMDB ``test.jsonl.gz``) when it exists, else from ``resources/samples``.
+    """
+    import gzip
+
+    from model.paths import samples_dir
+
+    rows = []
+    if imdb.is_file():
+        with gzip.open(imdb, "rt", encoding="utf-8") as f:
+            for i, line in enumerate(f):
+                rec = json.loads(line)
+                rows.append((rec["text"], "pos" if rec["label"] in (1, "pos", "positive") else "neg", i))
+        rows = rows[:: max(1, len(rows) // n)][:n]
+    else:
+        for i, path in enumerate(sorted(samples_dir().glob("*.txt"))):
+            rows.append((path.read_text(encoding="utf-8"), path.name.split("_")[0], i))
+    for text, label, i in rows:
+        (root / label).mkdir(parents=True, exist_ok=True)
+        (root / label / f"{i}_{8 if label == 'pos' else 2}.txt").write_text(text, encoding="utf-8")
+    return root
+
+
 def main(argv: list[str] | None = None) -> int:
     """Take the screenshots; returns 0 on success."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", default=None, help="model folder (default: resources/model, else a random model)")
     p.add_argument("--sample", default="pos_1_10.txt", help="sample file in resources/samples")
     p.add_argument("--out", default=str(ROOT / "docs" / "screenshots"))
+    p.add_argument("--imdb", default=str(ROOT.parent / "shared" / "data" / "imdb" / "test.jsonl.gz"),
+                   help="IMDB test.jsonl.gz for the batch screenshot")
+    p.add_argument("--batch-n", type=int, default=400, help="reviews in the batch screenshot")
     args = p.parse_args(argv)
 
     from model.paths import default_model_dir, samples_dir
@@ -75,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     from desktop_app.main_window import MainWindow
 
     win = MainWindow(model_dir)
-    attach_panels(win)
+    panels = attach_panels(win)
     win.resize(1600, 1000)
     win.show()
     if not wait_until(app, lambda: win.predictor is not None):
@@ -103,6 +134,11 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(0.01)
 
     settle()
+    explain = panels.get("explain")
+    if explain is not None:
+        from model.explain import CHEAP_METHODS
+
+        wait_until(app, lambda: all(m in explain.results for m in CHEAP_METHODS), 60)
     for v in (win.token_view, win.heatmap, win.links_view, win.model_view, win.pe_view):
         v.flush()
     win.heatmap_dock.raise_()
@@ -130,6 +166,20 @@ def main(argv: list[str] | None = None) -> int:
         view.grab().save(str(out / name))
     win.heatmap_dock.raise_()
     settle()
+    batch = panels.get("batch")
+    if batch is not None:
+        folder = write_review_folder(Path(args.imdb), args.batch_n, Path(tempfile.mkdtemp()) / "aclImdb-test")
+        finished = []
+        batch.scoring_finished.connect(finished.append)
+        win.paths_dropped.emit([str(folder)])  # what a drop of the folder on the window does
+        wait_until(app, lambda: bool(finished), 600)
+        from PySide6.QtCore import Qt
+
+        from desktop_app.batch_model import P_POSITIVE
+
+        batch.view.sortByColumn(P_POSITIVE, Qt.SortOrder.AscendingOrder)  # the most negative reviews first
+        settle()
+        batch.grab().save(str(out / "batch.png"))
     print(
         json.dumps(
             {

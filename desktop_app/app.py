@@ -60,6 +60,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def _show_batch_dock(window, dock) -> None:
+    """Bring the batch results into view when scoring starts: show the dock if it was closed, and give it
+    at least 40% of the window's height if it is docked smaller (the default layout keeps it short)."""
+    from PySide6.QtCore import Qt
+
+    dock.show()
+    dock.raise_()
+    want = int(0.4 * window.height())
+    if not dock.isFloating() and dock.height() < want:
+        window.resizeDocks([dock], [want], Qt.Vertical)
+
+
 def attach_panels(window) -> dict:
     """Add the batch and explanation panels (when their modules exist) and wire them to ``window``.
 
@@ -82,6 +94,7 @@ def attach_panels(window) -> dict:
         dock = window.add_panel(batch, "Batch scoring", Qt.BottomDockWidgetArea)
         if getattr(window, "_saved_state", None) is None:
             window.resizeDocks([dock], [220], Qt.Vertical)
+        batch.scoring_started.connect(lambda _job, d=dock: _show_batch_dock(window, d))
         window.predictor_loaded.connect(batch.set_predictor)
         window.paths_dropped.connect(batch.add_paths)
         batch.review_activated.connect(window.open_review)

@@ -362,16 +362,19 @@ class ExplanationPanel(QWidget):
         for combo in (self.compare_left, self.compare_right):
             combo.currentIndexChanged.connect(self._render_comparison)
         legend = QHBoxLayout()
-        for cmap, words in ((DIVERGING_CMAP, ("signed: against", "for the class")),
-                            (SEQUENTIAL_CMAP, ("unsigned: 0", "largest"))):
+        for cmap, words in ((DIVERGING_CMAP, ("signed: against", "for")),
+                            (SEQUENTIAL_CMAP, ("unsigned: 0", "max"))):
             swatch = QLabel()
-            swatch.setPixmap(gradient_pixmap(cmap, 80, 10))
+            swatch.setPixmap(gradient_pixmap(cmap, 60, 10))
             legend.addWidget(QLabel(words[0]))
             legend.addWidget(swatch)
             legend.addWidget(QLabel(words[1]))
             legend.addSpacing(12)
-        legend.addWidget(QLabel("(each strip scaled to its own maximum; hover a token for its score)"), 1)
+        legend.addStretch(1)
         cmp_layout.addLayout(legend)
+        note = QLabel("Each strip is scaled to its own maximum; hover a token for its score.")
+        note.setWordWrap(True)
+        cmp_layout.addWidget(note)
         layout.addWidget(cmp_box, 1)
 
         self.status = QLabel("No review analysed yet.")

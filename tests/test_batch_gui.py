@@ -256,3 +256,28 @@ def test_engine_error_becomes_a_message_and_the_panel_recovers(qtbot, tiny_predi
         assert p.table_model.rowCount() == 0 and p.table_model.summary.count == 0
     finally:
         p.shutdown()
+
+
+def test_a_drop_on_the_window_brings_the_closed_batch_dock_back(qtbot, tiny_model_dir, tmp_path, monkeypatch):
+    """Files dropped on the explorer are scored into the batch panel, which is shown even if the user closed it."""
+    monkeypatch.setenv("ATTENTION_EXPLORER_SETTINGS", str(tmp_path / "settings.ini"))
+    from desktop_app.app import attach_panels
+    from desktop_app.main_window import MainWindow
+
+    win = MainWindow(tiny_model_dir, device="cpu")
+    qtbot.addWidget(win)
+    win.resize(1200, 800)
+    panels = attach_panels(win)
+    win.show()
+    with qtbot.waitSignal(win.predictor_loaded, timeout=WAIT_MS):
+        pass
+    batch, dock = panels["batch"], win._docks["Batch scoring"]
+    dock.close()
+    assert not dock.isVisible()
+    folder = make_folder(tmp_path / "reviews", 3, 2)
+    with qtbot.waitSignal(batch.scoring_finished, timeout=WAIT_MS):
+        win.paths_dropped.emit([str(folder)])
+    assert dock.isVisible() and batch.table_model.rowCount() == 5
+    # the default layout docks it 220 px high; scoring gives it as much as the other docks' minimum sizes allow
+    qtbot.waitUntil(lambda: dock.height() > 240, timeout=5000)
+    batch.shutdown()
