@@ -168,7 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     settle()
     batch = panels.get("batch")
     if batch is not None:
-        folder = write_review_folder(Path(args.imdb), args.batch_n, Path(tempfile.mkdtemp()) / "aclImdb-test")
+        scratch = tempfile.TemporaryDirectory(prefix="ae-screenshots-")
+        folder = write_review_folder(Path(args.imdb), args.batch_n, Path(scratch.name) / "aclImdb-test")
         finished = []
         batch.scoring_finished.connect(finished.append)
         win.paths_dropped.emit([str(folder)])  # what a drop of the folder on the window does
@@ -180,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         batch.view.sortByColumn(P_POSITIVE, Qt.SortOrder.AscendingOrder)  # the most negative reviews first
         settle()
         batch.grab().save(str(out / "batch.png"))
+        scratch.cleanup()
     print(
         json.dumps(
             {

@@ -231,6 +231,7 @@ def main(argv: list[str] | None = None, process_start: float | None = None) -> i
         from desktop_app.main_window import MainWindow
 
         window = MainWindow(args.model, args.device)
+        window.persist_settings = not headless
     except Exception as exc:  # no traceback for the user: one line, exit 1  # noqa: BLE001 - any failure becomes a message
         msg = f"{type(exc).__name__}: {exc}"
         if args.self_test:

@@ -19,6 +19,7 @@ import argparse
 import itertools
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -43,13 +44,21 @@ def main(argv: list[str] | None = None) -> int:
     if not os.environ.get("DISPLAY") and not os.environ.get("QT_QPA_PLATFORM"):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
 
+    tmp = Path(tempfile.mkdtemp(prefix="ae-bench-"))
+    try:
+        return _run(args, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)  # the review file is tens of MB
+
+
+def _run(args: argparse.Namespace, tmp: Path) -> int:
+    """The benchmark proper, with its scratch files in ``tmp``."""
     from PySide6.QtCore import QCoreApplication, QTimer
     from PySide6.QtWidgets import QApplication
 
     from desktop_app.app import attach_panels
     from desktop_app.main_window import SETTINGS_ENV, MainWindow
 
-    tmp = Path(tempfile.mkdtemp(prefix="ae-bench-"))
     os.environ[SETTINGS_ENV] = str(tmp / "settings.ini")  # leave the user's settings alone
     texts = read_labelled(args.data)[0][: args.n]
     batch_file = tmp / "reviews.jsonl"

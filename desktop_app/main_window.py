@@ -190,6 +190,10 @@ class MainWindow(QMainWindow):
         self.model_dir = model_dir
         self.device = device
         self.settings = app_settings()
+        # False for automated runs (--self-test, --quit-after-show): their never-shown or half-built window
+        # must not overwrite the user's layout (a self-test once saved every added panel as hidden).
+        self.persist_settings = True
+        self._shown = False
         self.state = ExplorerState(self)
         self.controller = InferenceController(self)
         self._font_pt = float(QApplication.font().pointSizeF() if QApplication.font().pointSizeF() > 0 else 10.0)
@@ -197,6 +201,7 @@ class MainWindow(QMainWindow):
         self._predictor = None
         self._docks: dict[str, QDockWidget] = {}
         self._saved_state = None
+        self._saved_docks: set[str] = set()  # objectNames of the docks in the saved layout
         self.samples: list[dict] = []
 
         # -- widgets --
@@ -291,8 +296,12 @@ class MainWindow(QMainWindow):
         ]
         if others:
             self.tabifyDockWidget(others[0], dock)
-        if self._saved_state is not None:
+        # restoreDockWidget() hides a dock that the saved layout does not hold (and still returns True), so a
+        # layout saved before this panel existed would hide it for good: restore only docks the layout knows.
+        if self._saved_state is not None and dock.objectName() in self._saved_docks:
             self.restoreDockWidget(dock)
+        else:
+            dock.show()
         return dock
 
     def analyze_now(self) -> None:
@@ -749,6 +758,8 @@ class MainWindow(QMainWindow):
         state = self.settings.value("window/state")
         if state is not None:
             self._saved_state = state
+            docks = self.settings.value("window/docks")
+            self._saved_docks = set(docks) if isinstance(docks, (list, tuple)) else {docks} if docks else set()
             self.restoreState(state)
         zoom = self.settings.value("view/zoom")
         if zoom is not None:
@@ -761,10 +772,16 @@ class MainWindow(QMainWindow):
         """Store geometry, dock layout, zoom and the selected layer/head in QSettings."""
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.settings.setValue("window/state", self.saveState())
+        self.settings.setValue("window/docks", sorted(d.objectName() for d in self._docks.values()))
         self.settings.setValue("view/layer", self.state.layer)
         self.settings.setValue("view/head", self.state.head)
         self.settings.setValue("view/zoom", self._zoom_pt)
         self.settings.sync()
+
+    def showEvent(self, event) -> None:
+        """Remember that the window was shown: only then is its layout worth saving."""
+        super().showEvent(event)
+        self._shown = True
 
     def dragEnterEvent(self, event) -> None:
         """Accept local files and folders dropped anywhere on the window."""
@@ -791,8 +808,9 @@ class MainWindow(QMainWindow):
             event.ignore()
 
     def closeEvent(self, event) -> None:
-        """Save settings and stop the worker threads (ours, and ``shutdown()`` of added panels)."""
-        self.save_settings()
+        """Save settings (see :attr:`persist_settings`) and stop the worker threads (ours, and added panels')."""
+        if self.persist_settings and self._shown:
+            self.save_settings()
         self.debounce.stop()
         self.controller.shutdown()
         for dock in self._docks.values():

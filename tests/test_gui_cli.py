@@ -46,6 +46,7 @@ def test_self_test_prints_one_json_line(tiny_model_dir, tmp_path):
     assert 2 <= out["num_tokens"] <= 64
     assert Path(out["model_dir"]) == Path(tiny_model_dir)
     assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "settings.ini").exists()  # an automated run leaves the user's layout alone
 
 
 def test_self_test_fails_cleanly_without_a_model(tmp_path):
@@ -61,3 +62,4 @@ def test_quit_after_show_reports_first_window_time(tiny_model_dir, tmp_path):
     assert proc.returncode == 0, proc.stderr
     out = last_json_line(proc.stdout)
     assert 0 < out["first_window_s"] < 120
+    assert not (tmp_path / "settings.ini").exists()

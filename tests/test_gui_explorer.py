@@ -335,6 +335,28 @@ def test_settings_remember_layer_head_and_layout(qtbot, tiny_model_dir, isolated
     assert (win2.layer_combo.currentData(), win2.head_combo.currentData()) == (1, 0)
 
 
+def test_panels_missing_from_a_saved_layout_are_shown(qtbot, tiny_model_dir, isolated_settings):
+    """A layout saved before the batch/explanation panels existed must not hide them; a never-shown window saves nothing."""
+    from desktop_app.app import attach_panels
+    from desktop_app.main_window import MainWindow
+
+    hidden = MainWindow(tiny_model_dir, device="cpu")
+    qtbot.addWidget(hidden)
+    hidden.close()  # never shown: nothing to remember
+    assert not isolated_settings.exists()
+    win = open_window(qtbot, tiny_model_dir)
+    win.close()  # saves a layout without the panels
+    assert isolated_settings.is_file()
+    win2 = open_window(qtbot, tiny_model_dir)
+    panels = attach_panels(win2)
+    try:
+        assert win2._docks["Batch scoring"].isVisible()
+        assert not win2._docks["Explanations"].isHidden()  # a tab behind the heatmap: not hidden
+    finally:
+        panels["batch"].shutdown()
+        panels["explain"].shutdown()
+
+
 def test_about_shows_model_card_and_metrics(qtbot, tmp_path, tiny_model_dir):
     import shutil
 
