@@ -138,22 +138,29 @@ class TextEncoder:
         self.pad_id = tokenizer.token_to_id(PAD)
 
     def _finish(self, enc) -> Encoded:
-        keep = head_tail_keep(len(enc.ids), self.max_len - 1)
-        ids = np.asarray(enc.ids, dtype=np.int64)[keep]
-        offsets = np.asarray(enc.offsets, dtype=np.int64).reshape(-1, 2)[keep]
-        all_tokens = enc.tokens  # a property that builds a new list on every access
-        tokens = [all_tokens[i] for i in keep]
+        # Only the kept pieces' offsets and strings are converted to Python: ``enc.offsets``/``enc.tokens`` build
+        # lists of every piece while holding the GIL (346 ms for a 1 MB review, against 21 ms this way).
+        all_ids = enc.ids
+        n = len(all_ids)
+        keep = head_tail_keep(n, self.max_len - 1)
+        ids = np.asarray(all_ids, dtype=np.int64)[keep]
+        offsets = np.array([enc.token_to_chars(int(i)) for i in keep], dtype=np.int64).reshape(-1, 2)
+        tokens = [self.tokenizer.id_to_token(int(i)) for i in ids]  # WordPiece tokens are vocabulary entries
         return Encoded(
             ids=np.concatenate([[self.cls_id], ids]).astype(np.int64),
             tokens=[CLS, *tokens],
             offsets=np.concatenate([np.zeros((1, 2), np.int64), offsets]),
-            truncated=len(enc.ids) > len(keep),
-            num_source_tokens=len(enc.ids),
+            truncated=n > len(keep),
+            num_source_tokens=n,
         )
 
     def encode(self, text: str) -> Encoded:
-        """Tokenize one text (any length; truncated to ``max_len``)."""
-        return self._finish(self.tokenizer.encode(text, add_special_tokens=False))
+        """Tokenize one text (any length; truncated to ``max_len``).
+
+        Goes through ``encode_batch``, which releases the GIL while the Rust tokenizer works
+        (``Tokenizer.encode`` keeps it: a 1 MB review froze the GUI thread for 0.8 s).
+        """
+        return self._finish(self.tokenizer.encode_batch([text], add_special_tokens=False)[0])
 
     def encode_batch(self, texts: Sequence[str]) -> list[Encoded]:
         """Tokenize many texts in parallel (the Rust tokenizer's threads)."""

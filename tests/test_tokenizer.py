@@ -65,3 +65,15 @@ def test_load_tokenizer_errors(tmp_path):
     bad.write_text("{oops")
     with pytest.raises(ValueError, match="bad.json"):
         load_tokenizer(bad)
+
+
+def test_kept_pieces_match_the_full_tokenization(encoder):
+    """Only the kept pieces are converted; they are exactly the full tokenization's pieces at those indices."""
+    text = " ".join(f"Caf\u00e9 n\u00e4ive<br />the{i % 7} PLOT \U0001F600 unknownword{i}!" for i in range(60))
+    full = encoder.tokenizer.encode(text, add_special_tokens=False)
+    keep = head_tail_keep(len(full.ids), encoder.max_len - 1)
+    enc = encoder.encode(text)
+    assert enc.truncated and enc.num_source_tokens == len(full.ids)
+    assert enc.tokens[1:] == [full.tokens[i] for i in keep]
+    np.testing.assert_array_equal(enc.ids[1:], np.asarray(full.ids)[keep])
+    np.testing.assert_array_equal(enc.offsets[1:], np.asarray(full.offsets)[keep])
