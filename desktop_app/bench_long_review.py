@@ -1,0 +1,104 @@
+"""GUI responsiveness while one huge review is analysed (prints numbers, asserts nothing).
+
+``python -m desktop_app.bench_long_review [--mb 1.0] [--data ../shared/data/imdb/test.jsonl.gz] [--model DIR]``
+
+Opens the real main window (offscreen when no display is set), pastes ``--mb`` megabytes of real IMDB test
+reviews into the editor as one review, and records, with a 5 ms QTimer, how long the event loop goes without
+turning until the analysis is shown and the explanation methods are done. Prints one JSON object: the time
+the paste itself took in ``QPlainTextEdit.setPlainText`` (ms, Qt's own work), the largest and 99th-percentile
+gap between timer ticks after the paste (ms; the target is < 100 ms), the prediction's token count and
+whether it was truncated, and the seconds from the paste to the displayed prediction.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from model.bench_batch import DEFAULT_DATA
+from model.evaluate import read_labelled
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; returns 0, 1 if the model did not load, or 2 when the data file is missing."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--mb", type=float, default=1.0, help="size of the pasted review in megabytes (10^6 chars)")
+    p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="IMDB test.jsonl.gz")
+    p.add_argument("--model", type=Path, default=None, help="model folder (default: the bundled one)")
+    args = p.parse_args(argv)
+    if not args.data.is_file():
+        print(f"data file not found: {args.data}", file=sys.stderr)
+        return 2
+    if not os.environ.get("DISPLAY") and not os.environ.get("QT_QPA_PLATFORM"):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    with tempfile.TemporaryDirectory(prefix="ae-bench-long-") as tmp:
+        from desktop_app.main_window import SETTINGS_ENV
+
+        os.environ[SETTINGS_ENV] = str(Path(tmp) / "settings.ini")  # leave the user's settings alone
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from desktop_app.app import attach_panels
+    from desktop_app.main_window import MainWindow
+
+    chars = int(args.mb * 1_000_000)
+    texts, _ = read_labelled(args.data)
+    review = " ".join(texts)[:chars]
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    window = MainWindow(str(args.model) if args.model else None, None)
+    explain = attach_panels(window)["explain"]
+    window.resize(1600, 1000)
+    window.show()
+    deadline = time.perf_counter() + 120
+    while window.predictor is None and time.perf_counter() < deadline:
+        app.processEvents()
+        time.sleep(0.01)
+    if window.predictor is None:
+        print(json.dumps({"ok": False, "error": "the model did not load"}))
+        return 1
+    shown: list = []
+    window.prediction_changed.connect(shown.append)
+    ticks: list[float] = []
+    timer = QTimer()
+    timer.setInterval(5)
+    timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
+    timer.start()
+    t0 = time.perf_counter()
+    window.editor.setPlainText(review)
+    paste_ms = (time.perf_counter() - t0) * 1000
+    ticks.clear()  # gaps from here on: the analysis, not Qt's paste
+    while (not shown or (explain is not None and explain.is_busy())) and time.perf_counter() - t0 < 300:
+        app.processEvents()
+        time.sleep(0.001)
+    shown_s = time.perf_counter() - t0
+    timer.stop()
+    gaps = sorted(b - a for a, b in itertools.pairwise(ticks))
+    pred = shown[0] if shown else None
+    print(json.dumps({
+        "ok": pred is not None,
+        "review_chars": len(review),
+        "paste_ms": round(paste_ms, 1),
+        "max_event_loop_gap_ms": round(gaps[-1] * 1000, 1) if gaps else None,
+        "p99_event_loop_gap_ms": round(gaps[int(0.99 * (len(gaps) - 1))] * 1000, 1) if gaps else None,
+        "num_tokens": pred.num_tokens if pred else None,
+        "truncated": bool(pred.truncated) if pred else None,
+        "source_word_pieces": int(pred.num_source_tokens) if pred else None,
+        "paste_to_prediction_and_explanations_s": round(shown_s, 2),
+        "platform": QApplication.platformName(),
+    }))
+    window.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
