@@ -30,6 +30,41 @@ from model.bench_batch import DEFAULT_DATA
 from model.evaluate import read_labelled
 
 
+def prepare(data: Path) -> bool:
+    """Common start of the GUI benchmarks: False (with a message) if ``data`` is missing; offscreen if no display."""
+    if not data.is_file():
+        print(f"data file not found: {data}", file=sys.stderr)
+        return False
+    if not os.environ.get("DISPLAY") and not os.environ.get("QT_QPA_PLATFORM"):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    return True
+
+
+def open_loaded_window(model: Path | None, timeout_s: float = 120.0):
+    """The real main window with its panels, 1600 x 1000, shown, after the model loaded (or ``timeout_s`` passed).
+
+    Returns:
+        ``(app, window, panels)``; ``window.predictor`` is None if the model did not load in time.
+    """
+    from PySide6.QtCore import QCoreApplication
+    from PySide6.QtWidgets import QApplication
+
+    from desktop_app.app import attach_panels
+    from desktop_app.main_window import MainWindow
+
+    QCoreApplication.setApplicationName("Attention Explorer bench")
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    window = MainWindow(str(model) if model else None, None)
+    panels = attach_panels(window)
+    window.resize(1600, 1000)
+    window.show()
+    deadline = time.perf_counter() + timeout_s
+    while window.predictor is None and time.perf_counter() < deadline:
+        app.processEvents()
+        time.sleep(0.01)
+    return app, window, panels
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; returns 0, or 2 when the data file is missing."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -38,12 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", type=Path, default=None, help="model folder (default: the bundled one)")
     p.add_argument("--type-every", type=float, default=1.0, help="seconds between simulated edits")
     args = p.parse_args(argv)
-    if not args.data.is_file():
-        print(f"data file not found: {args.data}", file=sys.stderr)
+    if not prepare(args.data):
         return 2
-    if not os.environ.get("DISPLAY") and not os.environ.get("QT_QPA_PLATFORM"):
-        os.environ["QT_QPA_PLATFORM"] = "offscreen"
-
     tmp = Path(tempfile.mkdtemp(prefix="ae-bench-"))
     try:
         return _run(args, tmp)
@@ -53,27 +84,18 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace, tmp: Path) -> int:
     """The benchmark proper, with its scratch files in ``tmp``."""
-    from PySide6.QtCore import QCoreApplication, QTimer
+    from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from desktop_app.app import attach_panels
-    from desktop_app.main_window import SETTINGS_ENV, MainWindow
+    from desktop_app.main_window import SETTINGS_ENV
 
     os.environ[SETTINGS_ENV] = str(tmp / "settings.ini")  # leave the user's settings alone
     texts = read_labelled(args.data)[0][: args.n]
     batch_file = tmp / "reviews.jsonl"
     batch_file.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts), encoding="utf-8")
 
-    QCoreApplication.setApplicationName("Attention Explorer bench")
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    window = MainWindow(str(args.model) if args.model else None, None)
-    panels = attach_panels(window)
+    app, window, panels = open_loaded_window(args.model)
     batch = panels["batch"]
-    window.show()
-    deadline = time.perf_counter() + 120
-    while window.predictor is None and time.perf_counter() < deadline:
-        app.processEvents()
-        time.sleep(0.01)
     if window.predictor is None or batch is None:
         print(json.dumps({"ok": False, "error": "the model or the batch panel did not load"}))
         return 1

@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from desktop_app.bench_batch_gui import open_loaded_window, prepare
 from model.bench_batch import DEFAULT_DATA
 from model.evaluate import read_labelled
 
@@ -32,11 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="IMDB test.jsonl.gz")
     p.add_argument("--model", type=Path, default=None, help="model folder (default: the bundled one)")
     args = p.parse_args(argv)
-    if not args.data.is_file():
-        print(f"data file not found: {args.data}", file=sys.stderr)
+    if not prepare(args.data):
         return 2
-    if not os.environ.get("DISPLAY") and not os.environ.get("QT_QPA_PLATFORM"):
-        os.environ["QT_QPA_PLATFORM"] = "offscreen"
     with tempfile.TemporaryDirectory(prefix="ae-bench-long-") as tmp:
         from desktop_app.main_window import SETTINGS_ENV
 
@@ -48,21 +46,9 @@ def _run(args: argparse.Namespace) -> int:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from desktop_app.app import attach_panels
-    from desktop_app.main_window import MainWindow
-
-    chars = int(args.mb * 1_000_000)
-    texts, _ = read_labelled(args.data)
-    review = " ".join(texts)[:chars]
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    window = MainWindow(str(args.model) if args.model else None, None)
-    explain = attach_panels(window)["explain"]
-    window.resize(1600, 1000)
-    window.show()
-    deadline = time.perf_counter() + 120
-    while window.predictor is None and time.perf_counter() < deadline:
-        app.processEvents()
-        time.sleep(0.01)
+    review = " ".join(read_labelled(args.data)[0])[: int(args.mb * 1_000_000)]
+    app, window, panels = open_loaded_window(args.model)
+    explain = panels["explain"]
     if window.predictor is None:
         print(json.dumps({"ok": False, "error": "the model did not load"}))
         return 1
