@@ -31,8 +31,8 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 log = logging.getLogger(__name__)
 
-BATCH_NICE = 10  # niceness added to a batch-scoring thread on Linux: a nice-0 thread gets ~10x its CPU share
-EXPLANATION_NICE = 5  # explanations (and their faithfulness) for the current review: below the GUI, above batches
+BATCH_NICE = 15  # niceness added to a batch-scoring thread on Linux: a nice-0 thread gets ~35x its CPU share
+EXPLANATION_NICE = 10  # explanations (and their faithfulness) for the current review: below the GUI, above batches
 
 
 def lower_thread_priority(nice: int) -> bool:
