@@ -45,16 +45,13 @@ def write_review_folder(imdb: Path, n: int, root: Path) -> Path:
 
     Reviews come from ``imdb`` (IMDB ``test.jsonl.gz``) when it exists, else from ``resources/samples``.
     """
-    import gzip
-
+    from model.evaluate import read_labelled
     from model.paths import samples_dir
 
     rows = []
     if imdb.is_file():
-        with gzip.open(imdb, "rt", encoding="utf-8") as f:
-            for i, line in enumerate(f):
-                rec = json.loads(line)
-                rows.append((rec["text"], "pos" if rec["label"] in (1, "pos", "positive") else "neg", i))
+        texts, labels = read_labelled(imdb)
+        rows = [(t, "pos" if y == 1 else "neg", i) for i, (t, y) in enumerate(zip(texts, labels))]
         rows = rows[:: max(1, len(rows) // n)][:n]
     else:
         for i, path in enumerate(sorted(samples_dir().glob("*.txt"))):

@@ -165,6 +165,7 @@ class ComparisonView(DeferredRender, QWidget):
         super().__init__(parent)
         self._init_deferred()
         self._prediction = None
+        self._pieces: list[tuple[str, str]] = []  # token_pieces(self._prediction)
         self._entries: list[tuple[str, str, np.ndarray | None, bool]] = []
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -192,14 +193,15 @@ class ComparisonView(DeferredRender, QWidget):
             entries: two ``(method title, detail line, scores, signed)``; scores is float [T], or None while
                 the method is not computed yet.
         """
+        if prediction is not self._prediction:  # the token layout only changes with the prediction
+            self._pieces = token_pieces(prediction) if prediction is not None else []
         self._prediction = prediction
         self._entries = list(entries)
         self.request_render()
 
     def redraw(self) -> None:
         """Lay out the tokens and colour each strip (called by :class:`DeferredRender`)."""
-        pred = self._prediction
-        pieces = token_pieces(pred) if pred is not None else []
+        pred, pieces = self._prediction, self._pieces
         for i, (title_label, canvas) in enumerate(zip(self.titles, self.canvases)):
             name, detail, scores, signed = self._entries[i] if i < len(self._entries) else ("", "", None, False)
             if pred is None or scores is None:
@@ -209,7 +211,7 @@ class ComparisonView(DeferredRender, QWidget):
                 continue
             values = np.asarray(scores, dtype=np.float32)
             colours, _scale = colours_for(values, signed)
-            if canvas.pieces != pieces:
+            if canvas.pieces is not pieces:  # same prediction: keep the layout
                 canvas.set_tokens(pieces)
             canvas.set_colours(colours, values, name)
             title_label.setText(f"<b>{name}</b> \u2014 {detail}")
