@@ -1,0 +1,1 @@
+"""Training-side code: data loading, baselines, fine-tuning and distillation. Never imported by the runtime."""

@@ -1,0 +1,115 @@
+"""Helpers shared by the training scripts: data files, the validation split, batching, schedules, metrics.
+
+Training-side code only (never imported by the app or the scorer).
+"""
+
+from __future__ import annotations
+
+import json
+import lzma
+import platform
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ..data import read_jsonl_gz
+
+#: Reviews of the official train split held out for validation (seeded; the same split as ``model.train``).
+VAL_SIZE = 1250
+
+
+def split_file(data: str | Path, name: str) -> Path:
+    """The file of split ``name`` (train, test, unsup) in ``data``: ``NAME.jsonl.gz``, ``.jsonl.xz`` or ``.jsonl``.
+
+    Raises:
+        FileNotFoundError: if none exists.
+    """
+    data = Path(data)
+    for suffix in (".jsonl.gz", ".jsonl.xz", ".jsonl"):
+        if (data / f"{name}{suffix}").is_file():
+            return data / f"{name}{suffix}"
+    raise FileNotFoundError(f"no {name}.jsonl.gz (or .jsonl.xz / .jsonl) in {data}")
+
+
+def read_split(data: str | Path, name: str) -> tuple[list[str], np.ndarray]:
+    """Texts and int64 [N] labels (-1 unlabeled) of one split; see :func:`split_file`."""
+    path = split_file(data, name)
+    if path.suffix != ".xz":
+        return read_jsonl_gz(path)
+    texts, labels = [], []
+    with lzma.open(path, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                row = json.loads(line)
+                texts.append(str(row["text"]))
+                labels.append(int(row.get("label", -1)))
+    return texts, np.asarray(labels, dtype=np.int64)
+
+
+def validation_split(n_train: int, seed: int = 0, val_size: int = VAL_SIZE) -> tuple[np.ndarray, np.ndarray]:
+    """``(val_idx, fit_idx)``: int64 index arrays into the train split, as ``python -m model.train`` draws them."""
+    perm = np.random.default_rng(seed).permutation(n_train)
+    return perm[:val_size], perm[val_size:]
+
+
+def length_bucketed_batches(lengths: np.ndarray, batch_size: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """Shuffle, sort within windows of 50 batches by length, cut into batches, shuffle the batches.
+
+    Args:
+        lengths: int [N] token counts.
+    Returns:
+        list of int64 index arrays, each of at most ``batch_size``.
+    """
+    order = rng.permutation(len(lengths))
+    window = batch_size * 50
+    batches = []
+    for s in range(0, len(order), window):
+        chunk = order[s : s + window]
+        chunk = chunk[np.argsort(lengths[chunk], kind="stable")]
+        batches.extend(chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size))
+    return [batches[i] for i in rng.permutation(len(batches))]
+
+
+def pad_batch(seqs: list[np.ndarray], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-pad int sequences into ``(ids int64 (B, T), mask bool (B, T))``."""
+    T = max(len(s) for s in seqs)
+    ids = np.full((len(seqs), T), pad_id, dtype=np.int64)
+    mask = np.zeros((len(seqs), T), dtype=bool)
+    for i, s in enumerate(seqs):
+        ids[i, : len(s)] = s
+        mask[i, : len(s)] = True
+    return torch.from_numpy(ids), torch.from_numpy(mask)
+
+
+def lr_at(step: int, total: int, warmup: int, peak: float) -> float:
+    """Linear warm-up to ``peak`` over ``warmup`` steps, then linear decay to 0 at ``total``."""
+    if step < warmup:
+        return peak * (step + 1) / warmup
+    return peak * max(0.0, (total - step) / max(1, total - warmup))
+
+
+def binary_f1(y_true: np.ndarray, y_pred: np.ndarray, positive: int = 1) -> float:
+    """F1 of the positive class (harmonic mean of precision and recall)."""
+    tp = int(((y_pred == positive) & (y_true == positive)).sum())
+    fp = int(((y_pred == positive) & (y_true != positive)).sum())
+    fn = int(((y_pred != positive) & (y_true == positive)).sum())
+    return 0.0 if tp == 0 else 2 * tp / (2 * tp + fp + fn)
+
+
+def hardware() -> dict:
+    """Where this ran: platform, torch version and threads, the CUDA device name or None."""
+    return {
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+        "torch_threads": torch.get_num_threads(),
+        "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+        "torch": torch.__version__,
+    }
+
+
+def pick_device(name: str = "auto") -> torch.device:
+    """``cuda`` when available (or asked for), else ``cpu``."""
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    return torch.device(name)

@@ -1,0 +1,363 @@
+"""Train the bundled encoder by in-domain masked-language-model pretraining and knowledge distillation.
+
+Usage::
+
+    python -m model.training.distill --data ../shared/data/imdb --out resources/model \
+        --teacher runs/teacher_logits.npz [--teacher runs/nbsvm_logits.npz] [--stage all|mlm|distill]
+
+Recipe (``resources/model/README.md`` documents the shipped run):
+
+1. **Masked-language-model pretraining** (Devlin et al. 2019, section 3.1) of our encoder (sinusoidal
+   positional encoding, post-LN layers; :class:`model.encoder.TransformerClassifier`) on the fitting part of
+   the train split and the 50,000 unlabeled reviews: 15% of the word pieces are chosen, 80% of those replaced
+   by [MASK], 10% by a random piece, 10% kept; a tied-embedding output layer predicts them.
+2. **Knowledge distillation** (Hinton et al. 2015; Tang et al. 2019) onto the same reviews: the targets are
+   softmax(z / T) of the teachers' combined logits z = w z_1 + (1 - w) z_2 (``--teacher`` files from
+   ``python -m model.training.finetune_hf --soft-labels`` and ``python -m model.training.nbsvm
+   --soft-labels``; w is chosen on the validation split), and for the gold training reviews a
+   ``--gold-weight`` share of the one-hot label. Loss: T^2 times the cross-entropy of softmax(student / T)
+   against the targets. AdamW, linear warm-up and decay, an exponential moving average of the weights;
+   the best of the raw and averaged weights on the validation split is kept.
+
+The validation reviews (the seeded split of :mod:`model.training.common`) are never trained on, nor are
+the teachers' labels of them; the official test split is scored once, at the end. Each stage writes its
+result to ``--work`` (safetensors + JSON) and is skipped when rerun, so an interrupted run resumes at the
+stage it was in. CUDA is used when present (bf16 autocast), otherwise the CPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import math
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+from tqdm import tqdm
+
+from ..config import EncoderConfig
+from ..encoder import TransformerClassifier
+from ..tokenizer import MASK, TextEncoder, load_tokenizer
+from ..weights import TOKENIZER_FILE, load_state, save_model, save_state
+from .common import (
+    binary_f1,
+    hardware,
+    length_bucketed_batches,
+    lr_at,
+    pad_batch,
+    pick_device,
+    read_split,
+    validation_split,
+)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Command-line options; see ``--help``."""
+    p = argparse.ArgumentParser(description="MLM pretraining + knowledge distillation of the bundled encoder.")
+    p.add_argument("--data", required=True, help="folder with train/test/unsup .jsonl.gz")
+    p.add_argument("--out", required=True, help="model folder to write")
+    p.add_argument("--work", default="runs/distill", help="stage results (resumable)")
+    p.add_argument("--tokenizer", default="resources/model/tokenizer.json", help="WordPiece tokenizer to use")
+    p.add_argument("--teacher", action="append", default=[], help="teacher logits .npz (train, unsup); repeatable")
+    p.add_argument("--stage", choices=["all", "mlm", "distill"], default="all")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-len", type=int, default=512)
+    p.add_argument("--d-model", type=int, default=128)
+    p.add_argument("--n-heads", type=int, default=4)
+    p.add_argument("--n-layers", type=int, default=2)
+    p.add_argument("--d-ff", type=int, default=512)
+    p.add_argument("--dropout", type=float, default=0.1)
+    p.add_argument("--mlm-steps", type=int, default=12000)
+    p.add_argument("--mlm-minutes", type=float, default=0.0, help="stop MLM after this long (0: no limit)")
+    p.add_argument("--mlm-batch-size", type=int, default=128)
+    p.add_argument("--mlm-lr", type=float, default=1e-3)
+    p.add_argument("--mlm-prob", type=float, default=0.15)
+    p.add_argument("--epochs", type=int, default=8)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--lr", type=float, default=5e-4)
+    p.add_argument("--weight-decay", type=float, default=0.01)
+    p.add_argument("--warmup-frac", type=float, default=0.05)
+    p.add_argument("--temperature", type=float, default=2.0)
+    p.add_argument("--gold-weight", type=float, default=0.3, help="share of the one-hot label in gold targets")
+    p.add_argument("--ema-decay", type=float, default=0.999)
+    p.add_argument("--augmented", default="", help="teacher-labelled augmented texts (model.training.augment); one teacher")
+    p.add_argument("--unsup-limit", type=int, default=0, help="use the first N unlabeled reviews (0: all)")
+    p.add_argument("--limit", type=int, default=0, help="use the first N fitting reviews (smoke tests)")
+    p.add_argument("--device", default="auto")
+    p.add_argument("--threads", type=int, default=0)
+    return p.parse_args(argv)
+
+
+class MaskedLMHead(nn.Module):
+    """Dense + GELU + LayerNorm, then logits over the vocabulary with the token embedding as output weights.
+
+    ``forward(h)``: (N, D) hidden states -> (N, V) logits.
+    """
+
+    def __init__(self, embedding: nn.Embedding) -> None:
+        super().__init__()
+        d = embedding.embedding_dim
+        self.dense, self.norm, self.embedding = nn.Linear(d, d), nn.LayerNorm(d), embedding
+        self.bias = nn.Parameter(torch.zeros(embedding.num_embeddings))
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        return F.linear(self.norm(F.gelu(self.dense(h))), self.embedding.weight, self.bias)
+
+
+def hidden_states(model: TransformerClassifier, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """The encoder's final hidden states (B, T, D) for token ids (B, T) and a bool mask (B, T)."""
+    x = model.embed_dropout(model.embed(ids))
+    for layer in model.layers:
+        x, _ = layer(x, mask, False)  # (B, T, D)
+    return model.final_norm(x)
+
+
+def mask_tokens(ids: torch.Tensor, mask: torch.Tensor, prob: float, mask_id: int, n_special: int,
+                vocab: int, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """BERT's masking: ``(inputs (B, T), chosen bool (B, T))``; position 0 (the classification token) is never chosen."""
+    chosen = (torch.rand(ids.shape, generator=gen) < prob) & mask
+    chosen[:, 0] = False
+    roll = torch.rand(ids.shape, generator=gen)
+    inputs = ids.clone()
+    inputs[chosen & (roll < 0.8)] = mask_id
+    rand = chosen & (roll >= 0.8) & (roll < 0.9)
+    inputs[rand] = torch.randint(n_special, vocab, ids.shape, generator=gen)[rand]
+    return inputs, chosen
+
+
+def run_mlm(args, config: EncoderConfig, seqs: list[np.ndarray], mask_id: int, device: torch.device, work: Path) -> dict:
+    """Stage 1: MLM pretraining; writes ``work/mlm.safetensors`` and returns its log."""
+    torch.manual_seed(args.seed)
+    model = TransformerClassifier(config).to(device)
+    head = MaskedLMHead(model.token_embedding).to(device)
+    params = list(model.parameters()) + [p for n, p in head.named_parameters() if not n.startswith("embedding")]
+    opt = torch.optim.AdamW(params, lr=args.mlm_lr, betas=(0.9, 0.98), eps=1e-6, weight_decay=args.weight_decay)
+    lengths = np.array([len(s) for s in seqs])
+    gen = torch.Generator().manual_seed(args.seed)
+    total, warmup = args.mlm_steps, max(1, args.mlm_steps // 20)
+    t0, step, losses, log = time.time(), 0, [], []
+    bar = tqdm(total=total, desc="mlm", file=sys.stderr, mininterval=15)
+    epoch = 0
+    while step < total:
+        for idx in length_bucketed_batches(lengths, args.mlm_batch_size, np.random.default_rng(args.seed * 7 + epoch)):
+            if step >= total:
+                break
+            ids, mask = pad_batch([seqs[i] for i in idx], config.pad_id)
+            inputs, chosen = mask_tokens(ids, mask, args.mlm_prob, mask_id, 4, config.vocab_size, gen)
+            inputs, chosen, ids, mask = inputs.to(device), chosen.to(device), ids.to(device), mask.to(device)
+            for g in opt.param_groups:
+                g["lr"] = lr_at(step, total, warmup, args.mlm_lr)
+            with torch.autocast(device.type, dtype=torch.bfloat16):
+                h = hidden_states(model, inputs, mask)[chosen]  # (N, D)
+                loss = F.cross_entropy(head(h).float(), ids[chosen])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            opt.step()
+            losses.append(loss.item())
+            step += 1
+            bar.update(1)
+            if step % 500 == 0:
+                log.append({"step": step, "loss": float(np.mean(losses[-500:])), "s": time.time() - t0})
+                print(json.dumps({"mlm": log[-1]}), file=sys.stderr, flush=True)
+            if args.mlm_minutes and time.time() - t0 > args.mlm_minutes * 60:
+                total = step  # time budget spent: stop here (the schedule had not decayed to 0)
+        epoch += 1
+    bar.close()
+    save_state({k: v.detach().cpu() for k, v in model.state_dict().items()}, work / "mlm.safetensors")
+    info = {"steps": step, "planned_steps": args.mlm_steps, "epochs_started": epoch, "wall_s": time.time() - t0,
+            "final_loss": float(np.mean(losses[-200:])), "log": log}
+    (work / "mlm.json").write_text(json.dumps(info, indent=1))
+    return info
+
+
+def combine_teachers(paths: list[str], val_idx: np.ndarray, val_y: np.ndarray) -> tuple[dict, dict]:
+    """Teacher logits ``{"train": [N, 2], "unsup": [M, 2]}`` combined as w z_1 + (1 - w) z_2, w picked on validation.
+
+    The logits are first put on one scale (divided by their standard deviation on the train split).
+    Returns ``(logits, info)``; info records each teacher's validation accuracy and the chosen w.
+    """
+    teachers = [np.load(p) for p in paths]
+    scaled = []
+    info = {"files": paths, "validation_accuracy": [], "scales": []}
+    for t in teachers:
+        z = {k: t[k] - t[k].mean(1, keepdims=True) for k in ("train", "unsup")}
+        s = float(z["train"].std()) or 1.0
+        info["scales"].append(s)
+        scaled.append({k: v / s for k, v in z.items()})
+        info["validation_accuracy"].append(float((t["train"][val_idx].argmax(1) == val_y).mean()))
+    if len(scaled) == 1:
+        info["weights"] = [1.0]
+        return scaled[0], info
+    if len(scaled) != 2:
+        raise ValueError("give one or two --teacher files")
+    grid = np.round(np.linspace(0, 1, 21), 2)
+    accs = [float(((w * scaled[0]["train"][val_idx] + (1 - w) * scaled[1]["train"][val_idx]).argmax(1) == val_y).mean())
+            for w in grid]
+    best = max(range(len(grid)), key=lambda i: (accs[i], grid[i]))  # ties: the larger weight of teacher 1
+    w = float(grid[best])
+    info.update(weights=[w, 1 - w], combined_validation_accuracy=accs[best], grid={str(g): a for g, a in zip(grid, accs)})
+    return {k: w * scaled[0][k] + (1 - w) * scaled[1][k] for k in ("train", "unsup")}, info
+
+
+@torch.inference_mode()
+def predict(model: TransformerClassifier, seqs: list[np.ndarray], device: torch.device, batch: int = 256) -> np.ndarray:
+    """float32 [N, C] logits in input order."""
+    model.eval()
+    order = np.argsort([len(s) for s in seqs], kind="stable")
+    out = np.zeros((len(seqs), model.config.num_classes), np.float32)
+    for s in range(0, len(order), batch):
+        idx = order[s : s + batch]
+        ids, mask = pad_batch([seqs[i] for i in idx], model.config.pad_id)
+        logits, _ = model(ids.to(device), mask.to(device))
+        out[idx] = logits.float().cpu().numpy()
+    return out
+
+
+def run_distill(args, config, seqs, targets, val_seqs, val_y, device, work: Path) -> dict:
+    """Stage 2: distillation from ``work/mlm.safetensors`` (when present); writes ``work/student.safetensors``."""
+    torch.manual_seed(args.seed + 1)
+    model = TransformerClassifier(config)
+    if (work / "mlm.safetensors").is_file():
+        model.load_state_dict(load_state(work / "mlm.safetensors"))
+    model.to(device)
+    no_decay = {n for n, p in model.named_parameters() if p.ndim < 2}
+    opt = torch.optim.AdamW(
+        [{"params": [p for n, p in model.named_parameters() if n not in no_decay], "weight_decay": args.weight_decay},
+         {"params": [p for n, p in model.named_parameters() if n in no_decay], "weight_decay": 0.0}],
+        lr=args.lr, betas=(0.9, 0.98), eps=1e-6,
+    )
+    ema = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    y = torch.from_numpy(targets)  # (N, C) target distributions at temperature T
+    lengths = np.array([len(s) for s in seqs])
+    steps_per_epoch = math.ceil(len(seqs) / args.batch_size)
+    total = steps_per_epoch * args.epochs
+    warmup, T = max(1, int(total * args.warmup_frac)), args.temperature
+    history, best, t0 = [], (-1.0, ""), time.time()
+    for epoch in range(args.epochs):
+        model.train()
+        losses = []
+        batches = length_bucketed_batches(lengths, args.batch_size, np.random.default_rng(args.seed * 1000 + epoch))
+        for b, idx in enumerate(tqdm(batches, desc=f"distill {epoch + 1}/{args.epochs}", file=sys.stderr, mininterval=15)):
+            step = epoch * steps_per_epoch + b
+            for g in opt.param_groups:
+                g["lr"] = lr_at(step, total, warmup, args.lr)
+            ids, mask = pad_batch([seqs[i] for i in idx], config.pad_id)
+            with torch.autocast(device.type, dtype=torch.bfloat16):
+                logits, _ = model(ids.to(device), mask.to(device))
+            loss = F.cross_entropy(logits.float() / T, y[idx].to(device)) * T * T
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            with torch.no_grad():
+                d = min(args.ema_decay, (1 + step) / (10 + step))
+                for k, v in model.state_dict().items():
+                    ema[k].mul_(d).add_(v.detach(), alpha=1 - d) if v.dtype.is_floating_point else ema[k].copy_(v)
+            losses.append(loss.item())
+        raw_acc = float((predict(model, val_seqs, device).argmax(1) == val_y).mean())
+        snap = TransformerClassifier(config).to(device)
+        snap.load_state_dict(ema)
+        ema_acc = float((predict(snap, val_seqs, device).argmax(1) == val_y).mean())
+        history.append({"epoch": epoch + 1, "train_loss": float(np.mean(losses)), "val_accuracy": raw_acc,
+                        "val_accuracy_ema": ema_acc, "s": time.time() - t0})
+        print(json.dumps(history[-1]), file=sys.stderr, flush=True)
+        for name, acc, weights in (("raw", raw_acc, model.state_dict()), ("ema", ema_acc, ema)):
+            if acc > best[0]:
+                best = (acc, f"epoch {epoch + 1} {name}")
+                save_state({k: v.detach().cpu() for k, v in weights.items()}, work / "student.safetensors")
+    info = {"epochs": history, "best_validation_accuracy": best[0], "chosen": best[1], "train_wall_s": time.time() - t0}
+    (work / "student.json").write_text(json.dumps(info, indent=1))
+    return info
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the stages; returns the exit code."""
+    args = parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    t_start = time.time()
+    device = pick_device(args.device)
+    work, out = Path(args.work), Path(args.out)
+    work.mkdir(parents=True, exist_ok=True)
+    tokenizer = load_tokenizer(args.tokenizer)
+    config = EncoderConfig(vocab_size=tokenizer.get_vocab_size(), max_len=args.max_len, d_model=args.d_model,
+                           n_heads=args.n_heads, n_layers=args.n_layers, d_ff=args.d_ff, dropout=args.dropout)
+    encoder = TextEncoder(tokenizer, config.max_len)
+    train_texts, train_labels = read_split(args.data, "train")
+    unsup_texts, _ = read_split(args.data, "unsup")
+    val_idx, fit_idx = validation_split(len(train_texts), args.seed)
+    if args.limit:
+        fit_idx = fit_idx[: args.limit]
+    unsup_idx = np.arange(args.unsup_limit or len(unsup_texts))
+    print("tokenizing ...", file=sys.stderr)
+    fit_seqs = [ids for ids, _ in encoder.encode_ids_batch([train_texts[i] for i in fit_idx])]
+    unsup_seqs = [ids for ids, _ in encoder.encode_ids_batch([unsup_texts[i] for i in unsup_idx])]
+    val_seqs = [ids for ids, _ in encoder.encode_ids_batch([train_texts[i] for i in val_idx])]
+    val_y = train_labels[val_idx]
+    seqs = fit_seqs + unsup_seqs
+    report = {}
+    if args.stage in ("all", "mlm"):
+        report["mlm"] = (json.loads((work / "mlm.json").read_text()) if (work / "mlm.json").is_file()
+                         else run_mlm(args, config, seqs, tokenizer.token_to_id(MASK), device, work))
+        if args.stage == "mlm":
+            return 0
+    if (work / "mlm.json").is_file():
+        report.setdefault("mlm", json.loads((work / "mlm.json").read_text()))
+    if not args.teacher:
+        raise SystemExit("--teacher is required for the distillation stage")
+    z, teacher_info = combine_teachers(args.teacher, val_idx, val_y)
+    T = args.temperature
+    p_fit = torch.softmax(torch.from_numpy(z["train"][fit_idx]) / T, -1).numpy()
+    onehot = np.eye(config.num_classes, dtype=np.float32)[train_labels[fit_idx]]
+    targets = np.concatenate([args.gold_weight * onehot + (1 - args.gold_weight) * p_fit,
+                              torch.softmax(torch.from_numpy(z["unsup"][unsup_idx]) / T, -1).numpy()]).astype(np.float32)
+    if args.augmented:
+        if len(args.teacher) != 1:
+            raise SystemExit("--augmented needs exactly one --teacher (the one that labelled the augmented texts)")
+        aug_texts, aug_z = [], []
+        with gzip.open(args.augmented, "rt", encoding="utf-8") as fh:
+            for line in fh:
+                row = json.loads(line)
+                aug_texts.append(row["text"])
+                aug_z.append(row["logits"])
+        z_aug = np.asarray(aug_z, np.float32)
+        z_aug = (z_aug - z_aug.mean(1, keepdims=True)) / teacher_info["scales"][0]
+        seqs = seqs + [ids for ids, _ in encoder.encode_ids_batch(aug_texts)]
+        targets = np.concatenate([targets, torch.softmax(torch.from_numpy(z_aug) / T, -1).numpy()])
+        teacher_info["augmented"] = {"file": args.augmented, "texts": len(aug_texts)}
+    report["distill"] = run_distill(args, config, seqs, targets, val_seqs, val_y, device, work)
+
+    model = TransformerClassifier(config)
+    model.load_state_dict(load_state(work / "student.safetensors"))
+    model.eval()
+    save_model(model, out)
+    (out / TOKENIZER_FILE).write_bytes(Path(args.tokenizer).read_bytes())
+    test_texts, test_labels = read_split(args.data, "test")
+    test_seqs = [ids for ids, _ in encoder.encode_ids_batch(test_texts)]
+    pred = predict(model.to(device), test_seqs, device).argmax(1)
+    metrics = {
+        "test_accuracy": float((pred == test_labels).mean()), "test_f1": binary_f1(test_labels, pred),
+        "test_count": len(test_labels),
+        "validation": {"size": len(val_idx), "best_accuracy": report["distill"]["best_validation_accuracy"],
+                       "chosen": report["distill"]["chosen"]},
+        "teachers": teacher_info, "mlm": report.get("mlm"), "epochs": report["distill"]["epochs"],
+        "train_wall_s": report["distill"]["train_wall_s"] + (report.get("mlm") or {}).get("wall_s", 0.0),
+        "total_wall_s_this_run": time.time() - t_start, "hardware": hardware(),
+        "hyperparameters": {**vars(args), "config": asdict(config)},
+        "num_parameters": sum(p.numel() for p in model.parameters()),
+    }
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    print(json.dumps({k: metrics[k] for k in ("test_accuracy", "test_f1", "test_count")}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,32 @@
+"""CheckList-style behavioural test set (model.checklist)."""
+
+from __future__ import annotations
+
+from model.checklist import TARGET_CAPABILITIES, build_cases, run_checklist
+
+
+def test_cases_are_deterministic_and_labelled_by_capability():
+    cases = build_cases()
+    assert cases == build_cases()
+    caps = {c.capability for c in cases}
+    assert caps == {"plain_positive", "plain_negative", *TARGET_CAPABILITIES}
+    by_cap = {cap: [c for c in cases if c.capability == cap] for cap in caps}
+    assert all(c.expected == 1 for c in by_cap["plain_positive"] + by_cap["negated_negative"])
+    assert all(c.expected == 0 for c in by_cap["plain_negative"] + by_cap["negated_positive"])
+    assert {c.expected for c in by_cap["contrast"]} == {0, 1}
+    assert "This movie was not good." in {c.text for c in cases}
+    assert "I expected it to be boring, but it was a delight." not in {c.text for c in cases}  # the issue's own example stays unseen
+    assert all(len(v) >= 90 for v in by_cap.values())
+
+
+def test_bundled_model_passes_the_plain_statements(bundled_predictor):
+    result = run_checklist(bundled_predictor)
+    assert result["plain_positive"]["pass_rate"] >= 0.95
+    assert result["plain_negative"]["pass_rate"] >= 0.95
+    for cap in TARGET_CAPABILITIES:
+        assert 0.0 <= result[cap]["pass_rate"] <= 1.0 and result[cap]["n"] > 0
+
+
+def test_bundled_model_on_the_issues_examples(bundled_predictor):
+    """The user-reported sentences, recorded: the contrast example is read right by the distilled model."""
+    assert bundled_predictor.predict("I expected it to be boring, but it was a delight.").label == "positive"

@@ -1,0 +1,87 @@
+"""The distillation pipeline's scripts run end to end on a small synthetic IMDB-like folder (CPU, seconds)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from model.training.common import VAL_SIZE, read_split, validation_split
+
+ROOT = Path(__file__).resolve().parent.parent
+POS = ["a", "wonderful", "moving", "film", "with", "great", "acting", "and", "a", "superb", "story"]
+NEG = ["a", "boring", "awful", "film", "with", "terrible", "acting", "and", "a", "dull", "stupid", "story"]
+
+
+def _write(path: Path, rows: list[dict]) -> None:
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        for r in rows:
+            fh.write(json.dumps(r) + "\n")
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory) -> Path:
+    rng = np.random.default_rng(0)
+
+    def review(label: int) -> str:
+        words = POS if label else NEG
+        return " ".join(rng.choice(words, size=int(rng.integers(8, 30))))
+
+    d = tmp_path_factory.mktemp("imdb")
+    n_train = VAL_SIZE + 150
+    labels = rng.integers(0, 2, n_train)
+    _write(d / "train.jsonl.gz", [{"text": review(int(y)), "label": int(y)} for y in labels])
+    _write(d / "test.jsonl.gz", [{"text": review(int(y)), "label": int(y)} for y in rng.integers(0, 2, 60)])
+    _write(d / "unsup.jsonl.gz", [{"text": review(int(y)), "label": -1} for y in rng.integers(0, 2, 80)])
+    return d
+
+
+def test_validation_split_is_the_train_scripts_split():
+    val, fit = validation_split(25000)
+    assert len(val) == VAL_SIZE and len(fit) == 25000 - VAL_SIZE
+    assert not set(val) & set(fit)
+    perm = np.random.default_rng(0).permutation(25000)  # what python -m model.train draws with seed 0
+    assert (val == perm[:VAL_SIZE]).all()
+
+
+def test_nbsvm_then_distill_writes_a_loadable_model(data_dir, tmp_path):
+    pytest.importorskip("sklearn")
+    from model import Predictor
+    from model.training import distill, nbsvm
+
+    teacher = tmp_path / "nbsvm.npz"
+    assert nbsvm.main(["--data", str(data_dir), "--soft-labels", str(teacher), "--folds", "2"]) == 0
+    z = np.load(teacher)
+    n_train = len(read_split(data_dir, "train")[0])
+    assert z["train"].shape == (n_train, 2) and z["unsup"].shape == (80, 2) and z["test"].shape == (60, 2)
+    out = tmp_path / "student"
+    args = ["--data", str(data_dir), "--out", str(out), "--work", str(tmp_path / "work"), "--teacher", str(teacher),
+            "--tokenizer", str(ROOT / "resources" / "model" / "tokenizer.json"), "--max-len", "64", "--d-model", "32",
+            "--n-heads", "2", "--d-ff", "64", "--mlm-steps", "4", "--mlm-batch-size", "8", "--epochs", "2",
+            "--batch-size", "16", "--limit", "64", "--device", "cpu"]
+    assert distill.main(args) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["mlm"]["steps"] == 4 and len(metrics["epochs"]) == 2
+    assert 0.0 <= metrics["test_accuracy"] <= 1.0
+    predictor = Predictor.from_pretrained(out, device="cpu")
+    p = predictor.predict("a wonderful film")
+    assert p.probabilities.shape == (2,) and abs(float(p.probabilities.sum()) - 1.0) < 1e-5
+    # rerunning resumes: both stages are done, so nothing is retrained and the same weights are written
+    before = (out / "model.safetensors").read_bytes()
+    assert distill.main(args) == 0
+    assert (out / "model.safetensors").read_bytes() == before
+
+
+def test_augment_keeps_words_and_masks():
+    from model.training.augment import augment
+
+    rng = np.random.default_rng(0)
+    words = ["the", "film", "was", "not", "good", "but", "the", "cast", "was", "great"]
+    texts = [augment(words, ["x"], rng, p_window=0.0, p_mask=0.5, p_replace=0.0) for _ in range(20)]
+    assert all(len(t.split()) == len(words) for t in texts)
+    assert any("[MASK]" in t for t in texts)
+    whole = augment(words, ["x"], rng, p_window=0.0, p_mask=0.0, p_replace=0.0)
+    assert whole == " ".join(words)
