@@ -13,7 +13,7 @@
    :func:`model.batch.score_records` (the local engine's code);
 3. yields the result rows to the caller in input order (Ray Data's
    ``preserve_order``), who writes them with :class:`model.batch.RowWriter` or,
-   for ``--out DIR/``, a :class:`ShardWriter` (a folder of Parquet shards).
+   for ``--out DIR/``, a :class:`model.shards.ShardWriter` (a folder of Parquet shards).
 
 The record stream is processed in windows of ``window_rows`` records (one Ray
 Dataset and one actor pool per window), so the driver's memory is bounded by a
@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .batch import ResultRow, RowWriter, failed_row, parquet_schema, score_records
+from .batch import ResultRow, _import_pyarrow, failed_row, parquet_schema, score_records
 from .readers import Record, iter_records
 
 CLUSTER_HINT = "the Ray engine needs the 'cluster' extra: pip install 'attention-explorer[cluster]'"
@@ -147,8 +147,6 @@ def records_to_table(records: Sequence[Record]) -> Any:
     Raises:
         RuntimeError: pyarrow is missing (it comes with Ray Data).
     """
-    from .batch import _import_pyarrow
-
     pa = _import_pyarrow()
     return pa.table({
         "source": pa.array([r.source for r in records], pa.string()),
@@ -166,8 +164,6 @@ def table_to_records(table: Any) -> list[Record]:
 
 def rows_to_table(rows: Sequence[ResultRow]) -> Any:
     """An output block: the rows as an Arrow table in the export schema (:func:`model.batch.parquet_schema`)."""
-    from .batch import _import_pyarrow
-
     pa = _import_pyarrow()
     return pa.Table.from_pylist([r.to_dict() for r in rows], schema=parquet_schema(pa))
 
@@ -374,79 +370,11 @@ def score_paths_ray(
             ray.shutdown()
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# Output: a folder of Parquet shards
-
-
-def is_shard_folder(out: str | os.PathLike) -> bool:
-    """True when ``--out`` names a shard folder: it ends with a path separator or is an existing folder."""
-    s = os.fspath(out)
-    return s.endswith(("/", os.sep)) or os.path.isdir(s)
-
-
-class ShardWriter:
-    """Writes rows to a folder of Parquet shards ``part-00000.parquet``, ``part-00001.parquet``, ...
-
-    Same interface as :class:`model.batch.RowWriter` (``write``, ``commit``,
-    ``abort``, ``rows_written``). Each shard of up to ``shard_rows`` rows is
-    written by a ``RowWriter`` (a temporary name, then an atomic rename), so a
-    crash never leaves a half-written file under a ``part-*.parquet`` name; a
-    reader sees only complete shards. :meth:`commit` writes the last shard.
-
-    Args:
-        folder: created if missing; must not already hold ``part-*.parquet`` files.
-        shard_rows: rows per shard (>= 1).
-
-    Raises (constructor):
-        OSError: the folder cannot be created, or holds shards from an earlier run.
-        RuntimeError: pyarrow is missing.
-    """
-
-    def __init__(self, folder: str | os.PathLike, shard_rows: int = 100_000) -> None:
-        from .batch import _import_pyarrow
-
-        _import_pyarrow()
-        self.folder = Path(folder)
-        self.folder.mkdir(parents=True, exist_ok=True)
-        if any(self.folder.glob("part-*.parquet")):
-            raise OSError(f"{self.folder} already holds part-*.parquet shards; remove them or choose another folder")
-        self.shard_rows = max(1, shard_rows)
-        self.rows_written = 0
-        self.shards: list[Path] = []
-        self._buf: list[ResultRow] = []
-
-    def write(self, rows: Iterable[ResultRow]) -> None:
-        """Buffer rows; every full ``shard_rows`` become one shard on disk."""
-        self._buf.extend(rows)
-        while len(self._buf) >= self.shard_rows:
-            self._flush(self._buf[: self.shard_rows])
-            self._buf = self._buf[self.shard_rows:]
-
-    def _flush(self, rows: list[ResultRow]) -> None:
-        path = self.folder / f"part-{len(self.shards):05d}.parquet"
-        with RowWriter(path, "parquet") as w:
-            w.write(rows)
-        self.shards.append(path)
-        self.rows_written += len(rows)
-
-    def commit(self) -> None:
-        """Write the buffered rows as the last shard (an empty run writes one empty shard with the schema)."""
-        if self._buf or not self.shards:
-            self._flush(self._buf)
-            self._buf = []
-
-    def abort(self) -> None:
-        """Drop the buffered rows; shards already written stay (each is complete)."""
-        self._buf = []
-
-
 __all__ = [
     "CLUSTER_HINT",
     "PoolPlan",
     "ScoringActor",
-    "ShardWriter",
     "import_ray",
-    "is_shard_folder",
     "plan_pool",
     "records_to_table",
     "rows_to_table",

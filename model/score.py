@@ -28,6 +28,7 @@ from collections.abc import Sequence
 
 from .batch import FORMATS, RowWriter, Summary, Timer, format_for_path, score_records
 from .readers import DEFAULT_MAX_FILE_BYTES, estimate_count, iter_records
+from .shards import ShardWriter, is_shard_folder
 
 MAX_LISTED_FAILURES = 50
 
@@ -110,7 +111,7 @@ def _ray_usage(args: argparse.Namespace) -> str | None:
 
 def _is_shard_folder(args: argparse.Namespace) -> bool:
     """``--engine ray --out DIR/`` (or an existing folder): write a folder of Parquet shards."""
-    return args.engine == "ray" and bool(args.out) and (args.out.endswith(("/", os.sep)) or os.path.isdir(args.out))
+    return args.engine == "ray" and bool(args.out) and is_shard_folder(args.out)
 
 
 def _ray_chunks(args: argparse.Namespace, max_bytes: int, progress):
@@ -175,8 +176,6 @@ def _main(argv: Sequence[str] | None) -> int:
     max_bytes = int(args.max_file_mb * 2**20)
     try:
         if shards:
-            from .ray_engine import ShardWriter
-
             writer = ShardWriter(args.out)
         else:
             writer = RowWriter(args.out, fmt, stream=None if args.out else sys.stdout)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +20,7 @@ from model import ray_engine
 from model.batch import ResultRow, read_results, score_records
 from model.readers import Record, iter_records
 from model.score import main as score_main
+from model.shards import ShardWriter
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED_MODEL = ROOT / "resources" / "model"
@@ -143,7 +143,7 @@ def test_shard_writer_writes_complete_shards_atomically(tmp_path, tiny_predictor
     records = [Record(f"r{i}", f"review number {i}", None) for i in range(25)]
     rows = ray_engine.score_block(tiny_predictor, records)
     out = tmp_path / "shards"
-    w = ray_engine.ShardWriter(out, shard_rows=10)
+    w = ShardWriter(out, shard_rows=10)
     w.write(rows[:7])
     w.write(rows[7:])
     assert [p.name for p in sorted(out.iterdir())] == ["part-00000.parquet", "part-00001.parquet"]  # 5 buffered
@@ -152,7 +152,7 @@ def test_shard_writer_writes_complete_shards_atomically(tmp_path, tiny_predictor
     assert names == ["part-00000.parquet", "part-00001.parquet", "part-00002.parquet"]  # no temp files left
     assert [r for n in names for r in read_results(out / n)] == rows and w.rows_written == 25
     with pytest.raises(OSError, match="already holds"):
-        ray_engine.ShardWriter(out)
+        ShardWriter(out)
 
 
 @pytest.mark.parametrize("argv", [
