@@ -335,6 +335,7 @@ def score_paths_ray(
         ctx.enable_progress_bars = False
         ctx.print_on_execution_start = False
         logging.getLogger("ray.data").setLevel(logging.WARNING)
+        logging.getLogger("ray.data._internal.progress").setLevel(logging.ERROR)  # "progress bars disabled": ours run
         # bounded (Ray Data's default is -1: a review that kills its process every time would loop forever)
         remote_args: dict[str, Any] = {"max_restarts": MAX_RESTARTS, "max_task_retries": MAX_TASK_RETRIES}
         crash_marker = os.environ.get(TEST_CRASH_ENV)
