@@ -94,19 +94,22 @@ class PoolPlan:
     torch_threads: int
 
 
-def plan_pool(resources: dict[str, float], num_workers: int | None = None, gpus_per_worker: float = 0.0) -> PoolPlan:
+def plan_pool(resources: dict[str, float], num_workers: int | None = None, gpus_per_worker: float = 0.0,
+              max_node_cpus: float | None = None) -> PoolPlan:
     """Size the actor pool from the cluster's resources (``ray.cluster_resources()``).
 
     Rules: ``RESERVED_CPUS`` CPU stays free for Ray Data and the driver (half
     the CPUs on a cluster of fewer than 2); the default pool is one actor per
     GPU share when ``gpus_per_worker`` > 0, else one actor per CPU on up to 3
     CPUs and ``CPUs - 1`` above; the remaining CPUs are split evenly among
-    the actors (rounded down to 0.01 CPU, at most 1 CPU per GPU actor).
+    the actors (rounded down to 0.01 CPU, at most 1 CPU per GPU actor, at
+    most ``max_node_cpus`` so that an actor fits on one node).
 
     Args:
         resources: at least ``"CPU"`` (count); ``"GPU"`` when present.
         num_workers: the pool size; None chooses it as above.
         gpus_per_worker: GPUs per actor (fractions share a GPU); 0 for CPU scoring.
+        max_node_cpus: CPUs of the largest node (None: no cap).
 
     Returns:
         The :class:`PoolPlan`. E.g. 2 CPUs -> 2 actors x 0.5 CPU x 1 thread;
@@ -133,6 +136,8 @@ def plan_pool(resources: dict[str, float], num_workers: int | None = None, gpus_
     share = math.floor(100 * free / n) / 100
     if gpus_per_worker > 0:
         share = min(share, 1.0)
+    if max_node_cpus:
+        share = min(share, float(max_node_cpus))
     share = max(share, 0.01)
     return PoolPlan(n, share, float(gpus_per_worker), max(1, int(share)))
 
@@ -327,7 +332,8 @@ def score_paths_ray(
     block_rows = block_rows or 4 * batch_size
     started = _init_ray(ray, address, num_cpus)
     try:
-        plan = plan_pool(ray.cluster_resources(), num_workers, gpus_per_worker)
+        node_cpus = [n.get("Resources", {}).get("CPU", 0.0) for n in ray.nodes() if n.get("Alive")]
+        plan = plan_pool(ray.cluster_resources(), num_workers, gpus_per_worker, max(node_cpus, default=None))
         if on_plan is not None:
             on_plan(plan)
         ctx = ray.data.DataContext.get_current()

@@ -103,6 +103,7 @@ def test_plan_pool_keeps_a_cpu_for_ray_data():
     assert ray_engine.plan_pool({"CPU": 16.0}) == ray_engine.PoolPlan(15, 1.0, 0.0, 1)
     assert ray_engine.plan_pool({"CPU": 16.0}, num_workers=3) == ray_engine.PoolPlan(3, 5.0, 0.0, 5)
     assert ray_engine.plan_pool({"CPU": 1.0}) == ray_engine.PoolPlan(1, 0.5, 0.0, 1)
+    assert ray_engine.plan_pool({"CPU": 64.0}, num_workers=2, max_node_cpus=16).cpus_per_worker == 16.0
     assert ray_engine.plan_pool({"CPU": 32.0, "GPU": 4.0}, gpus_per_worker=1) == ray_engine.PoolPlan(4, 1.0, 1.0, 1)
     assert ray_engine.plan_pool({"CPU": 8.0, "GPU": 1.0}, gpus_per_worker=0.5).num_workers == 2
     with pytest.raises(ValueError, match="GPU"):
