@@ -128,7 +128,7 @@ def test_a_review_that_breaks_scoring_gets_its_status(tiny_predictor):
     assert [r.status for r in rows] == ["ok"] * 3 + ["scoring failed: RuntimeError: tokenizer crashed"] + \
         ["ok"] * 2 + ["binary file (PNG image)"]
     expected = [r for chunk in score_records(tiny_predictor, records[:3]) for r in chunk]
-    assert rows[:3] == expected
+    assert_same_rows(expected, rows[:3])  # one by one vs in a batch: P(positive) differs by float rounding only
 
 
 def test_blocks_round_trip_through_arrow(tiny_predictor):
