@@ -164,7 +164,7 @@ def records_to_table(records: Sequence[Record]) -> Any:
 def table_to_records(table: Any) -> list[Record]:
     """Records back from an input block made by :func:`records_to_table`."""
     cols = [table.column(c).to_pylist() for c in _INPUT_COLUMNS]
-    return [Record(s, t, g, st) for s, t, g, st in zip(*cols)]
+    return [Record(s, t, g, st) for s, t, g, st in zip(*cols, strict=True)]
 
 
 def rows_to_table(rows: Sequence[ResultRow]) -> Any:

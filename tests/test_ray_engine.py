@@ -26,7 +26,16 @@ ROOT = Path(__file__).resolve().parent.parent
 BUNDLED_MODEL = ROOT / "resources" / "model"
 SAMPLES = ROOT / "resources" / "samples"
 IMDB_TEST = ROOT.parent / "shared" / "data" / "imdb" / "test.jsonl.gz"
-HAS_RAY = importlib.util.find_spec("ray") is not None
+
+
+def _has_ray() -> bool:
+    try:
+        return importlib.util.find_spec("ray") is not None and importlib.util.find_spec("ray.data") is not None
+    except (ImportError, ValueError):  # ValueError: sys.modules["ray"] is None (blocked)
+        return False
+
+
+HAS_RAY = _has_ray()
 needs_ray = pytest.mark.skipif(not HAS_RAY, reason="ray is not installed: pip install 'attention-explorer[cluster]'")
 
 
@@ -85,7 +94,7 @@ def _cli(argv, capsys) -> tuple[int, str]:
 def assert_same_rows(local: list[ResultRow], ray_rows: list[ResultRow]) -> None:
     """Same sources (order too), texts, labels, statuses, gold labels, token counts; P(positive) within 1e-5."""
     assert [r.source for r in ray_rows] == [r.source for r in local]
-    for a, b in zip(local, ray_rows):
+    for a, b in zip(local, ray_rows, strict=True):
         assert (a.text, a.label, a.status, a.gold, a.correct, a.num_tokens, a.truncated) == \
             (b.text, b.label, b.status, b.gold, b.correct, b.num_tokens, b.truncated), a.source
         if a.p_positive is None:
