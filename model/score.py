@@ -22,11 +22,13 @@ the model could not be loaded; 2 usage error; 130 interrupted with Ctrl+C
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
 from .batch import FORMATS, RowWriter, Summary, Timer, format_for_path, score_records
 from .readers import DEFAULT_MAX_FILE_BYTES, estimate_count, iter_records
+from .shards import ShardWriter, is_shard_folder
 
 MAX_LISTED_FAILURES = 50
 
@@ -79,7 +81,53 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-file-mb", type=_positive_float, default=DEFAULT_MAX_FILE_BYTES / 2**20, metavar="M",
                    help="refuse one-review files larger than M MiB (default %(default)g)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    # --- Ray engine (issue 13, model/ray_engine.py) ---
+    g = p.add_argument_group("Ray engine (needs the 'cluster' extra)")
+    g.add_argument("--engine", choices=ENGINES, default="local",
+                   help="local: this process (default); ray: an actor pool on a Ray cluster")
+    g.add_argument("--ray-address", metavar="ADDR",
+                   help="join a running cluster: auto or ray://host:port (default: start a local Ray instance)")
+    g.add_argument("--num-workers", type=_positive_int, metavar="N",
+                   help="scoring actors (default: from the cluster's CPUs/GPUs)")
+    g.add_argument("--gpus-per-worker", type=_positive_float, metavar="G", help="GPUs per actor (default: 0, CPU)")
     return p
+
+
+ENGINES = ("local", "ray")
+
+
+def _ray_usage(args: argparse.Namespace) -> str | None:
+    """Why the Ray options do not fit together (a usage error), or None."""
+    ray_only = [f for f, v in (("--ray-address", args.ray_address), ("--num-workers", args.num_workers),
+                               ("--gpus-per-worker", args.gpus_per_worker)) if v is not None]
+    if args.engine != "ray" and ray_only:
+        return f"{', '.join(ray_only)} need(s) --engine ray"
+    if args.out and args.out.endswith(("/", os.sep)) and args.engine != "ray":
+        return "a folder of Parquet shards (--out DIR/) needs --engine ray"
+    if _is_shard_folder(args) and args.format not in (None, "parquet"):
+        return "a shard folder (--out DIR/) holds Parquet files; drop --format or use --format parquet"
+    return None
+
+
+def _is_shard_folder(args: argparse.Namespace) -> bool:
+    """``--engine ray --out DIR/`` (or an existing folder): write a folder of Parquet shards."""
+    return args.engine == "ray" and bool(args.out) and is_shard_folder(args.out)
+
+
+def _ray_chunks(args: argparse.Namespace, max_bytes: int, progress):
+    """The Ray engine's row chunks for the parsed ``args`` (see :func:`model.ray_engine.score_paths_ray`)."""
+    from . import ray_engine
+    from .paths import default_model_dir
+
+    def on_plan(plan) -> None:
+        print(f"ray: {plan.num_workers} worker(s) x {plan.cpus_per_worker:g} CPU"
+              + (f" x {plan.gpus_per_worker:g} GPU" if plan.gpus_per_worker else "")
+              + f", {plan.torch_threads} torch thread(s) each", file=sys.stderr)
+
+    return ray_engine.score_paths_ray(
+        args.paths, args.model or default_model_dir(), text_column=args.text_column, max_file_bytes=max_bytes,
+        batch_size=args.batch_size, address=args.ray_address, num_workers=args.num_workers,
+        gpus_per_worker=args.gpus_per_worker or 0.0, device=args.device, progress=progress, on_plan=on_plan)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -101,8 +149,13 @@ def _main(argv: Sequence[str] | None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
+    if (usage := _ray_usage(args)) is not None:
+        parser.print_usage(sys.stderr)
+        print(f"{parser.prog}: error: {usage}", file=sys.stderr)
+        return 2
+    shards = _is_shard_folder(args)
     try:
-        fmt = format_for_path(args.out, args.format) if args.out else (args.format or "csv")
+        fmt = "parquet" if shards else format_for_path(args.out, args.format) if args.out else (args.format or "csv")
     except ValueError as exc:
         parser.print_usage(sys.stderr)
         print(f"{parser.prog}: error: {exc}; or pass --format", file=sys.stderr)
@@ -115,14 +168,17 @@ def _main(argv: Sequence[str] | None) -> int:
     from .predictor import Predictor  # imported late: --help and usage errors stay fast
 
     try:
-        predictor = Predictor.from_pretrained(args.model, device=args.device)
+        predictor = Predictor.from_pretrained(args.model, device="cpu" if args.engine == "ray" else args.device)
     except (FileNotFoundError, ValueError, OSError) as exc:
         print(f"{parser.prog}: cannot load the model: {exc}", file=sys.stderr)
         return 1
 
     max_bytes = int(args.max_file_mb * 2**20)
     try:
-        writer = RowWriter(args.out, fmt, stream=None if args.out else sys.stdout)
+        if shards:
+            writer = ShardWriter(args.out)
+        else:
+            writer = RowWriter(args.out, fmt, stream=None if args.out else sys.stdout)
     except (ValueError, RuntimeError, OSError) as exc:
         print(f"{parser.prog}: cannot write {args.out or 'stdout'}: {exc}", file=sys.stderr)
         return 1
@@ -142,9 +198,14 @@ def _main(argv: Sequence[str] | None) -> int:
     summary = Summary()
     timer = Timer()
     interrupted = False
+    chunks = None
     try:
-        records = iter_records(args.paths, text_column=args.text_column, max_file_bytes=max_bytes)
-        for rows in score_records(predictor, records, batch_size=args.batch_size, progress=progress):
+        if args.engine == "ray":
+            chunks = _ray_chunks(args, max_bytes, progress)
+        else:
+            records = iter_records(args.paths, text_column=args.text_column, max_file_bytes=max_bytes)
+            chunks = score_records(predictor, records, batch_size=args.batch_size, progress=progress)
+        for rows in chunks:
             writer.write(rows)
             summary.add(rows)
     except KeyboardInterrupt:
@@ -157,6 +218,8 @@ def _main(argv: Sequence[str] | None) -> int:
         return 1
     finally:
         summary.elapsed_s = timer.elapsed_s
+        if chunks is not None and hasattr(chunks, "close"):
+            chunks.close()  # the Ray engine shuts down the Ray instance it started
         if bar is not None:
             bar.close()
     try:
@@ -180,7 +243,8 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"interrupted: wrote the {writer.rows_written:,} rows scored so far{where}", file=sys.stderr)
         return 130
     if args.out:
-        print(f"wrote {writer.rows_written:,} rows to {args.out}", file=sys.stderr)
+        shard_note = f" ({len(writer.shards)} Parquet shard(s))" if shards else ""
+        print(f"wrote {writer.rows_written:,} rows to {args.out}{shard_note}", file=sys.stderr)
     return 1 if summary.failed else 0
 
 

@@ -60,6 +60,7 @@ def test_bundle_contains_resources_and_skips_unused_parts(bundle_exe):
         assert unwanted not in present, unwanted
     assert not (internal / "torch" / "include").exists()
     assert not (internal / "gensim").exists() and not (internal / "sklearn").exists()
+    assert not (internal / "ray").exists()  # the 'cluster' extra is command-line only
 
 
 @pytest.mark.timeout(3000)

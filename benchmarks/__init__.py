@@ -1,0 +1,1 @@
+"""Benchmarks that span packages (run as python -m benchmarks.NAME)."""

@@ -1,0 +1,392 @@
+"""The Ray engine for batch scoring: the same records, rows and writers as the local engine, scored on a Ray cluster.
+
+``attention-explorer-score PATH... --engine ray`` (see :mod:`model.score`) calls
+:func:`score_paths_ray`, which
+
+1. reads the inputs on the driver with the same reader as the local engine
+   (:func:`model.readers.iter_records`), so every input gets the same source,
+   gold label and status, and cuts the record stream into blocks of
+   ``block_rows`` records (Arrow tables);
+2. scores the blocks with Ray Data ``map_batches`` over an actor pool: each
+   actor (:class:`ScoringActor`) loads a :class:`model.Predictor` once from a
+   model folder that every node can read, and scores a block with
+   :func:`model.batch.score_records` (the local engine's code);
+3. yields the result rows to the caller in input order (Ray Data's
+   ``preserve_order``), who writes them with :class:`model.batch.RowWriter` or,
+   for ``--out DIR/``, a :class:`model.shards.ShardWriter` (a folder of Parquet shards).
+
+The record stream is processed in windows of ``window_rows`` records (one Ray
+Dataset and one actor pool per window), so the driver's memory is bounded by a
+window whatever the input size.
+
+Pool sizing (:func:`plan_pool`): measured with Ray 2.60 on a 2-CPU local
+instance, 2 actors x 1 CPU starved Ray Data's other tasks and hung, while
+2 actors x 0.5 CPU ran; so one CPU of the cluster is kept free for Ray Data
+and the driver, the rest is shared among the actors, and each actor runs
+``max(1, floor(cpu share))`` torch threads.
+
+Faults: an actor that dies (OOM kill, lost node) is restarted and its block
+retried (``max_restarts`` / ``max_task_retries``); a block whose scoring raises
+is re-scored one review at a time, so only the review that fails gets a
+``"scoring failed: ..."`` status (:func:`score_block`).
+
+Ray is imported only inside the functions that need it: this module imports
+without the ``cluster`` extra, and :func:`import_ray` names the extra when it
+is missing.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .batch import ResultRow, _import_pyarrow, failed_row, parquet_schema, score_records
+from .readers import Record, iter_records
+
+CLUSTER_HINT = "the Ray engine needs the 'cluster' extra: pip install 'attention-explorer[cluster]'"
+# Test hook (not a CLI option): the path of a marker file; the first actor to reach its second block creates it and
+# exits the process (os._exit) before returning, once per marker, so tests can check that a dead actor is retried.
+TEST_CRASH_ENV = "ATTENTION_EXPLORER_RAY_TEST_CRASH_MARKER"
+MAX_RESTARTS = 3  # per actor; each restart reloads the model
+MAX_TASK_RETRIES = 3  # per block, on an actor that died
+RESERVED_CPUS = 1.0  # kept free for Ray Data's own tasks and the driver (see the module docstring)
+_INPUT_COLUMNS = ("source", "text", "gold", "status")
+
+
+def import_ray() -> Any:
+    """Import and return the ``ray`` module (with ``ray.data``).
+
+    Raises:
+        RuntimeError: Ray or Ray Data is not installed; the message names the ``cluster`` extra.
+    """
+    try:
+        import ray
+        import ray.data
+    except ImportError as exc:
+        raise RuntimeError(f"{CLUSTER_HINT} ({exc})") from exc
+    return ray
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Pool sizing
+
+
+@dataclass(frozen=True)
+class PoolPlan:
+    """How many scoring actors to start and what each one asks Ray for.
+
+    Attributes:
+        num_workers: actors in the pool (>= 1).
+        cpus_per_worker: Ray ``num_cpus`` of one actor (fractional, > 0).
+        gpus_per_worker: Ray ``num_gpus`` of one actor (0 on CPU).
+        torch_threads: ``torch.set_num_threads`` inside one actor (>= 1).
+    """
+
+    num_workers: int
+    cpus_per_worker: float
+    gpus_per_worker: float
+    torch_threads: int
+
+
+def plan_pool(resources: dict[str, float], num_workers: int | None = None, gpus_per_worker: float = 0.0,
+              max_node_cpus: float | None = None) -> PoolPlan:
+    """Size the actor pool from the cluster's resources (``ray.cluster_resources()``).
+
+    Rules: ``RESERVED_CPUS`` CPU stays free for Ray Data and the driver (half
+    the CPUs on a cluster of fewer than 2); the default pool is one actor per
+    GPU share when ``gpus_per_worker`` > 0, else one actor per CPU on up to 3
+    CPUs and ``CPUs - 1`` above; the remaining CPUs are split evenly among
+    the actors (rounded down to 0.01 CPU, at most 1 CPU per GPU actor, at
+    most ``max_node_cpus`` so that an actor fits on one node).
+
+    Args:
+        resources: at least ``"CPU"`` (count); ``"GPU"`` when present.
+        num_workers: the pool size; None chooses it as above.
+        gpus_per_worker: GPUs per actor (fractions share a GPU); 0 for CPU scoring.
+        max_node_cpus: CPUs of the largest node (None: no cap).
+
+    Returns:
+        The :class:`PoolPlan`. E.g. 2 CPUs -> 2 actors x 0.5 CPU x 1 thread;
+        16 CPUs -> 15 actors x 1 CPU.
+
+    Raises:
+        ValueError: ``num_workers`` < 1, ``gpus_per_worker`` < 0, or more GPUs
+        requested than the cluster has.
+    """
+    cpus = float(resources.get("CPU", 0.0)) or 1.0
+    gpus = float(resources.get("GPU", 0.0))
+    if num_workers is not None and num_workers < 1:
+        raise ValueError(f"num_workers must be >= 1, got {num_workers}")
+    if gpus_per_worker < 0:
+        raise ValueError(f"gpus_per_worker must be >= 0, got {gpus_per_worker}")
+    if gpus_per_worker > 0:
+        n = num_workers or max(1, int(gpus // gpus_per_worker))
+        if n * gpus_per_worker > gpus + 1e-9:
+            raise ValueError(f"{n} worker(s) x {gpus_per_worker:g} GPU need {n * gpus_per_worker:g} GPUs; "
+                             f"the cluster has {gpus:g}")
+    else:
+        n = num_workers or (max(1, int(cpus)) if cpus < 4 else int(cpus - RESERVED_CPUS))
+    free = cpus - RESERVED_CPUS if cpus >= 2 else cpus / 2
+    share = math.floor(100 * free / n) / 100
+    if gpus_per_worker > 0:
+        share = min(share, 1.0)
+    if max_node_cpus:
+        share = min(share, float(max_node_cpus))
+    share = max(share, 0.01)
+    return PoolPlan(n, share, float(gpus_per_worker), max(1, int(share)))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Blocks: records <-> Arrow tables <-> rows
+
+
+def records_to_table(records: Sequence[Record]) -> Any:
+    """The input block of ``records``: an Arrow table with columns source, text, gold, status (strings, nullable).
+
+    Raises:
+        RuntimeError: pyarrow is missing (it comes with Ray Data).
+    """
+    pa = _import_pyarrow()
+    return pa.table({
+        "source": pa.array([r.source for r in records], pa.string()),
+        "text": pa.array([r.text for r in records], pa.string()),
+        "gold": pa.array([r.gold for r in records], pa.string()),
+        "status": pa.array([r.status for r in records], pa.string()),
+    })
+
+
+def table_to_records(table: Any) -> list[Record]:
+    """Records back from an input block made by :func:`records_to_table`."""
+    cols = [table.column(c).to_pylist() for c in _INPUT_COLUMNS]
+    return [Record(s, t, g, st) for s, t, g, st in zip(*cols, strict=True)]
+
+
+def rows_to_table(rows: Sequence[ResultRow]) -> Any:
+    """An output block: the rows as an Arrow table in the export schema (:func:`model.batch.parquet_schema`)."""
+    pa = _import_pyarrow()
+    return pa.Table.from_pylist([r.to_dict() for r in rows], schema=parquet_schema(pa))
+
+
+def table_to_rows(table: Any) -> list[ResultRow]:
+    """Result rows back from an output block (columns in any order; ``EXPORT_COLUMNS`` all present)."""
+    return [ResultRow(**d) for d in table.to_pylist()]
+
+
+def score_block(predictor: Any, records: Sequence[Record], batch_size: int = 64) -> list[ResultRow]:
+    """Score one block with the local engine's :func:`model.batch.score_records`; one row per record, in order.
+
+    If scoring the block raises, the block is scored again one record at a
+    time, and a record whose scoring still raises gets the status
+    ``"scoring failed: <error type>: <message>"``: one bad review never loses
+    its block.
+
+    Args:
+        predictor: a :class:`model.Predictor` (or anything ``score_records`` accepts).
+        records: the block's records (unreadable ones pass through as their status rows).
+        batch_size: texts per forward pass.
+
+    Returns:
+        ``len(records)`` rows.
+    """
+    records = list(records)
+    if not records:
+        return []
+    try:
+        return [r for rows in score_records(predictor, records, batch_size, chunk=len(records)) for r in rows]
+    except Exception as exc:  # noqa: BLE001 - isolate the failing review below
+        logging.getLogger(__name__).warning("a block of %d failed (%s); scoring it one by one", len(records), exc)
+    out: list[ResultRow] = []
+    for rec in records:
+        try:
+            out.extend(r for rows in score_records(predictor, [rec], 1, chunk=1) for r in rows)
+        except Exception as exc:  # noqa: BLE001 - becomes the review's status
+            out.append(failed_row(rec, f"scoring failed: {type(exc).__name__}: {exc}"))
+    return out
+
+
+class ScoringActor:
+    """A Ray Data ``map_batches`` callable class: one :class:`model.Predictor` per actor.
+
+    Args:
+        model_dir: a model folder every node can read (absolute path, or a shared mount).
+        batch_size: texts per forward pass.
+        device: ``"cpu"``, ``"cuda"``, ...; ``"cuda"`` falls back to the CPU where no GPU is visible.
+        torch_threads: intra-op threads of this actor (see :func:`plan_pool`).
+    """
+
+    def __init__(self, model_dir: str, batch_size: int, device: str, torch_threads: int) -> None:
+        import torch
+
+        from .predictor import Predictor
+
+        torch.set_num_threads(max(1, int(torch_threads)))
+        if device.startswith("cuda") and not torch.cuda.is_available():
+            device = "cpu"
+        self.predictor = Predictor.from_pretrained(model_dir, device=device)
+        self.batch_size = batch_size
+        self.calls = 0
+
+    def __call__(self, batch: Any) -> Any:
+        """Score one input block (Arrow table of :func:`records_to_table`) -> output block (:func:`rows_to_table`)."""
+        self.calls += 1
+        rows = score_block(self.predictor, table_to_records(batch), self.batch_size)
+        _maybe_crash_for_test(self.calls)
+        return rows_to_table(rows)
+
+
+def _maybe_crash_for_test(calls: int) -> None:
+    """The :data:`TEST_CRASH_ENV` hook: exit the actor's process once, on its second block, after scoring it."""
+    marker = os.environ.get(TEST_CRASH_ENV)
+    if not marker or calls < 2:
+        return
+    try:
+        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return
+    os.close(fd)
+    os._exit(1)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Driver
+
+
+def _blocks(records: Iterable[Record], block_rows: int) -> Iterator[list[Record]]:
+    block: list[Record] = []
+    for rec in records:
+        block.append(rec)
+        if len(block) >= block_rows:
+            yield block
+            block = []
+    if block:
+        yield block
+
+
+def _init_ray(ray: Any, address: str | None, num_cpus: int | None) -> bool:
+    """Connect to (``address``) or start (None) Ray unless it is running in this process; True when we started it."""
+    if ray.is_initialized():
+        return False
+    kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.WARNING,
+                              "log_to_driver": True}
+    if address:
+        ray.init(address=address, **kwargs)
+    else:
+        ray.init(address="local", num_cpus=num_cpus, **kwargs)
+    return True
+
+
+def score_paths_ray(
+    paths: Iterable[str | os.PathLike],
+    model_dir: str | os.PathLike,
+    *,
+    text_column: str | None = None,
+    max_file_bytes: int | None = None,
+    batch_size: int = 64,
+    address: str | None = None,
+    num_workers: int | None = None,
+    gpus_per_worker: float = 0.0,
+    device: str | None = None,
+    num_cpus: int | None = None,
+    block_rows: int | None = None,
+    window_rows: int = 100_000,
+    progress: Callable[[int], None] | None = None,
+    on_plan: Callable[[PoolPlan], None] | None = None,
+) -> Iterator[list[ResultRow]]:
+    """Score every review in ``paths`` on Ray; yields lists of rows that, concatenated, follow the input order.
+
+    The rows equal the local engine's (:func:`model.batch.score_records` over
+    :func:`model.readers.iter_records`), up to float rounding of
+    ``p_positive`` (~1e-7) from different batch compositions.
+
+    Args:
+        paths: files and folders, as for :func:`model.readers.iter_records`.
+        model_dir: the model folder; must be readable at the same path on every node.
+        text_column, max_file_bytes: passed to :func:`model.readers.iter_records`.
+        batch_size: texts per forward pass inside an actor.
+        address: None starts a local Ray instance (``num_cpus`` CPUs, default
+            all); ``"auto"`` or ``"ray://host:port"`` joins a running cluster.
+            If Ray is already initialised in this process it is reused.
+        num_workers, gpus_per_worker: the pool (see :func:`plan_pool`).
+        device: the actors' torch device; default ``"cuda"`` when
+            ``gpus_per_worker`` > 0, else ``"cpu"``.
+        block_rows: records per block (one actor call); default ``4 * batch_size``.
+        window_rows: records per Ray Dataset (bounds the driver's memory).
+        progress: called as ``progress(done)`` with the rows received so far.
+        on_plan: called once with the :class:`PoolPlan` chosen.
+
+    Raises:
+        RuntimeError: Ray is not installed (:data:`CLUSTER_HINT`).
+        ValueError: bad pool arguments (see :func:`plan_pool`).
+        ray.exceptions.RayError: the cluster failed beyond the retries.
+
+    The Ray instance this call started is shut down when the generator
+    finishes or is closed (also on Ctrl+C).
+    """
+    ray = import_ray()
+    block_rows = block_rows or 4 * batch_size
+    started = _init_ray(ray, address, num_cpus)
+    try:
+        node_cpus = [n.get("Resources", {}).get("CPU", 0.0) for n in ray.nodes() if n.get("Alive")]
+        plan = plan_pool(ray.cluster_resources(), num_workers, gpus_per_worker, max(node_cpus, default=None))
+        if on_plan is not None:
+            on_plan(plan)
+        ctx = ray.data.DataContext.get_current()
+        ctx.execution_options.preserve_order = True
+        ctx.enable_progress_bars = False
+        ctx.print_on_execution_start = False
+        logging.getLogger("ray.data").setLevel(logging.WARNING)
+        logging.getLogger("ray.data._internal.progress").setLevel(logging.ERROR)  # "progress bars disabled": ours run
+        # bounded (Ray Data's default is -1: a review that kills its process every time would loop forever)
+        remote_args: dict[str, Any] = {"max_restarts": MAX_RESTARTS, "max_task_retries": MAX_TASK_RETRIES}
+        crash_marker = os.environ.get(TEST_CRASH_ENV)
+        runtime_env = {"env_vars": {TEST_CRASH_ENV: crash_marker}} if crash_marker else None
+        ctor = {"model_dir": str(Path(model_dir).resolve()), "batch_size": batch_size,
+                "device": device or ("cuda" if gpus_per_worker > 0 else "cpu"), "torch_threads": plan.torch_threads}
+        records = iter_records(paths, text_column=text_column, max_file_bytes=max_file_bytes)
+        blocks = _blocks(records, block_rows)
+        done = 0
+        while True:
+            tables = []
+            for block in blocks:
+                tables.append(records_to_table(block))
+                if len(tables) * block_rows >= window_rows:
+                    break
+            if not tables:
+                return
+            with warnings.catch_warnings():  # max_restarts/max_task_retries: "ray_remote_args is deprecated" (2.60)
+                warnings.simplefilter("ignore", DeprecationWarning)
+                ds = ray.data.from_arrow(tables).map_batches(
+                    ScoringActor, batch_size=None, batch_format="pyarrow", zero_copy_batch=True,
+                    compute=ray.data.ActorPoolStrategy(size=min(plan.num_workers, len(tables))),
+                    num_cpus=plan.cpus_per_worker, num_gpus=plan.gpus_per_worker or None, fn_constructor_kwargs=ctor,
+                    runtime_env=runtime_env, **remote_args)
+            for table in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
+                rows = table_to_rows(table)
+                done += len(rows)
+                if progress is not None:
+                    progress(done)
+                yield rows
+    finally:
+        if started:
+            ray.shutdown()
+
+
+__all__ = [
+    "CLUSTER_HINT",
+    "PoolPlan",
+    "ScoringActor",
+    "import_ray",
+    "plan_pool",
+    "records_to_table",
+    "rows_to_table",
+    "score_block",
+    "score_paths_ray",
+    "table_to_records",
+    "table_to_rows",
+]
