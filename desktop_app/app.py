@@ -136,7 +136,7 @@ def first_sample_text() -> str:
     Raises:
         FileNotFoundError / ValueError: when the samples are missing or the index is broken.
     """
-    from model.paths import samples_dir
+    from model.core.paths import samples_dir
 
     folder = samples_dir()
     index = json.loads((folder / "index.json").read_text(encoding="utf-8"))
@@ -196,7 +196,7 @@ def set_app_icon(app) -> None:
     """Give the application its icon (``resources/icons/attention-explorer.png``) and its desktop-file name."""
     from PySide6.QtGui import QGuiApplication, QIcon
 
-    from model.paths import resources_dir
+    from model.core.paths import resources_dir
 
     icon = resources_dir() / "icons" / "attention-explorer.png"
     if icon.is_file():

@@ -1,7 +1,7 @@
 """The batch panel: drop files or folders of reviews, score them all, sort/filter/open/export the results.
 
 Scoring runs on a :class:`BatchWorker` (a QObject moved to its own QThread,
-one thread per job) that streams :func:`model.readers.iter_records` through
+one thread per job) that streams :func:`model.batch.iter_records` through
 :func:`model.batch.score_records` and sends rows back in chunks. The GUI
 thread only appends rows to the :class:`~desktop_app.batch_model.BatchTableModel`.
 
@@ -50,8 +50,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from model.batch import FORMATS, Summary, Timer, score_records, write_rows
-from model.readers import DEFAULT_MAX_FILE_BYTES, SUPPORTED_EXTENSIONS, estimate_count, iter_records
+from model.batch import (
+    DEFAULT_MAX_FILE_BYTES,
+    FORMATS,
+    SUPPORTED_EXTENSIONS,
+    Summary,
+    Timer,
+    estimate_count,
+    iter_records,
+    score_records,
+    write_rows,
+)
 
 from .batch_model import COLUMNS, EXCERPT, FILTERS, P_POSITIVE, ROW_ROLE, SOURCE, BatchFilterProxy, BatchTableModel
 from .worker import BATCH_NICE, lower_thread_priority

@@ -18,7 +18,7 @@ import os
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QEvent, QSaveFile, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -38,6 +38,9 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from model.atomic import atomic_path, atomic_write_bytes
+from model.textio import read_text_file
 
 from .views.common import MAX_HEADS, MEAN_HEADS, head_name
 from .views.heatmap import AttentionHeatmap
@@ -71,48 +74,6 @@ def local_paths(mime) -> list[str]:
     if mime is None or not mime.hasUrls():
         return []
     return [u.toLocalFile() for u in mime.urls() if u.isLocalFile() and u.toLocalFile()]
-
-
-def read_text_file(path: str | Path, limit: int = MAX_REVIEW_FILE_BYTES) -> str:
-    """Read a text file of unknown encoding (charset-normalizer guesses it).
-
-    Raises:
-        ValueError: the file is larger than ``limit`` bytes, unreadable, or not text.
-    """
-    path = Path(path)
-    try:
-        size = path.stat().st_size
-        if size > limit:
-            raise ValueError(f"{path.name} is {size:,} bytes; the limit is {limit:,}")
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
-    from charset_normalizer import from_bytes
-
-    best = from_bytes(data).best()
-    if best is None:
-        raise ValueError(f"{path.name} does not look like a text file")
-    return str(best)
-
-
-def atomic_write(path: str | Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically with QSaveFile.
-
-    Raises:
-        OSError: when the file cannot be opened, written or committed (message names it).
-    """
-    f = QSaveFile(str(path))
-    if not f.open(QSaveFile.WriteOnly):
-        raise OSError(f"cannot write {path}: {f.errorString()}")
-    if f.write(QByteArray(data)) != len(data):
-        f.cancelWriting()
-        raise OSError(f"cannot write {path}: {f.errorString()}")
-    if not f.commit():
-        raise OSError(f"cannot write {path}: {f.errorString()}")
 
 
 class ReviewEditor(QPlainTextEdit):
@@ -181,7 +142,7 @@ class MainWindow(QMainWindow):
         super().__init__()
         # Worker threads (inference, explanations, batch scoring) run Python too. PySide6 releases the GIL
         # around Qt calls, so each paint may wait for it to come back, up to the switch interval each time;
-        # 1 ms instead of CPython's 5 ms keeps those waits short (measured: desktop_app.bench_batch_gui).
+        # 1 ms instead of CPython's 5 ms keeps those waits short (measured: benchmarks.batch_gui).
         sys.setswitchinterval(min(sys.getswitchinterval(), GUI_SWITCH_INTERVAL_S))
         self.setWindowTitle(f"{APP_NAME} \u2014 loading model\u2026")
         self.setObjectName("MainWindow")
@@ -446,7 +407,7 @@ class MainWindow(QMainWindow):
         self.samples_menu.clear()
         self.samples = []
         try:
-            from model.paths import samples_dir  # torch is already imported by the loader by now
+            from model.core.paths import samples_dir  # torch is already imported by the loader by now
 
             folder = samples_dir()
             index = json.loads((folder / "index.json").read_text(encoding="utf-8"))
@@ -467,7 +428,7 @@ class MainWindow(QMainWindow):
 
     def _open_sample(self, path: str) -> None:
         try:
-            self.open_review(read_text_file(path))
+            self.open_review(read_text_file(path, MAX_REVIEW_FILE_BYTES))
         except ValueError as exc:
             self._show_error(str(exc))
 
@@ -553,7 +514,7 @@ class MainWindow(QMainWindow):
         if path:
             self._remember_folder(path)
             try:
-                self.open_review(read_text_file(path))
+                self.open_review(read_text_file(path, MAX_REVIEW_FILE_BYTES))
             except ValueError as exc:
                 self._show_error(str(exc))
 
@@ -567,7 +528,7 @@ class MainWindow(QMainWindow):
         pred = self.state.prediction
         if pred is None:
             raise ValueError("there is no analysis to save yet")
-        atomic_write(path, json.dumps(pred.to_json_dict(), ensure_ascii=False).encode("utf-8"))
+        atomic_write_bytes(path, json.dumps(pred.to_json_dict(), ensure_ascii=False).encode("utf-8"))
 
     def _save_json(self) -> None:
         if self.state.prediction is None:
@@ -616,8 +577,9 @@ class MainWindow(QMainWindow):
             raise ValueError("choose a file name ending in .png or .svg")
         if hasattr(widget, "flush"):
             widget.flush()
-        tmp = path.with_name(f".{path.stem}.partial{suffix}")
-        try:
+        with atomic_path(path, suffix=f".partial{suffix}") as tmp_name:
+            tmp = Path(tmp_name)
+            tmp.unlink()  # the exporters create the file themselves; its absence means they failed
             if suffix == ".png" and hasattr(widget, "export_item"):
                 from pyqtgraph import exporters
 
@@ -629,10 +591,6 @@ class MainWindow(QMainWindow):
                 self._export_svg(widget, tmp)
             if not tmp.is_file():
                 raise OSError(f"cannot write {path}")
-            os.replace(tmp, path)
-        finally:
-            if tmp.exists():
-                tmp.unlink()
 
     @staticmethod
     def _export_svg(widget: QWidget, out: Path) -> None:

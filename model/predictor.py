@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 import numpy as np
 import torch
 
-from .config import EncoderConfig
-from .encoder import TransformerClassifier, sinusoidal_positional_encoding
-from .paths import default_model_dir
-from .tokenizer import Encoded, TextEncoder, load_tokenizer
-from .weights import METRICS_FILE, TOKENIZER_FILE, load_model
+from .core.config import EncoderConfig
+from .core.encoder import TransformerClassifier, sinusoidal_positional_encoding
+from .core.paths import default_model_dir
+from .core.tokenizer import Encoded, TextEncoder, load_tokenizer
+from .core.weights import METRICS_FILE, TOKENIZER_FILE, load_model
 
 MAX_TEXT_CHARS = 2_000_000  # longer inputs are rejected with ValueError (about 2 MB of text)
 
@@ -261,7 +261,7 @@ class Predictor:
         return cls(model, TextEncoder(tokenizer, model.config.max_len), dev, model_dir, metrics)
 
     def encode(self, text: str) -> Encoded:
-        """Tokenize ``text`` as the model will see it (see :class:`model.tokenizer.Encoded`).
+        """Tokenize ``text`` as the model will see it (see :class:`model.core.tokenizer.Encoded`).
 
         Raises:
             ValueError: see :func:`check_text`.
@@ -426,6 +426,6 @@ class Predictor:
         Raises:
             ValueError: bad text or an explanation of another length.
         """
-        from .faithfulness import faithfulness
+        from .explain.faithfulness import faithfulness
 
         return faithfulness(self, text, explanation, **kwargs)

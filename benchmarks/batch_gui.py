@@ -1,6 +1,6 @@
 """GUI responsiveness while a large batch is scored (prints numbers, asserts nothing).
 
-``python -m desktop_app.bench_batch_gui [--n 25000] [--data ../shared/data/imdb/test.jsonl.gz] [--model DIR]``
+``python -m benchmarks.batch_gui [--n 25000] [--data ../shared/data/imdb/test.jsonl.gz] [--model DIR]``
 
 Opens the real main window (offscreen when no display is set), writes ``--n``
 IMDB test reviews to a temporary JSON Lines file and hands it to the batch
@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from model.bench_batch import DEFAULT_DATA
+from benchmarks.batch_cli import DEFAULT_DATA
 from model.evaluate import read_labelled
 
 

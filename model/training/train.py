@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m model.train --data ../shared/data/imdb --out resources/model
+    python -m model.training.train --data ../shared/data/imdb --out resources/model
 
 Recipe (documented in ``resources/model/README.md``):
 
@@ -18,7 +18,7 @@ Recipe (documented in ``resources/model/README.md``):
    averaging) that is kept when it validates better.
 4. Optional, ``--distill-unsup N``: knowledge distillation (Hinton et al.
    2015) on unlabeled reviews. A TF-IDF 1-2-gram logistic regression (the
-   reference bar of :mod:`model.baseline`) is fitted on the same training
+   reference bar of :mod:`model.training.baseline`) is fitted on the same training
    reviews (never the validation or test ones) and labels N seeded
    unlabeled reviews with its class probabilities; the encoder trains on
    the gold reviews (label-smoothed one-hot targets) and those reviews
@@ -49,11 +49,12 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from .config import EncoderConfig
+from model.core.config import EncoderConfig
+from model.core.encoder import TransformerClassifier
+from model.core.tokenizer import TextEncoder, load_tokenizer, train_tokenizer
+from model.core.weights import CONFIG_FILE, METRICS_FILE, TOKENIZER_FILE, load_model, load_state, save_model, save_state
+
 from .data import read_jsonl_gz, sha256_file
-from .encoder import TransformerClassifier
-from .tokenizer import TextEncoder, load_tokenizer, train_tokenizer
-from .weights import CONFIG_FILE, METRICS_FILE, TOKENIZER_FILE, load_model, load_state, save_model, save_state
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -224,7 +225,7 @@ def distillation_set(
 ) -> tuple[list[str], np.ndarray, dict]:
     """Unlabeled reviews with a teacher's soft labels, for knowledge distillation (Hinton et al. 2015).
 
-    The teacher, TF-IDF 1-2-gram logistic regression (:func:`model.baseline.fit_tfidf_logreg`), is fitted on
+    The teacher, TF-IDF 1-2-gram logistic regression (:func:`model.training.baseline.fit_tfidf_logreg`), is fitted on
     ``fit_texts`` only; its validation accuracy is reported, never used to choose anything. The
     probabilities are cached in ``work/teacher.safetensors`` so that a resumed run sees the same targets.
 

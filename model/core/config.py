@@ -9,13 +9,13 @@ from pathlib import Path
 
 @dataclass(frozen=True)
 class EncoderConfig:
-    """Hyper-parameters of :class:`model.encoder.TransformerClassifier`.
+    """Hyper-parameters of :class:`model.core.encoder.TransformerClassifier`.
 
     Attributes:
         vocab_size: number of token ids (embedding rows).
         max_len: the longest input the model accepts, in tokens, the
             classification token included. Longer reviews are truncated
-            (see :mod:`model.tokenizer`).
+            (see :mod:`model.core.tokenizer`).
         d_model: width of every residual-stream vector ("Attention Is All You
             Need", section 3).
         n_heads: attention heads per layer; ``d_model % n_heads == 0``.

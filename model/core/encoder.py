@@ -222,19 +222,20 @@ class TransformerClassifier(nn.Module):
         x = self.token_embedding(input_ids) * math.sqrt(self.config.d_model)  # (B, T, D)
         return x + self.positional_encoding[:T]
 
-    def encode(
+    def encode_with_maps(
         self, x: torch.Tensor, attention_mask: torch.Tensor, need_weights: bool = False
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """Run the encoder layers and the head on embedded inputs.
+    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """The forward pass from embedded inputs to logits (the only copy of it).
 
         Args:
             x: (B, T, D) output of :meth:`embed` (or a perturbed copy of it).
             attention_mask: bool (B, T), True for real tokens.
-            need_weights: also return every layer's attention probabilities.
+            need_weights: keep every layer's attention probabilities.
 
         Returns:
-            ``(logits, attentions)``: logits (B, C); attentions
-            (B, L, H, T, T) or None.
+            ``(logits (B, C), maps)``: maps is ``[p_attn (B, H, T, T)] * L`` (the
+            tensors the logits were computed from, so autograd reaches them) when
+            ``need_weights``, else ``[]``.
         """
         x = self.embed_dropout(x)
         maps = []
@@ -248,7 +249,23 @@ class TransformerClassifier(nn.Module):
         else:
             m = attention_mask.unsqueeze(-1).to(x.dtype)  # (B, T, 1)
             pooled = (x * m).sum(1) / m.sum(1).clamp_min(1.0)  # (B, D)
-        logits = self.head(self.head_dropout(pooled))  # (B, C)
+        return self.head(self.head_dropout(pooled)), maps  # (B, C)
+
+    def encode(
+        self, x: torch.Tensor, attention_mask: torch.Tensor, need_weights: bool = False
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Run the encoder layers and the head on embedded inputs (:meth:`encode_with_maps`, maps stacked).
+
+        Args:
+            x: (B, T, D) output of :meth:`embed` (or a perturbed copy of it).
+            attention_mask: bool (B, T), True for real tokens.
+            need_weights: also return every layer's attention probabilities.
+
+        Returns:
+            ``(logits, attentions)``: logits (B, C); attentions
+            (B, L, H, T, T) or None.
+        """
+        logits, maps = self.encode_with_maps(x, attention_mask, need_weights)
         attentions = torch.stack(maps, dim=1) if need_weights else None  # (B, L, H, T, T)
         return logits, attentions
 
