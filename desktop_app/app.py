@@ -108,7 +108,7 @@ def attach_panels(window) -> dict:
     try:
         from desktop_app.explain_panel import ExplanationPanel
 
-        explain = ExplanationPanel()
+        explain = ExplanationPanel(state=getattr(window, "state", None))  # results flow through the explorer state
         window.add_panel(explain, "Explanations", Qt.RightDockWidgetArea)
         window.predictor_loaded.connect(explain.set_predictor)
         window.prediction_changed.connect(explain.set_prediction)

@@ -115,8 +115,7 @@ def _product_modules() -> list[Path]:
     return sorted(p for pkg in ("model", "desktop_app") for p in (ROOT / pkg).rglob("*.py"))
 
 
-NOT_YET_SPLIT = {"desktop_app/batch_panel.py": 548, "desktop_app/explain_panel.py": 632,
-                 "desktop_app/main_window.py": 787}
+NOT_YET_SPLIT = {"desktop_app/main_window.py": 787}
 """Modules still over the limit (issue 9, to be split); each may only shrink. Empty this when they are split."""
 
 

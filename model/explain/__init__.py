@@ -34,7 +34,7 @@ from .methods import (
     Method,
     explain,
 )
-from .records import Explanation, ExplanationCancelled
+from .records import Explanation, ExplanationCancelled, ExplanationResult, Faithfulness
 from .rollout import attention_rollout, random_importance, readout_row, rollout_importance
 
 __all__ = [

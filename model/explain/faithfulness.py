@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from .records import Explanation
+from .records import Explanation, Faithfulness
 
 if TYPE_CHECKING:  # pragma: no cover
     from .methods import ExplainablePredictor as Predictor
@@ -44,44 +44,6 @@ AOPC_PERCENTS: tuple[int, ...] = (1, 5, 10, 20, 50)
 
 ProbFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """``prob_fn(input_ids int64 (B, T), attention_mask bool (B, T)) -> probabilities float (B, C)``."""
-
-
-@dataclass(frozen=True)
-class Faithfulness:
-    """ERASER faithfulness of one explanation of one text.
-
-    Attributes:
-        method: the explanation method.
-        comprehensiveness_aopc: mean over k of comprehensiveness_k (probability
-            units, in [-1, 1]; higher is more faithful).
-        sufficiency_aopc: mean over k of sufficiency_k (probability units, in
-            [-1, 1]; lower is more faithful).
-        per_k: ``{k: {"comprehensiveness": float, "sufficiency": float,
-            "tokens": m}}`` for every percent k, m = tokens removed/kept.
-        elapsed_s: wall time of the erasure forward pass, in seconds.
-        target: the class index whose probability is measured.
-        p_full: p(target | full text).
-    """
-
-    method: str
-    comprehensiveness_aopc: float
-    sufficiency_aopc: float
-    per_k: dict = field(default_factory=dict)
-    elapsed_s: float = 0.0
-    target: int = 0
-    p_full: float = 0.0
-
-    def to_json_dict(self) -> dict:
-        """JSON-serialisable dict (``per_k`` keys become strings)."""
-        return {
-            "method": self.method,
-            "comprehensiveness_aopc": self.comprehensiveness_aopc,
-            "sufficiency_aopc": self.sufficiency_aopc,
-            "per_k": {str(k): v for k, v in self.per_k.items()},
-            "elapsed_s": self.elapsed_s,
-            "target": self.target,
-            "p_full": self.p_full,
-        }
 
 
 def tokens_for_percent(num_real: int, percent: float) -> int:
