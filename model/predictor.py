@@ -9,6 +9,7 @@ path.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
@@ -88,7 +89,14 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
 class Predictor:
     """A loaded model + tokenizer, ready to classify.
 
-    Thread safety: one Predictor may be used from one thread at a time.
+    Concurrency policy: one Predictor may be shared by several threads (the GUI's inference,
+    explanation and batch threads share one). Every forward pass through :attr:`model` (in
+    :meth:`predict`, in each :meth:`score_many` batch, in the explanation methods and the
+    faithfulness erasure pass) runs while holding :attr:`forward_lock`, a re-entrant lock, so at
+    most one forward pass runs at a time; between batches another thread gets its turn, so a long
+    batch job delays a live prediction by one batch at most. Code that calls ``predictor.model``
+    directly must hold ``predictor.forward_lock`` too. Everything else (tokenizer, config) is
+    read-only after construction.
     """
 
     def __init__(
@@ -100,6 +108,7 @@ class Predictor:
         metrics: dict | None = None,
     ) -> None:
         self.model = model.to(device).eval()
+        self.forward_lock = threading.RLock()  # see the class docstring: one forward pass at a time
         self.encoder = encoder
         self.device = device
         self.model_dir = model_dir
@@ -173,7 +182,8 @@ class Predictor:
         enc = self.encode(text)
         ids = torch.from_numpy(enc.ids).unsqueeze(0).to(self.device)  # (1, T)
         mask = torch.ones_like(ids, dtype=torch.bool)  # (1, T)
-        logits, attn = self.model(ids, mask, need_weights=True)  # (1, C), (1, L, H, T, T)
+        with self.forward_lock:
+            logits, attn = self.model(ids, mask, need_weights=True)  # (1, C), (1, L, H, T, T)
         probs = logits.softmax(-1)[0].float().cpu().numpy()
         attention = attn[0].float().cpu().numpy()
         elapsed = time.perf_counter() - t0
@@ -255,7 +265,8 @@ class Predictor:
                     k = next((i for i, s in enumerate(slots) if s is None), len(slots))
                     return results + slots[:k]  # type: ignore[operator]
                 ids, mask = self.encoder.pad_ids([encoded[i][0] for i in idx])  # (B, T) each
-                logits, _ = self.model(torch.from_numpy(ids).to(self.device), torch.from_numpy(mask).to(self.device))
+                with self.forward_lock:
+                    logits, _ = self.model(torch.from_numpy(ids).to(self.device), torch.from_numpy(mask).to(self.device))
                 probs = logits.softmax(-1).float().cpu().numpy()  # (B, C)
                 for row, i in enumerate(idx):
                     p = probs[row].astype(np.float32)

@@ -39,7 +39,8 @@ from .rollout import attention_rollout, random_importance, readout_row, rollout_
 
 __all__ = [
     "CHEAP_METHODS", "DEFAULT_IG_STEPS", "EXPLANATION_METHODS", "IG_TOKEN_BUDGET", "METHODS", "METHOD_TITLES",
-    "SIGNED_METHODS", "ExplainablePredictor", "Explanation", "ExplanationCancelled", "Method", "attention_rollout",
+    "SIGNED_METHODS", "ExplainablePredictor", "Explanation", "ExplanationCancelled", "ExplanationResult", "Faithfulness",
+    "Method", "attention_rollout",
     "class_log_odds", "explain", "forward_with_attention", "gradient_weighted_rollout", "gradient_x_input",
     "ig_baseline_ids", "ig_internal_batch_size", "integrated_gradients", "random_importance", "readout_row",
     "rollout_importance",

@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
+from .methods import forward_lock_of
 from .records import Explanation, Faithfulness
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -154,10 +154,10 @@ def erasure_scores(
 
 
 def predictor_prob_fn(predictor: Predictor) -> ProbFn:
-    """A :data:`ProbFn` running ``predictor.model`` (SDPA path, inference mode) on its device."""
+    """A :data:`ProbFn` running ``predictor.model`` (SDPA path, inference mode, under its ``forward_lock``)."""
 
     def prob_fn(ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        with torch.inference_mode():
+        with torch.inference_mode(), forward_lock_of(predictor):
             logits, _ = predictor.model(
                 torch.from_numpy(ids).to(predictor.device), torch.from_numpy(mask).to(predictor.device)
             )

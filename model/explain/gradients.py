@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -186,6 +187,7 @@ def integrated_gradients(
     internal_batch_size: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    lock: AbstractContextManager | None = None,
 ) -> tuple[np.ndarray, float]:
     """Integrated gradients (Sundararajan et al. 2017, eq. 1) on the embedding output, via captum.
 
@@ -208,6 +210,7 @@ def integrated_gradients(
         progress: called as ``progress(done, total)`` after every forward
             pass (``total`` = internal batches + 2 for the convergence delta).
         should_stop: checked before every forward pass.
+        lock: held around every forward pass (the predictor's ``forward_lock``); None: no lock.
 
     Returns:
         ``(scores float32 [T] (signed), convergence_delta)``; the delta is
@@ -231,7 +234,8 @@ def integrated_gradients(
         nonlocal calls
         if should_stop is not None and should_stop():
             raise ExplanationCancelled("integrated gradients was cancelled")
-        logits, _ = model.encode(x, mask)
+        with lock if lock is not None else nullcontext():
+            logits, _ = model.encode(x, mask)
         calls += 1
         if progress is not None:
             progress(min(calls, total), total)

@@ -50,9 +50,10 @@ log-odds, log p_c - log(1 - p_c) = logit_c - logsumexp(logits without c)
 (the logit difference for two classes), which, unlike the probability, does
 not saturate for confident predictions.
 
-Thread safety: no method registers hooks or changes the model's state, so an
-explanation may run on a worker thread while another thread classifies with
-the same model.
+Thread safety: no method registers hooks or changes the model's state; every
+forward pass holds the predictor's ``forward_lock`` (the Predictor's concurrency
+policy), so an explanation may run on a worker thread while another thread
+classifies with the same model.
 
 The methods live in one registry, :data:`METHODS` (one :class:`Method` record per
 method: id, title, signed or not, cost class, function); :func:`explain` looks the
@@ -67,6 +68,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -90,6 +92,7 @@ class ExplainablePredictor(Protocol):
     device: torch.device
     model: Any
     config: Any
+    forward_lock: Any  # a re-entrant lock held around every forward pass (optional on test doubles)
 
     def encode(self, text: str) -> Any: ...
 
@@ -137,6 +140,12 @@ class Method:
     function: Callable[[Request], MethodResult]
 
 
+def forward_lock_of(predictor: Any) -> AbstractContextManager:
+    """The predictor's ``forward_lock``; a no-op context for test doubles that have none."""
+    lock = getattr(predictor, "forward_lock", None)
+    return lock if lock is not None else nullcontext()
+
+
 def _attention(r: Request) -> MethodResult:
     L = r.prediction.attention.shape[0]
     if not -L <= r.layer < L:
@@ -163,7 +172,7 @@ def _on_ids(r: Request) -> tuple[list[str], Any, torch.Tensor, torch.Tensor, int
     model = r.predictor.model
     target = r.target
     if target is None:
-        with torch.inference_mode():
+        with torch.inference_mode(), forward_lock_of(r.predictor):
             logits, _ = model(ids, mask)
         target = int(logits[0].argmax())
     return list(enc.tokens), model, ids, mask, target
@@ -171,18 +180,21 @@ def _on_ids(r: Request) -> tuple[list[str], Any, torch.Tensor, torch.Tensor, int
 
 def _grad_x_input(r: Request) -> MethodResult:
     tokens, model, ids, mask, target = _on_ids(r)
-    return gradient_x_input(model, ids, mask, target), tokens, target, None
+    with forward_lock_of(r.predictor):  # one forward + backward pass
+        return gradient_x_input(model, ids, mask, target), tokens, target, None
 
 
 def _grad_attention(r: Request) -> MethodResult:
     tokens, model, ids, mask, target = _on_ids(r)
-    return gradient_weighted_rollout(model, ids, mask, target), tokens, target, None
+    with forward_lock_of(r.predictor):  # one forward + backward pass
+        return gradient_weighted_rollout(model, ids, mask, target), tokens, target, None
 
 
 def _integrated_gradients(r: Request) -> MethodResult:
     tokens, model, ids, mask, target = _on_ids(r)
     scores, delta = integrated_gradients(
-        model, ids, mask, target, r.n_steps, r.internal_batch_size, r.progress, r.should_stop
+        model, ids, mask, target, r.n_steps, r.internal_batch_size, r.progress, r.should_stop,
+        lock=forward_lock_of(r.predictor),
     )
     return scores, tokens, target, delta
 
