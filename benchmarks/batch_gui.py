@@ -87,7 +87,7 @@ def _run(args: argparse.Namespace, tmp: Path) -> int:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from desktop_app.main_window import SETTINGS_ENV
+    from desktop_app.settings import SETTINGS_ENV
 
     os.environ[SETTINGS_ENV] = str(tmp / "settings.ini")  # leave the user's settings alone
     texts = read_labelled(args.data)[0][: args.n]

@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     if not prepare(args.data):
         return 2
     with tempfile.TemporaryDirectory(prefix="ae-bench-long-") as tmp:
-        from desktop_app.main_window import SETTINGS_ENV
+        from desktop_app.settings import SETTINGS_ENV
 
         os.environ[SETTINGS_ENV] = str(Path(tmp) / "settings.ini")  # leave the user's settings alone
         return _run(args)
