@@ -126,3 +126,48 @@ def test_no_benchmark_inside_the_product():
     """Benchmarks live in ``benchmarks/``, never in ``model`` or ``desktop_app`` (so never in the wheel or bundle)."""
     assert not [str(p.relative_to(ROOT)) for p in _product_modules() if p.name.startswith("bench")]
     assert (ROOT / "benchmarks" / "__init__.py").is_file()
+
+
+def test_no_import_cycles_inside_the_product():
+    """No module of ``model`` or ``desktop_app`` imports itself back through a chain (lazy and TYPE_CHECKING imports
+    included)."""
+    grimp = pytest.importorskip("grimp")
+    sys.path.insert(0, str(ROOT))
+    try:
+        graph = grimp.build_graph("model", "desktop_app")
+    finally:
+        sys.path.remove(str(ROOT))
+    modules = sorted(m for m in graph.modules if m.split(".")[0] in ("model", "desktop_app"))
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(m: str) -> None:  # Tarjan's strongly connected components
+        index[m] = low[m] = len(index)
+        stack.append(m)
+        on_stack.add(m)
+        for n in graph.find_modules_directly_imported_by(m):
+            if n not in modules:
+                continue
+            if n not in index:
+                visit(n)
+                low[m] = min(low[m], low[n])
+            elif n in on_stack:
+                low[m] = min(low[m], index[n])
+        if low[m] == index[m]:
+            component = []
+            while True:
+                n = stack.pop()
+                on_stack.discard(n)
+                component.append(n)
+                if n == m:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for m in modules:
+        if m not in index:
+            visit(m)
+    assert not cycles
