@@ -26,7 +26,7 @@ import logging
 import time
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QThread, QUrl, Signal, Slot
+from PySide6.QtCore import Qt, QThread, Signal, Slot
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -58,6 +58,7 @@ from model.batch import (
 
 from .batch_model import COLUMNS, EXCERPT, FILTERS, P_POSITIVE, ROW_ROLE, SOURCE, BatchFilterProxy, BatchTableModel
 from .batch_worker import DEFAULT_BATCH_SIZE, DEFAULT_CHUNK, PROGRESS_INTERVAL_S, BatchWorker  # noqa: F401
+from .editor import local_paths
 from .worker import BATCH_NICE, start_worker_thread
 
 log = logging.getLogger(__name__)
@@ -299,13 +300,9 @@ class BatchPanel(QWidget):
             self._thread.wait(timeout_ms)
 
     # -- drag and drop ----------------------------------------------------------------------------------------
-    @staticmethod
-    def _local_paths(urls: list[QUrl]) -> list[str]:
-        return [u.toLocalFile() for u in urls if u.isLocalFile() and u.toLocalFile()]
-
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         """Accept drags that carry local files or folders."""
-        if event.mimeData().hasUrls() and self._local_paths(event.mimeData().urls()):
+        if local_paths(event.mimeData()):
             event.acceptProposedAction()
         else:
             event.ignore()
@@ -317,7 +314,7 @@ class BatchPanel(QWidget):
 
     def dropEvent(self, event: QDropEvent) -> None:
         """Score the dropped files/folders (see :meth:`add_paths`)."""
-        paths = self._local_paths(event.mimeData().urls()) if event.mimeData().hasUrls() else []
+        paths = local_paths(event.mimeData())
         if not paths:
             event.ignore()
             return

@@ -11,7 +11,7 @@ input: failures are records with ``status != "ok"``.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from .readers import (
     _SKIPPED_NAMES,
@@ -28,16 +28,19 @@ from .readers import _os_error_status as os_error_status
 
 
 class _Walker:
-    """State of one :func:`iter_records` call: real paths already seen (files and folders)."""
+    """The folder walker: state of one walk (real paths already seen, files and folders).
 
-    def __init__(self, text_column: str | None, max_file_bytes: int | None) -> None:
-        self.text_column = text_column
-        self.max_file_bytes = max_file_bytes
+    ``on_file(path)`` turns each supported file into items (records for :func:`iter_records`, a count
+    for :func:`estimate_count`); everything that cannot be walked becomes one failure record.
+    """
+
+    def __init__(self, on_file: Callable[[str], Iterator]) -> None:
+        self.on_file = on_file
         self.seen_files: dict[str, str] = {}  # real path -> first source
         self.seen_dirs: dict[str, str] = {}  # real path -> first path walked
         self.stack: set[str] = set()  # real paths of the folders being walked (ancestors)
 
-    def file(self, path: str) -> Iterator[Record]:
+    def file(self, path: str) -> Iterator:
         """Records of one file, or one "duplicate of ..." record if its real path was read already."""
         real = os.path.realpath(path)
         first = self.seen_files.get(real)
@@ -45,9 +48,9 @@ class _Walker:
             yield fail(path, f"duplicate of {first}")
             return
         self.seen_files[real] = path
-        yield from read_file(path, self.text_column, self.max_file_bytes)
+        yield from self.on_file(path)
 
-    def folder(self, path: str) -> Iterator[Record]:
+    def folder(self, path: str) -> Iterator:
         """Records of a folder, recursively, in natural order; loops and repeated folders become one record."""
         real = os.path.realpath(path)
         if real in self.stack:
@@ -95,7 +98,7 @@ class _Walker:
             return os_error_status(exc, path)
         return "not a regular file"
 
-    def top(self, path: str) -> Iterator[Record]:
+    def top(self, path: str) -> Iterator:
         """Records of one path given by the user (file, folder, dangling link or missing path)."""
         if os.path.isdir(path):
             yield from self.folder(path)
@@ -128,7 +131,7 @@ def iter_records(
         natural sort order). Never raises for bad input: failures are records
         with ``status != "ok"`` (see the module docstring for the rules).
     """
-    walker = _Walker(text_column, max_file_bytes)
+    walker = _Walker(lambda path: read_file(path, text_column, max_file_bytes))
     for p in paths:
         yield from walker.top(os.fspath(p))
 
@@ -136,7 +139,7 @@ def iter_records(
 def estimate_count(paths: Iterable[str | os.PathLike], max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES) -> int:
     """A quick estimate of how many records :func:`iter_records` will yield (for progress bars / ETA).
 
-    Walks folders with the same rules (without decoding anything); a one-review
+    Walks folders with the same walker and rules (without decoding anything); a one-review
     file or a JSON file counts 1, a CSV/TSV file its newline count minus the
     header, a JSON Lines file its newline count (counted in 1 MB binary
     pieces). Quoted newlines in CSV fields make it an over-estimate.
@@ -144,9 +147,6 @@ def estimate_count(paths: Iterable[str | os.PathLike], max_file_bytes: int | Non
     Returns:
         The estimated number of records, >= 0. Never raises.
     """
-    total = 0
-    seen: set[str] = set()
-
     def count_file(path: str) -> int:
         ext = os.path.splitext(path)[1].lower()
         if ext not in TABLE_EXTENSIONS + JSONL_EXTENSIONS:
@@ -163,34 +163,8 @@ def estimate_count(paths: Iterable[str | os.PathLike], max_file_bytes: int | Non
         n += last != b"\n"
         return max(1, n - 1) if ext in TABLE_EXTENSIONS else max(1, n)
 
-    def walk(path: str) -> int:
-        real = os.path.realpath(path)
-        if real in seen:
-            return 1
-        seen.add(real)
-        if not os.path.isdir(path):
-            return count_file(path) if os.path.isfile(path) else 1
-        n = 0
-        try:
-            with os.scandir(path) as it:
-                for e in it:
-                    if e.name.startswith("."):
-                        continue
-                    try:
-                        if e.is_dir():
-                            n += walk(e.path)
-                        elif e.is_file():
-                            ext = os.path.splitext(e.name)[1].lower()
-                            if ext in SUPPORTED_EXTENSIONS and not _SKIPPED_NAMES.match(e.name):
-                                n += count_file(e.path)
-                        elif e.is_symlink():
-                            n += 1
-                    except OSError:
-                        n += 1
-        except OSError:
-            return 1
-        return n
-
+    walker = _Walker(lambda path: iter((count_file(path),)))
+    total = 0
     for p in paths:
-        total += walk(os.fspath(p))
+        total += sum(item if isinstance(item, int) else 1 for item in walker.top(os.fspath(p)))
     return total
