@@ -34,8 +34,9 @@ from PySide6.QtWidgets import (
 )
 
 from .about import about_dialog, about_html
-from .editor import ReviewEditor, local_paths
+from .editor import ReviewEditor
 from .file_actions import FileActionsMixin
+from .layout import LayoutMixin
 from .settings import APP_NAME, SETTINGS_ENV, app_settings  # noqa: F401  (SETTINGS_ENV: re-exported)
 from .views.prediction_panel import PredictionPanel
 from .views.registry import CENTRAL_VIEW_TITLE, DOCKED_VIEWS, WHOLE_WINDOW_TITLE
@@ -50,7 +51,7 @@ DEBOUNCE_MS = 250  # milliseconds after the last keystroke before live analysis
 GUI_SWITCH_INTERVAL_S = 0.001  # seconds; see MainWindow.__init__
 
 
-class MainWindow(FileActionsMixin, QMainWindow):
+class MainWindow(FileActionsMixin, LayoutMixin, QMainWindow):
     """The Attention Explorer window (see module docstring).
 
     Args:
@@ -379,65 +380,7 @@ class MainWindow(FileActionsMixin, QMainWindow):
         """Show the About dialog: model card and metrics (non-modal; returned for tests)."""
         return about_dialog(self, self.controller.info)
 
-    # ------------------------------------------------------------------ settings, drops, close
-    def _restore_settings(self) -> None:
-        geom = self.settings.value("window/geometry")
-        if geom is not None:
-            self.restoreGeometry(geom)
-        else:
-            self.resize(1400, 860)
-        state = self.settings.value("window/state")
-        if state is not None:
-            self._saved_state = state
-            docks = self.settings.value("window/docks")
-            self._saved_docks = set(docks) if isinstance(docks, (list, tuple)) else {docks} if docks else set()
-            self.restoreState(state)
-        zoom = self.settings.value("view/zoom")
-        if zoom is not None:
-            try:
-                self._zoom_pt = float(zoom)
-            except (TypeError, ValueError):
-                pass
-
-    def save_settings(self) -> None:
-        """Store geometry, dock layout, zoom and the selected layer/head in QSettings."""
-        self.settings.setValue("window/geometry", self.saveGeometry())
-        self.settings.setValue("window/state", self.saveState())
-        self.settings.setValue("window/docks", sorted(d.objectName() for d in self._docks.values()))
-        self.settings.setValue("view/layer", self.state.layer)
-        self.settings.setValue("view/head", self.state.head)
-        self.settings.setValue("view/zoom", self._zoom_pt)
-        self.settings.sync()
-
-    def showEvent(self, event) -> None:
-        """Remember that the window was shown: only then is its layout worth saving."""
-        super().showEvent(event)
-        self._shown = True
-
-    def dragEnterEvent(self, event) -> None:
-        """Accept local files and folders dropped anywhere on the window."""
-        if local_paths(event.mimeData()):
-            event.acceptProposedAction()
-        else:
-            event.ignore()
-
-    def dragMoveEvent(self, event) -> None:
-        """See :meth:`dragEnterEvent`."""
-        if local_paths(event.mimeData()):
-            event.acceptProposedAction()
-        else:
-            event.ignore()
-
-    def dropEvent(self, event) -> None:
-        """Emit ``paths_dropped`` with the dropped local paths."""
-        paths = local_paths(event.mimeData())
-        if paths:
-            event.acceptProposedAction()
-            self._remember_folder(paths[0])
-            self.paths_dropped.emit(paths)
-        else:
-            event.ignore()
-
+    # ------------------------------------------------------------------ close
     def closeEvent(self, event) -> None:
         """Save settings (see :attr:`persist_settings`) and stop the worker threads (ours, and added panels')."""
         if self.persist_settings and self._shown:
