@@ -75,6 +75,7 @@ class BatchWorker(BackgroundWorker):
         try:
             total[0] = estimate_count(self.paths, self.max_file_bytes)
             self.progress.emit(job, 0, total[0])
+            predictor = self.own_predictor(self.predictor)  # this thread's own weights (one Predictor per thread)
 
             def on_progress(done: int) -> None:
                 now = time.monotonic()
@@ -84,7 +85,7 @@ class BatchWorker(BackgroundWorker):
                     self.progress.emit(job, done, total[0])
 
             records = iter_records(self.paths, text_column=self.text_column, max_file_bytes=self.max_file_bytes)
-            for rows in score_records(self.predictor, records, batch_size=self.batch_size, chunk=self.chunk,
+            for rows in score_records(predictor, records, batch_size=self.batch_size, chunk=self.chunk,
                                       progress=on_progress, should_stop=self.stop_requested):
                 summary.add(rows)
                 self.rows_ready.emit(job, rows)

@@ -40,6 +40,7 @@ class ExplanationWorker(BackgroundWorker):
 
         Stops early (silently) when a newer generation was requested.
         """
+        predictor = self.own_predictor(predictor)
         for method in methods:
             if self.is_stale(generation):
                 return
@@ -63,6 +64,7 @@ class ExplanationWorker(BackgroundWorker):
     @Slot(int, object, object, int)
     def compute_integrated_gradients(self, generation: int, predictor, prediction, n_steps: int) -> None:
         """Integrated gradients with ``n_steps`` steps, progress per internal batch, cancellable."""
+        predictor = self.own_predictor(predictor)
 
         try:
             e = predictor.explain(

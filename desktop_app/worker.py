@@ -104,6 +104,14 @@ class BackgroundWorker(QObject):
         """What model code checks between steps: aborted, or ``generation`` is stale."""
         return self._abort.is_set() or generation != self.latest
 
+    def own_predictor(self, predictor):
+        """This worker's own :meth:`model.Predictor.replica` of ``predictor`` (the Predictor's one-per-thread
+        policy), made once per source Predictor on the worker's thread; objects without ``replica`` pass through."""
+        if getattr(self, "_replica_source", None) is not predictor:
+            make = getattr(predictor, "replica", None)
+            self._replica_source, self._replica = predictor, (make() if callable(make) else predictor)
+        return self._replica
+
 
 def start_worker_thread(worker: QObject, name: str, nice: int = 0, parent: QObject | None = None,
                         delete_worker: bool = False, run=None) -> QThread:

@@ -8,6 +8,7 @@ path.
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 import time
@@ -89,14 +90,15 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
 class Predictor:
     """A loaded model + tokenizer, ready to classify.
 
-    Concurrency policy: one Predictor may be shared by several threads (the GUI's inference,
-    explanation and batch threads share one). Every forward pass through :attr:`model` (in
-    :meth:`predict`, in each :meth:`score_many` batch, in the explanation methods and the
-    faithfulness erasure pass) runs while holding :attr:`forward_lock`, a re-entrant lock, so at
-    most one forward pass runs at a time; between batches another thread gets its turn, so a long
-    batch job delays a live prediction by one batch at most. Code that calls ``predictor.model``
-    directly must hold ``predictor.forward_lock`` too. Everything else (tokenizer, config) is
-    read-only after construction.
+    Concurrency policy: one Predictor per thread. A thread that runs the model alongside another
+    one (the GUI's explanation and batch threads, beside the inference thread that loaded the
+    model) works on its own :meth:`replica`: a copy of the weights that shares only the read-only
+    tokenizer, so no torch module is ever used by two threads and no thread waits for another.
+    As a safety net, every forward pass through :attr:`model` (in :meth:`predict`, in each
+    :meth:`score_many` batch, in the explanation methods and the faithfulness erasure pass) holds
+    :attr:`forward_lock`, a re-entrant lock: a Predictor that is shared after all serialises its
+    forward passes instead of racing (uncontended, the lock costs nothing). Code that calls
+    ``predictor.model`` directly must hold ``predictor.forward_lock`` too.
     """
 
     def __init__(
@@ -161,6 +163,12 @@ class Predictor:
             except ValueError:
                 metrics = {}
         return cls(model, TextEncoder(tokenizer, model.config.max_len), dev, model_dir, metrics)
+
+    def replica(self) -> Predictor:
+        """A Predictor for another thread (see the class docstring): its own copy of the model's weights on
+        the same device (a few MB for the shipped model), the read-only tokenizer and metadata shared.
+        Its results equal this Predictor's."""
+        return Predictor(copy.deepcopy(self.model), self.encoder, self.device, self.model_dir, self.metrics)
 
     def encode(self, text: str) -> Encoded:
         """Tokenize ``text`` as the model will see it (see :class:`model.core.tokenizer.Encoded`).

@@ -180,3 +180,16 @@ def test_prediction_arrays_are_read_only(tiny_predictor):
         assert not arr.flags.writeable
     assert not tiny_predictor.score_many(["fine"])[0].probabilities.flags.writeable
     assert not tiny_predictor.explain("An immutable result.", "rollout").scores.flags.writeable
+
+
+def test_replica_for_another_thread_has_its_own_weights_and_the_same_results(tiny_predictor):
+    """The one-Predictor-per-thread policy: a replica shares no torch tensor with its source."""
+    r = tiny_predictor.replica()
+    assert r.model is not tiny_predictor.model and r.forward_lock is not tiny_predictor.forward_lock
+    src = {p.data_ptr() for p in tiny_predictor.model.parameters()}
+    assert not src & {p.data_ptr() for p in r.model.parameters()}
+    assert not r.model.training and r.encoder is tiny_predictor.encoder
+    text = "The replica must agree with its source."
+    a, b = tiny_predictor.predict(text), r.predict(text)
+    np.testing.assert_allclose(b.attention, a.attention, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(b.probabilities, a.probabilities, rtol=1e-6, atol=1e-7)
