@@ -7,7 +7,7 @@ Steps, all on this machine:
 
 1. sample ``n`` reviews from the IMDB test split (``test.jsonl.gz``, every
    k-th line so both labels appear) into one temporary JSON Lines file;
-2. the driver's read rate: :func:`model.readers.iter_records` over that file
+2. the driver's read rate: :func:`model.batch.iter_records` over that file
    with no scoring (the Ray engine reads on the driver, so this caps it);
 3. one worker's rate: :meth:`model.Predictor.score_many` with one torch
    thread in this process, on up to 2,000 of the reviews (what one CPU actor
@@ -33,14 +33,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from model.bench_batch import DEFAULT_DATA, run_cli, sample_reviews
-from model.paths import default_model_dir
-from model.ray_engine import plan_pool
-from model.readers import iter_records
+from benchmarks.batch_cli import DEFAULT_DATA, run_cli, sample_reviews
+from model.batch import iter_records
+from model.batch.ray_engine import plan_pool
+from model.core.paths import default_model_dir
 
 
 def driver_read_rate(path: Path) -> tuple[int, float]:
-    """Records/s of :func:`model.readers.iter_records` over ``path`` (no scoring). Returns ``(count, rate)``."""
+    """Records/s of :func:`model.batch.iter_records` over ``path`` (no scoring). Returns ``(count, rate)``."""
     t0 = time.perf_counter()
     n = sum(1 for _ in iter_records([path]))
     return n, n / (time.perf_counter() - t0)

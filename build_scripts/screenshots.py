@@ -45,8 +45,8 @@ def write_review_folder(imdb: Path, n: int, root: Path) -> Path:
 
     Reviews come from ``imdb`` (IMDB ``test.jsonl.gz``) when it exists, else from ``resources/samples``.
     """
+    from model.core.paths import samples_dir
     from model.evaluate import read_labelled
-    from model.paths import samples_dir
 
     rows = []
     if imdb.is_file():
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch-n", type=int, default=400, help="reviews in the batch screenshot")
     args = p.parse_args(argv)
 
-    from model.paths import default_model_dir, samples_dir
+    from model.core.paths import default_model_dir, samples_dir
 
     model_dir = args.model
     random_model = False

@@ -108,7 +108,7 @@ def attach_panels(window) -> dict:
     try:
         from desktop_app.explain_panel import ExplanationPanel
 
-        explain = ExplanationPanel()
+        explain = ExplanationPanel(state=getattr(window, "state", None))  # results flow through the explorer state
         window.add_panel(explain, "Explanations", Qt.RightDockWidgetArea)
         window.predictor_loaded.connect(explain.set_predictor)
         window.prediction_changed.connect(explain.set_prediction)
@@ -136,7 +136,7 @@ def first_sample_text() -> str:
     Raises:
         FileNotFoundError / ValueError: when the samples are missing or the index is broken.
     """
-    from model.paths import samples_dir
+    from model.core.paths import samples_dir
 
     folder = samples_dir()
     index = json.loads((folder / "index.json").read_text(encoding="utf-8"))
@@ -196,7 +196,7 @@ def set_app_icon(app) -> None:
     """Give the application its icon (``resources/icons/attention-explorer.png``) and its desktop-file name."""
     from PySide6.QtGui import QGuiApplication, QIcon
 
-    from model.paths import resources_dir
+    from model.core.paths import resources_dir
 
     icon = resources_dir() / "icons" / "attention-explorer.png"
     if icon.is_file():

@@ -1,7 +1,7 @@
 """The batch panel: drop files or folders of reviews, score them all, sort/filter/open/export the results.
 
 Scoring runs on a :class:`BatchWorker` (a QObject moved to its own QThread,
-one thread per job) that streams :func:`model.readers.iter_records` through
+one thread per job) that streams :func:`model.batch.iter_records` through
 :func:`model.batch.score_records` and sends rows back in chunks. The GUI
 thread only appends rows to the :class:`~desktop_app.batch_model.BatchTableModel`.
 
@@ -23,12 +23,10 @@ Public interface used by the main window: :meth:`BatchPanel.set_predictor`,
 from __future__ import annotations
 
 import logging
-import threading
 import time
-import traceback
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt, QThread, QUrl, Signal, Slot
+from PySide6.QtCore import Qt, QThread, Signal, Slot
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -50,17 +48,21 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from model.batch import FORMATS, Summary, Timer, score_records, write_rows
-from model.readers import DEFAULT_MAX_FILE_BYTES, SUPPORTED_EXTENSIONS, estimate_count, iter_records
+from model.batch import (
+    DEFAULT_MAX_FILE_BYTES,
+    FORMATS,
+    SUPPORTED_EXTENSIONS,
+    Summary,
+    write_rows,
+)
 
 from .batch_model import COLUMNS, EXCERPT, FILTERS, P_POSITIVE, ROW_ROLE, SOURCE, BatchFilterProxy, BatchTableModel
-from .worker import BATCH_NICE, lower_thread_priority
+from .batch_worker import DEFAULT_BATCH_SIZE, DEFAULT_CHUNK, PROGRESS_INTERVAL_S, BatchWorker  # noqa: F401
+from .editor import local_paths
+from .worker import BATCH_NICE, start_worker_thread
 
 log = logging.getLogger(__name__)
 
-PROGRESS_INTERVAL_S = 0.2  # at most 5 progress updates per second reach the GUI
-DEFAULT_BATCH_SIZE = 32
-DEFAULT_CHUNK = 128  # rows per chunk sent to the GUI (also the engine's length-bucketing unit)
 _FORMAT_FILTERS = {"csv": "CSV (*.csv)", "jsonl": "JSON Lines (*.jsonl)", "parquet": "Parquet (*.parquet)"}
 _FORMAT_NAMES = {"csv": "CSV…", "jsonl": "JSON Lines…", "parquet": "Parquet…"}
 
@@ -70,89 +72,6 @@ def _fmt_duration(seconds: float) -> str:
     h, rem = divmod(s, 3600)
     m, s = divmod(rem, 60)
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
-
-
-class BatchWorker(QObject):
-    """Scores one job (a list of paths) on a background thread.
-
-    Signals (all carry the job id first so the panel can drop stale ones):
-        progress(int, int, int): (job, records done, estimated total records).
-        rows_ready(int, list): (job, list of :class:`model.batch.ResultRow`), one chunk.
-        finished(int, object, bool): (job, :class:`model.batch.Summary` of this
-            job with ``elapsed_s`` in seconds, cancelled?).
-        failed(int, str): (job, one-line reason) for an unexpected error; rows
-            sent before it stay valid.
-    """
-
-    progress = Signal(int, int, int)
-    rows_ready = Signal(int, list)
-    finished = Signal(int, object, bool)
-    failed = Signal(int, str)
-
-    def __init__(
-        self,
-        job_id: int,
-        predictor,
-        paths: list[str],
-        text_column: str | None = None,
-        max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
-        batch_size: int = DEFAULT_BATCH_SIZE,
-        chunk: int = DEFAULT_CHUNK,
-        progress_interval_s: float = PROGRESS_INTERVAL_S,
-    ) -> None:
-        super().__init__()
-        self.job_id = job_id
-        self.predictor = predictor
-        self.paths = list(paths)
-        self.text_column = text_column
-        self.max_file_bytes = max_file_bytes
-        self.batch_size = batch_size
-        self.chunk = chunk
-        self.progress_interval_s = progress_interval_s
-        self._stop = threading.Event()
-
-    def request_stop(self) -> None:
-        """Ask the job to stop before its next batch (thread-safe; callable from any thread)."""
-        self._stop.set()
-
-    def stop_requested(self) -> bool:
-        """True once :meth:`request_stop` was called."""
-        return self._stop.is_set()
-
-    @Slot()
-    def run(self) -> None:
-        """Estimate the count, then stream, score and emit rows; always ends with ``finished`` (or ``failed``)."""
-        job = self.job_id
-        lower_thread_priority(BATCH_NICE)
-        summary = Summary()
-        timer = Timer()
-        last_emit = [0.0]
-        total = [0]
-        try:
-            total[0] = estimate_count(self.paths, self.max_file_bytes)
-            self.progress.emit(job, 0, total[0])
-
-            def on_progress(done: int) -> None:
-                now = time.monotonic()
-                if now - last_emit[0] >= self.progress_interval_s:
-                    last_emit[0] = now
-                    total[0] = max(total[0], done)
-                    self.progress.emit(job, done, total[0])
-
-            records = iter_records(self.paths, text_column=self.text_column, max_file_bytes=self.max_file_bytes)
-            for rows in score_records(self.predictor, records, batch_size=self.batch_size, chunk=self.chunk,
-                                      progress=on_progress, should_stop=self._stop.is_set):
-                summary.add(rows)
-                self.rows_ready.emit(job, rows)
-        except Exception as exc:  # noqa: BLE001 - never let a traceback reach the event loop
-            log.debug("batch job failed:\n%s", traceback.format_exc())
-            summary.elapsed_s = timer.elapsed_s
-            self.failed.emit(job, f"{type(exc).__name__}: {exc}")
-            self.finished.emit(job, summary, True)
-            return
-        summary.elapsed_s = timer.elapsed_s
-        self.progress.emit(job, summary.count, max(total[0], summary.count) if self._stop.is_set() else summary.count)
-        self.finished.emit(job, summary, self._stop.is_set())
 
 
 class BatchPanel(QWidget):
@@ -381,13 +300,9 @@ class BatchPanel(QWidget):
             self._thread.wait(timeout_ms)
 
     # -- drag and drop ----------------------------------------------------------------------------------------
-    @staticmethod
-    def _local_paths(urls: list[QUrl]) -> list[str]:
-        return [u.toLocalFile() for u in urls if u.isLocalFile() and u.toLocalFile()]
-
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         """Accept drags that carry local files or folders."""
-        if event.mimeData().hasUrls() and self._local_paths(event.mimeData().urls()):
+        if local_paths(event.mimeData()):
             event.acceptProposedAction()
         else:
             event.ignore()
@@ -399,7 +314,7 @@ class BatchPanel(QWidget):
 
     def dropEvent(self, event: QDropEvent) -> None:
         """Score the dropped files/folders (see :meth:`add_paths`)."""
-        paths = self._local_paths(event.mimeData().urls()) if event.mimeData().hasUrls() else []
+        paths = local_paths(event.mimeData())
         if not paths:
             event.ignore()
             return
@@ -416,15 +331,11 @@ class BatchPanel(QWidget):
         text_column = self.text_column_edit.text().strip() or None
         max_bytes = int(self.max_mb_spin.value() * 2**20)
         worker = BatchWorker(job, self._predictor, paths, text_column, max_bytes, self.batch_size, self.chunk)
-        thread = QThread()
-        thread.setObjectName(f"batch-{job}")
-        worker.moveToThread(thread)
-        thread.started.connect(worker.run)
         worker.progress.connect(self._on_progress)
         worker.rows_ready.connect(self._on_rows)
         worker.finished.connect(self._on_finished)
         worker.failed.connect(self._on_failed)
-        self._worker, self._thread = worker, thread
+        self._worker = worker
         self._job_t0 = time.monotonic()
         self._last_done, self._last_total = 0, 0
         self.cancel_button.setEnabled(True)
@@ -433,7 +344,7 @@ class BatchPanel(QWidget):
         names = ", ".join(Path(p).name or p for p in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
         self._set_message(f"Scoring {names}…")
         self.scoring_started.emit(job)
-        thread.start(QThread.Priority.LowPriority)  # Windows/macOS; on Linux, BatchWorker.run renices itself
+        self._thread = start_worker_thread(worker, f"batch-{job}", BATCH_NICE, run=worker.run)
 
     @Slot(int, int, int)
     def _on_progress(self, job: int, done: int, total: int) -> None:

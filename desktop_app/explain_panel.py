@@ -4,11 +4,12 @@ Attention is not by itself an explanation (Jain & Wallace 2019; Wiegreffe &
 Pinter 2019), so the panel computes several methods for the current
 prediction (:mod:`model.explain`) and measures each one's ERASER
 comprehensiveness and sufficiency (DeYoung et al. 2020,
-:mod:`model.faithfulness`).
+:mod:`model.explain.faithfulness`).
 
-Threading: :class:`ExplanationWorker` lives on its own ``QThread``; only it
-calls the model. The panel (the view) receives immutable NumPy result objects
-(:class:`model.explain.Explanation`, :class:`model.faithfulness.Faithfulness`).
+Threading: :class:`~desktop_app.explain_worker.ExplanationWorker` lives on its own
+``QThread``; only it calls the model. The panel receives immutable NumPy result records
+(:class:`model.explain.ExplanationResult`) and keeps them in the explorer state
+(:class:`~desktop_app.views.state.ExplorerState`), like predictions.
 Every new prediction starts a new *generation*: the worker checks the
 generation between methods and between integrated-gradients batches, so the
 latest request wins, and results of an older generation are dropped.
@@ -16,10 +17,8 @@ latest request wins, and results of an older generation are dropped.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
-from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, Signal, Slot
+from PySide6.QtCore import QCoreApplication, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -30,7 +29,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QProgressBar,
     QPushButton,
-    QScrollArea,
     QSpinBox,
     QTableWidget,
     QTableWidgetItem,
@@ -44,185 +42,18 @@ from model.explain import (
     EXPLANATION_METHODS,
     METHOD_TITLES,
     SIGNED_METHODS,
-    ExplanationCancelled,
+    ExplanationResult,
 )
 
-from .views.common import DIVERGING_CMAP, SEQUENTIAL_CMAP, DeferredRender, colours_for
-from .views.token_view import TokenCanvas, gradient_pixmap, token_pieces
-from .worker import EXPLANATION_NICE, lower_thread_priority
+from .explain_worker import ExplanationWorker
+from .views.common import DIVERGING_CMAP, SEQUENTIAL_CMAP
+from .views.comparison_view import ComparisonView
+from .views.state import ExplorerState
+from .views.token_view import gradient_pixmap
+from .worker import EXPLANATION_NICE, start_worker_thread
 
 NONE_ITEM = "(none: plain tokens)"
 COLUMNS = ("Method", "Compr. \u2191", "Suff. \u2193", "Time (ms)")
-
-
-@dataclass(frozen=True)
-class MethodResult:
-    """One method's outcome for one text (NumPy/Python only).
-
-    Attributes:
-        method: the method name.
-        explanation: :class:`model.explain.Explanation` (scores float32 [T]).
-        faithfulness: :class:`model.faithfulness.Faithfulness`.
-    """
-
-    method: str
-    explanation: object
-    faithfulness: object
-
-
-class ExplanationWorker(QObject):
-    """Runs explanations and faithfulness on a worker thread; the only code here that calls the model.
-
-    Signals:
-        result(int generation, object MethodResult)
-        failed(int generation, str method, str message)
-        batch_finished(int generation): all requested cheap methods are done.
-        ig_progress(int generation, int done, int total): integrated-gradients
-            forward passes done out of total.
-        ig_cancelled(int generation)
-    """
-
-    result = Signal(int, object)
-    failed = Signal(int, str, str)
-    batch_finished = Signal(int)
-    ig_progress = Signal(int, int, int)
-    ig_cancelled = Signal(int)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.latest = 0  # written by the GUI thread; an int assignment is atomic
-        self.ig_cancel_requested = False
-
-    def _stale(self, generation: int) -> bool:
-        return generation != self.latest
-
-    @Slot(int, object, object, object, int)
-    def compute(self, generation: int, predictor, prediction, methods, layer: int) -> None:
-        """Explain ``prediction.text`` with each method in ``methods`` and score its faithfulness.
-
-        Stops early (silently) when a newer generation was requested.
-        """
-        for method in methods:
-            if self._stale(generation):
-                return
-            try:
-                e = predictor.explain(
-                    prediction.text,
-                    method,
-                    prediction=prediction,
-                    layer=layer,
-                    should_stop=lambda: self._stale(generation),
-                )
-                f = predictor.faithfulness(prediction.text, e)
-            except ExplanationCancelled:
-                return
-            except Exception as exc:  # noqa: BLE001 - shown to the user, never a crash
-                self.failed.emit(generation, method, str(exc) or type(exc).__name__)
-                continue
-            self.result.emit(generation, MethodResult(method, e, f))
-        self.batch_finished.emit(generation)
-
-    @Slot(int, object, object, int)
-    def compute_integrated_gradients(self, generation: int, predictor, prediction, n_steps: int) -> None:
-        """Integrated gradients with ``n_steps`` steps, progress per internal batch, cancellable."""
-
-        def should_stop() -> bool:
-            return self.ig_cancel_requested or self._stale(generation)
-
-        try:
-            e = predictor.explain(
-                prediction.text,
-                "integrated_gradients",
-                prediction=prediction,
-                n_steps=n_steps,
-                progress=lambda done, total: self.ig_progress.emit(generation, done, total),
-                should_stop=should_stop,
-            )
-            f = predictor.faithfulness(prediction.text, e)
-        except ExplanationCancelled:
-            self.ig_cancelled.emit(generation)
-            return
-        except Exception as exc:  # noqa: BLE001
-            self.failed.emit(generation, "integrated_gradients", str(exc) or type(exc).__name__)
-            return
-        self.result.emit(generation, MethodResult("integrated_gradients", e, f))
-
-
-# --------------------------------------------------------------------------- comparison
-
-
-class ComparisonView(DeferredRender, QWidget):
-    """Two explanation methods over the same tokens, one strip each, coloured like the main token view.
-
-    Each strip is a :class:`desktop_app.views.token_view.TokenCanvas` (one custom-painted widget, no rich
-    text), coloured with :func:`desktop_app.views.common.colours_for`: signed scores on the diverging map
-    (red: for the explained class, blue: against), unsigned ones on the sequential map, each strip scaled to
-    its own largest magnitude. Hovering a token shows its score. Rendering is deferred and skipped while the
-    view is hidden (:class:`DeferredRender`), so new results never stall the GUI thread.
-    """
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self._init_deferred()
-        self._prediction = None
-        self._pieces: list[tuple[str, str]] = []  # token_pieces(self._prediction)
-        self._entries: list[tuple[str, str, np.ndarray | None, bool]] = []
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        self.titles: list[QLabel] = []
-        self.canvases: list[TokenCanvas] = []
-        for _ in range(2):
-            title = QLabel("")
-            title.setWordWrap(True)
-            canvas = TokenCanvas()
-            scroll = QScrollArea()
-            scroll.setWidget(canvas)
-            scroll.setWidgetResizable(True)
-            scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
-            scroll.setMinimumHeight(60)
-            lay.addWidget(title)
-            lay.addWidget(scroll, 1)
-            self.titles.append(title)
-            self.canvases.append(canvas)
-
-    def set_entries(self, prediction, entries: list[tuple[str, str, np.ndarray | None, bool]]) -> None:
-        """Show two strips for ``prediction`` (a :class:`model.Prediction`, or None to clear).
-
-        Args:
-            prediction: gives the tokens and their text (T tokens).
-            entries: two ``(method title, detail line, scores, signed)``; scores is float [T], or None while
-                the method is not computed yet.
-        """
-        if prediction is not self._prediction:  # the token layout only changes with the prediction
-            self._pieces = token_pieces(prediction) if prediction is not None else []
-        self._prediction = prediction
-        self._entries = list(entries)
-        self.request_render()
-
-    def redraw(self) -> None:
-        """Lay out the tokens and colour each strip (called by :class:`DeferredRender`)."""
-        pred, pieces = self._prediction, self._pieces
-        for i, (title_label, canvas) in enumerate(zip(self.titles, self.canvases)):
-            name, detail, scores, signed = self._entries[i] if i < len(self._entries) else ("", "", None, False)
-            if pred is None or scores is None:
-                canvas.set_tokens([])
-                canvas.set_colours(np.zeros((0, 4), np.uint8), np.zeros(0, np.float32), "")
-                title_label.setText(f"<b>{name}</b>: <i>not computed yet</i>" if name and pred is not None else "")
-                continue
-            values = np.asarray(scores, dtype=np.float32)
-            colours, _scale = colours_for(values, signed)
-            if canvas.pieces is not pieces:  # same prediction: keep the layout
-                canvas.set_tokens(pieces)
-            canvas.set_colours(colours, values, name)
-            title_label.setText(f"<b>{name}</b> \u2014 {detail}")
-
-    def showEvent(self, event) -> None:
-        """Render if results arrived while hidden."""
-        super().showEvent(event)
-        self._deferred_show()
-
-
-# --------------------------------------------------------------------------- the panel
 
 
 class ExplanationPanel(QWidget):
@@ -254,22 +85,18 @@ class ExplanationPanel(QWidget):
     _request_cheap = Signal(int, object, object, object, int)
     _request_ig = Signal(int, object, object, int)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, state: ExplorerState | None = None) -> None:
         super().__init__(parent)
         self._predictor = None
         self._prediction = None
         self._layer = -1
         self._generation = 0
-        self._results: dict[str, MethodResult] = {}
+        self.state = state if state is not None else ExplorerState(self)  # holds the results
         self._ig_running = False
 
         self._build_ui()
 
-        self._thread = QThread(self)
-        self._thread.setObjectName("explanation-worker")
         self._worker = ExplanationWorker()
-        self._worker.moveToThread(self._thread)
-        self._thread.finished.connect(self._worker.deleteLater)
         self._request_cheap.connect(self._worker.compute)
         self._request_ig.connect(self._worker.compute_integrated_gradients)
         self._worker.result.connect(self._on_result)
@@ -277,9 +104,8 @@ class ExplanationPanel(QWidget):
         self._worker.batch_finished.connect(self._on_batch_finished)
         self._worker.ig_progress.connect(self._on_ig_progress)
         self._worker.ig_cancelled.connect(self._on_ig_cancelled)
-        # a plain function connected to `started` runs on the new thread: renice it before any torch call
-        self._thread.started.connect(lambda: lower_thread_priority(EXPLANATION_NICE), Qt.DirectConnection)
-        self._thread.start(QThread.Priority.LowPriority)
+        self._thread = start_worker_thread(self._worker, "explanation-worker", EXPLANATION_NICE, parent=self,
+                                           delete_worker=True)
         app = QCoreApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(self.shutdown)
@@ -386,9 +212,9 @@ class ExplanationPanel(QWidget):
     # ----------------------------------------------------------------- public API
 
     @property
-    def results(self) -> dict[str, MethodResult]:
-        """The finished methods for the current text: ``{method: MethodResult}`` (a copy)."""
-        return dict(self._results)
+    def results(self) -> dict[str, ExplanationResult]:
+        """The finished methods for the current text: ``{method: ExplanationResult}`` (a copy of the state's)."""
+        return dict(self.state.explanations)
 
     @property
     def prediction(self):
@@ -398,7 +224,7 @@ class ExplanationPanel(QWidget):
     def is_busy(self) -> bool:
         """True while cheap methods or integrated gradients are still running for the current text."""
         return self._ig_running or (
-            self._prediction is not None and any(m not in self._results for m in CHEAP_METHODS) and self._pending
+            self._prediction is not None and any(m not in self.state.explanations for m in CHEAP_METHODS) and self._pending
         )
 
     def set_predictor(self, predictor) -> None:
@@ -413,7 +239,7 @@ class ExplanationPanel(QWidget):
         """The layer used by the ``attention`` method (negative: from the last); recomputes it."""
         self._layer = int(layer)
         if self._prediction is not None and self._predictor is not None:
-            self._results.pop("attention", None)
+            self.state.discard_explanation("attention")
             self._pending = True
             self._request_cheap.emit(self._generation, self._predictor, self._prediction, ("attention",), self._layer)
 
@@ -460,7 +286,7 @@ class ExplanationPanel(QWidget):
             return
         steps = int(n_steps or self.ig_steps.value())
         self._ig_running = True
-        self._worker.ig_cancel_requested = False
+        self._worker.reset_stop()
         self.ig_progress.setRange(0, 0)  # busy until the first batch reports
         self.status.setText(f"Integrated gradients ({steps} steps) running\u2026")
         self._set_cell("integrated_gradients", 1, "running\u2026")
@@ -470,14 +296,14 @@ class ExplanationPanel(QWidget):
     def cancel_integrated_gradients(self) -> None:
         """Ask the worker to stop integrated gradients after its current internal batch."""
         if self._ig_running:
-            self._worker.ig_cancel_requested = True
+            self._worker.request_stop()
             self.status.setText("Cancelling integrated gradients\u2026")
 
     def shutdown(self) -> None:
         """Abandon running work and stop the worker thread (waits for the current batch)."""
         if self._thread.isRunning():
             self._worker.latest = -1
-            self._worker.ig_cancel_requested = True
+            self._worker.request_stop()
             self._thread.quit()
             self._thread.wait()
 
@@ -494,7 +320,7 @@ class ExplanationPanel(QWidget):
     def _new_generation(self) -> None:
         self._generation += 1
         self._worker.latest = self._generation
-        self._results.clear()
+        self.state.clear_explanations()
         self._pending = False
         if self._ig_running:
             self._ig_running = False
@@ -524,10 +350,10 @@ class ExplanationPanel(QWidget):
         self.ig_cancel_button.setEnabled(self._ig_running)
 
     @Slot(int, object)
-    def _on_result(self, generation: int, res: MethodResult) -> None:
+    def _on_result(self, generation: int, res: ExplanationResult) -> None:
         if generation != self._generation:
             return  # stale: a newer text was requested
-        self._results[res.method] = res
+        self.state.add_explanation(res)
         f = res.faithfulness
         self._set_cell(res.method, 1, f"{f.comprehensiveness_aopc:.3f}")
         self._set_cell(res.method, 2, f"{f.sufficiency_aopc:.3f}")
@@ -572,7 +398,7 @@ class ExplanationPanel(QWidget):
         self._pending = False
         if not self._ig_running and self._prediction is not None:
             self.status.setText(
-                f"{len(self._results)} methods computed for {self._prediction.num_tokens} tokens. "
+                f"{len(self.state.explanations)} methods computed for {self._prediction.num_tokens} tokens. "
                 "Integrated gradients runs on demand."
             )
 
@@ -608,7 +434,7 @@ class ExplanationPanel(QWidget):
         if method is None:
             self.importance_selected.emit(None, False, "")
             return
-        res = self._results.get(method)
+        res = self.state.explanations.get(method)
         if res is None:
             if method == "integrated_gradients" and self._prediction is not None and not self._ig_running:
                 self.status.setText(
@@ -621,7 +447,7 @@ class ExplanationPanel(QWidget):
     def _render_comparison(self, *_args) -> None:
         entries = []
         for m in (self.compare_left.currentData(), self.compare_right.currentData()):
-            res = self._results.get(m)
+            res = self.state.explanations.get(m)
             if res is None:
                 entries.append((METHOD_TITLES[m], "", None, False))
                 continue

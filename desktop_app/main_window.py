@@ -14,147 +14,44 @@ from __future__ import annotations
 import gc
 import json
 import logging
-import os
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QEvent, QSaveFile, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
-    QComboBox,
     QDialog,
-    QDialogButtonBox,
     QDockWidget,
-    QFileDialog,
     QLabel,
     QMainWindow,
     QMessageBox,
-    QPlainTextEdit,
     QProgressBar,
     QPushButton,
-    QTextBrowser,
     QToolBar,
     QVBoxLayout,
     QWidget,
 )
 
-from .views.common import MAX_HEADS, MEAN_HEADS, head_name
-from .views.heatmap import AttentionHeatmap
-from .views.links_view import AttentionLinksView
-from .views.model_view import ModelView
-from .views.pe_view import PositionalEncodingView
+from .about import about_dialog, about_html
+from .editor import ReviewEditor
+from .file_actions import FileActionsMixin
+from .layout import LayoutMixin
+from .settings import APP_NAME, SETTINGS_ENV, app_settings  # noqa: F401  (SETTINGS_ENV: re-exported)
 from .views.prediction_panel import PredictionPanel
+from .views.registry import CENTRAL_VIEW_TITLE, DOCKED_VIEWS, WHOLE_WINDOW_TITLE
+from .views.selectors import LayerHeadSelector
 from .views.state import ExplorerState
 from .views.token_view import TokenView
 from .worker import InferenceController
 
 log = logging.getLogger(__name__)
 
-APP_NAME = "Attention Explorer"
 DEBOUNCE_MS = 250  # milliseconds after the last keystroke before live analysis
-MAX_REVIEW_FILE_BYTES = 5_000_000  # larger text files are refused with a message
 GUI_SWITCH_INTERVAL_S = 0.001  # seconds; see MainWindow.__init__
-SETTINGS_ENV = "ATTENTION_EXPLORER_SETTINGS"  # path of an .ini file to use instead of the user's settings
 
 
-def app_settings() -> QSettings:
-    """The app's QSettings; an .ini file at ``$ATTENTION_EXPLORER_SETTINGS`` when set (tests use this)."""
-    path = os.environ.get(SETTINGS_ENV)
-    if path:
-        return QSettings(path, QSettings.IniFormat)
-    return QSettings("AttentionExplorer", APP_NAME)
-
-
-def local_paths(mime) -> list[str]:
-    """Local file/folder paths carried by a drag's QMimeData (empty when there are none)."""
-    if mime is None or not mime.hasUrls():
-        return []
-    return [u.toLocalFile() for u in mime.urls() if u.isLocalFile() and u.toLocalFile()]
-
-
-def read_text_file(path: str | Path, limit: int = MAX_REVIEW_FILE_BYTES) -> str:
-    """Read a text file of unknown encoding (charset-normalizer guesses it).
-
-    Raises:
-        ValueError: the file is larger than ``limit`` bytes, unreadable, or not text.
-    """
-    path = Path(path)
-    try:
-        size = path.stat().st_size
-        if size > limit:
-            raise ValueError(f"{path.name} is {size:,} bytes; the limit is {limit:,}")
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
-    from charset_normalizer import from_bytes
-
-    best = from_bytes(data).best()
-    if best is None:
-        raise ValueError(f"{path.name} does not look like a text file")
-    return str(best)
-
-
-def atomic_write(path: str | Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically with QSaveFile.
-
-    Raises:
-        OSError: when the file cannot be opened, written or committed (message names it).
-    """
-    f = QSaveFile(str(path))
-    if not f.open(QSaveFile.WriteOnly):
-        raise OSError(f"cannot write {path}: {f.errorString()}")
-    if f.write(QByteArray(data)) != len(data):
-        f.cancelWriting()
-        raise OSError(f"cannot write {path}: {f.errorString()}")
-    if not f.commit():
-        raise OSError(f"cannot write {path}: {f.errorString()}")
-
-
-class ReviewEditor(QPlainTextEdit):
-    """The review editor; dropped files/folders are reported, never pasted as paths.
-
-    Signals:
-        paths_dropped(list): local paths (list[str]) dropped on the editor.
-    """
-
-    paths_dropped = Signal(list)
-
-    def dragEnterEvent(self, event) -> None:
-        """Accept drags of local files (for ``paths_dropped``); text drags behave as usual."""
-        if local_paths(event.mimeData()):
-            event.acceptProposedAction()
-            return
-        super().dragEnterEvent(event)
-
-    def dragMoveEvent(self, event) -> None:
-        """See :meth:`dragEnterEvent`."""
-        if local_paths(event.mimeData()):
-            event.acceptProposedAction()
-            return
-        super().dragMoveEvent(event)
-
-    def dropEvent(self, event) -> None:
-        """Files -> ``paths_dropped``; anything else is inserted as text."""
-        paths = local_paths(event.mimeData())
-        if paths:
-            event.acceptProposedAction()
-            self.paths_dropped.emit(paths)
-            return
-        super().dropEvent(event)
-
-    def canInsertFromMimeData(self, source) -> bool:
-        """Pasting files inserts nothing (they are not review text)."""
-        if local_paths(source) and not source.hasText():
-            return False
-        return super().canInsertFromMimeData(source)
-
-
-class MainWindow(QMainWindow):
+class MainWindow(FileActionsMixin, LayoutMixin, QMainWindow):
     """The Attention Explorer window (see module docstring).
 
     Args:
@@ -181,7 +78,7 @@ class MainWindow(QMainWindow):
         super().__init__()
         # Worker threads (inference, explanations, batch scoring) run Python too. PySide6 releases the GIL
         # around Qt calls, so each paint may wait for it to come back, up to the switch interval each time;
-        # 1 ms instead of CPython's 5 ms keeps those waits short (measured: desktop_app.bench_batch_gui).
+        # 1 ms instead of CPython's 5 ms keeps those waits short (measured: benchmarks.batch_gui).
         sys.setswitchinterval(min(sys.getswitchinterval(), GUI_SWITCH_INTERVAL_S))
         self.setWindowTitle(f"{APP_NAME} \u2014 loading model\u2026")
         self.setObjectName("MainWindow")
@@ -218,22 +115,19 @@ class MainWindow(QMainWindow):
         rl.addWidget(self.analyze_button)
         self.prediction_panel = PredictionPanel()
         self.token_view = TokenView(self.state)
-        self.heatmap = AttentionHeatmap(self.state)
-        self.links_view = AttentionLinksView(self.state)
-        self.model_view = ModelView(self.state)
-        self.pe_view = PositionalEncodingView(self.state)
+        for spec in DOCKED_VIEWS:
+            setattr(self, spec.attr, spec.factory(self.state))
         self.setCentralWidget(self.token_view)
 
         self.view_menu_docks = None
         self._build_menus()
         self.review_dock = self._add_dock(review, "Review", Qt.LeftDockWidgetArea)
         self.prediction_dock = self._add_dock(self.prediction_panel, "Prediction", Qt.LeftDockWidgetArea)
-        self.heatmap_dock = self._add_dock(self.heatmap, "Attention heatmap", Qt.RightDockWidgetArea)
-        self.links_dock = self._add_dock(self.links_view, "Token links", Qt.RightDockWidgetArea)
-        self.model_dock = self._add_dock(self.model_view, "Model view", Qt.RightDockWidgetArea)
-        self.pe_dock = self._add_dock(self.pe_view, "Positional encoding", Qt.RightDockWidgetArea)
-        for d in (self.links_dock, self.model_dock, self.pe_dock):
-            self.tabifyDockWidget(self.heatmap_dock, d)
+        docks = [self._add_dock(getattr(self, v.attr), v.title, Qt.RightDockWidgetArea) for v in DOCKED_VIEWS]
+        for spec, dock in zip(DOCKED_VIEWS, docks):
+            setattr(self, spec.dock_attr, dock)
+        for d in docks[1:]:
+            self.tabifyDockWidget(docks[0], d)
         self.heatmap_dock.raise_()
         self.resizeDocks([self.review_dock, self.heatmap_dock], [360, 620], Qt.Horizontal)
         self.resizeDocks([self.review_dock, self.prediction_dock], [420, 200], Qt.Vertical)
@@ -261,7 +155,6 @@ class MainWindow(QMainWindow):
         self.controller.error.connect(self._on_error)
         self.controller.busy_changed.connect(self.busy.setVisible)
         self.model_view.head_selected.connect(lambda *_: self._raise_dock(self.heatmap_dock))
-        self.state.layer_head_changed.connect(self._sync_layer_head_controls)
 
         self._restore_settings()
         self.set_zoom(self._zoom_pt)
@@ -364,14 +257,7 @@ class MainWindow(QMainWindow):
         self._action(fm, "&Save analysis as JSON\u2026", self._save_json, QKeySequence.Save)
         self._action(fm, "&Export current view (PNG/SVG)\u2026", self._export_current_view, "Ctrl+E")
         self.export_menu = fm.addMenu("Export &view")
-        for name in (
-            "Attention heatmap",
-            "Token links",
-            "Model view",
-            "Positional encoding",
-            "Token view",
-            "Whole window",
-        ):
+        for name in (*(v.title for v in DOCKED_VIEWS), CENTRAL_VIEW_TITLE, WHOLE_WINDOW_TITLE):
             self._action(self.export_menu, name + "\u2026", lambda _=False, n=name: self._export_view_dialog(n))
         fm.addSeparator()
         self._action(fm, "&Quit", self.close, QKeySequence.Quit)
@@ -401,52 +287,21 @@ class MainWindow(QMainWindow):
         tb.setObjectName("toolbar_layer_head")
         self.addToolBar(Qt.TopToolBarArea, tb)
         tb.addWidget(QLabel(" Layer: "))
-        self.layer_combo = QComboBox()
+        self.layer_head = LayerHeadSelector(self.state, self)
+        self.layer_combo, self.head_combo = self.layer_head.layer_combo, self.layer_head.head_combo
         self.layer_combo.setMinimumContentsLength(8)
         tb.addWidget(self.layer_combo)
         tb.addWidget(QLabel("  Head: "))
-        self.head_combo = QComboBox()
         self.head_combo.setMinimumContentsLength(12)
         tb.addWidget(self.head_combo)
         tb.addSeparator()
         tb.addAction(self.analyze_action)
-        self.layer_combo.activated.connect(self._on_layer_head_combo)
-        self.head_combo.activated.connect(self._on_layer_head_combo)
-
-    def _fill_layer_head_controls(self, n_layers: int, n_heads: int) -> None:
-        self.layer_combo.blockSignals(True)
-        self.head_combo.blockSignals(True)
-        self.layer_combo.clear()
-        for layer in range(n_layers):
-            self.layer_combo.addItem(f"layer {layer + 1}", layer)
-        self.head_combo.clear()
-        for h in range(n_heads):
-            self.head_combo.addItem(head_name(h), h)
-        self.head_combo.addItem(head_name(MEAN_HEADS), MEAN_HEADS)
-        self.head_combo.addItem(head_name(MAX_HEADS), MAX_HEADS)
-        self.layer_combo.blockSignals(False)
-        self.head_combo.blockSignals(False)
-        self._sync_layer_head_controls(self.state.layer, self.state.head)
-
-    def _on_layer_head_combo(self, *_):
-        layer = self.layer_combo.currentData()
-        head = self.head_combo.currentData()
-        if layer is not None and head is not None:
-            self.state.set_layer_head(int(layer), int(head))
-
-    def _sync_layer_head_controls(self, layer: int, head: int) -> None:
-        for combo, value in ((self.layer_combo, layer), (self.head_combo, head)):
-            i = combo.findData(value)
-            if i >= 0 and combo.currentIndex() != i:
-                combo.blockSignals(True)
-                combo.setCurrentIndex(i)
-                combo.blockSignals(False)
 
     def _fill_samples_menu(self) -> None:
         self.samples_menu.clear()
         self.samples = []
         try:
-            from model.paths import samples_dir  # torch is already imported by the loader by now
+            from model.core.paths import samples_dir  # torch is already imported by the loader by now
 
             folder = samples_dir()
             index = json.loads((folder / "index.json").read_text(encoding="utf-8"))
@@ -463,13 +318,7 @@ class MainWindow(QMainWindow):
         for s in self.samples:
             stars = f", {s['rating']}/10" if "rating" in s else ""
             text = f"{s.get('title', Path(s['path']).stem)}  ({s.get('label', '?')}{stars})"
-            self._action(self.samples_menu, text, lambda _=False, p=s["path"]: self._open_sample(p))
-
-    def _open_sample(self, path: str) -> None:
-        try:
-            self.open_review(read_text_file(path))
-        except ValueError as exc:
-            self._show_error(str(exc))
+            self._action(self.samples_menu, text, lambda _=False, p=s["path"]: self.open_review_file(p))
 
     # ------------------------------------------------------------------ worker results
     def _on_loaded(self, predictor, info) -> None:
@@ -485,7 +334,6 @@ class MainWindow(QMainWindow):
             f" \u2014 {info.device_name}"
         )
         self.state.set_model(info)
-        self._fill_layer_head_controls(info.n_layers, info.n_heads)
         saved = self.settings.value("view/layer"), self.settings.value("view/head")
         if saved[0] is not None and saved[1] is not None:
             try:
@@ -523,290 +371,16 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(message, 10000)
         QMessageBox.warning(self, APP_NAME, message)
 
-    # ------------------------------------------------------------------ files
-    def _last_folder(self) -> str:
-        return str(self.settings.value("files/last_folder", str(Path.home())))
-
-    def _remember_folder(self, path: str) -> None:
-        p = Path(path)
-        self.settings.setValue("files/last_folder", str(p if p.is_dir() else p.parent))
-
-    def _open_files(self) -> None:
-        paths, _ = QFileDialog.getOpenFileNames(
-            self,
-            "Open review files",
-            self._last_folder(),
-            "Reviews (*.txt *.csv *.jsonl *.json *.parquet *.gz);;All files (*)",
-        )
-        if paths:
-            self._remember_folder(paths[0])
-            self.paths_dropped.emit(list(paths))
-
-    def _open_folder(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Open a folder of reviews", self._last_folder())
-        if folder:
-            self.settings.setValue("files/last_folder", folder)
-            self.paths_dropped.emit([folder])
-
-    def _load_review_file(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Load a review", self._last_folder(), "Text (*.txt);;All files (*)")
-        if path:
-            self._remember_folder(path)
-            try:
-                self.open_review(read_text_file(path))
-            except ValueError as exc:
-                self._show_error(str(exc))
-
-    def save_json(self, path: str | Path) -> None:
-        """Write the current analysis (``Prediction.to_json_dict()``) to ``path`` atomically.
-
-        Raises:
-            ValueError: when there is no analysis yet.
-            OSError: when the file cannot be written.
-        """
-        pred = self.state.prediction
-        if pred is None:
-            raise ValueError("there is no analysis to save yet")
-        atomic_write(path, json.dumps(pred.to_json_dict(), ensure_ascii=False).encode("utf-8"))
-
-    def _save_json(self) -> None:
-        if self.state.prediction is None:
-            self._show_error("There is no analysis to save yet.")
-            return
-        path, _ = QFileDialog.getSaveFileName(
-            self, "Save analysis", str(Path(self._last_folder()) / "analysis.json"), "JSON (*.json)"
-        )
-        if not path:
-            return
-        self._remember_folder(path)
-        try:
-            self.save_json(path)
-            self.statusBar().showMessage(f"Saved {path}", 5000)
-        except (OSError, ValueError) as exc:
-            self._show_error(str(exc))
-
-    def view_widgets(self) -> dict[str, QWidget]:
-        """Name -> widget of every exportable view."""
-        return {
-            "Attention heatmap": self.heatmap,
-            "Token links": self.links_view,
-            "Model view": self.model_view,
-            "Positional encoding": self.pe_view,
-            "Token view": self.token_view,
-            "Whole window": self,
-        }
-
-    def export_view(self, name: str, path: str | Path) -> None:
-        """Export view ``name`` (see :meth:`view_widgets`) to ``path``; the suffix picks PNG or SVG.
-
-        PNG: pyqtgraph's ImageExporter for plots, ``QWidget.grab`` otherwise. SVG:
-        pyqtgraph's SVGExporter, falling back to ``QSvgGenerator``. The file is
-        written to a temporary name and renamed (atomic).
-
-        Raises:
-            ValueError: unknown view or a suffix other than .png/.svg.
-            OSError: the file cannot be written.
-        """
-        widget = self.view_widgets().get(name)
-        if widget is None:
-            raise ValueError(f"unknown view {name!r}")
-        path = Path(path)
-        suffix = path.suffix.lower()
-        if suffix not in (".png", ".svg"):
-            raise ValueError("choose a file name ending in .png or .svg")
-        if hasattr(widget, "flush"):
-            widget.flush()
-        tmp = path.with_name(f".{path.stem}.partial{suffix}")
-        try:
-            if suffix == ".png" and hasattr(widget, "export_item"):
-                from pyqtgraph import exporters
-
-                exporters.ImageExporter(widget.export_item()).export(fileName=str(tmp))
-            elif suffix == ".png":
-                if not widget.grab().save(str(tmp), "PNG"):
-                    raise OSError(f"cannot write {path}")
-            else:
-                self._export_svg(widget, tmp)
-            if not tmp.is_file():
-                raise OSError(f"cannot write {path}")
-            os.replace(tmp, path)
-        finally:
-            if tmp.exists():
-                tmp.unlink()
-
-    @staticmethod
-    def _export_svg(widget: QWidget, out: Path) -> None:
-        """SVG via pyqtgraph's SVGExporter, or QSvgGenerator when that fails (pyqtgraph 0.14 cannot parse
-        the path data Qt 6.12 writes) or the widget is not a plot."""
-        if hasattr(widget, "export_item"):
-            from pyqtgraph import exporters
-
-            try:
-                exporters.SVGExporter(widget.export_item()).export(fileName=str(out))
-                return
-            except Exception as exc:  # noqa: BLE001 - fall back to Qt's own SVG writer
-                log.info("pyqtgraph SVG export failed (%s: %s); using QSvgGenerator", type(exc).__name__, exc)
-                out.unlink(missing_ok=True)
-        from PySide6.QtCore import QPoint
-        from PySide6.QtGui import QPainter, QRegion
-        from PySide6.QtSvg import QSvgGenerator
-
-        gen = QSvgGenerator()
-        gen.setFileName(str(out))
-        gen.setSize(widget.size())
-        gen.setViewBox(widget.rect())
-        gen.setTitle(APP_NAME)
-        painter = QPainter(gen)
-        try:
-            flags = QWidget.RenderFlag.DrawWindowBackground | QWidget.RenderFlag.DrawChildren
-            widget.render(painter, QPoint(0, 0), QRegion(widget.rect()), flags)
-        finally:
-            painter.end()
-
-    def _current_view_name(self) -> str:
-        for name in ("Attention heatmap", "Token links", "Model view", "Positional encoding"):
-            w = self.view_widgets()[name]
-            if w.isVisible() and not w.visibleRegion().isEmpty():
-                return name
-        return "Token view"
-
-    def _export_current_view(self) -> None:
-        self._export_view_dialog(self._current_view_name())
-
-    def _export_view_dialog(self, name: str) -> None:
-        default = Path(self._last_folder()) / (name.lower().replace(" ", "_") + ".png")
-        path, _ = QFileDialog.getSaveFileName(
-            self, f"Export {name}", str(default), "PNG image (*.png);;SVG vector (*.svg)"
-        )
-        if not path:
-            return
-        self._remember_folder(path)
-        try:
-            self.export_view(name, path)
-            self.statusBar().showMessage(f"Exported {name} to {path}", 5000)
-        except (OSError, ValueError) as exc:
-            self._show_error(str(exc))
-
     # ------------------------------------------------------------------ about
     def about_html(self) -> tuple[str, str]:
         """(model card markdown, metrics as HTML) for the About dialog."""
-        info = self.controller.info
-        card = (
-            info.model_card
-            if info is not None and info.model_card
-            else "*No model card (README.md) in the model folder.*"
-        )
-        rows = []
-        metrics = info.metrics if info is not None else {}
-
-        def flat(prefix, obj):
-            if isinstance(obj, dict):
-                for k, v in obj.items():
-                    flat(f"{prefix}{k}.", v)
-            elif not isinstance(obj, list):
-                rows.append((prefix.rstrip("."), obj))
-
-        flat("", metrics)
-        table = "".join(
-            f"<tr><td>{k}</td><td>{v:.4g}</td></tr>" if isinstance(v, float) else f"<tr><td>{k}</td><td>{v}</td></tr>"
-            for k, v in rows[:60]
-        )
-        head = (
-            f"<p><b>Model folder:</b> {info.model_dir}<br><b>Device:</b> {info.device_name}<br>"
-            f"<b>Architecture:</b> {info.n_layers} layers, {info.n_heads} heads, d_model {info.d_model}, "
-            f"max_len {info.max_len}, pooling {info.pooling}</p>"
-            if info is not None
-            else "<p>The model has not loaded.</p>"
-        )
-        metrics_html = head + (f"<table border=1 cellpadding=3>{table}</table>" if table else "<p>No metrics.json.</p>")
-        return card, metrics_html
+        return about_html(self.controller.info)
 
     def show_about(self) -> QDialog:
         """Show the About dialog: model card and metrics (non-modal; returned for tests)."""
-        card, metrics_html = self.about_html()
-        dlg = QDialog(self)
-        dlg.setWindowTitle(f"About {APP_NAME}")
-        dlg.resize(700, 600)
-        lay = QVBoxLayout(dlg)
-        lay.addWidget(
-            QLabel(
-                f"<h2>{APP_NAME}</h2><p>See why a Transformer-encoder sentiment classifier, trained on IMDB "
-                "(Maas et al. 2011), classifies a review the way it does.</p>"
-            )
-        )
-        card_view = QTextBrowser()
-        card_view.setMarkdown(card)
-        metrics_view = QTextBrowser()
-        metrics_view.setHtml(metrics_html)
-        lay.addWidget(QLabel("<b>Model card</b>"))
-        lay.addWidget(card_view, 2)
-        lay.addWidget(QLabel("<b>Metrics</b>"))
-        lay.addWidget(metrics_view, 1)
-        buttons = QDialogButtonBox(QDialogButtonBox.Close)
-        buttons.rejected.connect(dlg.close)
-        lay.addWidget(buttons)
-        dlg.show()
-        return dlg
+        return about_dialog(self, self.controller.info)
 
-    # ------------------------------------------------------------------ settings, drops, close
-    def _restore_settings(self) -> None:
-        geom = self.settings.value("window/geometry")
-        if geom is not None:
-            self.restoreGeometry(geom)
-        else:
-            self.resize(1400, 860)
-        state = self.settings.value("window/state")
-        if state is not None:
-            self._saved_state = state
-            docks = self.settings.value("window/docks")
-            self._saved_docks = set(docks) if isinstance(docks, (list, tuple)) else {docks} if docks else set()
-            self.restoreState(state)
-        zoom = self.settings.value("view/zoom")
-        if zoom is not None:
-            try:
-                self._zoom_pt = float(zoom)
-            except (TypeError, ValueError):
-                pass
-
-    def save_settings(self) -> None:
-        """Store geometry, dock layout, zoom and the selected layer/head in QSettings."""
-        self.settings.setValue("window/geometry", self.saveGeometry())
-        self.settings.setValue("window/state", self.saveState())
-        self.settings.setValue("window/docks", sorted(d.objectName() for d in self._docks.values()))
-        self.settings.setValue("view/layer", self.state.layer)
-        self.settings.setValue("view/head", self.state.head)
-        self.settings.setValue("view/zoom", self._zoom_pt)
-        self.settings.sync()
-
-    def showEvent(self, event) -> None:
-        """Remember that the window was shown: only then is its layout worth saving."""
-        super().showEvent(event)
-        self._shown = True
-
-    def dragEnterEvent(self, event) -> None:
-        """Accept local files and folders dropped anywhere on the window."""
-        if local_paths(event.mimeData()):
-            event.acceptProposedAction()
-        else:
-            event.ignore()
-
-    def dragMoveEvent(self, event) -> None:
-        """See :meth:`dragEnterEvent`."""
-        if local_paths(event.mimeData()):
-            event.acceptProposedAction()
-        else:
-            event.ignore()
-
-    def dropEvent(self, event) -> None:
-        """Emit ``paths_dropped`` with the dropped local paths."""
-        paths = local_paths(event.mimeData())
-        if paths:
-            event.acceptProposedAction()
-            self._remember_folder(paths[0])
-            self.paths_dropped.emit(paths)
-        else:
-            event.ignore()
-
+    # ------------------------------------------------------------------ close
     def closeEvent(self, event) -> None:
         """Save settings (see :attr:`persist_settings`) and stop the worker threads (ours, and added panels')."""
         if self.persist_settings and self._shown:

@@ -1,7 +1,14 @@
-"""Model loading and inference off the GUI thread.
+"""Background work off the GUI thread: the one worker pattern, and model loading + inference.
 
-One :class:`InferenceWorker` (a QObject) lives on its own ``QThread``
-(the superqt/Qt "worker object" pattern). The GUI talks to it only through
+The pattern (used by inference here, explanations in :mod:`desktop_app.explain_worker` and batch
+scoring in :mod:`desktop_app.batch_worker`): a :class:`BackgroundWorker` is a QObject whose signals
+carry the results; :func:`start_worker_thread` moves it to its own ``QThread`` (renicing that thread
+first on Linux, :func:`lower_thread_priority`); the GUI sends requests through queued signals,
+each tagged with a *generation* token; the worker skips requests that are stale (a newer generation
+exists) and checks :meth:`BackgroundWorker.should_stop` (stale or aborted) between steps, and the
+GUI side drops results of an old generation when they arrive.
+
+One :class:`InferenceWorker` lives on its own ``QThread``. The GUI talks to it only through
 queued signals, via :class:`InferenceController`, which lives on the GUI
 thread and enforces *latest request wins*:
 
@@ -23,11 +30,11 @@ import sys
 import threading
 import time
 import traceback
-from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
+
+from .model_info import ModelInfo, model_info
 
 log = logging.getLogger(__name__)
 
@@ -61,70 +68,83 @@ def lower_thread_priority(nice: int) -> bool:
         return False
 
 
-@dataclass(frozen=True)
-class ModelInfo:
-    """What the views need to know about the loaded model (NumPy and plain types only).
+class BackgroundWorker(QObject):
+    """Base of every background worker: a generation token and an abort flag, checked between steps.
 
-    Attributes:
-        n_layers: L, encoder layers.
-        n_heads: H, attention heads per layer.
-        d_model: width of the residual stream.
-        max_len: longest input in tokens, the classification token included.
-        pe_base: base of the sinusoidal positional encoding (10000 in Vaswani et al. 2017, section 3.5).
-        pooling: "mean" or "cls".
-        labels: class names.
-        device_name: e.g. "CPU" or "CUDA (NVIDIA H100)".
-        model_dir: the folder the model was loaded from ("" if unknown).
-        positional_encoding: float32 [max_len, d_model], exactly
-            ``Predictor.positional_encoding(max_len)``; its first P rows are
-            ``positional_encoding(P)``.
-        metrics: the model folder's ``metrics.json`` (may be empty).
-        model_card: the text of ``README.md`` in the model folder, or "".
-        load_s: seconds it took to load the model.
+    ``latest`` is the newest generation the GUI asked for (written by the GUI thread; an int store is
+    atomic under the GIL). A request of an older generation is stale: the worker skips it, or stops it
+    at the next check. :meth:`request_stop` sets the abort flag (thread-safe), which also stops the
+    current step; :meth:`reset_stop` clears it for the next request. Subclasses declare their own
+    signals (the worker is its own signals object) and carry the generation in every one of them so
+    the GUI side can drop stale results.
     """
 
-    n_layers: int
-    n_heads: int
-    d_model: int
-    max_len: int
-    pe_base: float
-    pooling: str
-    labels: tuple[str, ...]
-    device_name: str
-    model_dir: str
-    positional_encoding: np.ndarray
-    metrics: dict = field(default_factory=dict)
-    model_card: str = ""
-    load_s: float = 0.0
+    def __init__(self) -> None:
+        super().__init__()
+        self.latest = 0
+        self._abort = threading.Event()
+
+    def is_stale(self, generation: int) -> bool:
+        """True if a newer generation was requested."""
+        return generation != self.latest
+
+    def request_stop(self) -> None:
+        """Ask the running step to stop at its next check (callable from any thread)."""
+        self._abort.set()
+
+    def reset_stop(self) -> None:
+        """Clear the abort flag (before a new request)."""
+        self._abort.clear()
+
+    def stop_requested(self) -> bool:
+        """True once :meth:`request_stop` was called (until :meth:`reset_stop`)."""
+        return self._abort.is_set()
+
+    def should_stop(self, generation: int) -> bool:
+        """What model code checks between steps: aborted, or ``generation`` is stale."""
+        return self._abort.is_set() or generation != self.latest
+
+    def own_predictor(self, predictor):
+        """This worker's own :meth:`model.Predictor.replica` of ``predictor`` (the Predictor's one-per-thread
+        policy), made once per source Predictor on the worker's thread; objects without ``replica`` pass through."""
+        if getattr(self, "_replica_source", None) is not predictor:
+            make = getattr(predictor, "replica", None)
+            self._replica_source, self._replica = predictor, (make() if callable(make) else predictor)
+        return self._replica
 
 
-def model_info(predictor, load_s: float = 0.0) -> ModelInfo:
-    """Summarise a loaded ``model.Predictor`` as a :class:`ModelInfo` (runs on the worker thread)."""
-    cfg = predictor.config
-    card = ""
-    model_dir = Path(predictor.model_dir) if predictor.model_dir is not None else None
-    if model_dir is not None and (model_dir / "README.md").is_file():
-        try:
-            card = (model_dir / "README.md").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            card = ""
-    pe = np.asarray(predictor.positional_encoding(cfg.max_len), dtype=np.float32)
-    pe.setflags(write=False)
-    return ModelInfo(
-        n_layers=cfg.n_layers,
-        n_heads=cfg.n_heads,
-        d_model=cfg.d_model,
-        max_len=cfg.max_len,
-        pe_base=float(cfg.pe_base),
-        pooling=cfg.pooling,
-        labels=tuple(cfg.labels),
-        device_name=predictor.device_name,
-        model_dir=str(model_dir) if model_dir is not None else "",
-        positional_encoding=pe,
-        metrics=dict(predictor.metrics or {}),
-        model_card=card,
-        load_s=load_s,
-    )
+def start_worker_thread(worker: QObject, name: str, nice: int = 0, parent: QObject | None = None,
+                        delete_worker: bool = False, run=None) -> QThread:
+    """Move ``worker`` to a new, started ``QThread`` called ``name``.
+
+    Args:
+        worker: the QObject (no parent) that will live on the thread.
+        name: the thread's object name (shown by debuggers and ``ps -L``).
+        nice: > 0 makes it a background thread: renices it on Linux before any other slot runs
+            (:func:`lower_thread_priority`), ``QThread.LowPriority`` elsewhere; 0 keeps the default.
+        parent: the thread's QObject parent.
+        delete_worker: delete the worker (``deleteLater``) when the thread finishes.
+        run: a slot of ``worker`` to run once on the thread after it started (and was reniced).
+
+    Returns:
+        The running thread; stop it with ``quit()`` + ``wait()``.
+    """
+    thread = QThread(parent)
+    thread.setObjectName(name)
+    worker.moveToThread(thread)
+    if delete_worker:
+        thread.finished.connect(worker.deleteLater)
+    if nice > 0:
+        # a plain function connected to `started` runs on the new thread: renice it before any torch call
+        thread.started.connect(lambda: lower_thread_priority(nice), Qt.DirectConnection)
+    if run is not None:
+        thread.started.connect(run)
+    if nice > 0:
+        thread.start(QThread.Priority.LowPriority)
+    else:
+        thread.start()
+    return thread
+
 
 
 def _one_line(exc: BaseException) -> str:
@@ -133,7 +153,7 @@ def _one_line(exc: BaseException) -> str:
     return msg.splitlines()[0] if isinstance(exc, (ValueError, FileNotFoundError)) else f"{type(exc).__name__}: {msg}"
 
 
-class InferenceWorker(QObject):
+class InferenceWorker(BackgroundWorker):
     """Loads the model and runs ``Predictor.predict``; lives on a background QThread.
 
     Signals:
@@ -153,7 +173,6 @@ class InferenceWorker(QObject):
     def __init__(self) -> None:
         super().__init__()
         self.predictor = None
-        self.latest_id = 0  # written by the GUI thread; a Python int store is atomic under the GIL
 
     @Slot(object, object)
     def load(self, model_dir, device) -> None:
@@ -174,7 +193,7 @@ class InferenceWorker(QObject):
     @Slot(int, str)
     def analyze(self, request_id: int, text: str) -> None:
         """Run ``predict(text)`` unless a newer request has been made; emits ``result`` or ``failed``."""
-        if request_id != self.latest_id:
+        if self.is_stale(request_id):
             return  # stale: a newer request is queued behind this one
         if self.predictor is None:
             self.failed.emit(request_id, "the model is not loaded")
@@ -211,17 +230,14 @@ class InferenceController(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._thread = QThread()
-        self._thread.setObjectName("inference")
         self._worker = InferenceWorker()
-        self._worker.moveToThread(self._thread)
         self._request_load.connect(self._worker.load)
         self._request_analyze.connect(self._worker.analyze)
         self._worker.loaded.connect(self._on_loaded)
         self._worker.load_failed.connect(self._on_load_failed)
         self._worker.result.connect(self._on_result)
         self._worker.failed.connect(self._on_failed)
-        self._thread.start()
+        self._thread = start_worker_thread(self._worker, "inference")
         self._next_id = 0
         self._latest_id = -1
         self._ready = False
@@ -252,7 +268,7 @@ class InferenceController(QObject):
         """
         self._next_id += 1
         self._latest_id = self._next_id
-        self._worker.latest_id = self._latest_id
+        self._worker.latest = self._latest_id
         self._set_busy(True)
         if not self._ready:
             self._pending = text
@@ -293,6 +309,10 @@ class InferenceController(QObject):
 
     def shutdown(self, timeout_ms: int = 5000) -> None:
         """Stop the worker thread (waits for a running forward pass, up to ``timeout_ms`` milliseconds)."""
-        self._worker.latest_id = -1  # everything still queued is stale
+        self._worker.latest = -1  # everything still queued is stale
         self._thread.quit()
         self._thread.wait(timeout_ms)
+
+
+__all__ = ["BATCH_NICE", "EXPLANATION_NICE", "BackgroundWorker", "InferenceController", "InferenceWorker", "ModelInfo",
+           "lower_thread_priority", "model_info", "start_worker_thread"]

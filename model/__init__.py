@@ -7,7 +7,7 @@ Public API::
 This package never imports Qt, pyqtgraph or ``desktop_app``.
 """
 
-from .config import EncoderConfig
+from .core.config import EncoderConfig
 from .predictor import Prediction, Predictor, Score
 
 __all__ = ["EncoderConfig", "Prediction", "Predictor", "Score"]

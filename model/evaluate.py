@@ -11,7 +11,6 @@ elapsed_s, model_dir, device.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import sys
 import time
@@ -20,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from .predictor import Predictor
+from .textio import read_labelled_rows
 
 
 def read_labelled(path: str | Path) -> tuple[list[str], np.ndarray]:
@@ -32,25 +32,15 @@ def read_labelled(path: str | Path) -> tuple[list[str], np.ndarray]:
         FileNotFoundError: if the file is missing.
         ValueError: on a malformed row or a row without a 0/1 label (file and line named).
     """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"data file not found: {path}")
-    opener = gzip.open if path.suffix == ".gz" else open
-    texts, labels = [], []
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                label = int(row["label"])
-                if label not in (0, 1):
-                    raise ValueError(f"label must be 0 or 1, got {label}")
-                texts.append(str(row["text"]))
-                labels.append(label)
-            except (ValueError, KeyError, TypeError) as exc:
-                raise ValueError(f"{path}:{lineno}: bad row: {exc}") from exc
+    texts, labels = read_labelled_rows(path, _binary_label)
     return texts, np.asarray(labels, dtype=np.int64)
+
+
+def _binary_label(row: dict) -> int:
+    label = int(row["label"])
+    if label not in (0, 1):
+        raise ValueError(f"label must be 0 or 1, got {label}")
+    return label
 
 
 def evaluate(predictor: Predictor, texts: list[str], labels: np.ndarray, batch_size: int = 64) -> dict:

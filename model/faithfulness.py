@@ -1,27 +1,13 @@
-"""Faithfulness of token-importance explanations: ERASER comprehensiveness and sufficiency.
+"""Dataset-level faithfulness of the explanation methods: ``python -m model.faithfulness``.
 
-Source: DeYoung et al. 2020, "ERASER: A Benchmark to Evaluate Rationalized
-NLP Models", section 4 (comprehensiveness, sufficiency and their
-area-over-the-perturbation-curve, AOPC, over bins k).
+Usage::
 
-For the class c an explanation is for (the predicted class by default):
+    python -m model.faithfulness --data ../shared/data/imdb/test.jsonl.gz --n 500 [--methods ...] [--json-out F]
 
-* comprehensiveness_k = p(c | full text) - p(c | text with the top-k% tokens removed)
-  (high = the tokens the method ranks first really carry the decision);
-* sufficiency_k = p(c | full text) - p(c | only the top-k% tokens kept)
-  (low = those tokens alone are enough);
-* AOPC = the mean over k in :data:`AOPC_PERCENTS` = {1, 5, 10, 20, 50}%.
-
-Removal rule (the same everywhere): tokens are **deleted** from the id
-sequence (the rest close up and take new positions); ``[CLS]`` is never
-removed nor counted. Of the n = T - 1 real tokens, m = max(1, round(k n / 100))
-are removed/kept, chosen as the m highest scores (for signed methods, the
-highest signed value, i.e. the strongest evidence *for* c; ties go to the
-earlier token). All 1 + 2 |K| inputs of one text go through one padded
-forward pass on the fast SDPA path.
-
-Run ``python -m model.faithfulness --data ../shared/data/imdb/test.jsonl.gz --n 500``
-for the dataset-level table (mean AOPC with 95% bootstrap intervals).
+Samples ``--n`` reviews, explains each with every method (:func:`model.explain.explain`), measures
+ERASER comprehensiveness / sufficiency AOPC (:mod:`model.explain.faithfulness`, probability units)
+and prints a Markdown table plus one JSON line with means and 95% percentile-bootstrap intervals.
+Exit codes: 0 ok, 2 bad arguments or unreadable data.
 """
 
 from __future__ import annotations
@@ -30,223 +16,16 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
-from .explain import DEFAULT_IG_STEPS, EXPLANATION_METHODS, METHOD_TITLES, Explanation, explain
+from .explain import DEFAULT_IG_STEPS, EXPLANATION_METHODS, METHOD_TITLES, explain
+from .explain.faithfulness import AOPC_PERCENTS, faithfulness
 
 if TYPE_CHECKING:  # pragma: no cover
     from .predictor import Predictor
-
-AOPC_PERCENTS: tuple[int, ...] = (1, 5, 10, 20, 50)
-"""The bins k (percent of the real tokens) averaged into AOPC (DeYoung et al. 2020)."""
-
-ProbFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
-"""``prob_fn(input_ids int64 (B, T), attention_mask bool (B, T)) -> probabilities float (B, C)``."""
-
-
-@dataclass(frozen=True)
-class Faithfulness:
-    """ERASER faithfulness of one explanation of one text.
-
-    Attributes:
-        method: the explanation method.
-        comprehensiveness_aopc: mean over k of comprehensiveness_k (probability
-            units, in [-1, 1]; higher is more faithful).
-        sufficiency_aopc: mean over k of sufficiency_k (probability units, in
-            [-1, 1]; lower is more faithful).
-        per_k: ``{k: {"comprehensiveness": float, "sufficiency": float,
-            "tokens": m}}`` for every percent k, m = tokens removed/kept.
-        elapsed_s: wall time of the erasure forward pass, in seconds.
-        target: the class index whose probability is measured.
-        p_full: p(target | full text).
-    """
-
-    method: str
-    comprehensiveness_aopc: float
-    sufficiency_aopc: float
-    per_k: dict = field(default_factory=dict)
-    elapsed_s: float = 0.0
-    target: int = 0
-    p_full: float = 0.0
-
-    def to_json_dict(self) -> dict:
-        """JSON-serialisable dict (``per_k`` keys become strings)."""
-        return {
-            "method": self.method,
-            "comprehensiveness_aopc": self.comprehensiveness_aopc,
-            "sufficiency_aopc": self.sufficiency_aopc,
-            "per_k": {str(k): v for k, v in self.per_k.items()},
-            "elapsed_s": self.elapsed_s,
-            "target": self.target,
-            "p_full": self.p_full,
-        }
-
-
-def tokens_for_percent(num_real: int, percent: float) -> int:
-    """m = max(1, round(percent * num_real / 100)), capped at ``num_real``.
-
-    Args:
-        num_real: n, the real tokens (``[CLS]`` excluded), >= 1.
-        percent: k in (0, 100].
-
-    Raises:
-        ValueError: if ``num_real`` < 1 or ``percent`` is outside (0, 100].
-    """
-    if num_real < 1:
-        raise ValueError("the text has no tokens besides [CLS]; nothing to erase")
-    if not 0 < percent <= 100:
-        raise ValueError(f"percent must be in (0, 100], got {percent}")
-    return min(num_real, max(1, int(np.floor(percent * num_real / 100 + 0.5))))
-
-
-def top_token_positions(scores: np.ndarray, m: int) -> np.ndarray:
-    """Positions (1..T-1, ``[CLS]`` at 0 excluded) of the m highest scores, ties to the earlier token.
-
-    Args:
-        scores: float [T].
-        m: how many, 0 <= m <= T - 1.
-
-    Returns:
-        int64 [m] positions, in descending order of score.
-    """
-    order = np.argsort(-np.asarray(scores, dtype=np.float64)[1:], kind="stable")
-    return (order[:m] + 1).astype(np.int64)
-
-
-def erasure_inputs(
-    ids: np.ndarray, scores: np.ndarray, percents: Sequence[float] = AOPC_PERCENTS
-) -> tuple[list[np.ndarray], list[int]]:
-    """The perturbed id sequences of the removal rule (see the module docstring).
-
-    Args:
-        ids: int64 [T], ``[CLS]`` first.
-        scores: float [T] importance, aligned with ``ids``.
-        percents: the bins k.
-
-    Returns:
-        ``(sequences, ms)``: ``sequences`` = [full, comprehensiveness input
-        for each k..., sufficiency input for each k...] (1 + 2 |K| int64
-        arrays, original order of the surviving tokens kept); ``ms`` = tokens
-        removed/kept per k.
-
-    Raises:
-        ValueError: if ``scores`` and ``ids`` differ in length, or there are
-            no real tokens.
-    """
-    ids = np.asarray(ids, dtype=np.int64)
-    scores = np.asarray(scores)
-    if scores.shape != ids.shape:
-        raise ValueError(f"the explanation has {scores.shape[0]} scores but the text has {ids.shape[0]} tokens")
-    n = len(ids) - 1
-    comp, suff, ms = [], [], []
-    for k in percents:
-        m = tokens_for_percent(n, k)
-        top = top_token_positions(scores, m)
-        keep = np.ones(len(ids), dtype=bool)
-        keep[top] = False
-        comp.append(ids[keep])
-        only = np.zeros(len(ids), dtype=bool)
-        only[0] = True
-        only[top] = True
-        suff.append(ids[only])
-        ms.append(m)
-    return [ids, *comp, *suff], ms
-
-
-def erasure_scores(
-    ids: np.ndarray,
-    scores: np.ndarray,
-    target: int,
-    prob_fn: ProbFn,
-    percents: Sequence[float] = AOPC_PERCENTS,
-    pad_id: int = 0,
-) -> tuple[float, np.ndarray, np.ndarray, list[int]]:
-    """Comprehensiveness and sufficiency at every k, with one batched call of ``prob_fn``.
-
-    Args:
-        ids: int64 [T], ``[CLS]`` first.
-        scores: float [T].
-        target: the class index c.
-        prob_fn: see :data:`ProbFn`; gets the 1 + 2 |K| inputs right-padded
-            with ``pad_id``.
-        percents: the bins k.
-        pad_id: padding id.
-
-    Returns:
-        ``(p_full, comprehensiveness [K], sufficiency [K], ms)`` in
-        probability units.
-    """
-    seqs, ms = erasure_inputs(ids, scores, percents)
-    T = max(len(s) for s in seqs)
-    batch = np.full((len(seqs), T), pad_id, dtype=np.int64)
-    mask = np.zeros((len(seqs), T), dtype=bool)
-    for i, s in enumerate(seqs):
-        batch[i, : len(s)] = s
-        mask[i, : len(s)] = True
-    p = np.asarray(prob_fn(batch, mask), dtype=np.float64)[:, target]  # (1 + 2K,)
-    K = len(percents)
-    p_full = float(p[0])
-    return p_full, p_full - p[1 : 1 + K], p_full - p[1 + K : 1 + 2 * K], ms
-
-
-def predictor_prob_fn(predictor: Predictor) -> ProbFn:
-    """A :data:`ProbFn` running ``predictor.model`` (SDPA path, inference mode) on its device."""
-
-    def prob_fn(ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        with torch.inference_mode():
-            logits, _ = predictor.model(
-                torch.from_numpy(ids).to(predictor.device), torch.from_numpy(mask).to(predictor.device)
-            )
-            return logits.float().softmax(-1).cpu().numpy()
-
-    return prob_fn
-
-
-def faithfulness(
-    predictor: Predictor, text: str, explanation: Explanation, percents: Sequence[float] = AOPC_PERCENTS
-) -> Faithfulness:
-    """ERASER comprehensiveness and sufficiency AOPC of ``explanation`` for ``text``.
-
-    The measured class is ``explanation.target`` (the predicted class unless
-    the explanation was made for another one).
-
-    Args:
-        predictor: the :class:`model.Predictor` that was explained.
-        text: the text that was explained.
-        explanation: from :func:`model.explain.explain` on the same text.
-        percents: the bins k (default :data:`AOPC_PERCENTS`).
-
-    Returns:
-        A :class:`Faithfulness`.
-
-    Raises:
-        ValueError: bad text, or an explanation whose length differs from
-            the text's token count.
-    """
-    t0 = time.perf_counter()
-    enc = predictor.encode(text)
-    p_full, comp, suff, ms = erasure_scores(
-        enc.ids, explanation.scores, explanation.target, predictor_prob_fn(predictor), percents, predictor.config.pad_id
-    )
-    per_k = {
-        k: {"comprehensiveness": float(c), "sufficiency": float(s), "tokens": int(m)}
-        for k, c, s, m in zip(percents, comp, suff, ms)
-    }
-    return Faithfulness(
-        method=explanation.method,
-        comprehensiveness_aopc=float(comp.mean()),
-        sufficiency_aopc=float(suff.mean()),
-        per_k=per_k,
-        elapsed_s=time.perf_counter() - t0,
-        target=explanation.target,
-        p_full=p_full,
-    )
-
 
 def bootstrap_ci(
     values: np.ndarray, n_resamples: int = 1000, seed: int = 0, level: float = 0.95
@@ -387,9 +166,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = ap.parse_args(argv)
 
+    from .atomic import atomic_write_bytes
     from .evaluate import read_labelled
     from .predictor import Predictor
-    from .weights import atomic_write_bytes
 
     if args.n < 1 or args.ig_steps < 1:
         print("error: --n and --ig-steps must be >= 1", file=sys.stderr)

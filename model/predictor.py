@@ -8,129 +8,24 @@ path.
 
 from __future__ import annotations
 
+import copy
 import json
+import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 import numpy as np
 import torch
 
-from .config import EncoderConfig
-from .encoder import TransformerClassifier, sinusoidal_positional_encoding
-from .paths import default_model_dir
-from .tokenizer import Encoded, TextEncoder, load_tokenizer
-from .weights import METRICS_FILE, TOKENIZER_FILE, load_model
+from .core.config import EncoderConfig
+from .core.encoder import TransformerClassifier, sinusoidal_positional_encoding
+from .core.paths import default_model_dir
+from .core.tokenizer import Encoded, TextEncoder, load_tokenizer
+from .core.weights import METRICS_FILE, TOKENIZER_FILE, load_model
+from .prediction import Prediction, Score
 
 MAX_TEXT_CHARS = 2_000_000  # longer inputs are rejected with ValueError (about 2 MB of text)
-
-
-@dataclass(frozen=True)
-class Prediction:
-    """The result of analysing one text; immutable, NumPy only (no torch).
-
-    T is the number of tokens the model saw (the classification token
-    included), L layers, H heads, C classes.
-
-    Attributes:
-        text: the input text as given.
-        tokens: T token strings (WordPiece pieces; ``[CLS]`` first).
-        offsets: int64 [T, 2], character span (start, end) of each token in
-            ``text``; ``text[s:e]`` is the token's source. ``[CLS]`` is (0, 0).
-        label: the predicted class name.
-        labels: all class names, index-aligned with ``probabilities``.
-        probabilities: float32 [C], softmax of ``logits``, sums to 1.
-        logits: float32 [C].
-        attention: float32 [L, H, T, T]; ``attention[l, h, i, j]`` is how much
-            query token i attends to key token j in layer l, head h. Rows sum to 1.
-        truncated: True when the text was longer than the model's maximum
-            length and the head+tail policy dropped tokens.
-        num_source_tokens: word pieces in the whole text before truncation.
-        elapsed_s: wall time of tokenisation + forward pass, in seconds.
-        device: where the model ran, e.g. "cpu" or "cuda:0".
-        pooling: how the head reads the sequence: "mean" or "cls".
-    """
-
-    text: str
-    tokens: list[str]
-    offsets: np.ndarray
-    label: str
-    labels: tuple[str, ...]
-    probabilities: np.ndarray
-    logits: np.ndarray
-    attention: np.ndarray
-    truncated: bool
-    num_source_tokens: int
-    elapsed_s: float
-    device: str = "cpu"
-    pooling: str = "mean"
-
-    @property
-    def num_tokens(self) -> int:
-        """T, the number of tokens the model saw."""
-        return len(self.tokens)
-
-    @property
-    def label_index(self) -> int:
-        """Index of ``label`` in ``labels`` (argmax of ``probabilities``)."""
-        return int(np.argmax(self.probabilities))
-
-    def classification_attention(self, layer: int) -> np.ndarray:
-        """Attention that the classification read-out pays to each token, mean of heads.
-
-        For ``pooling == "cls"`` this is row 0 (the ``[CLS]`` query); for mean
-        pooling, every position feeds the head equally, so it is the mean of
-        all query rows.
-
-        Returns:
-            float32 [T], sums to 1.
-        """
-        a = self.attention[layer].mean(axis=0)  # (T, T)
-        return (a[0] if self.pooling == "cls" else a.mean(axis=0)).astype(np.float32)
-
-    def to_json_dict(self) -> dict:
-        """Everything as JSON-serialisable Python types (for export)."""
-        return {
-            "text": self.text,
-            "tokens": list(self.tokens),
-            "offsets": self.offsets.tolist(),
-            "label": self.label,
-            "labels": list(self.labels),
-            "probabilities": self.probabilities.tolist(),
-            "logits": self.logits.tolist(),
-            "attention": self.attention.tolist(),
-            "attention_shape": list(self.attention.shape),
-            "truncated": self.truncated,
-            "num_source_tokens": self.num_source_tokens,
-            "elapsed_s": self.elapsed_s,
-            "device": self.device,
-            "pooling": self.pooling,
-        }
-
-
-@dataclass(frozen=True)
-class Score:
-    """One text's batch-scoring result (no attention).
-
-    Attributes:
-        label: predicted class name, or "" when ``error`` is set.
-        probabilities: float32 [C] (all zeros when ``error`` is set).
-        truncated: the text was cut by the head+tail policy.
-        num_tokens: tokens the model saw, ``[CLS]`` included (0 on error).
-        error: None, or why the text could not be scored (e.g. "empty text").
-    """
-
-    label: str
-    probabilities: np.ndarray
-    truncated: bool
-    num_tokens: int
-    error: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        """True when the text was scored."""
-        return self.error is None
 
 
 def token_budget_batches(
@@ -195,7 +90,15 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
 class Predictor:
     """A loaded model + tokenizer, ready to classify.
 
-    Thread safety: one Predictor may be used from one thread at a time.
+    Concurrency policy: one Predictor per thread. A thread that runs the model alongside another
+    one (the GUI's explanation and batch threads, beside the inference thread that loaded the
+    model) works on its own :meth:`replica`: a copy of the weights that shares only the read-only
+    tokenizer, so no torch module is ever used by two threads and no thread waits for another.
+    As a safety net, every forward pass through :attr:`model` (in :meth:`predict`, in each
+    :meth:`score_many` batch, in the explanation methods and the faithfulness erasure pass) holds
+    :attr:`forward_lock`, a re-entrant lock: a Predictor that is shared after all serialises its
+    forward passes instead of racing (uncontended, the lock costs nothing). Code that calls
+    ``predictor.model`` directly must hold ``predictor.forward_lock`` too.
     """
 
     def __init__(
@@ -207,6 +110,7 @@ class Predictor:
         metrics: dict | None = None,
     ) -> None:
         self.model = model.to(device).eval()
+        self.forward_lock = threading.RLock()  # see the class docstring: one forward pass at a time
         self.encoder = encoder
         self.device = device
         self.model_dir = model_dir
@@ -260,8 +164,14 @@ class Predictor:
                 metrics = {}
         return cls(model, TextEncoder(tokenizer, model.config.max_len), dev, model_dir, metrics)
 
+    def replica(self) -> Predictor:
+        """A Predictor for another thread (see the class docstring): its own copy of the model's weights on
+        the same device (a few MB for the shipped model), the read-only tokenizer and metadata shared.
+        Its results equal this Predictor's."""
+        return Predictor(copy.deepcopy(self.model), self.encoder, self.device, self.model_dir, self.metrics)
+
     def encode(self, text: str) -> Encoded:
-        """Tokenize ``text`` as the model will see it (see :class:`model.tokenizer.Encoded`).
+        """Tokenize ``text`` as the model will see it (see :class:`model.core.tokenizer.Encoded`).
 
         Raises:
             ValueError: see :func:`check_text`.
@@ -280,7 +190,8 @@ class Predictor:
         enc = self.encode(text)
         ids = torch.from_numpy(enc.ids).unsqueeze(0).to(self.device)  # (1, T)
         mask = torch.ones_like(ids, dtype=torch.bool)  # (1, T)
-        logits, attn = self.model(ids, mask, need_weights=True)  # (1, C), (1, L, H, T, T)
+        with self.forward_lock:
+            logits, attn = self.model(ids, mask, need_weights=True)  # (1, C), (1, L, H, T, T)
         probs = logits.softmax(-1)[0].float().cpu().numpy()
         attention = attn[0].float().cpu().numpy()
         elapsed = time.perf_counter() - t0
@@ -362,7 +273,8 @@ class Predictor:
                     k = next((i for i, s in enumerate(slots) if s is None), len(slots))
                     return results + slots[:k]  # type: ignore[operator]
                 ids, mask = self.encoder.pad_ids([encoded[i][0] for i in idx])  # (B, T) each
-                logits, _ = self.model(torch.from_numpy(ids).to(self.device), torch.from_numpy(mask).to(self.device))
+                with self.forward_lock:
+                    logits, _ = self.model(torch.from_numpy(ids).to(self.device), torch.from_numpy(mask).to(self.device))
                 probs = logits.softmax(-1).float().cpu().numpy()  # (B, C)
                 for row, i in enumerate(idx):
                     p = probs[row].astype(np.float32)
@@ -426,6 +338,6 @@ class Predictor:
         Raises:
             ValueError: bad text or an explanation of another length.
         """
-        from .faithfulness import faithfulness
+        from .explain.faithfulness import faithfulness
 
         return faithfulness(self, text, explanation, **kwargs)

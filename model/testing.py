@@ -9,10 +9,10 @@ from pathlib import Path
 
 import torch
 
-from .config import EncoderConfig
-from .encoder import TransformerClassifier
-from .tokenizer import train_tokenizer
-from .weights import TOKENIZER_FILE, save_model
+from .core.config import EncoderConfig
+from .core.encoder import TransformerClassifier
+from .core.tokenizer import train_tokenizer
+from .core.weights import TOKENIZER_FILE, save_model
 
 SAMPLE_TEXTS = [
     "This movie was wonderful, the acting was superb and the story moving.",

@@ -10,6 +10,7 @@ import pytest
 
 from model.batch import (
     EXPORT_COLUMNS,
+    Record,
     ResultRow,
     RowWriter,
     Summary,
@@ -18,7 +19,6 @@ from model.batch import (
     score_records,
     write_rows,
 )
-from model.readers import Record
 
 WORDS = ["good", "bad", "great", "awful", "movie", "film", "boring", "wonderful", "acting", "story"]
 

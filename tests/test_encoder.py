@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from model.config import EncoderConfig
-from model.encoder import TransformerClassifier, attention, sinusoidal_positional_encoding
-from model.weights import CONFIG_FILE, WEIGHTS_FILE, load_model, save_model
+from model.core.config import EncoderConfig
+from model.core.encoder import TransformerClassifier, attention, sinusoidal_positional_encoding
+from model.core.weights import CONFIG_FILE, WEIGHTS_FILE, load_model, save_model
 
 CFG = EncoderConfig(vocab_size=50, max_len=32, d_model=16, n_heads=4, n_layers=2, d_ff=32, dropout=0.0)
 

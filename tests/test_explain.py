@@ -240,7 +240,7 @@ def test_cheap_methods_are_a_subset():
 
 def test_cls_pooling_reads_row_zero(tmp_path):
     from model import Predictor
-    from model.config import EncoderConfig
+    from model.core.config import EncoderConfig
     from model.testing import make_random_model_dir
 
     cfg = EncoderConfig(max_len=64, d_model=16, n_heads=2, n_layers=2, d_ff=32, pooling="cls")

@@ -13,16 +13,15 @@ import torch
 from torch import nn
 
 from model.explain import Explanation, random_importance
-from model.faithfulness import (
+from model.explain.faithfulness import (
     AOPC_PERCENTS,
-    bootstrap_ci,
     erasure_inputs,
     erasure_scores,
     faithfulness,
-    main,
     tokens_for_percent,
     top_token_positions,
 )
+from model.faithfulness import bootstrap_ci, main
 
 CLS, PAD = 2, 0
 KEY = 7  # the stub's only decisive token id

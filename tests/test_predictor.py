@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
 
 import numpy as np
 import pytest
@@ -102,3 +103,93 @@ def test_from_pretrained_errors(tmp_path):
         Predictor.from_pretrained(tmp_path / "nope")
     with pytest.raises(FileNotFoundError, match="config.json"):
         Predictor.from_pretrained(tmp_path)
+
+
+def _held_elsewhere(lock) -> bool:
+    """True if another thread holds ``lock`` (probed from a helper thread, so an RLock's owner is not fooled)."""
+    got = []
+
+    def probe():
+        ok = lock.acquire(blocking=False)
+        got.append(ok)
+        if ok:
+            lock.release()
+
+    t = threading.Thread(target=probe)
+    t.start()
+    t.join()
+    return not got[0]
+
+
+def test_every_forward_pass_holds_the_forward_lock(tiny_predictor, monkeypatch):
+    """The concurrency policy (Predictor docstring): every forward pass runs under ``forward_lock``."""
+    from model.explain import EXPLANATION_METHODS
+
+    model = tiny_predictor.model
+    real = model.encode_with_maps
+    seen: list[bool] = []
+
+    def checked(*args, **kwargs):
+        seen.append(_held_elsewhere(tiny_predictor.forward_lock))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(model, "encode_with_maps", checked)
+    text = "A fine film with a dull ending."
+    pred = tiny_predictor.predict(text)
+    tiny_predictor.score_many([text, "bad", "good"], batch_size=2)
+    for method in EXPLANATION_METHODS:
+        e = tiny_predictor.explain(text, method, n_steps=4)
+        tiny_predictor.faithfulness(text, e)
+    tiny_predictor.explain(text, "grad_x_input", prediction=pred)
+    assert len(seen) > 10 and all(seen)
+
+
+def test_one_predictor_shared_by_threads_gives_the_sequential_results(tiny_predictor):
+    """Threads sharing one Predictor (as the GUI's inference, explanation and batch threads do) get the same
+    answers as one thread."""
+    texts = [f"review number {i}: {'great ' * (i % 7)}acting, {'awful ' * (i % 5)}plot" for i in range(24)]
+    expected = [tiny_predictor.predict(t).probabilities for t in texts]
+    expected_many = [s.probabilities for s in tiny_predictor.score_many(texts, batch_size=4)]
+    results: dict[str, list] = {}
+    errors: list[BaseException] = []
+
+    def run(name, fn):
+        try:
+            results[name] = fn()
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(f"predict{k}", lambda: [tiny_predictor.predict(t).probabilities
+                                                                         for t in texts])) for k in range(3)]
+    threads += [threading.Thread(target=run, args=(f"many{k}", lambda: [s.probabilities for s in
+                                                                      tiny_predictor.score_many(texts, batch_size=4)]))
+                for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for name, got in results.items():
+        want = expected if name.startswith("predict") else expected_many
+        np.testing.assert_allclose(np.stack(got), np.stack(want), rtol=1e-5, atol=1e-6)
+
+
+def test_prediction_arrays_are_read_only(tiny_predictor):
+    pred = tiny_predictor.predict("An immutable result.")
+    for arr in (pred.attention, pred.probabilities, pred.logits, pred.offsets):
+        assert not arr.flags.writeable
+    assert not tiny_predictor.score_many(["fine"])[0].probabilities.flags.writeable
+    assert not tiny_predictor.explain("An immutable result.", "rollout").scores.flags.writeable
+
+
+def test_replica_for_another_thread_has_its_own_weights_and_the_same_results(tiny_predictor):
+    """The one-Predictor-per-thread policy: a replica shares no torch tensor with its source."""
+    r = tiny_predictor.replica()
+    assert r.model is not tiny_predictor.model and r.forward_lock is not tiny_predictor.forward_lock
+    src = {p.data_ptr() for p in tiny_predictor.model.parameters()}
+    assert not src & {p.data_ptr() for p in r.model.parameters()}
+    assert not r.model.training and r.encoder is tiny_predictor.encoder
+    text = "The replica must agree with its source."
+    a, b = tiny_predictor.predict(text), r.predict(text)
+    np.testing.assert_allclose(b.attention, a.attention, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(b.probabilities, a.probabilities, rtol=1e-6, atol=1e-7)

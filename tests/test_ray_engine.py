@@ -1,4 +1,4 @@
-"""The Ray engine (model.ray_engine, ``--engine ray``): same rows, statuses and exit codes as the local engine.
+"""The Ray engine (model.batch.ray_engine, ``--engine ray``): same rows, statuses and exit codes as the local engine.
 
 Tests that start Ray are marked ``slow`` and share one local 2-CPU Ray
 instance (module fixture); they skip with the reason when the ``cluster``
@@ -16,11 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from model import ray_engine
-from model.batch import ResultRow, read_results, score_records
-from model.readers import Record, iter_records
-from model.score import main as score_main
-from model.shards import ShardWriter
+from model.batch import ResultRow, Record, iter_records, read_results, score_records, ray_engine
+from model.batch.cli import main as score_main
+from model.batch.shards import ShardWriter
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED_MODEL = ROOT / "resources" / "model"

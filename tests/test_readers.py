@@ -1,4 +1,4 @@
-"""The batch readers (model.readers): every format, encodings, folder rules and bad input as statuses."""
+"""The batch readers (model.batch.readers, model.batch.walk): every format, encodings, folder rules and bad input as statuses."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from model import readers
-from model.readers import Record, binary_kind, decode_bytes, estimate_count, iter_records, normalize_gold
+from model.batch import Record, estimate_count, iter_records, normalize_gold, readers
+from model.textio import binary_kind, decode_bytes
 
 TEXT = "Café naïve – “quoted” résumé, déjà vu. A great film!"  # needs cp1252 (en dash, curly quotes)
 

@@ -1,4 +1,4 @@
-"""The batch-scoring command line (model.score): rows, formats, exit codes 0/1/2/130."""
+"""The batch-scoring command line (model.batch.cli, python -m model.score): rows, formats, exit codes 0/1/2/130."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from model import score
 from model.batch import EXPORT_COLUMNS, read_results
+from model.batch import cli as score
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from model.tokenizer import CLS, HEAD_FRACTION, TextEncoder, head_tail_keep, load_tokenizer, train_tokenizer
+from model.core.tokenizer import CLS, HEAD_FRACTION, TextEncoder, head_tail_keep, load_tokenizer, train_tokenizer
 
 TEXTS = [
     "The acting was superb.<br /><br />I loved the ending, truly unforgettable!",

@@ -17,8 +17,6 @@ from PySide6.QtWidgets import QComboBox, QGraphicsPathItem, QHBoxLayout, QLabel,
 
 from .common import (
     HEATMAP_CMAP,
-    MAX_HEADS,
-    MEAN_HEADS,
     DeferredRender,
     TokenAxis,
     colormap,
@@ -26,6 +24,7 @@ from .common import (
     head_name,
     style_plot,
 )
+from .selectors import LayerHeadSelector
 
 
 class AttentionHeatmap(DeferredRender, QWidget):
@@ -74,8 +73,8 @@ class AttentionHeatmap(DeferredRender, QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         top = QHBoxLayout()
-        self.layer_combo = QComboBox()
-        self.head_combo = QComboBox()
+        self.selector = LayerHeadSelector(state, self)
+        self.layer_combo, self.head_combo = self.selector.layer_combo, self.selector.head_combo
         for combo in (self.layer_combo, self.head_combo):
             combo.setSizeAdjustPolicy(QComboBox.AdjustToContents)
         self.head_combo.setMinimumContentsLength(13)
@@ -93,36 +92,7 @@ class AttentionHeatmap(DeferredRender, QWidget):
         lay.addWidget(self.hover_label)
         state.prediction_changed.connect(self._on_prediction)
         state.layer_head_changed.connect(lambda *_: self.request_render())
-        state.layer_head_changed.connect(self._sync_combos)
-        state.model_changed.connect(self._fill_combos)
-        self.layer_combo.activated.connect(self._on_combo)
-        self.head_combo.activated.connect(self._on_combo)
         state.selection_changed.connect(lambda *_: self._draw_selection())
-
-    def _fill_combos(self, info) -> None:
-        for combo in (self.layer_combo, self.head_combo):
-            combo.blockSignals(True)
-            combo.clear()
-        for layer in range(info.n_layers):
-            self.layer_combo.addItem(f"layer {layer + 1}", layer)
-        for h in [*range(info.n_heads), MEAN_HEADS, MAX_HEADS]:
-            self.head_combo.addItem(head_name(h), h)
-        for combo in (self.layer_combo, self.head_combo):
-            combo.blockSignals(False)
-        self._sync_combos(self.state.layer, self.state.head)
-
-    def _sync_combos(self, layer: int, head: int) -> None:
-        for combo, value in ((self.layer_combo, layer), (self.head_combo, head)):
-            i = combo.findData(value)
-            if i >= 0 and i != combo.currentIndex():
-                combo.blockSignals(True)
-                combo.setCurrentIndex(i)
-                combo.blockSignals(False)
-
-    def _on_combo(self, *_) -> None:
-        layer, head = self.layer_combo.currentData(), self.head_combo.currentData()
-        if layer is not None and head is not None:
-            self.state.set_layer_head(int(layer), int(head))
 
     def _on_prediction(self, pred) -> None:
         self.request_render()

@@ -1,4 +1,4 @@
-"""The shared view state: current prediction, selected layer/head and selected query tokens.
+"""The shared view state: current prediction, its explanations, selected layer/head and selected query tokens.
 
 Every view reads this one object and listens to its signals, so clicking a
 token in any view selects it in all of them.
@@ -6,16 +6,24 @@ token in any view selects it in all of them.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QObject, Signal
 
 from .common import MAX_HEADS, MEAN_HEADS
 
+if TYPE_CHECKING:  # pragma: no cover - the records import no torch, but model.explain's package does
+    from model.explain.records import ExplanationResult
+    from model.prediction import Prediction
+
 
 class ExplorerState(QObject):
-    """Current ``model.Prediction``, model info, layer, head choice and token selection.
+    """Current ``model.Prediction``, its explanations, model info, layer, head choice and token selection.
 
     Signals:
         prediction_changed(object): a new Prediction (or None when cleared).
+        explanation_added(object): an :class:`model.explain.ExplanationResult` for the current text.
+        explanations_cleared(): the explanations no longer fit (new text or model).
         model_changed(object): a new :class:`desktop_app.worker.ModelInfo`.
         layer_head_changed(int, int): (layer, head choice); head is 0-based or
             :data:`MEAN_HEADS` / :data:`MAX_HEADS`.
@@ -23,13 +31,16 @@ class ExplorerState(QObject):
     """
 
     prediction_changed = Signal(object)
+    explanation_added = Signal(object)
+    explanations_cleared = Signal()
     model_changed = Signal(object)
     layer_head_changed = Signal(int, int)
     selection_changed = Signal(tuple)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.prediction = None
+        self.prediction: Prediction | None = None
+        self.explanations: dict[str, ExplanationResult] = {}  # method -> result, for the current text
         self.info = None
         self.layer = 0
         self.head = MEAN_HEADS
@@ -59,6 +70,21 @@ class ExplorerState(QObject):
             self.selection = ()
             self.selection_changed.emit(())
         self.prediction_changed.emit(pred)
+
+    def add_explanation(self, result: ExplanationResult) -> None:
+        """Keep ``result`` (one method's explanation of the current text) and announce it."""
+        self.explanations[result.method] = result
+        self.explanation_added.emit(result)
+
+    def discard_explanation(self, method: str) -> None:
+        """Forget one method's result (it is being recomputed)."""
+        self.explanations.pop(method, None)
+
+    def clear_explanations(self) -> None:
+        """Forget every explanation (a new text or model)."""
+        if self.explanations:
+            self.explanations.clear()
+        self.explanations_cleared.emit()
 
     def set_layer_head(self, layer: int, head: int, force: bool = False) -> None:
         """Select ``layer`` (0-based) and head choice (0-based, MEAN_HEADS or MAX_HEADS), clamped to the model."""

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..data import read_jsonl_gz
+from .data import read_jsonl_gz
 
 #: Reviews of the official train split held out for validation (seeded; the same split as ``model.train``).
 VAL_SIZE = 1250

@@ -42,10 +42,10 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm import tqdm
 
-from ..config import EncoderConfig
-from ..encoder import TransformerClassifier
-from ..tokenizer import MASK, TextEncoder, load_tokenizer
-from ..weights import TOKENIZER_FILE, load_state, save_model, save_state
+from ..core.config import EncoderConfig
+from ..core.encoder import TransformerClassifier
+from ..core.tokenizer import MASK, TextEncoder, load_tokenizer
+from ..core.weights import TOKENIZER_FILE, load_state, save_model, save_state
 from .common import (
     binary_f1,
     hardware,
@@ -113,10 +113,7 @@ class MaskedLMHead(nn.Module):
 
 def hidden_states(model: TransformerClassifier, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """The encoder's final hidden states (B, T, D) for token ids (B, T) and a bool mask (B, T)."""
-    x = model.embed_dropout(model.embed(ids))
-    for layer in model.layers:
-        x, _ = layer(x, mask, False)  # (B, T, D)
-    return model.final_norm(x)
+    return model.hidden_states(model.embed(ids), mask)[0]
 
 
 def mask_tokens(ids: torch.Tensor, mask: torch.Tensor, prob: float, mask_id: int, n_special: int,

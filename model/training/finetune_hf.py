@@ -36,7 +36,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from ..tokenizer import HEAD_FRACTION
+from ..core.tokenizer import HEAD_FRACTION
 from .common import (
     binary_f1,
     hardware,

@@ -13,7 +13,7 @@
    :func:`model.batch.score_records` (the local engine's code);
 3. yields the result rows to the caller in input order (Ray Data's
    ``preserve_order``), who writes them with :class:`model.batch.RowWriter` or,
-   for ``--out DIR/``, a :class:`model.shards.ShardWriter` (a folder of Parquet shards).
+   for ``--out DIR/``, a :class:`model.batch.shards.ShardWriter` (a folder of Parquet shards).
 
 The record stream is processed in windows of ``window_rows`` records (one Ray
 Dataset and one actor pool per window), so the driver's memory is bounded by a
@@ -46,8 +46,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .batch import ResultRow, _import_pyarrow, failed_row, parquet_schema, score_records
-from .readers import Record, iter_records
+from .engine import ResultRow, failed_row, score_records
+from .export import _import_pyarrow, parquet_schema
+from .readers import Record
+from .walk import iter_records
 
 CLUSTER_HINT = "the Ray engine needs the 'cluster' extra: pip install 'attention-explorer[cluster]'"
 # Test hook (not a CLI option): the path of a marker file; the first actor to reach its second block creates it and
@@ -223,7 +225,7 @@ class ScoringActor:
     def __init__(self, model_dir: str, batch_size: int, device: str, torch_threads: int) -> None:
         import torch
 
-        from .predictor import Predictor
+        from ..predictor import Predictor
 
         torch.set_num_threads(max(1, int(torch_threads)))
         if device.startswith("cuda") and not torch.cuda.is_available():

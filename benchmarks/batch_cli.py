@@ -1,7 +1,7 @@
 """Benchmark of batch scoring through the command line: reviews/s and peak RSS (prints numbers, asserts nothing).
 
-    python -m model.bench_batch --n 2000                      # IMDB test reviews, JSON Lines + aclImdb folder
-    python -m model.bench_batch --n 25000 --model resources/model
+    python -m benchmarks.batch_cli --n 2000                      # IMDB test reviews, JSON Lines + aclImdb folder
+    python -m benchmarks.batch_cli --n 25000 --model resources/model
 
 It samples ``n`` reviews (every k-th line, so both labels appear) from the IMDB
 test split (``test.jsonl.gz``), writes them as one JSON Lines file and, with
@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .paths import resources_dir
+from model.core.paths import resources_dir
 
 DEFAULT_DATA = resources_dir().parent.parent / "shared" / "data" / "imdb" / "test.jsonl.gz"
 
@@ -48,10 +48,10 @@ def build_random_model(out: Path, texts: list[str]) -> Path:
     """A random model with the trained model's architecture and a vocabulary trained on ``texts``."""
     import torch
 
-    from .config import EncoderConfig
-    from .encoder import TransformerClassifier
-    from .tokenizer import train_tokenizer
-    from .weights import TOKENIZER_FILE, save_model
+    from model.core.config import EncoderConfig
+    from model.core.encoder import TransformerClassifier
+    from model.core.tokenizer import train_tokenizer
+    from model.core.weights import TOKENIZER_FILE, save_model
 
     out.mkdir(parents=True, exist_ok=True)
     tok = train_tokenizer(texts, vocab_size=16000, min_frequency=2)

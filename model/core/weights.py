@@ -6,13 +6,13 @@ Nothing here unpickles: weights are safetensors, everything else is JSON.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
+
+from model.atomic import atomic_path
 
 from .config import EncoderConfig
 from .encoder import TransformerClassifier
@@ -23,19 +23,6 @@ TOKENIZER_FILE = "tokenizer.json"
 METRICS_FILE = "metrics.json"
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and an atomic rename."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def save_state(tensors: dict[str, torch.Tensor], path: str | Path, metadata: dict | None = None) -> None:
     """Save named tensors as safetensors, atomically (temp file + rename).
 
@@ -44,12 +31,9 @@ def save_state(tensors: dict[str, torch.Tensor], path: str | Path, metadata: dic
         path: destination ``.safetensors`` file.
         metadata: optional JSON-serialisable dict stored in the header under "json".
     """
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
     clean = {k: v.detach().to("cpu").contiguous() for k, v in tensors.items()}
-    save_file(clean, str(tmp), metadata={"json": json.dumps(metadata)} if metadata is not None else None)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        save_file(clean, tmp, metadata={"json": json.dumps(metadata)} if metadata is not None else None)
 
 
 def load_state(path: str | Path) -> dict[str, torch.Tensor]:

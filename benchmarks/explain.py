@@ -1,6 +1,6 @@
 """Benchmark of the explanation methods (prints numbers, asserts nothing).
 
-``python -m model.bench_explain [--tokens 256] [--repeats 5] [--ig-steps 32] [--model DIR]``
+``python -m benchmarks.explain [--tokens 256] [--repeats 5] [--ig-steps 32] [--model DIR]``
 
 Without ``--model`` it builds a randomly initialised model with the shipped
 architecture (``EncoderConfig(max_len=512, d_model=128, n_heads=4,
@@ -21,7 +21,7 @@ import time
 import numpy as np
 import torch
 
-from .explain import CHEAP_METHODS, explain
+from model.explain import CHEAP_METHODS, explain
 
 
 def _text_with_tokens(predictor, n_tokens: int) -> str:
@@ -52,7 +52,7 @@ def _text_with_tokens(predictor, n_tokens: int) -> str:
 
 def main(argv=None) -> int:
     """Run the benchmark and print a table plus a JSON line; returns 0."""
-    ap = argparse.ArgumentParser(prog="python -m model.bench_explain", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.explain", description=__doc__.split("\n\n")[0])
     ap.add_argument("--tokens", type=int, default=256, help="review length in tokens, [CLS] included")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--ig-steps", type=int, default=32)
@@ -61,9 +61,9 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's choice)")
     args = ap.parse_args(argv)
 
-    from .config import EncoderConfig
-    from .predictor import Predictor
-    from .testing import make_random_model_dir
+    from model.core.config import EncoderConfig
+    from model.predictor import Predictor
+    from model.testing import make_random_model_dir
 
     if args.model is None:
         tmp = tempfile.mkdtemp(prefix="bench_explain_")

@@ -55,29 +55,23 @@ undecodable bytes, unsupported file type, no text column, invalid JSON, ...
 
 from __future__ import annotations
 
-import codecs
 import csv
 import errno
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO
 
-from charset_normalizer import from_bytes
+from model.textio import SAMPLE_BYTES, binary_kind, decode_bytes, detect_stream_encoding
 
 DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024  # 10 MB; files read whole (.txt, .json) above this are refused
-SAMPLE_BYTES = 64 * 1024  # bytes sniffed for magic numbers, NUL bytes and the encoding of streamed files
-DETECT_BYTES = 4 * 1024 * 1024  # at most this many bytes are given to charset-normalizer
-CP1252_TOLERANCE = 0.1  # cp1252 wins ties within this chaos (mess ratio) margin of charset-normalizer's best
 
 REVIEW_EXTENSIONS = (".txt",)
 TABLE_EXTENSIONS = (".csv", ".tsv")
 JSONL_EXTENSIONS = (".jsonl", ".ndjson")
 JSON_EXTENSIONS = (".json",)
-SUPPORTED_EXTENSIONS = REVIEW_EXTENSIONS + TABLE_EXTENSIONS + JSONL_EXTENSIONS + JSON_EXTENSIONS
 
 TEXT_COLUMNS = ("text", "review", "content")
 LABEL_COLUMNS = ("label", "sentiment", "gold")
@@ -85,37 +79,6 @@ POSITIVE_VALUES = {"pos", "positive", "1", "true", "+1"}
 NEGATIVE_VALUES = {"neg", "negative", "0", "false"}
 GOLD_FOLDERS = {"pos": "positive", "neg": "negative"}
 _SKIPPED_NAMES = re.compile(r"^(urls_\w+\.txt|imdbEr\.txt)$", re.IGNORECASE)
-
-# (magic prefix, kind) for common binary formats that must not be scored as text.
-_MAGIC = (
-    (b"\x89PNG\r\n\x1a\n", "PNG image"),
-    (b"\xff\xd8\xff", "JPEG image"),
-    (b"GIF87a", "GIF image"),
-    (b"GIF89a", "GIF image"),
-    (b"%PDF-", "PDF document"),
-    (b"PK\x03\x04", "ZIP archive (or docx/xlsx/odt)"),
-    (b"PK\x05\x06", "ZIP archive"),
-    (b"\x1f\x8b", "gzip archive"),
-    (b"BZh", "bzip2 archive"),
-    (b"\xfd7zXZ\x00", "xz archive"),
-    (b"7z\xbc\xaf\x27\x1c", "7-Zip archive"),
-    (b"Rar!\x1a\x07", "RAR archive"),
-    (b"\x7fELF", "executable (ELF)"),
-    (b"MZ", "executable (Windows)"),
-    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "Microsoft Office document"),
-    (b"PAR1", "Parquet file"),
-    (b"SQLite format 3\x00", "SQLite database"),
-    (b"RIFF", "RIFF media file"),
-    (b"OggS", "Ogg media file"),
-    (b"ID3", "MP3 audio"),
-)
-_BOMS = (
-    (codecs.BOM_UTF32_LE, "utf-32"),  # before UTF-16 LE: it starts with the same two bytes
-    (codecs.BOM_UTF32_BE, "utf-32"),
-    (codecs.BOM_UTF8, "utf-8-sig"),
-    (codecs.BOM_UTF16_LE, "utf-16"),
-    (codecs.BOM_UTF16_BE, "utf-16"),
-)
 
 
 @dataclass(frozen=True)
@@ -196,126 +159,6 @@ def _os_error_status(exc: OSError, path: str) -> str:
         return "is a folder"
     return f"cannot read: {exc.strerror or exc}"
 
-
-def binary_kind(sample: bytes) -> str | None:
-    """Name the binary format of a file from its first bytes, or None if it may be text.
-
-    Args:
-        sample: the first bytes of the file (a few KB are enough).
-
-    Returns:
-        e.g. ``"PNG image"``; ``"binary data"`` for NUL bytes that are not
-        UTF-16/UTF-32 text; None when the bytes may be text.
-    """
-    if any(sample.startswith(bom) for bom, _ in _BOMS):
-        return None
-    for magic, kind in _MAGIC:
-        if sample.startswith(magic):
-            return kind
-    if b"\x00" in sample and _bomless_utf16(sample) is None:
-        return "binary data"
-    return None
-
-
-def _bomless_utf16(sample: bytes) -> str | None:
-    """``"utf-16-le"``/``"utf-16-be"`` when the NUL pattern looks like mostly-ASCII UTF-16."""
-    if len(sample) < 4:
-        return None
-    even, odd = sample[0::2], sample[1::2]
-    if odd.count(0) >= 0.9 * len(odd) and even.count(0) <= 0.1 * len(even):
-        return "utf-16-le"
-    if even.count(0) >= 0.9 * len(even) and odd.count(0) <= 0.1 * len(odd):
-        return "utf-16-be"
-    return None
-
-
-def decode_bytes(data: bytes) -> tuple[str, str]:
-    """Decode a whole file's bytes to text.
-
-    Order: BOM (UTF-8/16/32), strict UTF-8, BOM-less UTF-16 (NUL pattern),
-    then ``charset_normalizer.from_bytes(...).best()``.
-
-    Returns:
-        ``(text, encoding_name)``.
-
-    Raises:
-        UnicodeDecodeError / ValueError: when no encoding fits ("undecodable").
-    """
-    for bom, enc in _BOMS:
-        if data.startswith(bom):
-            return data.decode(enc), enc
-    le_be = _bomless_utf16(data[:SAMPLE_BYTES]) if b"\x00" in data[:SAMPLE_BYTES] else None
-    if le_be:
-        return data.decode(le_be), le_be
-    try:
-        return data.decode("utf-8"), "utf-8"
-    except UnicodeDecodeError:
-        pass
-    enc = guess_encoding(data[:DETECT_BYTES])
-    return data.decode(enc), enc
-
-
-def guess_encoding(data: bytes) -> str:
-    """Guess the 8-bit code page of non-UTF-8 bytes with charset-normalizer.
-
-    charset-normalizer ranks candidates by "chaos" (mess ratio); on short
-    texts several code pages tie (cp1250, cp1252, cp1257 ...). Among the
-    candidates within ``CP1252_TOLERANCE`` of the best chaos, cp1252 (the
-    Windows Western code page, a superset of latin-1's printable range and
-    the usual legacy encoding of English reviews) wins.
-
-    Returns:
-        A Python codec name.
-
-    Raises:
-        ValueError: no candidate fits ("undecodable bytes ...").
-    """
-    matches = list(from_bytes(data))
-    if not matches:
-        raise ValueError("undecodable bytes (not UTF-8, UTF-16 or a known 8-bit code page)")
-    best = matches[0]
-    for m in matches:
-        if m.encoding == "cp1252" and m.chaos <= best.chaos + CP1252_TOLERANCE:
-            return "cp1252"
-    return best.encoding
-
-
-def detect_stream_encoding(path: str | Path, sample: bytes) -> str:
-    """Pick the encoding of a file that will be streamed (CSV/TSV/JSON Lines).
-
-    A BOM decides at once; otherwise the whole file is checked for strict
-    UTF-8 in 1 MB pieces (incremental decoder, constant memory); failing
-    that, charset-normalizer looks at the first ``DETECT_BYTES`` bytes.
-
-    Args:
-        path: the file.
-        sample: its first ``SAMPLE_BYTES`` bytes.
-
-    Returns:
-        A Python codec name (``"utf-8-sig"`` for a UTF-8 BOM).
-
-    Raises:
-        OSError: the file cannot be read.
-        ValueError: no encoding fits.
-    """
-    for bom, enc in _BOMS:
-        if sample.startswith(bom):
-            return enc
-    le_be = _bomless_utf16(sample) if b"\x00" in sample else None
-    if le_be:
-        return le_be
-    dec = codecs.getincrementaldecoder("utf-8")("strict")
-    try:
-        with open(path, "rb") as fh:
-            while piece := fh.read(1 << 20):
-                dec.decode(piece)
-            dec.decode(b"", final=True)
-        return "utf-8"
-    except UnicodeDecodeError:
-        pass
-    with open(path, "rb") as fh:
-        head = fh.read(DETECT_BYTES)
-    return guess_encoding(head)
 
 
 def _read_sample(path: str) -> bytes:
@@ -513,202 +356,36 @@ def _gold_from_folder(path: str) -> str | None:
     return GOLD_FOLDERS.get(os.path.basename(os.path.dirname(path)).lower())
 
 
-def _iter_file(path: str, text_column: str | None, max_file_bytes: int | None) -> Iterator[Record]:
-    """Records of one supported file (the extension decides the reader)."""
+def _iter_review(path: str, text_column: str | None, max_file_bytes: int | None) -> Iterator[Record]:
+    """The one review of a ``.txt`` file (gold label from a ``pos``/``neg`` parent folder)."""
+    text, status = _read_text_file(path, max_file_bytes)
+    gold = _gold_from_folder(path)
+    yield Record(path, text, gold) if text is not None else _fail(path, status or "cannot read", gold)
+
+
+Reader = Callable[[str, "str | None", "int | None"], Iterator[Record]]
+"""``reader(path, text_column, max_file_bytes) -> records`` of one file."""
+
+READERS: dict[str, Reader] = {
+    **dict.fromkeys(REVIEW_EXTENSIONS, _iter_review),
+    **dict.fromkeys(TABLE_EXTENSIONS, _iter_table),
+    **dict.fromkeys(JSONL_EXTENSIONS, _iter_jsonl),
+    **dict.fromkeys(JSON_EXTENSIONS, _iter_json),
+}
+"""The readers, keyed by lower-case file extension (a new format is one entry here)."""
+
+SUPPORTED_EXTENSIONS = tuple(READERS)
+
+
+def read_file(path: str, text_column: str | None, max_file_bytes: int | None) -> Iterator[Record]:
+    """Records of one file: :data:`READERS` picks the reader by extension; other files get one status record."""
     ext = os.path.splitext(path)[1].lower()
-    if ext in REVIEW_EXTENSIONS:
-        text, status = _read_text_file(path, max_file_bytes)
-        gold = _gold_from_folder(path)
-        yield Record(path, text, gold) if text is not None else _fail(path, status or "cannot read", gold)
-    elif ext in TABLE_EXTENSIONS:
-        yield from _iter_table(path, text_column, max_file_bytes)
-    elif ext in JSONL_EXTENSIONS:
-        yield from _iter_jsonl(path, text_column, max_file_bytes)
-    elif ext in JSON_EXTENSIONS:
-        yield from _iter_json(path, text_column, max_file_bytes)
-    else:
+    reader = READERS.get(ext)
+    if reader is None:
         supported = ", ".join(SUPPORTED_EXTENSIONS)
         yield _fail(path, f"unsupported file type {ext or '(no extension)'!r} (supported: {supported})")
+    else:
+        yield from reader(path, text_column, max_file_bytes)
 
 
-class _Walker:
-    """State of one :func:`iter_records` call: real paths already seen (files and folders)."""
-
-    def __init__(self, text_column: str | None, max_file_bytes: int | None) -> None:
-        self.text_column = text_column
-        self.max_file_bytes = max_file_bytes
-        self.seen_files: dict[str, str] = {}  # real path -> first source
-        self.seen_dirs: dict[str, str] = {}  # real path -> first path walked
-        self.stack: set[str] = set()  # real paths of the folders being walked (ancestors)
-
-    def file(self, path: str) -> Iterator[Record]:
-        """Records of one file, or one "duplicate of ..." record if its real path was read already."""
-        real = os.path.realpath(path)
-        first = self.seen_files.get(real)
-        if first is not None:
-            yield _fail(path, f"duplicate of {first}")
-            return
-        self.seen_files[real] = path
-        yield from _iter_file(path, self.text_column, self.max_file_bytes)
-
-    def folder(self, path: str) -> Iterator[Record]:
-        """Records of a folder, recursively, in natural order; loops and repeated folders become one record."""
-        real = os.path.realpath(path)
-        if real in self.stack:
-            yield _fail(path, f"symlink loop (leads back to {self.seen_dirs.get(real, real)}); not entered")
-            return
-        if real in self.seen_dirs:
-            yield _fail(path, f"duplicate of folder {self.seen_dirs[real]}; not entered again")
-            return
-        self.seen_dirs[real] = path
-        try:
-            with os.scandir(path) as it:
-                entries = sorted(it, key=lambda e: _natural_key(e.name))
-        except OSError as exc:
-            yield _fail(path, _os_error_status(exc, path))
-            return
-        self.stack.add(real)
-        try:
-            for entry in entries:
-                if entry.name.startswith("."):
-                    continue
-                child = entry.path
-                try:
-                    is_dir = entry.is_dir()  # follows symlinks
-                    is_file = not is_dir and entry.is_file()
-                except OSError as exc:
-                    yield _fail(child, _os_error_status(exc, child))
-                    continue
-                if is_dir:
-                    yield from self.folder(child)
-                elif is_file:
-                    ext = os.path.splitext(entry.name)[1].lower()
-                    if ext in SUPPORTED_EXTENSIONS and not _SKIPPED_NAMES.match(entry.name):
-                        yield from self.file(child)
-                elif entry.is_symlink():
-                    yield _fail(child, self._dangling_status(child))
-                # sockets, FIFOs, devices: skipped silently
-        finally:
-            self.stack.discard(real)
-
-    @staticmethod
-    def _dangling_status(path: str) -> str:
-        try:
-            os.stat(path)
-        except OSError as exc:
-            return _os_error_status(exc, path)
-        return "not a regular file"
-
-    def top(self, path: str) -> Iterator[Record]:
-        """Records of one path given by the user (file, folder, dangling link or missing path)."""
-        if os.path.isdir(path):
-            yield from self.folder(path)
-        elif os.path.isfile(path):
-            yield from self.file(path)
-        elif os.path.lexists(path):
-            yield _fail(path, self._dangling_status(path))
-        else:
-            yield _fail(path, "not found")
-
-
-def iter_records(
-    paths: Iterable[str | os.PathLike],
-    text_column: str | None = None,
-    max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
-) -> Iterator[Record]:
-    """Lazily yield one :class:`Record` per review found in ``paths`` (files and/or folders).
-
-    Args:
-        paths: files and folders, in the order they should be read.
-        text_column: the CSV/TSV column or JSON field holding the text; None
-            detects ``text``/``review``/``content`` (case-insensitive).
-        max_file_bytes: files read whole (``.txt``, ``.json``) larger than
-            this many bytes get a "too large" record; CSV/TSV/JSON Lines files
-            are streamed, so the cap applies to each row's text (in
-            characters) instead. None disables the cap.
-
-    Yields:
-        Records in a deterministic order (arguments in order, folder entries in
-        natural sort order). Never raises for bad input: failures are records
-        with ``status != "ok"`` (see the module docstring for the rules).
-    """
-    walker = _Walker(text_column, max_file_bytes)
-    for p in paths:
-        yield from walker.top(os.fspath(p))
-
-
-def estimate_count(paths: Iterable[str | os.PathLike], max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES) -> int:
-    """A quick estimate of how many records :func:`iter_records` will yield (for progress bars / ETA).
-
-    Walks folders with the same rules (without decoding anything); a one-review
-    file or a JSON file counts 1, a CSV/TSV file its newline count minus the
-    header, a JSON Lines file its newline count (counted in 1 MB binary
-    pieces). Quoted newlines in CSV fields make it an over-estimate.
-
-    Returns:
-        The estimated number of records, >= 0. Never raises.
-    """
-    total = 0
-    seen: set[str] = set()
-
-    def count_file(path: str) -> int:
-        ext = os.path.splitext(path)[1].lower()
-        if ext not in TABLE_EXTENSIONS + JSONL_EXTENSIONS:
-            return 1
-        n = 0
-        last = b"\n"
-        try:
-            with open(path, "rb") as fh:
-                while piece := fh.read(1 << 20):
-                    n += piece.count(b"\n")
-                    last = piece[-1:]
-        except OSError:
-            return 1
-        n += last != b"\n"
-        return max(1, n - 1) if ext in TABLE_EXTENSIONS else max(1, n)
-
-    def walk(path: str) -> int:
-        real = os.path.realpath(path)
-        if real in seen:
-            return 1
-        seen.add(real)
-        if not os.path.isdir(path):
-            return count_file(path) if os.path.isfile(path) else 1
-        n = 0
-        try:
-            with os.scandir(path) as it:
-                for e in it:
-                    if e.name.startswith("."):
-                        continue
-                    try:
-                        if e.is_dir():
-                            n += walk(e.path)
-                        elif e.is_file():
-                            ext = os.path.splitext(e.name)[1].lower()
-                            if ext in SUPPORTED_EXTENSIONS and not _SKIPPED_NAMES.match(e.name):
-                                n += count_file(e.path)
-                        elif e.is_symlink():
-                            n += 1
-                    except OSError:
-                        n += 1
-        except OSError:
-            return 1
-        return n
-
-    for p in paths:
-        total += walk(os.fspath(p))
-    return total
-
-
-__all__ = [
-    "DEFAULT_MAX_FILE_BYTES",
-    "SUPPORTED_EXTENSIONS",
-    "Record",
-    "binary_kind",
-    "decode_bytes",
-    "detect_stream_encoding",
-    "estimate_count",
-    "guess_encoding",
-    "iter_records",
-    "normalize_gold",
-]
+__all__ = ["DEFAULT_MAX_FILE_BYTES", "READERS", "SUPPORTED_EXTENSIONS", "Record", "normalize_gold", "read_file"]

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import json
 from pathlib import Path
 
 import numpy as np
+
+from model.textio import read_labelled_rows
 
 
 def read_jsonl_gz(path: str | Path) -> tuple[list[str], np.ndarray]:
@@ -21,22 +21,7 @@ def read_jsonl_gz(path: str | Path) -> tuple[list[str], np.ndarray]:
         FileNotFoundError: if ``path`` does not exist.
         ValueError: on a malformed row, naming the file and line.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"data file not found: {path}")
-    opener = gzip.open if path.suffix == ".gz" else open
-    texts: list[str] = []
-    labels: list[int] = []
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                texts.append(str(row["text"]))
-                labels.append(int(row.get("label", -1)))
-            except (ValueError, KeyError, TypeError) as exc:
-                raise ValueError(f"{path}:{lineno}: bad row: {exc}") from exc
+    texts, labels = read_labelled_rows(path, lambda row: int(row.get("label", -1)))
     return texts, np.asarray(labels, dtype=np.int64)
 
 

@@ -12,7 +12,7 @@ def resources_dir() -> Path:
 
     Order: the ``ATTENTION_EXPLORER_RESOURCES`` environment variable; inside a
     PyInstaller bundle, ``sys._MEIPASS/resources``; otherwise ``resources/``
-    beside the ``model`` package (the source checkout).
+    beside the ``model`` package (the source checkout; this file is ``model/core/paths.py``).
     """
     env = os.environ.get("ATTENTION_EXPLORER_RESOURCES")
     if env:
@@ -20,7 +20,7 @@ def resources_dir() -> Path:
     frozen_root = getattr(sys, "_MEIPASS", None)
     if frozen_root:
         return Path(frozen_root) / "resources"
-    return Path(__file__).resolve().parent.parent / "resources"
+    return Path(__file__).resolve().parent.parent.parent / "resources"
 
 
 def default_model_dir() -> Path:

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m model.bench [--model DIR] [--data ../shared/data/imdb/test.jsonl.gz] [--n 2000]
+    python -m benchmarks.predict [--model DIR] [--data ../shared/data/imdb/test.jsonl.gz] [--n 2000]
 
 Reports:
 - ``score_many_reviews_per_s``: batch throughput of ``Predictor.score_many`` on
@@ -25,8 +25,8 @@ import time
 import numpy as np
 import torch
 
-from .evaluate import read_labelled
-from .predictor import Predictor
+from model.evaluate import read_labelled
+from model.predictor import Predictor
 
 
 def review_of_about(predictor: Predictor, texts: list[str], n_tokens: int) -> str:

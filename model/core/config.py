@@ -9,13 +9,13 @@ from pathlib import Path
 
 @dataclass(frozen=True)
 class EncoderConfig:
-    """Hyper-parameters of :class:`model.encoder.TransformerClassifier`.
+    """Hyper-parameters of :class:`model.core.encoder.TransformerClassifier`.
 
     Attributes:
         vocab_size: number of token ids (embedding rows).
         max_len: the longest input the model accepts, in tokens, the
             classification token included. Longer reviews are truncated
-            (see :mod:`model.tokenizer`).
+            (see :mod:`model.core.tokenizer`).
         d_model: width of every residual-stream vector ("Attention Is All You
             Need", section 3).
         n_heads: attention heads per layer; ``d_model % n_heads == 0``.
@@ -73,7 +73,7 @@ class EncoderConfig:
         Path(path).write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
 
     @classmethod
-    def from_dict(cls, data: dict) -> "EncoderConfig":
+    def from_dict(cls, data: dict) -> EncoderConfig:
         """Build a config from a dict, rejecting unknown keys.
 
         Raises:
@@ -86,7 +86,7 @@ class EncoderConfig:
         return cls(**data)
 
     @classmethod
-    def from_json(cls, path: str | Path) -> "EncoderConfig":
+    def from_json(cls, path: str | Path) -> EncoderConfig:
         """Read a config written by :meth:`to_json`.
 
         Raises:

@@ -2,12 +2,12 @@
 
 Usage::
 
-    python -m model.baseline --data ../shared/data/imdb
+    python -m model.training.baseline --data ../shared/data/imdb
 
 Trains on the official train split only and prints one JSON line with test
 accuracy and F1 on the official 25,000-review test split. Training-side code
 (scikit-learn); not used by the product. :func:`fit_tfidf_logreg` is also the
-teacher that ``python -m model.train --distill-unsup N`` distils from.
+teacher that ``python -m model.training.train --distill-unsup N`` distils from.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """GUI responsiveness while one huge review is analysed (prints numbers, asserts nothing).
 
-``python -m desktop_app.bench_long_review [--mb 1.0] [--data ../shared/data/imdb/test.jsonl.gz] [--model DIR]``
+``python -m benchmarks.long_review [--mb 1.0] [--data ../shared/data/imdb/test.jsonl.gz] [--model DIR]``
 
 Opens the real main window (offscreen when no display is set), pastes ``--mb`` megabytes of real IMDB test
 reviews into the editor as one review, and records, with a 5 ms QTimer, how long the event loop goes without
@@ -21,8 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from desktop_app.bench_batch_gui import open_loaded_window, prepare
-from model.bench_batch import DEFAULT_DATA
+from benchmarks.batch_cli import DEFAULT_DATA
+from benchmarks.batch_gui import open_loaded_window, prepare
 from model.evaluate import read_labelled
 
 
@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     if not prepare(args.data):
         return 2
     with tempfile.TemporaryDirectory(prefix="ae-bench-long-") as tmp:
-        from desktop_app.main_window import SETTINGS_ENV
+        from desktop_app.settings import SETTINGS_ENV
 
         os.environ[SETTINGS_ENV] = str(Path(tmp) / "settings.ini")  # leave the user's settings alone
         return _run(args)

@@ -1,4 +1,4 @@
-"""Rendering benchmark at 512 tokens: ``python -m desktop_app.bench_render [--model DIR] [--repeats N]``.
+"""Rendering benchmark at 512 tokens: ``python -m benchmarks.render [--model DIR] [--repeats N]``.
 
 Prints one JSON object with, in milliseconds (median and max over the repeats):
 

@@ -10,7 +10,7 @@ prints one JSON line per variant with the median and all runs, in seconds:
 
 Usage::
 
-    python build_scripts/bench_startup.py [--runs 5] [--model DIR] [--only source|bundle]
+    python -m benchmarks.startup [--runs 5] [--model DIR] [--only source|bundle]
 
 "From source" runs ``python -m desktop_app`` with this interpreter; "bundle" runs
 ``dist/AttentionExplorer/AttentionExplorer`` (build it first with build_scripts/build.py).

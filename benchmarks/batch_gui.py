@@ -1,6 +1,6 @@
 """GUI responsiveness while a large batch is scored (prints numbers, asserts nothing).
 
-``python -m desktop_app.bench_batch_gui [--n 25000] [--data ../shared/data/imdb/test.jsonl.gz] [--model DIR]``
+``python -m benchmarks.batch_gui [--n 25000] [--data ../shared/data/imdb/test.jsonl.gz] [--model DIR]``
 
 Opens the real main window (offscreen when no display is set), writes ``--n``
 IMDB test reviews to a temporary JSON Lines file and hands it to the batch
@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from model.bench_batch import DEFAULT_DATA
+from benchmarks.batch_cli import DEFAULT_DATA
 from model.evaluate import read_labelled
 
 
@@ -87,7 +87,7 @@ def _run(args: argparse.Namespace, tmp: Path) -> int:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from desktop_app.main_window import SETTINGS_ENV
+    from desktop_app.settings import SETTINGS_ENV
 
     os.environ[SETTINGS_ENV] = str(tmp / "settings.ini")  # leave the user's settings alone
     texts = read_labelled(args.data)[0][: args.n]

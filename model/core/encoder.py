@@ -16,8 +16,8 @@ from __future__ import annotations
 import math
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
+from torch import nn
 
 from .config import EncoderConfig
 
@@ -222,10 +222,50 @@ class TransformerClassifier(nn.Module):
         x = self.token_embedding(input_ids) * math.sqrt(self.config.d_model)  # (B, T, D)
         return x + self.positional_encoding[:T]
 
+    def hidden_states(
+        self, x: torch.Tensor, attention_mask: torch.Tensor, need_weights: bool = False
+    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """The encoder layers on embedded inputs: ``(final hidden states (B, T, D), maps)``.
+
+        ``maps`` is ``[p_attn (B, H, T, T)] * L`` when ``need_weights``, else ``[]``. The classification read-out
+        (:meth:`encode_with_maps`) and masked-language-model pretraining (``model.training.distill``) both
+        start from these hidden states.
+        """
+        x = self.embed_dropout(x)
+        maps = []
+        for layer in self.layers:
+            x, p_attn = layer(x, attention_mask, need_weights)  # (B, T, D), (B, H, T, T)
+            if need_weights:
+                maps.append(p_attn)
+        return self.final_norm(x), maps
+
+    def encode_with_maps(
+        self, x: torch.Tensor, attention_mask: torch.Tensor, need_weights: bool = False
+    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """The forward pass from embedded inputs to logits (the only copy of it).
+
+        Args:
+            x: (B, T, D) output of :meth:`embed` (or a perturbed copy of it).
+            attention_mask: bool (B, T), True for real tokens.
+            need_weights: keep every layer's attention probabilities.
+
+        Returns:
+            ``(logits (B, C), maps)``: maps is ``[p_attn (B, H, T, T)] * L`` (the
+            tensors the logits were computed from, so autograd reaches them) when
+            ``need_weights``, else ``[]``.
+        """
+        x, maps = self.hidden_states(x, attention_mask, need_weights)  # (B, T, D)
+        if self.config.pooling == "cls":
+            pooled = x[:, 0]  # (B, D)
+        else:
+            m = attention_mask.unsqueeze(-1).to(x.dtype)  # (B, T, 1)
+            pooled = (x * m).sum(1) / m.sum(1).clamp_min(1.0)  # (B, D)
+        return self.head(self.head_dropout(pooled)), maps  # (B, C)
+
     def encode(
         self, x: torch.Tensor, attention_mask: torch.Tensor, need_weights: bool = False
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """Run the encoder layers and the head on embedded inputs.
+        """Run the encoder layers and the head on embedded inputs (:meth:`encode_with_maps`, maps stacked).
 
         Args:
             x: (B, T, D) output of :meth:`embed` (or a perturbed copy of it).
@@ -236,19 +276,7 @@ class TransformerClassifier(nn.Module):
             ``(logits, attentions)``: logits (B, C); attentions
             (B, L, H, T, T) or None.
         """
-        x = self.embed_dropout(x)
-        maps = []
-        for layer in self.layers:
-            x, p_attn = layer(x, attention_mask, need_weights)  # (B, T, D), (B, H, T, T)
-            if need_weights:
-                maps.append(p_attn)
-        x = self.final_norm(x)
-        if self.config.pooling == "cls":
-            pooled = x[:, 0]  # (B, D)
-        else:
-            m = attention_mask.unsqueeze(-1).to(x.dtype)  # (B, T, 1)
-            pooled = (x * m).sum(1) / m.sum(1).clamp_min(1.0)  # (B, D)
-        logits = self.head(self.head_dropout(pooled))  # (B, C)
+        logits, maps = self.encode_with_maps(x, attention_mask, need_weights)
         attentions = torch.stack(maps, dim=1) if need_weights else None  # (B, L, H, T, T)
         return logits, attentions
 

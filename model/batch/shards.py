@@ -11,7 +11,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from .batch import ResultRow, RowWriter, _import_pyarrow
+from .engine import ResultRow
+from .export import RowWriter, _import_pyarrow
 
 
 def is_shard_folder(out: str | os.PathLike) -> bool:

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m model.train --data ../shared/data/imdb --out resources/model
+    python -m model.training.train --data ../shared/data/imdb --out resources/model
 
 Recipe (documented in ``resources/model/README.md``):
 
@@ -18,7 +18,7 @@ Recipe (documented in ``resources/model/README.md``):
    averaging) that is kept when it validates better.
 4. Optional, ``--distill-unsup N``: knowledge distillation (Hinton et al.
    2015) on unlabeled reviews. A TF-IDF 1-2-gram logistic regression (the
-   reference bar of :mod:`model.baseline`) is fitted on the same training
+   reference bar of :mod:`model.training.baseline`) is fitted on the same training
    reviews (never the validation or test ones) and labels N seeded
    unlabeled reviews with its class probabilities; the encoder trains on
    the gold reviews (label-smoothed one-hot targets) and those reviews
@@ -49,11 +49,13 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from .config import EncoderConfig
+from model.core.config import EncoderConfig
+from model.core.encoder import TransformerClassifier
+from model.core.tokenizer import TextEncoder, load_tokenizer, train_tokenizer
+from model.core.weights import CONFIG_FILE, METRICS_FILE, TOKENIZER_FILE, load_model, load_state, save_model, save_state
+
+from .common import binary_f1, length_bucketed_batches, lr_at
 from .data import read_jsonl_gz, sha256_file
-from .encoder import TransformerClassifier
-from .tokenizer import TextEncoder, load_tokenizer, train_tokenizer
-from .weights import CONFIG_FILE, METRICS_FILE, TOKENIZER_FILE, load_model, load_state, save_model, save_state
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -126,24 +128,6 @@ def word2vec_init(encoder: TextEncoder, texts: list[str], d_model: int, epochs: 
     return table
 
 
-def length_bucketed_batches(lengths: np.ndarray, batch_size: int, rng: np.random.Generator) -> list[np.ndarray]:
-    """Shuffle, sort within windows of 50 batches by length, cut into batches, shuffle the batches.
-
-    Args:
-        lengths: int [N] token counts.
-    Returns:
-        list of int64 index arrays, each of at most ``batch_size``.
-    """
-    order = rng.permutation(len(lengths))
-    window = batch_size * 50
-    batches = []
-    for s in range(0, len(order), window):
-        chunk = order[s : s + window]
-        chunk = chunk[np.argsort(lengths[chunk], kind="stable")]
-        batches.extend(chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size))
-    return [batches[i] for i in rng.permutation(len(batches))]
-
-
 def to_batch(encoder: TextEncoder, encoded: list, idx: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
     """Pad the encodings at ``idx``: -> (input_ids (B, T), mask (B, T))."""
     ids, mask = encoder.pad([encoded[i] for i in idx])
@@ -163,21 +147,6 @@ def predict_labels(model: TransformerClassifier, encoder: TextEncoder, encoded: 
         logits, _ = model(ids, mask)
         out[idx] = logits.argmax(-1).numpy()
     return out
-
-
-def binary_f1(y_true: np.ndarray, y_pred: np.ndarray, positive: int = 1) -> float:
-    """F1 of the positive class (harmonic mean of precision and recall)."""
-    tp = int(((y_pred == positive) & (y_true == positive)).sum())
-    fp = int(((y_pred == positive) & (y_true != positive)).sum())
-    fn = int(((y_pred != positive) & (y_true == positive)).sum())
-    return 0.0 if tp == 0 else 2 * tp / (2 * tp + fp + fn)
-
-
-def lr_at(step: int, total: int, warmup: int, peak: float) -> float:
-    """Linear warm-up to ``peak`` over ``warmup`` steps, then linear decay to 0 at ``total``."""
-    if step < warmup:
-        return peak * (step + 1) / warmup
-    return peak * max(0.0, (total - step) / max(1, total - warmup))
 
 
 def _save_checkpoint(work: Path, model, ema, opt, meta: dict) -> None:
@@ -224,7 +193,7 @@ def distillation_set(
 ) -> tuple[list[str], np.ndarray, dict]:
     """Unlabeled reviews with a teacher's soft labels, for knowledge distillation (Hinton et al. 2015).
 
-    The teacher, TF-IDF 1-2-gram logistic regression (:func:`model.baseline.fit_tfidf_logreg`), is fitted on
+    The teacher, TF-IDF 1-2-gram logistic regression (:func:`model.training.baseline.fit_tfidf_logreg`), is fitted on
     ``fit_texts`` only; its validation accuracy is reported, never used to choose anything. The
     probabilities are cached in ``work/teacher.safetensors`` so that a resumed run sees the same targets.
 
@@ -426,10 +395,10 @@ def main(argv: list[str] | None = None) -> int:
     metrics = {
         "test_accuracy": float((test_pred == test_labels).mean()),
         "test_f1": binary_f1(test_labels, test_pred),
-        "test_count": int(len(test_labels)),
+        "test_count": len(test_labels),
         "test_reviews_per_s": len(test_labels) / test_s,
         "validation": {
-            "size": int(len(val_idx)), "best_epoch_accuracy": meta["best_val"], "best_epoch": meta["best_source"],
+            "size": len(val_idx), "best_epoch_accuracy": meta["best_val"], "best_epoch": meta["best_source"],
             "final_candidates": selection, "chosen": chosen,
         },
         "distillation": teacher_info,

@@ -1,0 +1,100 @@
+"""The batch worker: one scoring job (files and folders of reviews) off the GUI thread.
+
+A :class:`~desktop_app.worker.BackgroundWorker` on its own QThread (one per job), reniced to
+:data:`~desktop_app.worker.BATCH_NICE`: it estimates the review count, streams
+:func:`model.batch.iter_records` through :func:`model.batch.score_records` and emits the rows
+chunk by chunk. Cancel is the worker's abort flag, checked by the engine before every batch;
+every signal carries the job id so the panel drops rows of a cleared job.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+
+from PySide6.QtCore import Signal, Slot
+
+from model.batch import DEFAULT_MAX_FILE_BYTES, Summary, Timer, estimate_count, iter_records, score_records
+
+from .worker import BackgroundWorker
+
+log = logging.getLogger(__name__)
+
+PROGRESS_INTERVAL_S = 0.2  # at most 5 progress updates per second reach the GUI
+DEFAULT_BATCH_SIZE = 32
+DEFAULT_CHUNK = 128  # rows per chunk sent to the GUI (also the engine's length-bucketing unit)
+
+class BatchWorker(BackgroundWorker):
+    """Scores one job (a list of paths) on a background thread.
+
+    Signals (all carry the job id first so the panel can drop stale ones):
+        progress(int, int, int): (job, records done, estimated total records).
+        rows_ready(int, list): (job, list of :class:`model.batch.ResultRow`), one chunk.
+        finished(int, object, bool): (job, :class:`model.batch.Summary` of this
+            job with ``elapsed_s`` in seconds, cancelled?).
+        failed(int, str): (job, one-line reason) for an unexpected error; rows
+            sent before it stay valid.
+    """
+
+    progress = Signal(int, int, int)
+    rows_ready = Signal(int, list)
+    finished = Signal(int, object, bool)
+    failed = Signal(int, str)
+
+    def __init__(
+        self,
+        job_id: int,
+        predictor,
+        paths: list[str],
+        text_column: str | None = None,
+        max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        chunk: int = DEFAULT_CHUNK,
+        progress_interval_s: float = PROGRESS_INTERVAL_S,
+    ) -> None:
+        super().__init__()
+        self.job_id = job_id
+        self.predictor = predictor
+        self.paths = list(paths)
+        self.text_column = text_column
+        self.max_file_bytes = max_file_bytes
+        self.batch_size = batch_size
+        self.chunk = chunk
+        self.progress_interval_s = progress_interval_s
+        self.latest = job_id  # one job per worker: its generation never goes stale; Cancel is the abort flag
+
+    @Slot()
+    def run(self) -> None:
+        """Estimate the count, then stream, score and emit rows; always ends with ``finished`` (or ``failed``)."""
+        job = self.job_id
+        summary = Summary()
+        timer = Timer()
+        last_emit = [0.0]
+        total = [0]
+        try:
+            total[0] = estimate_count(self.paths, self.max_file_bytes)
+            self.progress.emit(job, 0, total[0])
+            predictor = self.own_predictor(self.predictor)  # this thread's own weights (one Predictor per thread)
+
+            def on_progress(done: int) -> None:
+                now = time.monotonic()
+                if now - last_emit[0] >= self.progress_interval_s:
+                    last_emit[0] = now
+                    total[0] = max(total[0], done)
+                    self.progress.emit(job, done, total[0])
+
+            records = iter_records(self.paths, text_column=self.text_column, max_file_bytes=self.max_file_bytes)
+            for rows in score_records(predictor, records, batch_size=self.batch_size, chunk=self.chunk,
+                                      progress=on_progress, should_stop=self.stop_requested):
+                summary.add(rows)
+                self.rows_ready.emit(job, rows)
+        except Exception as exc:  # noqa: BLE001 - never let a traceback reach the event loop
+            log.debug("batch job failed:\n%s", traceback.format_exc())
+            summary.elapsed_s = timer.elapsed_s
+            self.failed.emit(job, f"{type(exc).__name__}: {exc}")
+            self.finished.emit(job, summary, True)
+            return
+        summary.elapsed_s = timer.elapsed_s
+        self.progress.emit(job, summary.count, max(total[0], summary.count) if self.stop_requested() else summary.count)
+        self.finished.emit(job, summary, self.stop_requested())

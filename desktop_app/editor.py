@@ -1,0 +1,56 @@
+"""The review editor and the one helper that reads local paths out of a drag (QMimeData).
+
+Dropped files and folders are reported (``paths_dropped``), never pasted as text; the main window
+and the batch panel use :func:`local_paths` too.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QPlainTextEdit
+
+
+def local_paths(mime) -> list[str]:
+    """Local file/folder paths carried by a drag's QMimeData (empty when there are none)."""
+    if mime is None or not mime.hasUrls():
+        return []
+    return [u.toLocalFile() for u in mime.urls() if u.isLocalFile() and u.toLocalFile()]
+
+
+class ReviewEditor(QPlainTextEdit):
+    """The review editor; dropped files/folders are reported, never pasted as paths.
+
+    Signals:
+        paths_dropped(list): local paths (list[str]) dropped on the editor.
+    """
+
+    paths_dropped = Signal(list)
+
+    def dragEnterEvent(self, event) -> None:
+        """Accept drags of local files (for ``paths_dropped``); text drags behave as usual."""
+        if local_paths(event.mimeData()):
+            event.acceptProposedAction()
+            return
+        super().dragEnterEvent(event)
+
+    def dragMoveEvent(self, event) -> None:
+        """See :meth:`dragEnterEvent`."""
+        if local_paths(event.mimeData()):
+            event.acceptProposedAction()
+            return
+        super().dragMoveEvent(event)
+
+    def dropEvent(self, event) -> None:
+        """Files -> ``paths_dropped``; anything else is inserted as text."""
+        paths = local_paths(event.mimeData())
+        if paths:
+            event.acceptProposedAction()
+            self.paths_dropped.emit(paths)
+            return
+        super().dropEvent(event)
+
+    def canInsertFromMimeData(self, source) -> bool:
+        """Pasting files inserts nothing (they are not review text)."""
+        if local_paths(source) and not source.hasText():
+            return False
+        return super().canInsertFromMimeData(source)

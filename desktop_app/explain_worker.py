@@ -1,0 +1,85 @@
+"""The explanation worker: explanations and their faithfulness for the current prediction, off the GUI thread.
+
+A :class:`~desktop_app.worker.BackgroundWorker` (generation token + abort flag) on its own QThread,
+reniced to :data:`~desktop_app.worker.EXPLANATION_NICE`; the only code of the explanation panel that
+calls the model. Results are immutable :class:`model.explain.ExplanationResult` records (NumPy only).
+The cheap methods stop between methods when their generation is stale; integrated gradients also
+checks the abort flag (Cancel) between its internal batches.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal, Slot
+
+from model.explain import ExplanationCancelled, ExplanationResult
+
+from .worker import BackgroundWorker
+
+
+class ExplanationWorker(BackgroundWorker):
+    """Runs explanations and faithfulness on a worker thread; the only code here that calls the model.
+
+    Signals:
+        result(int generation, object :class:`model.explain.ExplanationResult`)
+        failed(int generation, str method, str message)
+        batch_finished(int generation): all requested cheap methods are done.
+        ig_progress(int generation, int done, int total): integrated-gradients
+            forward passes done out of total.
+        ig_cancelled(int generation)
+    """
+
+    result = Signal(int, object)
+    failed = Signal(int, str, str)
+    batch_finished = Signal(int)
+    ig_progress = Signal(int, int, int)
+    ig_cancelled = Signal(int)
+
+    @Slot(int, object, object, object, int)
+    def compute(self, generation: int, predictor, prediction, methods, layer: int) -> None:
+        """Explain ``prediction.text`` with each method in ``methods`` and score its faithfulness.
+
+        Stops early (silently) when a newer generation was requested.
+        """
+        predictor = self.own_predictor(predictor)
+        for method in methods:
+            if self.is_stale(generation):
+                return
+            try:
+                e = predictor.explain(
+                    prediction.text,
+                    method,
+                    prediction=prediction,
+                    layer=layer,
+                    should_stop=lambda: self.is_stale(generation),
+                )
+                f = predictor.faithfulness(prediction.text, e)
+            except ExplanationCancelled:
+                return
+            except Exception as exc:  # noqa: BLE001 - shown to the user, never a crash
+                self.failed.emit(generation, method, str(exc) or type(exc).__name__)
+                continue
+            self.result.emit(generation, ExplanationResult(method, e, f))
+        self.batch_finished.emit(generation)
+
+    @Slot(int, object, object, int)
+    def compute_integrated_gradients(self, generation: int, predictor, prediction, n_steps: int) -> None:
+        """Integrated gradients with ``n_steps`` steps, progress per internal batch, cancellable."""
+        predictor = self.own_predictor(predictor)
+
+        try:
+            e = predictor.explain(
+                prediction.text,
+                "integrated_gradients",
+                prediction=prediction,
+                n_steps=n_steps,
+                progress=lambda done, total: self.ig_progress.emit(generation, done, total),
+                should_stop=lambda: self.should_stop(generation),
+            )
+            f = predictor.faithfulness(prediction.text, e)
+        except ExplanationCancelled:
+            self.ig_cancelled.emit(generation)
+            return
+        except Exception as exc:  # noqa: BLE001
+            self.failed.emit(generation, "integrated_gradients", str(exc) or type(exc).__name__)
+            return
+        self.result.emit(generation, ExplanationResult("integrated_gradients", e, f))

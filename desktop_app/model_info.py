@@ -1,0 +1,78 @@
+"""What the views need to know about the loaded model: :class:`ModelInfo` (NumPy and plain types only).
+
+Built on the inference thread by :func:`model_info` from a ``model.Predictor``; the GUI thread and
+the views only ever see the immutable record (its positional-encoding matrix is read-only).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What the views need to know about the loaded model (NumPy and plain types only).
+
+    Attributes:
+        n_layers: L, encoder layers.
+        n_heads: H, attention heads per layer.
+        d_model: width of the residual stream.
+        max_len: longest input in tokens, the classification token included.
+        pe_base: base of the sinusoidal positional encoding (10000 in Vaswani et al. 2017, section 3.5).
+        pooling: "mean" or "cls".
+        labels: class names.
+        device_name: e.g. "CPU" or "CUDA (NVIDIA H100)".
+        model_dir: the folder the model was loaded from ("" if unknown).
+        positional_encoding: float32 [max_len, d_model], exactly
+            ``Predictor.positional_encoding(max_len)``; its first P rows are
+            ``positional_encoding(P)``.
+        metrics: the model folder's ``metrics.json`` (may be empty).
+        model_card: the text of ``README.md`` in the model folder, or "".
+        load_s: seconds it took to load the model.
+    """
+
+    n_layers: int
+    n_heads: int
+    d_model: int
+    max_len: int
+    pe_base: float
+    pooling: str
+    labels: tuple[str, ...]
+    device_name: str
+    model_dir: str
+    positional_encoding: np.ndarray
+    metrics: dict = field(default_factory=dict)
+    model_card: str = ""
+    load_s: float = 0.0
+
+
+def model_info(predictor, load_s: float = 0.0) -> ModelInfo:
+    """Summarise a loaded ``model.Predictor`` as a :class:`ModelInfo` (runs on the worker thread)."""
+    cfg = predictor.config
+    card = ""
+    model_dir = Path(predictor.model_dir) if predictor.model_dir is not None else None
+    if model_dir is not None and (model_dir / "README.md").is_file():
+        try:
+            card = (model_dir / "README.md").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            card = ""
+    pe = np.asarray(predictor.positional_encoding(cfg.max_len), dtype=np.float32)
+    pe.setflags(write=False)
+    return ModelInfo(
+        n_layers=cfg.n_layers,
+        n_heads=cfg.n_heads,
+        d_model=cfg.d_model,
+        max_len=cfg.max_len,
+        pe_base=float(cfg.pe_base),
+        pooling=cfg.pooling,
+        labels=tuple(cfg.labels),
+        device_name=predictor.device_name,
+        model_dir=str(model_dir) if model_dir is not None else "",
+        positional_encoding=pe,
+        metrics=dict(predictor.metrics or {}),
+        model_card=card,
+        load_s=load_s,
+    )

@@ -1,0 +1,254 @@
+"""Command line batch scoring: ``attention-explorer-score`` / ``python -m model.score``.
+
+Scores every review found in the given files and folders (see
+:mod:`model.batch.readers` for the formats and folder rules) and writes one row per
+review with the columns of :data:`model.batch.EXPORT_COLUMNS`::
+
+    attention-explorer-score aclImdb/test --out results.csv
+    attention-explorer-score reviews.jsonl --format jsonl > results.jsonl
+    attention-explorer-score data.csv --text-column body --batch-size 128 --out scored.parquet
+
+Rows are written as they are scored (stdout for CSV/JSON Lines, or ``--out``
+atomically: a temporary file renamed into place at the end), so memory does not
+grow with the number of reviews. A tqdm progress bar and a summary line
+(count, positive share, accuracy when gold labels exist, reviews/s, peak RSS)
+go to stderr.
+
+Exit status: 0 all inputs scored; 1 some input failed (listed on stderr) or
+the model could not be loaded; 2 usage error; 130 interrupted with Ctrl+C
+(the rows scored so far are written first).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from .engine import Summary, Timer, score_records
+from .export import FORMATS, RowWriter, format_for_path
+from .readers import DEFAULT_MAX_FILE_BYTES
+from .shards import ShardWriter, is_shard_folder
+from .walk import estimate_count, iter_records
+
+MAX_LISTED_FAILURES = 50
+
+
+def peak_rss_bytes() -> int | None:
+    """Peak resident set size of this process in bytes (``resource.getrusage``), None where unavailable."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return None
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return rss if sys.platform == "darwin" else rss * 1024  # macOS reports bytes, Linux kilobytes
+
+
+def _positive_int(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
+
+def _positive_float(value: str) -> float:
+    try:
+        x = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {value!r}") from None
+    if not x > 0:
+        raise argparse.ArgumentTypeError(f"must be greater than 0, got {value}")
+    return x
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for documentation and tests)."""
+    p = argparse.ArgumentParser(
+        prog="attention-explorer-score",
+        description="Score movie reviews with the Attention Explorer sentiment model. "
+        "Inputs: .txt (one review), .csv/.tsv (a text/review/content column), .jsonl/.json (a 'text' field), "
+        "or folders of them (recursive; pos/ and neg/ folders give gold labels).",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files and/or folders of reviews")
+    p.add_argument("--out", "-o", metavar="FILE", help="write results here (atomically) instead of stdout")
+    p.add_argument("--format", "-f", choices=FORMATS, help="output format (default: from --out's extension, else csv)")
+    p.add_argument("--batch-size", type=_positive_int, default=64, metavar="N", help="reviews per forward pass (64)")
+    p.add_argument("--text-column", metavar="NAME", help="CSV/TSV column or JSON field holding the text")
+    p.add_argument("--model", metavar="DIR", help="model folder (default: the bundled resources/model)")
+    p.add_argument("--device", metavar="DEV", help="cpu, cuda, cuda:1, ... (default: CUDA when available)")
+    p.add_argument("--max-file-mb", type=_positive_float, default=DEFAULT_MAX_FILE_BYTES / 2**20, metavar="M",
+                   help="refuse one-review files larger than M MiB (default %(default)g)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    # --- Ray engine (issue 13, model/batch/ray_engine.py) ---
+    g = p.add_argument_group("Ray engine (needs the 'cluster' extra)")
+    g.add_argument("--engine", choices=ENGINES, default="local",
+                   help="local: this process (default); ray: an actor pool on a Ray cluster")
+    g.add_argument("--ray-address", metavar="ADDR",
+                   help="join a running cluster: auto or ray://host:port (default: start a local Ray instance)")
+    g.add_argument("--num-workers", type=_positive_int, metavar="N",
+                   help="scoring actors (default: from the cluster's CPUs/GPUs)")
+    g.add_argument("--gpus-per-worker", type=_positive_float, metavar="G", help="GPUs per actor (default: 0, CPU)")
+    return p
+
+
+ENGINES = ("local", "ray")
+
+
+def _ray_usage(args: argparse.Namespace) -> str | None:
+    """Why the Ray options do not fit together (a usage error), or None."""
+    ray_only = [f for f, v in (("--ray-address", args.ray_address), ("--num-workers", args.num_workers),
+                               ("--gpus-per-worker", args.gpus_per_worker)) if v is not None]
+    if args.engine != "ray" and ray_only:
+        return f"{', '.join(ray_only)} need(s) --engine ray"
+    if args.out and args.out.endswith(("/", os.sep)) and args.engine != "ray":
+        return "a folder of Parquet shards (--out DIR/) needs --engine ray"
+    if _is_shard_folder(args) and args.format not in (None, "parquet"):
+        return "a shard folder (--out DIR/) holds Parquet files; drop --format or use --format parquet"
+    return None
+
+
+def _is_shard_folder(args: argparse.Namespace) -> bool:
+    """``--engine ray --out DIR/`` (or an existing folder): write a folder of Parquet shards."""
+    return args.engine == "ray" and bool(args.out) and is_shard_folder(args.out)
+
+
+def _ray_chunks(args: argparse.Namespace, max_bytes: int, progress):
+    """The Ray engine's row chunks for the parsed ``args`` (see :func:`model.batch.ray_engine.score_paths_ray`)."""
+    from ..core.paths import default_model_dir
+    from . import ray_engine
+
+    def on_plan(plan) -> None:
+        print(f"ray: {plan.num_workers} worker(s) x {plan.cpus_per_worker:g} CPU"
+              + (f" x {plan.gpus_per_worker:g} GPU" if plan.gpus_per_worker else "")
+              + f", {plan.torch_threads} torch thread(s) each", file=sys.stderr)
+
+    return ray_engine.score_paths_ray(
+        args.paths, args.model or default_model_dir(), text_column=args.text_column, max_file_bytes=max_bytes,
+        batch_size=args.batch_size, address=args.ray_address, num_workers=args.num_workers,
+        gpus_per_worker=args.gpus_per_worker or 0.0, device=args.device, progress=progress, on_plan=on_plan)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 ok, 1 failures, 2 usage, 130 interrupted).
+
+    Args:
+        argv: arguments without the program name; None reads ``sys.argv[1:]``.
+    """
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # before scoring started (model loading, counting): nothing to write
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
+        return int(exc.code or 0)
+    if (usage := _ray_usage(args)) is not None:
+        parser.print_usage(sys.stderr)
+        print(f"{parser.prog}: error: {usage}", file=sys.stderr)
+        return 2
+    shards = _is_shard_folder(args)
+    try:
+        fmt = "parquet" if shards else format_for_path(args.out, args.format) if args.out else (args.format or "csv")
+    except ValueError as exc:
+        parser.print_usage(sys.stderr)
+        print(f"{parser.prog}: error: {exc}; or pass --format", file=sys.stderr)
+        return 2
+    if fmt == "parquet" and not args.out:
+        parser.print_usage(sys.stderr)
+        print(f"{parser.prog}: error: Parquet is binary; give --out FILE.parquet", file=sys.stderr)
+        return 2
+
+    from model.predictor import Predictor  # imported late: --help and usage errors stay fast
+
+    try:
+        predictor = Predictor.from_pretrained(args.model, device="cpu" if args.engine == "ray" else args.device)
+    except (FileNotFoundError, ValueError, OSError) as exc:
+        print(f"{parser.prog}: cannot load the model: {exc}", file=sys.stderr)
+        return 1
+
+    max_bytes = int(args.max_file_mb * 2**20)
+    try:
+        if shards:
+            writer = ShardWriter(args.out)
+        else:
+            writer = RowWriter(args.out, fmt, stream=None if args.out else sys.stdout)
+    except (ValueError, RuntimeError, OSError) as exc:
+        print(f"{parser.prog}: cannot write {args.out or 'stdout'}: {exc}", file=sys.stderr)
+        return 1
+
+    bar = None
+    if not args.no_progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=estimate_count(args.paths, max_bytes), unit="review", file=sys.stderr, dynamic_ncols=True,
+                   desc="scoring")
+
+    def progress(done: int) -> None:
+        if bar is not None:
+            bar.total = max(bar.total, done)
+            bar.update(done - bar.n)
+
+    summary = Summary()
+    timer = Timer()
+    interrupted = False
+    chunks = None
+    try:
+        if args.engine == "ray":
+            chunks = _ray_chunks(args, max_bytes, progress)
+        else:
+            records = iter_records(args.paths, text_column=args.text_column, max_file_bytes=max_bytes)
+            chunks = score_records(predictor, records, batch_size=args.batch_size, progress=progress)
+        for rows in chunks:
+            writer.write(rows)
+            summary.add(rows)
+    except KeyboardInterrupt:
+        interrupted = True
+    except BrokenPipeError:  # e.g. piped into `head`
+        return 0
+    except Exception as exc:  # noqa: BLE001 - a bug or an unexpected runtime error: no traceback for the user, no temp file left
+        writer.abort()
+        print(f"{parser.prog}: scoring failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        summary.elapsed_s = timer.elapsed_s
+        if chunks is not None and hasattr(chunks, "close"):
+            chunks.close()  # the Ray engine shuts down the Ray instance it started
+        if bar is not None:
+            bar.close()
+    try:
+        writer.commit()
+    except OSError as exc:
+        writer.abort()
+        print(f"{parser.prog}: cannot write {args.out}: {exc}", file=sys.stderr)
+        return 1
+
+    rss = peak_rss_bytes()
+    line = summary.line() + (f" · peak RSS {rss / 2**20:,.0f} MiB" if rss else "")
+    print(line, file=sys.stderr)
+    if summary.failed:
+        print(f"{summary.failed:,} input(s) could not be scored:", file=sys.stderr)
+        for source, status in summary.failures[:MAX_LISTED_FAILURES]:
+            print(f"  {source}: {status}", file=sys.stderr)
+        if summary.failed > MAX_LISTED_FAILURES:
+            print(f"  ... and {summary.failed - MAX_LISTED_FAILURES:,} more (see the status column)", file=sys.stderr)
+    if interrupted:
+        where = f" to {args.out}" if args.out else ""
+        print(f"interrupted: wrote the {writer.rows_written:,} rows scored so far{where}", file=sys.stderr)
+        return 130
+    if args.out:
+        shard_note = f" ({len(writer.shards)} Parquet shard(s))" if shards else ""
+        print(f"wrote {writer.rows_written:,} rows to {args.out}{shard_note}", file=sys.stderr)
+    return 1 if summary.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

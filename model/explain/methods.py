@@ -1,0 +1,304 @@
+"""Token-importance explanations of one prediction, and the pure-NumPy attention rollout.
+
+Attention weights are not by themselves an explanation (Jain & Wallace 2019,
+"Attention is not Explanation"; Wiegreffe & Pinter 2019, "Attention is not
+not Explanation"), so this module offers several methods side by side; their
+faithfulness is measured by :mod:`model.explain.faithfulness`.
+
+Methods (:data:`EXPLANATION_METHODS`), each giving one score per token the
+model saw (T tokens, ``[CLS]`` included, aligned with
+``Predictor.predict(text).tokens``):
+
+``attention``
+    Raw attention paid by the classification read-out in one layer, mean of
+    the heads: :meth:`model.Prediction.classification_attention` (row 0 for
+    ``cls`` pooling, the mean of all query rows for ``mean`` pooling).
+    Unsigned, sums to 1.
+``rollout``
+    Attention rollout (Abnar & Zuidema 2020, "Quantifying Attention Flow in
+    Transformers", section 3): per layer A' = 0.5 * mean_heads(A) + 0.5 * I,
+    rows renormalised, R = A'_L ... A'_1; the importance is the read-out row
+    of R (row 0 for ``cls`` pooling, the mean of R's rows for ``mean``
+    pooling). Unsigned, sums to 1.
+``grad_x_input``
+    Gradient x input on the embeddings (Shrikumar et al. 2016; Denil et al.
+    2014): for the embedded input x = ``model.embed(ids)`` (token embedding
+    times sqrt(d_model) plus positional encoding), score_t = sum_d
+    x[t, d] * df/dx[t, d]. Signed.
+``grad_attention``
+    Gradient-weighted attention rollout (Chefer, Gur & Wolf 2021,
+    "Transformer Interpretability Beyond Attention Visualization", equations
+    (13)-(14) with the attention gradient in place of LRP relevance):
+    per layer Abar = mean_heads((dF/dA * A)^+), R <- R + Abar R starting from
+    R = I; the importance is the read-out row of R - I. Unsigned.
+``integrated_gradients``
+    Integrated gradients (Sundararajan, Taly & Yan 2017, "Axiomatic
+    Attribution for Deep Networks", equation 1) on the embedding output via
+    captum's :class:`~captum.attr.IntegratedGradients`, Gauss-Legendre
+    quadrature with ``n_steps`` points. Baseline: the same sequence with
+    every real token replaced by ``[PAD]`` (zero token embedding, so only the
+    positional encoding remains) and ``[CLS]`` kept; the attention mask
+    treats every position as real at both ends of the path. Signed; the
+    attributions sum to f(x) - f(baseline) up to the reported convergence
+    delta (the completeness axiom).
+``random``
+    Uniform random scores in [0, 1), seeded by ``seed`` and the text: the
+    baseline every faithful method must beat.
+
+The scalar f explained by the gradient methods is the target class's
+log-odds, log p_c - log(1 - p_c) = logit_c - logsumexp(logits without c)
+(the logit difference for two classes), which, unlike the probability, does
+not saturate for confident predictions.
+
+Thread safety: no method registers hooks or changes the model's state; every
+forward pass holds the predictor's ``forward_lock`` (the Predictor's concurrency
+policy), so an explanation may run on a worker thread while another thread
+classifies with the same model.
+
+The methods live in one registry, :data:`METHODS` (one :class:`Method` record per
+method: id, title, signed or not, cost class, function); :func:`explain` looks the
+method up there. The tuples below are derived from it.
+
+This package never imports :mod:`model.predictor`: :func:`explain` takes any object
+with the :class:`ExplainablePredictor` shape, so the inference façade may call it
+without an import cycle.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+import torch
+
+from .gradients import DEFAULT_IG_STEPS, gradient_weighted_rollout, gradient_x_input, integrated_gradients
+from .records import Explanation, ExplanationCancelled
+from .rollout import random_importance, rollout_importance
+
+
+class ExplainablePredictor(Protocol):
+    """What :func:`explain` and :func:`~model.explain.faithfulness.faithfulness` need of a predictor.
+
+    :class:`model.Predictor` has this shape: ``labels`` (C class names), ``device``,
+    ``model`` (a :class:`~model.core.encoder.TransformerClassifier` in eval mode),
+    ``config``, ``encode(text) -> Encoded`` and ``predict(text) -> Prediction``.
+    """
+
+    labels: tuple[str, ...]
+    device: torch.device
+    model: Any
+    config: Any
+    forward_lock: Any  # a re-entrant lock held around every forward pass (optional on test doubles)
+
+    def encode(self, text: str) -> Any: ...
+
+    def predict(self, text: str) -> Any: ...
+
+
+@dataclass
+class Request:
+    """One :func:`explain` call as a method function sees it (``target`` resolved when a prediction gave it)."""
+
+    predictor: ExplainablePredictor
+    text: str
+    target: int | None
+    prediction: Any
+    layer: int
+    n_steps: int
+    progress: Callable[[int, int], None] | None
+    should_stop: Callable[[], bool] | None
+    seed: int
+    internal_batch_size: int | None
+
+
+MethodResult = tuple[np.ndarray, list[str], int, "float | None"]
+"""``(scores float [T], tokens, target class index, convergence delta or None)``."""
+
+
+@dataclass(frozen=True)
+class Method:
+    """One explanation method in the registry.
+
+    Attributes:
+        id: the name :func:`explain` accepts.
+        title: human-readable name for the GUI and the reports.
+        signed: whether its scores are signed (positive: evidence for the target class).
+        cost: ``"cheap"`` (at most one forward + backward pass, fine to compute live) or ``"expensive"``.
+        uses_prediction: computed from a :class:`model.Prediction`'s attention (no extra forward pass).
+        function: ``function(request) -> MethodResult``.
+    """
+
+    id: str
+    title: str
+    signed: bool
+    cost: str
+    uses_prediction: bool
+    function: Callable[[Request], MethodResult]
+
+
+def forward_lock_of(predictor: Any) -> AbstractContextManager:
+    """The predictor's ``forward_lock``; a no-op context for test doubles that have none."""
+    lock = getattr(predictor, "forward_lock", None)
+    return lock if lock is not None else nullcontext()
+
+
+def _attention(r: Request) -> MethodResult:
+    L = r.prediction.attention.shape[0]
+    if not -L <= r.layer < L:
+        raise ValueError(f"layer must be in [-{L}, {L}), got {r.layer}")
+    return r.prediction.classification_attention(r.layer), list(r.prediction.tokens), r.target, None
+
+
+def _rollout(r: Request) -> MethodResult:
+    scores = rollout_importance(r.prediction.attention, r.prediction.pooling)
+    return scores, list(r.prediction.tokens), r.target, None
+
+
+def _random(r: Request) -> MethodResult:
+    enc = r.predictor.encode(r.text)
+    target = r.predictor.predict(r.text).label_index if r.target is None else r.target
+    return random_importance(len(enc.ids), r.text, r.seed), list(enc.tokens), target, None
+
+
+def _on_ids(r: Request) -> tuple[list[str], Any, torch.Tensor, torch.Tensor, int]:
+    """``(tokens, model, ids int64 (1, T), mask bool (1, T), target)``; one forward pass if no target yet."""
+    enc = r.predictor.encode(r.text)
+    ids = torch.from_numpy(enc.ids).unsqueeze(0).to(r.predictor.device)  # (1, T)
+    mask = torch.ones_like(ids, dtype=torch.bool)  # (1, T)
+    model = r.predictor.model
+    target = r.target
+    if target is None:
+        with torch.inference_mode(), forward_lock_of(r.predictor):
+            logits, _ = model(ids, mask)
+        target = int(logits[0].argmax())
+    return list(enc.tokens), model, ids, mask, target
+
+
+def _grad_x_input(r: Request) -> MethodResult:
+    tokens, model, ids, mask, target = _on_ids(r)
+    with forward_lock_of(r.predictor):  # one forward + backward pass
+        return gradient_x_input(model, ids, mask, target), tokens, target, None
+
+
+def _grad_attention(r: Request) -> MethodResult:
+    tokens, model, ids, mask, target = _on_ids(r)
+    with forward_lock_of(r.predictor):  # one forward + backward pass
+        return gradient_weighted_rollout(model, ids, mask, target), tokens, target, None
+
+
+def _integrated_gradients(r: Request) -> MethodResult:
+    tokens, model, ids, mask, target = _on_ids(r)
+    scores, delta = integrated_gradients(
+        model, ids, mask, target, r.n_steps, r.internal_batch_size, r.progress, r.should_stop,
+        lock=forward_lock_of(r.predictor),
+    )
+    return scores, tokens, target, delta
+
+
+METHODS: dict[str, Method] = {
+    m.id: m
+    for m in (
+        Method("attention", "Attention (layer, mean of heads)", False, "cheap", True, _attention),
+        Method("rollout", "Attention rollout", False, "cheap", True, _rollout),
+        Method("grad_x_input", "Gradient \u00d7 input", True, "cheap", False, _grad_x_input),
+        Method("grad_attention", "Gradient-weighted attention", False, "cheap", False, _grad_attention),
+        Method("integrated_gradients", "Integrated gradients", True, "expensive", False, _integrated_gradients),
+        Method("random", "Random baseline", False, "cheap", False, _random),
+    )
+}
+"""The registry, in display order."""
+
+EXPLANATION_METHODS: tuple[str, ...] = tuple(METHODS)
+"""Names accepted by :func:`explain`, in display order."""
+
+CHEAP_METHODS: tuple[str, ...] = tuple(m.id for m in METHODS.values() if m.cost == "cheap")
+"""Methods needing at most one forward + backward pass (fine to compute live)."""
+
+SIGNED_METHODS: frozenset[str] = frozenset(m.id for m in METHODS.values() if m.signed)
+"""Methods whose scores are signed (positive: evidence for the target class)."""
+
+METHOD_TITLES: dict[str, str] = {m.id: m.title for m in METHODS.values()}
+"""Human-readable names for the GUI and the reports."""
+
+
+def explain(
+    predictor: ExplainablePredictor,
+    text: str,
+    method: str,
+    target: int | None = None,
+    layer: int = -1,
+    n_steps: int = DEFAULT_IG_STEPS,
+    progress: Callable[[int, int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    prediction: Any = None,
+    seed: int = 0,
+    internal_batch_size: int | None = None,
+) -> Explanation:
+    """Explain the predictor's decision on ``text`` with one method.
+
+    Args:
+        predictor: a loaded :class:`model.Predictor`.
+        text: the review.
+        method: one of :data:`EXPLANATION_METHODS`.
+        target: class index to explain; default the predicted class.
+        layer: the attention layer for ``method="attention"`` (negative
+            indices count from the last layer).
+        n_steps: integrated-gradients quadrature points.
+        progress: ``progress(done, total)`` callback (integrated gradients:
+            after every internal batch; other methods: once at the end).
+        should_stop: checked between internal batches; True cancels.
+        prediction: ``predictor.predict(text)`` if already computed (reuses
+            its attention and predicted class); must be for the same text.
+        seed: seed of the ``random`` baseline.
+        internal_batch_size: integrated-gradients points per pass (default:
+            see :func:`ig_internal_batch_size`).
+
+    Returns:
+        An :class:`Explanation` with float32 [T] scores aligned with
+        ``predictor.predict(text).tokens``.
+
+    Raises:
+        ValueError: unknown method, bad text (empty, not a string, too long),
+            target or layer out of range, or ``prediction`` for another text.
+        ExplanationCancelled: ``should_stop()`` returned True.
+    """
+    if method not in METHODS:
+        raise ValueError(f"unknown explanation method {method!r}; choose one of {', '.join(EXPLANATION_METHODS)}")
+    spec = METHODS[method]
+    if prediction is not None and prediction.text != text:
+        raise ValueError("the given prediction is for a different text")
+    t0 = time.perf_counter()
+    C = len(predictor.labels)
+    if target is not None and not (0 <= int(target) < C):
+        raise ValueError(f"target must be a class index in [0, {C}), got {target}")
+    if should_stop is not None and should_stop():
+        raise ExplanationCancelled(f"{method} was cancelled")
+
+    extra_s = 0.0
+    if spec.uses_prediction or (target is None and prediction is not None):
+        if prediction is None:
+            prediction = predictor.predict(text)
+        else:
+            extra_s = prediction.elapsed_s if spec.uses_prediction else 0.0
+        tgt = prediction.label_index if target is None else int(target)
+    else:
+        tgt = None if target is None else int(target)
+    request = Request(predictor, text, tgt, prediction, layer, n_steps, progress, should_stop, seed, internal_batch_size)
+    scores, tokens, tgt, delta = spec.function(request)
+    if progress is not None and method != "integrated_gradients":
+        progress(1, 1)
+    scores = np.array(scores, dtype=np.float32)
+    scores.setflags(write=False)
+    return Explanation(
+        method=method,
+        scores=scores,
+        signed=spec.signed,
+        target=int(tgt),
+        elapsed_s=extra_s + time.perf_counter() - t0,
+        convergence_delta=delta,
+        tokens=tokens,
+    )
