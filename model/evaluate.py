@@ -62,7 +62,7 @@ def evaluate(predictor: Predictor, texts: list[str], labels: np.ndarray, batch_s
     return {
         "accuracy": float((pred == y).mean()),
         "f1": 0.0 if tp == 0 else 2 * tp / (2 * tp + fp + fn),
-        "count": int(len(texts)),
+        "count": len(texts),
         "reviews_per_s": len(texts) / elapsed,
         "elapsed_s": elapsed,
     }

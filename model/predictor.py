@@ -12,8 +12,8 @@ import copy
 import json
 import threading
 import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
 
 import numpy as np
 import torch
@@ -134,7 +134,7 @@ class Predictor:
         return self.device.type.upper()
 
     @classmethod
-    def from_pretrained(cls, path: str | Path | None = None, device: str | torch.device | None = None) -> "Predictor":
+    def from_pretrained(cls, path: str | Path | None = None, device: str | torch.device | None = None) -> Predictor:
         """Load a model folder (``config.json``, ``model.safetensors``, ``tokenizer.json``).
 
         Args:

@@ -121,6 +121,18 @@ def head_tail_keep(n: int, budget: int) -> np.ndarray:
     return np.concatenate([np.arange(head), np.arange(n - tail, n)]).astype(np.int64)
 
 
+def pad_sequences(batch: Sequence[np.ndarray], pad_id: int) -> tuple[np.ndarray, np.ndarray]:
+    """Right-pad id sequences (int [T_i] each) into ``(input_ids int64 (B, T), attention_mask bool (B, T))``,
+    T = the longest sequence; padding positions hold ``pad_id`` and are False in the mask."""
+    T = max(len(x) for x in batch)
+    ids = np.full((len(batch), T), pad_id, dtype=np.int64)
+    mask = np.zeros((len(batch), T), dtype=bool)
+    for i, x in enumerate(batch):
+        ids[i, : len(x)] = x
+        mask[i, : len(x)] = True
+    return ids, mask
+
+
 class TextEncoder:
     """Turns raw text into :class:`Encoded` inputs for a model of length ``max_len``.
 
@@ -202,10 +214,4 @@ class TextEncoder:
 
     def pad_ids(self, batch: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """Right-pad id sequences (int [T_i] each) into ``(input_ids, attention_mask)`` as :meth:`pad` does."""
-        T = max(len(x) for x in batch)
-        ids = np.full((len(batch), T), self.pad_id, dtype=np.int64)
-        mask = np.zeros((len(batch), T), dtype=bool)
-        for i, x in enumerate(batch):
-            ids[i, : len(x)] = x
-            mask[i, : len(x)] = True
-        return ids, mask
+        return pad_sequences(batch, self.pad_id)

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
+from ..core.tokenizer import pad_sequences
 from .methods import forward_lock_of
 from .records import Explanation, Faithfulness
 
@@ -141,12 +142,7 @@ def erasure_scores(
         probability units.
     """
     seqs, ms = erasure_inputs(ids, scores, percents)
-    T = max(len(s) for s in seqs)
-    batch = np.full((len(seqs), T), pad_id, dtype=np.int64)
-    mask = np.zeros((len(seqs), T), dtype=bool)
-    for i, s in enumerate(seqs):
-        batch[i, : len(s)] = s
-        mask[i, : len(s)] = True
+    batch, mask = pad_sequences(seqs, pad_id)
     p = np.asarray(prob_fn(batch, mask), dtype=np.float64)[:, target]  # (1 + 2K,)
     K = len(percents)
     p_full = float(p[0])

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import pick_device, read_split, validation_split
+from .common import pick_device, read_split, train_split
 
 
 def augment(words: list[str], pool: list[str], rng: np.random.Generator, p_window: float = 0.5,
@@ -50,18 +50,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True, help=".jsonl.gz to write")
     p.add_argument("--copies", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--p-window", type=float, default=0.5)
-    p.add_argument("--p-mask", type=float, default=0.1)
-    p.add_argument("--p-replace", type=float, default=0.05)
+    for name, default, what in (("window", 0.5, "keep a random 20-70%% window of the words"),
+                                ("mask", 0.1, "replace a word by [MASK]"), ("replace", 0.05, "replace a word by a random one")):
+        p.add_argument(f"--p-{name}", type=float, default=default, help=f"probability to {what}")
     p.add_argument("--max-len", type=int, default=512)
     p.add_argument("--device", default="auto")
     args = p.parse_args(argv)
     from .finetune_hf import encode_head_tail, load_base, logits_of
 
     t0 = time.time()
-    train_texts, _ = read_split(args.data, "train")
+    train_texts, _, _, fit_idx = train_split(args.data, args.seed)
     unsup_texts, _ = read_split(args.data, "unsup")
-    _, fit_idx = validation_split(len(train_texts), args.seed)
     sources = [train_texts[i] for i in fit_idx] + unsup_texts
     rng = np.random.default_rng(args.seed + 17)
     split = [t.replace("<br />", " ").split() for t in sources]

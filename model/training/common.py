@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..core.tokenizer import pad_sequences
 from .data import read_jsonl_gz
 
 #: Reviews of the official train split held out for validation (seeded; the same split as ``model.train``).
@@ -72,13 +73,8 @@ def length_bucketed_batches(lengths: np.ndarray, batch_size: int, rng: np.random
 
 
 def pad_batch(seqs: list[np.ndarray], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Right-pad int sequences into ``(ids int64 (B, T), mask bool (B, T))``."""
-    T = max(len(s) for s in seqs)
-    ids = np.full((len(seqs), T), pad_id, dtype=np.int64)
-    mask = np.zeros((len(seqs), T), dtype=bool)
-    for i, s in enumerate(seqs):
-        ids[i, : len(s)] = s
-        mask[i, : len(s)] = True
+    """Right-pad int sequences into ``(ids int64 (B, T), mask bool (B, T))`` tensors (:func:`pad_sequences`)."""
+    ids, mask = pad_sequences(seqs, pad_id)
     return torch.from_numpy(ids), torch.from_numpy(mask)
 
 
@@ -113,3 +109,63 @@ def pick_device(name: str = "auto") -> torch.device:
     if name == "auto":
         name = "cuda" if torch.cuda.is_available() else "cpu"
     return torch.device(name)
+
+
+def adamw(model: torch.nn.Module, lr: float, weight_decay: float, betas=(0.9, 0.98), eps: float = 1e-6):
+    """AdamW (Loshchilov & Hutter 2019) with weight decay on matrices only (biases, norms, 1-D tensors excluded)."""
+    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    return torch.optim.AdamW(
+        [{"params": [p for _, p in named if p.ndim >= 2], "weight_decay": weight_decay},
+         {"params": [p for _, p in named if p.ndim < 2], "weight_decay": 0.0}],
+        lr=lr, betas=betas, eps=eps,
+    )
+
+
+def optimizer_step(loss: torch.Tensor, opt: torch.optim.Optimizer, params, max_norm: float = 1.0) -> float:
+    """Backward pass, gradient-norm clipping to ``max_norm`` and one optimizer step; returns the loss as a float."""
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(params, max_norm)
+    opt.step()
+    return loss.item()
+
+
+@torch.no_grad()
+def ema_update(ema: dict, model: torch.nn.Module, step: int, decay: float) -> None:
+    """Polyak averaging of ``model``'s state into ``ema`` in place, decay min(decay, (1 + step) / (10 + step))."""
+    d = min(decay, (1 + step) / (10 + step))
+    for k, v in model.state_dict().items():
+        ema[k].mul_(d).add_(v.detach(), alpha=1 - d) if v.dtype.is_floating_point else ema[k].copy_(v)
+
+
+def add_data_args(p, work: str, max_len: int = 512) -> None:
+    """The options every training script shares: --data, --out, --work, --seed, --max-len, --device, --threads."""
+    p.add_argument("--data", required=True, help="folder with train/test/unsup .jsonl.gz (.jsonl.xz, .jsonl)")
+    p.add_argument("--out", required=True, help="model folder to write")
+    p.add_argument("--work", default=work, help="checkpoints and stage results (resumable)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-len", type=int, default=max_len, help="tokens per review, special tokens included")
+    p.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    p.add_argument("--threads", type=int, default=0, help="CPU threads (0: torch's default)")
+
+
+def setup_run(args) -> torch.device:
+    """Apply ``--threads`` and ``--seed`` (torch's global generator) and return the ``--device`` to train on."""
+    if getattr(args, "threads", 0):
+        torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    return pick_device(getattr(args, "device", "auto"))
+
+
+def train_split(data: str | Path, seed: int = 0) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """``(texts, labels int64 [N], val_idx, fit_idx)`` of the train split with its seeded validation split."""
+    texts, labels = read_split(data, "train")
+    val_idx, fit_idx = validation_split(len(texts), seed)
+    return texts, labels, val_idx, fit_idx
+
+
+def add_architecture_args(p) -> None:
+    """Encoder size options (:class:`model.core.config.EncoderConfig`): --d-model, --n-heads, --n-layers, --d-ff, --dropout."""
+    for flag, kind, default in (("--d-model", int, 128), ("--n-heads", int, 4), ("--n-layers", int, 2),
+                                ("--d-ff", int, 512), ("--dropout", float, 0.1)):
+        p.add_argument(flag, type=kind, default=default)

@@ -47,33 +47,30 @@ from ..core.encoder import TransformerClassifier
 from ..core.tokenizer import MASK, TextEncoder, load_tokenizer
 from ..core.weights import TOKENIZER_FILE, load_state, save_model, save_state
 from .common import (
+    adamw,
+    add_architecture_args,
+    add_data_args,
     binary_f1,
+    ema_update,
     hardware,
     length_bucketed_batches,
     lr_at,
+    optimizer_step,
     pad_batch,
-    pick_device,
     read_split,
-    validation_split,
+    setup_run,
+    train_split,
 )
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Command-line options; see ``--help``."""
     p = argparse.ArgumentParser(description="MLM pretraining + knowledge distillation of the bundled encoder.")
-    p.add_argument("--data", required=True, help="folder with train/test/unsup .jsonl.gz")
-    p.add_argument("--out", required=True, help="model folder to write")
-    p.add_argument("--work", default="runs/distill", help="stage results (resumable)")
+    add_data_args(p, work="runs/distill")
     p.add_argument("--tokenizer", default="resources/model/tokenizer.json", help="WordPiece tokenizer to use")
     p.add_argument("--teacher", action="append", default=[], help="teacher logits .npz (train, unsup); repeatable")
     p.add_argument("--stage", choices=["all", "mlm", "distill"], default="all")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--max-len", type=int, default=512)
-    p.add_argument("--d-model", type=int, default=128)
-    p.add_argument("--n-heads", type=int, default=4)
-    p.add_argument("--n-layers", type=int, default=2)
-    p.add_argument("--d-ff", type=int, default=512)
-    p.add_argument("--dropout", type=float, default=0.1)
+    add_architecture_args(p)
     p.add_argument("--mlm-steps", type=int, default=12000)
     p.add_argument("--mlm-minutes", type=float, default=0.0, help="stop MLM after this long (0: no limit)")
     p.add_argument("--mlm-batch-size", type=int, default=128)
@@ -90,8 +87,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--augmented", default="", help="teacher-labelled augmented texts (model.training.augment); one teacher")
     p.add_argument("--unsup-limit", type=int, default=0, help="use the first N unlabeled reviews (0: all)")
     p.add_argument("--limit", type=int, default=0, help="use the first N fitting reviews (smoke tests)")
-    p.add_argument("--device", default="auto")
-    p.add_argument("--threads", type=int, default=0)
     return p.parse_args(argv)
 
 
@@ -154,11 +149,7 @@ def run_mlm(args, config: EncoderConfig, seqs: list[np.ndarray], mask_id: int, d
             with torch.autocast(device.type, dtype=torch.bfloat16):
                 h = hidden_states(model, inputs, mask)[chosen]  # (N, D)
                 loss = F.cross_entropy(head(h).float(), ids[chosen])
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, 1.0)
-            opt.step()
-            losses.append(loss.item())
+            losses.append(optimizer_step(loss, opt, params))
             step += 1
             bar.update(1)
             if step % 500 == 0:
@@ -225,12 +216,7 @@ def run_distill(args, config, seqs, targets, val_seqs, val_y, device, work: Path
     if (work / "mlm.safetensors").is_file():
         model.load_state_dict(load_state(work / "mlm.safetensors"))
     model.to(device)
-    no_decay = {n for n, p in model.named_parameters() if p.ndim < 2}
-    opt = torch.optim.AdamW(
-        [{"params": [p for n, p in model.named_parameters() if n not in no_decay], "weight_decay": args.weight_decay},
-         {"params": [p for n, p in model.named_parameters() if n in no_decay], "weight_decay": 0.0}],
-        lr=args.lr, betas=(0.9, 0.98), eps=1e-6,
-    )
+    opt = adamw(model, args.lr, args.weight_decay)
     ema = {k: v.detach().clone() for k, v in model.state_dict().items()}
     y = torch.from_numpy(targets)  # (N, C) target distributions at temperature T
     lengths = np.array([len(s) for s in seqs])
@@ -250,15 +236,8 @@ def run_distill(args, config, seqs, targets, val_seqs, val_y, device, work: Path
             with torch.autocast(device.type, dtype=torch.bfloat16):
                 logits, _ = model(ids.to(device), mask.to(device))
             loss = F.cross_entropy(logits.float() / T, y[idx].to(device)) * T * T
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            with torch.no_grad():
-                d = min(args.ema_decay, (1 + step) / (10 + step))
-                for k, v in model.state_dict().items():
-                    ema[k].mul_(d).add_(v.detach(), alpha=1 - d) if v.dtype.is_floating_point else ema[k].copy_(v)
-            losses.append(loss.item())
+            losses.append(optimizer_step(loss, opt, model.parameters()))
+            ema_update(ema, model, step, args.ema_decay)
         raw_acc = float((predict(model, val_seqs, device).argmax(1) == val_y).mean())
         snap = TransformerClassifier(config).to(device)
         snap.load_state_dict(ema)
@@ -278,19 +257,16 @@ def run_distill(args, config, seqs, targets, val_seqs, val_y, device, work: Path
 def main(argv: list[str] | None = None) -> int:
     """Run the stages; returns the exit code."""
     args = parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
     t_start = time.time()
-    device = pick_device(args.device)
+    device = setup_run(args)
     work, out = Path(args.work), Path(args.out)
     work.mkdir(parents=True, exist_ok=True)
     tokenizer = load_tokenizer(args.tokenizer)
     config = EncoderConfig(vocab_size=tokenizer.get_vocab_size(), max_len=args.max_len, d_model=args.d_model,
                            n_heads=args.n_heads, n_layers=args.n_layers, d_ff=args.d_ff, dropout=args.dropout)
     encoder = TextEncoder(tokenizer, config.max_len)
-    train_texts, train_labels = read_split(args.data, "train")
+    train_texts, train_labels, val_idx, fit_idx = train_split(args.data, args.seed)
     unsup_texts, _ = read_split(args.data, "unsup")
-    val_idx, fit_idx = validation_split(len(train_texts), args.seed)
     if args.limit:
         fit_idx = fit_idx[: args.limit]
     unsup_idx = np.arange(args.unsup_limit or len(unsup_texts))

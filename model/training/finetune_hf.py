@@ -38,14 +38,17 @@ from tqdm import tqdm
 
 from ..core.tokenizer import HEAD_FRACTION
 from .common import (
+    adamw,
+    add_data_args,
     binary_f1,
     hardware,
     length_bucketed_batches,
     lr_at,
+    optimizer_step,
     pad_batch,
-    pick_device,
     read_split,
-    validation_split,
+    setup_run,
+    train_split,
 )
 
 LABELS = ("negative", "positive")
@@ -55,18 +58,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Command-line options; see ``--help``."""
     p = argparse.ArgumentParser(description="Fine-tune a local Hugging Face encoder on IMDB.")
     p.add_argument("--base", required=True, help="pretrained encoder folder (config.json, *.safetensors, tokenizer.json)")
-    p.add_argument("--data", required=True, help="folder with train/test/unsup .jsonl.gz")
-    p.add_argument("--out", required=True, help="classifier folder to write")
-    p.add_argument("--work", default="runs/finetune_hf", help="checkpoint folder (resumable)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--max-len", type=int, default=512)
+    add_data_args(p, work="runs/finetune_hf")
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--lr", type=float, default=1e-4)
     p.add_argument("--weight-decay", type=float, default=0.01)
     p.add_argument("--warmup-frac", type=float, default=0.06)
-    p.add_argument("--device", default="auto", help="auto, cpu or cuda")
-    p.add_argument("--threads", type=int, default=0, help="CPU threads (0: torch's default)")
     p.add_argument("--limit", type=int, default=0, help="train on the first N training reviews only (smoke tests)")
     p.add_argument("--test-limit", type=int, default=0, help="score N test reviews only (0: all)")
     p.add_argument("--soft-labels", default="", help="also write logits for train/unsup/test to this .npz")
@@ -149,19 +146,15 @@ def logits_of(model, seqs: list[np.ndarray], pad_id: int, device: torch.device, 
 def main(argv: list[str] | None = None) -> int:
     """Fine-tune, keep the best validated epoch, score the test split, write the folder; returns the exit code."""
     args = parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
     t_start = time.time()
-    torch.manual_seed(args.seed)
-    device = pick_device(args.device)
+    device = setup_run(args)
     base, out, work = Path(args.base), Path(args.out), Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     tok, model = load_base(base)
     model.to(device)
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
 
-    train_texts, train_labels = read_split(args.data, "train")
-    val_idx, fit_idx = validation_split(len(train_texts), args.seed)
+    train_texts, train_labels, val_idx, fit_idx = train_split(args.data, args.seed)
     if args.limit:
         fit_idx = fit_idx[: args.limit]
     print("tokenizing ...", file=sys.stderr)
@@ -170,15 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     y_fit = torch.from_numpy(train_labels[fit_idx])
     lengths = np.array([len(s) for s in fit_ids])
 
-    no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight", "norm.weight")
-    params = list(model.named_parameters())
-    opt = torch.optim.AdamW(
-        [
-            {"params": [p for n, p in params if not n.endswith(no_decay)], "weight_decay": args.weight_decay},
-            {"params": [p for n, p in params if n.endswith(no_decay)], "weight_decay": 0.0},
-        ],
-        lr=args.lr,
-    )
+    opt = adamw(model, args.lr, args.weight_decay, betas=(0.9, 0.999), eps=1e-8)  # no decay on biases, norms
     steps_per_epoch = math.ceil(len(fit_ids) / args.batch_size)
     total = steps_per_epoch * args.epochs
     warmup = max(1, int(total * args.warmup_frac))
@@ -203,11 +188,7 @@ def main(argv: list[str] | None = None) -> int:
             with torch.autocast(device.type, dtype=torch.bfloat16):
                 logits = model(input_ids=ids.to(device), attention_mask=mask.to(device).long()).logits
             loss = F.cross_entropy(logits.float(), y_fit[idx].to(device))
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            losses.append(loss.item())
+            losses.append(optimizer_step(loss, opt, model.parameters()))
         meta["train_s"] += time.time() - t0
         val_acc = float((logits_of(model, [train_ids[i] for i in val_idx], pad_id, device).argmax(1) == val_y).mean())
         meta["history"].append({"epoch": epoch + 1, "train_loss": float(np.mean(losses)), "val_accuracy": val_acc,

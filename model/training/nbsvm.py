@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .common import read_split, validation_split
+from .common import read_split, train_split
 
 _TOKEN = re.compile(r"[a-z0-9']+|[!?.,;:()\"-]")
 
@@ -85,9 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--soft-labels", default="")
     args = p.parse_args(argv)
     t0 = time.time()
-    train_texts, train_labels = read_split(args.data, "train")
+    train_texts, train_labels, val_idx, fit_idx = train_split(args.data, args.seed)
     test_texts, test_labels = read_split(args.data, "test")
-    val_idx, fit_idx = validation_split(len(train_texts), args.seed)
     full = NBSVM(C=args.C).fit([train_texts[i] for i in fit_idx], train_labels[fit_idx])
     val_logits = full.logits([train_texts[i] for i in val_idx])
     test_logits = full.logits(test_texts)

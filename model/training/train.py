@@ -54,7 +54,7 @@ from model.core.encoder import TransformerClassifier
 from model.core.tokenizer import TextEncoder, load_tokenizer, train_tokenizer
 from model.core.weights import CONFIG_FILE, METRICS_FILE, TOKENIZER_FILE, load_model, load_state, save_model, save_state
 
-from .common import binary_f1, length_bucketed_batches, lr_at
+from .common import adamw, add_architecture_args, binary_f1, ema_update, length_bucketed_batches, lr_at, optimizer_step
 from .data import read_jsonl_gz, sha256_file
 
 
@@ -67,11 +67,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--vocab-size", type=int, default=16000)
     p.add_argument("--max-len", type=int, default=512)
-    p.add_argument("--d-model", type=int, default=128)
-    p.add_argument("--n-heads", type=int, default=4)
-    p.add_argument("--n-layers", type=int, default=2)
-    p.add_argument("--d-ff", type=int, default=512)
-    p.add_argument("--dropout", type=float, default=0.1)
+    add_architecture_args(p)
     p.add_argument("--pooling", choices=["mean", "cls"], default="mean")
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--batch-size", type=int, default=32)
@@ -293,14 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     y_val = train_labels[val_idx]
     lengths = np.array([len(e.ids) for e in fit_enc])
 
-    no_decay = {n for n, p in model.named_parameters() if p.ndim < 2}
-    opt = torch.optim.AdamW(
-        [
-            {"params": [p for n, p in model.named_parameters() if n not in no_decay], "weight_decay": args.weight_decay},
-            {"params": [p for n, p in model.named_parameters() if n in no_decay], "weight_decay": 0.0},
-        ],
-        lr=args.lr, betas=(0.9, 0.98), eps=1e-9,
-    )
+    opt = adamw(model, args.lr, args.weight_decay, eps=1e-9)
     ema = {k: v.detach().clone() for k, v in model.state_dict().items()}
     steps_per_epoch = math.ceil(len(fit_enc) / args.batch_size)
     total_steps = steps_per_epoch * args.epochs
@@ -327,15 +316,8 @@ def main(argv: list[str] | None = None) -> int:
             ids, mask = to_batch(encoder, fit_enc, batches[b])
             logits, _ = model(ids, mask)
             loss = F.cross_entropy(logits, y_fit[batches[b]])  # soft targets (label smoothing is in them)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            with torch.no_grad():
-                d = min(args.ema_decay, (1 + step) / (10 + step))
-                for k, v in model.state_dict().items():
-                    ema[k].mul_(d).add_(v.detach(), alpha=1 - d) if v.dtype.is_floating_point else ema[k].copy_(v)
-            losses.append(loss.item())
+            losses.append(optimizer_step(loss, opt, model.parameters()))
+            ema_update(ema, model, step, args.ema_decay)
             bar.update(1)
             bar.set_postfix(loss=f"{np.mean(losses[-100:]):.4f}")
             if time.time() - last_ckpt > args.ckpt_minutes * 60:
