@@ -18,20 +18,16 @@ latest request wins, and results of an older generation are dropped.
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QCoreApplication, Qt, Signal, Slot
+from PySide6.QtCore import QCoreApplication, Signal, Slot
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QProgressBar,
     QPushButton,
     QSpinBox,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -48,12 +44,12 @@ from model.explain import (
 from .explain_worker import ExplanationWorker
 from .views.common import DIVERGING_CMAP, SEQUENTIAL_CMAP
 from .views.comparison_view import ComparisonView
+from .views.faithfulness_table import FaithfulnessTable
 from .views.state import ExplorerState
 from .views.token_view import gradient_pixmap
 from .worker import EXPLANATION_NICE, start_worker_thread
 
 NONE_ITEM = "(none: plain tokens)"
-COLUMNS = ("Method", "Compr. \u2191", "Suff. \u2193", "Time (ms)")
 
 
 class ExplanationPanel(QWidget):
@@ -128,25 +124,7 @@ class ExplanationPanel(QWidget):
 
         box = QGroupBox("Faithfulness (ERASER AOPC over k = 1, 5, 10, 20, 50% of tokens deleted)")
         box_layout = QVBoxLayout(box)
-        self.table = QTableWidget(len(EXPLANATION_METHODS), len(COLUMNS))
-        self.table.setHorizontalHeaderLabels(list(COLUMNS))
-        self.table.verticalHeader().setVisible(False)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for col in range(1, len(COLUMNS)):
-            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
-        self.table.setToolTip(
-            "Comprehensiveness: drop in p(class) when the top-k% tokens are deleted (higher = more faithful).\n"
-            "Sufficiency: drop in p(class) when only the top-k% tokens are kept (lower = more faithful).\n"
-            "Time: the method's wall time for this review."
-        )
-        for row, m in enumerate(EXPLANATION_METHODS):
-            item = QTableWidgetItem(METHOD_TITLES[m])
-            item.setData(Qt.ItemDataRole.UserRole, m)
-            self.table.setItem(row, 0, item)
+        self.table = FaithfulnessTable(EXPLANATION_METHODS, METHOD_TITLES)
         self.table.itemSelectionChanged.connect(self._on_table_selection)
         box_layout.addWidget(self.table)
 
@@ -289,7 +267,7 @@ class ExplanationPanel(QWidget):
         self._worker.reset_stop()
         self.ig_progress.setRange(0, 0)  # busy until the first batch reports
         self.status.setText(f"Integrated gradients ({steps} steps) running\u2026")
-        self._set_cell("integrated_gradients", 1, "running\u2026")
+        self.table.set_cell("integrated_gradients", 1, "running\u2026")
         self._request_ig.emit(self._generation, self._predictor, self._prediction, steps)
         self._update_enabled()
 
@@ -327,21 +305,11 @@ class ExplanationPanel(QWidget):
             self.integrated_gradients_finished.emit(False)
         self.ig_progress.setRange(0, 1)
         self.ig_progress.setValue(0)
-        for row in range(len(EXPLANATION_METHODS)):
-            for col in range(1, len(COLUMNS)):
-                self.table.setItem(row, col, QTableWidgetItem(""))
+        self.table.clear_results()
         self.compare_view.set_entries(None, [])
         if self.colour_combo.currentData() is not None:
             self.importance_selected.emit(None, False, "")
         self._update_enabled()
-
-    def _set_cell(self, method: str, col: int, text: str, tooltip: str = "") -> None:
-        item = QTableWidgetItem(text)
-        if tooltip:
-            item.setToolTip(tooltip)
-        if col > 0:
-            item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        self.table.setItem(EXPLANATION_METHODS.index(method), col, item)
 
     def _update_enabled(self) -> None:
         ready = self._prediction is not None and self._predictor is not None
@@ -354,14 +322,8 @@ class ExplanationPanel(QWidget):
         if generation != self._generation:
             return  # stale: a newer text was requested
         self.state.add_explanation(res)
-        f = res.faithfulness
-        self._set_cell(res.method, 1, f"{f.comprehensiveness_aopc:.3f}")
-        self._set_cell(res.method, 2, f"{f.sufficiency_aopc:.3f}")
+        self.table.show_result(res)
         ms = 1000 * res.explanation.elapsed_s
-        tip = ""
-        if res.explanation.convergence_delta is not None:
-            tip = f"convergence delta {res.explanation.convergence_delta:+.3g} (log-odds)"
-        self._set_cell(res.method, 3, f"{ms:.1f}", tip)
         if res.method == "integrated_gradients":
             self._ig_running = False
             self.ig_progress.setRange(0, 1)
@@ -382,7 +344,7 @@ class ExplanationPanel(QWidget):
     def _on_failed(self, generation: int, method: str, message: str) -> None:
         if generation != self._generation:
             return
-        self._set_cell(method, 1, "error")
+        self.table.set_cell(method, 1, "error")
         self.status.setText(f"{METHOD_TITLES.get(method, method)} failed: {message}")
         if method == "integrated_gradients":
             self._ig_running = False
@@ -416,15 +378,15 @@ class ExplanationPanel(QWidget):
         self._ig_running = False
         self.ig_progress.setRange(0, 1)
         self.ig_progress.setValue(0)
-        self._set_cell("integrated_gradients", 1, "cancelled")
+        self.table.set_cell("integrated_gradients", 1, "cancelled")
         self.status.setText("Integrated gradients cancelled.")
         self._update_enabled()
         self.integrated_gradients_finished.emit(False)
 
     def _on_table_selection(self) -> None:
-        rows = self.table.selectionModel().selectedRows()
-        if rows:
-            self.select_method(EXPLANATION_METHODS[rows[0].row()])
+        method = self.table.selected_method()
+        if method is not None:
+            self.select_method(method)
 
     def _on_colour_changed(self, _index: int) -> None:
         self._emit_selected()

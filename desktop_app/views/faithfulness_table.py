@@ -1,0 +1,67 @@
+"""The explanation panel's table: one row per explanation method, its ERASER faithfulness and its time.
+
+Columns: method title, comprehensiveness AOPC (higher is more faithful), sufficiency AOPC (lower is
+more faithful), both in probability units, and the method's wall time in milliseconds. Gets
+:class:`model.explain.ExplanationResult` records (NumPy / plain values only); never imports torch.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
+
+COLUMNS = ("Method", "Compr. \u2191", "Suff. \u2193", "Time (ms)")
+
+
+class FaithfulnessTable(QTableWidget):
+    """Rows in the order of ``methods`` (ids), titled by ``titles[id]``; single-row selection."""
+
+    def __init__(self, methods: tuple[str, ...], titles: dict[str, str]) -> None:
+        super().__init__(len(methods), len(COLUMNS))
+        self.methods = tuple(methods)
+        self.setHorizontalHeaderLabels(list(COLUMNS))
+        self.verticalHeader().setVisible(False)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for col in range(1, len(COLUMNS)):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        self.setToolTip(
+            "Comprehensiveness: drop in p(class) when the top-k% tokens are deleted (higher = more faithful).\n"
+            "Sufficiency: drop in p(class) when only the top-k% tokens are kept (lower = more faithful).\n"
+            "Time: the method's wall time for this review."
+        )
+        for row, m in enumerate(self.methods):
+            item = QTableWidgetItem(titles[m])
+            item.setData(Qt.ItemDataRole.UserRole, m)
+            self.setItem(row, 0, item)
+
+    def clear_results(self) -> None:
+        """Empty every result cell (the method titles stay)."""
+        for row in range(len(self.methods)):
+            for col in range(1, len(COLUMNS)):
+                self.setItem(row, col, QTableWidgetItem(""))
+
+    def set_cell(self, method: str, col: int, text: str, tooltip: str = "") -> None:
+        """Write ``text`` in ``method``'s row, column ``col`` (numbers right-aligned)."""
+        item = QTableWidgetItem(text)
+        if tooltip:
+            item.setToolTip(tooltip)
+        if col > 0:
+            item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        self.setItem(self.methods.index(method), col, item)
+
+    def show_result(self, res) -> None:
+        """Fill a method's row from an :class:`model.explain.ExplanationResult`."""
+        f, e = res.faithfulness, res.explanation
+        self.set_cell(res.method, 1, f"{f.comprehensiveness_aopc:.3f}")
+        self.set_cell(res.method, 2, f"{f.sufficiency_aopc:.3f}")
+        tip = f"convergence delta {e.convergence_delta:+.3g} (log-odds)" if e.convergence_delta is not None else ""
+        self.set_cell(res.method, 3, f"{1000 * e.elapsed_s:.1f}", tip)
+
+    def selected_method(self) -> str | None:
+        """The method id of the selected row, or None."""
+        rows = self.selectionModel().selectedRows()
+        return self.methods[rows[0].row()] if rows else None
