@@ -38,6 +38,18 @@ CONTRASTS = (
     "Everyone told me it was {x}, but it was actually {y}.",
     "The trailer looked {x}, but the movie itself was {y}.",
 )
+# A development set with other words and templates, for choosing between models; the set above only reports.
+DEV_POSITIVE = ("terrific", "marvelous", "splendid", "gripping", "touching", "clever", "stunning", "lovely",
+                "hilarious", "outstanding", "powerful", "fresh")
+DEV_NEGATIVE = ("dreadful", "tedious", "clumsy", "bland", "awkward", "silly", "messy", "tiresome", "unwatchable",
+                "atrocious", "predictable", "shallow")
+DEV_SUBJECTS = ("The movie is", "This film was", "The script was", "The ending was", "The cast is")
+DEV_NEGATIONS = ("{s} not {a}.", "{s} not {a} in the least.", "{s} certainly not {a}.")
+DEV_CONTRASTS = (
+    "I was sure it would be {x}, but it was {y}.",
+    "The reviews said it was {x}, but I found it {y}.",
+    "It sounded {x} on paper, but it was {y} on screen.",
+)
 #: Capabilities whose pass rates the issue holds to a bar (at least 80%), beside the plain ones kept high.
 TARGET_CAPABILITIES = ("negated_positive", "negated_negative", "contrast")
 
@@ -56,22 +68,30 @@ def _contract(text: str) -> str:
     return text.replace("was not", "wasn't").replace("is not", "isn't")
 
 
-def build_cases() -> list[Case]:
-    """Every behavioural test sentence, in a fixed order (deterministic; no randomness)."""
+def build_cases(dev: bool = False) -> list[Case]:
+    """Every behavioural test sentence, in a fixed order (deterministic; no randomness).
+
+    Args:
+        dev: the development set (other adjectives, subjects and templates), for choosing between models;
+            the default set only reports.
+    """
+    pos, neg = (DEV_POSITIVE, DEV_NEGATIVE) if dev else (POSITIVE, NEGATIVE)
+    subjects = DEV_SUBJECTS if dev else SUBJECTS
+    negations, contrasts = (DEV_NEGATIONS, DEV_CONTRASTS) if dev else (NEGATIONS, CONTRASTS)
     cases: list[Case] = []
-    for s, a in itertools.product(SUBJECTS, POSITIVE):
+    for s, a in itertools.product(subjects, pos):
         cases.append(Case("plain_positive", f"{s} {a}.", 1))
-    for s, a in itertools.product(SUBJECTS, NEGATIVE):
+    for s, a in itertools.product(subjects, neg):
         cases.append(Case("plain_negative", f"{s} {a}.", 0))
-    for words, cap, expected in ((POSITIVE, "negated_positive", 0), (NEGATIVE, "negated_negative", 1)):
-        for t, s, a in itertools.product(NEGATIONS, SUBJECTS[:3], words):
+    for words, cap, expected in ((pos, "negated_positive", 0), (neg, "negated_negative", 1)):
+        for t, s, a in itertools.product(negations, subjects[:3], words):
             text = t.format(s=s, a=a)
             cases.append(Case(cap, text, expected))
-            if t == NEGATIONS[0]:
+            if t == negations[0]:
                 cases.append(Case(cap, _contract(text), expected))
-    for t, (x, y) in itertools.product(CONTRASTS, zip(NEGATIVE, POSITIVE)):
+    for t, (x, y) in itertools.product(contrasts, zip(neg, pos)):
         cases.append(Case("contrast", t.format(x=x, y=y), 1))
-    for t, (x, y) in itertools.product(CONTRASTS, zip(POSITIVE, NEGATIVE)):
+    for t, (x, y) in itertools.product(contrasts, zip(pos, neg)):
         cases.append(Case("contrast", t.format(x=x, y=y), 0))
     return cases
 
@@ -107,10 +127,11 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="CheckList-style behavioural tests of a sentiment model.")
     p.add_argument("--model", default=None, help="model folder (default: the bundled model)")
     p.add_argument("--json", action="store_true", help="print one JSON line")
+    p.add_argument("--dev", action="store_true", help="the development set (for choosing between models)")
     args = p.parse_args(argv)
     from . import Predictor
 
-    result = run_checklist(Predictor.from_pretrained(args.model, device="cpu"))
+    result = run_checklist(Predictor.from_pretrained(args.model, device="cpu"), build_cases(dev=args.dev))
     if args.json:
         print(json.dumps({k: {"pass_rate": v["pass_rate"], "n": v["n"]} for k, v in result.items()}))
     else:

@@ -30,3 +30,12 @@ def test_bundled_model_passes_the_plain_statements(bundled_predictor):
 def test_bundled_model_on_the_issues_examples(bundled_predictor):
     """The user-reported sentences, recorded: the contrast example is read right by the distilled model."""
     assert bundled_predictor.predict("I expected it to be boring, but it was a delight.").label == "positive"
+
+
+def test_dev_set_shares_no_sentence_or_adjective_with_the_reported_set():
+    from model import checklist
+
+    report, dev = build_cases(), build_cases(dev=True)
+    assert not {c.text for c in report} & {c.text for c in dev}
+    assert not set(checklist.POSITIVE + checklist.NEGATIVE) & set(checklist.DEV_POSITIVE + checklist.DEV_NEGATIVE)
+    assert {c.capability for c in dev} == {c.capability for c in report}

@@ -85,3 +85,23 @@ def test_augment_keeps_words_and_masks():
     assert any("[MASK]" in t for t in texts)
     whole = augment(words, ["x"], rng, p_window=0.0, p_mask=0.0, p_replace=0.0)
     assert whole == " ".join(words)
+
+
+def test_review_sentences_split_and_length_filter():
+    from model.training.sentences import review_sentences
+
+    text = "Great cast.<br /><br />The plot was not good at all. But the music, oh the music, was lovely! Ok?"
+    assert review_sentences(text) == ["The plot was not good at all.", "But the music, oh the music, was lovely!"]
+
+
+def test_model_soup_averages_weights(tmp_path):
+    from model.core.weights import load_state
+    from model.testing import make_random_model_dir
+    from model.training.select import make_soup
+
+    a = make_random_model_dir(tmp_path / "a", seed=1)
+    b = make_random_model_dir(tmp_path / "b", seed=2)
+    soup = load_state(make_soup(a, b, tmp_path / "soup") / "model.safetensors")
+    wa, wb = load_state(a / "model.safetensors"), load_state(b / "model.safetensors")
+    for k, v in soup.items():
+        assert np.allclose(v.numpy(), (wa[k].numpy() + wb[k].numpy()) / 2, atol=1e-6)

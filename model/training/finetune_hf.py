@@ -66,6 +66,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--warmup-frac", type=float, default=0.06)
     p.add_argument("--limit", type=int, default=0, help="train on the first N training reviews only (smoke tests)")
     p.add_argument("--test-limit", type=int, default=0, help="score N test reviews only (0: all)")
+    p.add_argument("--skip-test", action="store_true", help="do not score the test split (no test file needed)")
     p.add_argument("--soft-labels", default="", help="also write logits for train/unsup/test to this .npz")
     p.add_argument("--save-dtype", choices=["float32", "float16"], default="float32")
     return p.parse_args(argv)
@@ -209,6 +210,8 @@ def main(argv: list[str] | None = None) -> int:
     model.load_state_dict(load_file(str(work / "best.safetensors"), device=str(device)))
     metrics = {"base": str(base), "validation": {"size": len(val_idx), "best_accuracy": meta["best_val"],
                                                  "best_epoch": meta["best_epoch"]}, "epochs": meta["history"]}
+    if args.skip_test:
+        return _save(model, tok, out, metrics, meta, args, t_start)
     test_texts, test_labels = read_split(args.data, "test")
     if args.test_limit:
         sel = np.random.default_rng(args.seed).permutation(len(test_texts))[: args.test_limit]
@@ -226,6 +229,11 @@ def main(argv: list[str] | None = None) -> int:
             unsup=logits_of(model, encode_head_tail(tok, unsup_texts, args.max_len), pad_id, device),
             test=test_logits if not args.test_limit else np.zeros((0, 2), np.float32),
         )
+    return _save(model, tok, out, metrics, meta, args, t_start)
+
+
+def _save(model, tok, out: Path, metrics: dict, meta: dict, args, t_start: float) -> int:
+    """Write the classifier folder (weights, config, tokenizer, metrics.json); returns the exit code 0."""
     out.mkdir(parents=True, exist_ok=True)
     if args.save_dtype == "float16":
         model.half()
@@ -234,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     metrics.update(train_wall_s=meta["train_s"], total_wall_s_this_run=time.time() - t_start, hardware=hardware(),
                    hyperparameters=vars(args), num_parameters=sum(p.numel() for p in model.parameters()))
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
-    print(json.dumps({k: metrics[k] for k in ("test_accuracy", "test_f1", "test_count")}))
+    print(json.dumps({k: metrics.get(k) for k in ("test_accuracy", "test_f1", "test_count")}))
     return 0
 
 

@@ -1,0 +1,79 @@
+"""Choose between trained model folders without the test split: validation accuracy, then behaviour.
+
+Usage::
+
+    python -m model.training.select --data ../shared/data/imdb CANDIDATE_DIR... [--soup A B] [--tolerance 0.005]
+
+Every candidate is scored on the seeded 1,250-review validation split of the train reviews
+(:func:`model.training.common.validation_split`) and on the *development* behavioural set of
+:mod:`model.checklist` (other words and templates than the reported set). Rule: among the candidates whose
+validation accuracy is within ``--tolerance`` (default 0.5 points, below one standard error on 1,250 reviews)
+of the best, the one with the highest mean development pass rate over the negation and contrast capabilities
+wins. ``--soup A B`` adds the uniform average of two folders' weights (a "model soup", Wortsman et al. 2022;
+both must share an architecture and a lineage) as a candidate, written to ``--soup-out``. Prints one JSON line
+per candidate and the choice. The official test split chooses nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from ..checklist import TARGET_CAPABILITIES, build_cases, run_checklist
+from ..core.weights import WEIGHTS_FILE, load_state, save_state
+from .common import train_split
+
+
+def make_soup(a: Path, b: Path, out: Path) -> Path:
+    """Write the uniform average of the weights of model folders ``a`` and ``b`` (config, tokenizer from ``a``)."""
+    out.mkdir(parents=True, exist_ok=True)
+    wa, wb = load_state(a / WEIGHTS_FILE), load_state(b / WEIGHTS_FILE)
+    save_state({k: (wa[k].float() + wb[k].float()) / 2 if wa[k].dtype.is_floating_point else wa[k] for k in wa},
+               out / WEIGHTS_FILE)
+    for name in ("config.json", "tokenizer.json"):
+        shutil.copyfile(a / name, out / name)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Score the candidates, print the choice; returns the exit code."""
+    p = argparse.ArgumentParser(description="Choose a model folder by validation accuracy, then behaviour.")
+    p.add_argument("candidates", nargs="+")
+    p.add_argument("--data", required=True)
+    p.add_argument("--soup", nargs=2, metavar=("A", "B"))
+    p.add_argument("--soup-out", default="runs/soup")
+    p.add_argument("--tolerance", type=float, default=0.005)
+    args = p.parse_args(argv)
+    from .. import Predictor
+
+    candidates = [Path(c) for c in args.candidates]
+    if args.soup:
+        candidates.append(make_soup(Path(args.soup[0]), Path(args.soup[1]), Path(args.soup_out)))
+    texts, labels, val_idx, _ = train_split(args.data)
+    val_texts, val_y = [texts[i] for i in val_idx], labels[val_idx]
+    dev_cases = build_cases(dev=True)
+    rows = []
+    for folder in candidates:
+        predictor = Predictor.from_pretrained(folder, device="cpu")
+        pred = np.array([predictor.labels.index(s.label) for s in predictor.score_many(val_texts)])
+        behaviour = run_checklist(predictor, dev_cases)
+        row = {"model": str(folder), "validation_accuracy": float((pred == val_y).mean()),
+               "dev_behaviour": {k: round(v["pass_rate"], 4) for k, v in behaviour.items()},
+               "dev_target_mean": float(np.mean([behaviour[k]["pass_rate"] for k in TARGET_CAPABILITIES]))}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    best_val = max(r["validation_accuracy"] for r in rows)
+    eligible = [r for r in rows if r["validation_accuracy"] >= best_val - args.tolerance]
+    chosen = max(eligible, key=lambda r: (r["dev_target_mean"], r["validation_accuracy"]))
+    print(json.dumps({"chosen": chosen["model"], "rule": f"validation within {args.tolerance:.3f} of the best "
+                      f"({best_val:.4f}), then the best mean dev pass rate on {', '.join(TARGET_CAPABILITIES)}"}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""Sentence-level transfer set for distillation: single sentences of real reviews, labelled by the teacher.
+
+Usage::
+
+    python -m model.training.sentences --data ../shared/data/imdb --teacher DIR --out sentences.jsonl.gz
+
+A review's label is decided by its whole text; a sentence such as "The acting was not bad at all." carries its
+own sentiment, which a student trained on whole reviews rarely sees in isolation. This splits the fitting
+training reviews (never validation or test reviews) into sentences of 4 to 40 words, and the teacher (a
+classifier folder from :mod:`model.training.finetune_hf`) scores each one. One JSON line per sentence:
+``{"text": str, "logits": [float, float]}`` (the format of :mod:`model.training.augment`; ``python -m
+model.training.distill --augmented FILE`` reads either). Training-side code only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+from .common import pick_device, train_split
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|<br\s*/?>")
+
+
+def review_sentences(text: str, min_words: int = 4, max_words: int = 40) -> list[str]:
+    """The sentences of one review with ``min_words`` to ``max_words`` words (split after . ! ? and at <br />)."""
+    out = []
+    for s in _SENTENCE_END.split(text):
+        s = s.strip()
+        if min_words <= len(s.split()) <= max_words:
+            out.append(s)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write the teacher-labelled sentences; returns the exit code."""
+    p = argparse.ArgumentParser(description="Teacher-labelled review sentences for distillation.")
+    p.add_argument("--data", required=True)
+    p.add_argument("--teacher", required=True, help="classifier folder (finetune_hf output)")
+    p.add_argument("--out", required=True, help=".jsonl.gz to write")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-sentences", type=int, default=0, help="keep the first N sentences (0: all)")
+    p.add_argument("--device", default="auto")
+    args = p.parse_args(argv)
+    from .finetune_hf import encode_head_tail, load_base, logits_of
+
+    t0 = time.time()
+    texts, _, _, fit_idx = train_split(args.data, args.seed)
+    sentences = [s for i in fit_idx for s in review_sentences(texts[i])]
+    if args.max_sentences:
+        sentences = sentences[: args.max_sentences]
+    device = pick_device(args.device)
+    tok, model = load_base(Path(args.teacher))
+    logits = logits_of(model.to(device), encode_head_tail(tok, sentences, 128), tok.pad_token_id or 0, device)
+    with gzip.open(args.out, "wt", encoding="utf-8") as fh:
+        for text, z in zip(sentences, logits):
+            fh.write(json.dumps({"text": text, "logits": [round(float(v), 4) for v in z]}) + "\n")
+    print(json.dumps({"sentences": len(sentences), "wall_s": time.time() - t0}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
