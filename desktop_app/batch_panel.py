@@ -55,6 +55,7 @@ from model.batch import (
     Summary,
     write_rows,
 )
+from model.batch.export import DEFAULT_EXCERPT_CHARS, SPREADSHEET_CELL_LIMIT, excerpt_rows
 
 from .batch_model import COLUMNS, EXCERPT, FILTERS, P_POSITIVE, ROW_ROLE, SOURCE, BatchFilterProxy, BatchTableModel
 from .batch_worker import DEFAULT_BATCH_SIZE, DEFAULT_CHUNK, PROGRESS_INTERVAL_S, BatchWorker  # noqa: F401
@@ -136,6 +137,8 @@ class BatchPanel(QWidget):
         self.search_edit.setPlaceholderText("Filter by file, text or status…")
         self.search_edit.setClearButtonEnabled(True)
         self.search_edit.textChanged.connect(self.proxy.set_search)
+        self.category_combo.currentTextChanged.connect(lambda _text: self._update_summary())
+        self.search_edit.textChanged.connect(lambda _text: self._update_summary())
 
         self.export_button = QToolButton()
         self.export_button.setText("Export")
@@ -146,6 +149,12 @@ class BatchPanel(QWidget):
             act = QAction(_FORMAT_NAMES[fmt], menu)
             act.triggered.connect(lambda _checked=False, f=fmt: self._choose_export(f))
             menu.addAction(act)
+            if fmt == "csv":
+                act.setToolTip(self.export_hint("csv"))
+                short = QAction(f"CSV, review excerpts only ({DEFAULT_EXCERPT_CHARS:,} characters; for spreadsheets)…", menu)
+                short.triggered.connect(lambda _checked=False: self._choose_export("csv", DEFAULT_EXCERPT_CHARS))
+                menu.addAction(short)
+        menu.setToolTipsVisible(True)
         self.export_button.setMenu(menu)
         self.clear_button = QPushButton("Clear")
         self.clear_button.setToolTip("Cancel scoring and remove all rows")
@@ -271,8 +280,21 @@ class BatchPanel(QWidget):
         """All result rows in arrival order (a list of :class:`model.batch.ResultRow`)."""
         return self.table_model.rows()
 
-    def export_to(self, path: str, fmt: str | None = None) -> bool:
+    @staticmethod
+    def export_hint(fmt: str, excerpt_chars: int | None = None) -> str:
+        """The save dialog's title for ``fmt``: says when spreadsheets would cut whole reviews (CSV)."""
+        if fmt != "csv":
+            return "Export results"
+        if excerpt_chars:
+            return f"Export results as CSV with the first {excerpt_chars:,} characters of each review"
+        return (f"Export results as CSV with whole reviews (spreadsheets cut cells at {SPREADSHEET_CELL_LIMIT:,} "
+                "characters: use the excerpts-only CSV for them)")
+
+    def export_to(self, path: str, fmt: str | None = None, excerpt_chars: int | None = None) -> bool:
         """Write every row to ``path`` atomically (CSV, JSON Lines or Parquet; from the extension when ``fmt`` is None).
+
+        ``excerpt_chars``: cut each review text to this many characters (:func:`model.batch.export.excerpt_rows`),
+        for spreadsheets, which cut cells at :data:`SPREADSHEET_CELL_LIMIT` characters; None keeps whole reviews.
 
         Returns:
             True on success; on failure shows and emits a message and returns
@@ -281,7 +303,7 @@ class BatchPanel(QWidget):
         rows = self.table_model.rows()
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
-            n = write_rows(path, rows, fmt)
+            n = write_rows(path, excerpt_rows(rows, excerpt_chars) if excerpt_chars else rows, fmt)
         except (OSError, ValueError, RuntimeError) as exc:
             self._set_message(f"Export failed: {exc}", error=True)
             return False
@@ -326,6 +348,7 @@ class BatchPanel(QWidget):
         if self._worker is not None or self._predictor is None or not self._queue:
             return
         paths = self._queue.pop(0)
+        self.table_model.add_roots(paths)
         self._job_id += 1
         job = self._job_id
         text_column = self.text_column_edit.text().strip() or None
@@ -406,9 +429,12 @@ class BatchPanel(QWidget):
         if s.count == 0:
             self.summary_label.setText("Drop files or folders of reviews here (.txt, .csv, .tsv, .jsonl, .json).")
             return
-        shown = self.proxy.rowCount()
-        extra = f" · showing {shown:,}" if shown != s.count else ""
-        self.summary_label.setText(s.line() + extra)
+        if not self.proxy.is_filtering():
+            self.summary_label.setText(s.line())
+            return
+        shown = Summary()
+        shown.add(self.proxy.visible_rows())  # no rate: elapsed time belongs to all rows
+        self.summary_label.setText(f"Showing {shown.count:,} of {s.count:,} (filtered): {shown.line()}")
 
     def _set_message(self, text: str, error: bool = False) -> None:
         self.message_label.setText(text)
@@ -436,15 +462,16 @@ class BatchPanel(QWidget):
         if folder:
             self.add_paths([folder])
 
-    def _choose_export(self, fmt: str) -> None:
+    def _choose_export(self, fmt: str, excerpt_chars: int | None = None) -> None:
         if self.table_model.rowCount() == 0:
             self._set_message("Nothing to export yet.", error=True)
             return
-        path, _ = QFileDialog.getSaveFileName(self, "Export results", f"results.{fmt}", _FORMAT_FILTERS[fmt])
+        hint = self.export_hint(fmt, excerpt_chars)
+        path, _ = QFileDialog.getSaveFileName(self, hint, f"results.{fmt}", _FORMAT_FILTERS[fmt])
         if path:
             if not path.lower().endswith(f".{fmt}"):
                 path += f".{fmt}"
-            self.export_to(path, fmt)
+            self.export_to(path, fmt, excerpt_chars)
 
 
-__all__ = ["BatchPanel", "BatchWorker"]
+__all__ = ["SPREADSHEET_CELL_LIMIT", "BatchPanel", "BatchWorker"]

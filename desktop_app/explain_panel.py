@@ -56,6 +56,20 @@ NONE_ITEM = "(none: plain tokens)"
 COLUMNS = ("Method", "Compr. \u2191", "Suff. \u2193", "Time (ms)")
 
 
+def fit_table_height(table: QTableWidget) -> int:
+    """Make ``table`` exactly tall enough for its header and every row (no vertical scrolling); returns pixels.
+
+    Without this the faithfulness table got its default size hint and, in the default 1400x860 window,
+    showed one and a half of its rows.
+    """
+    table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    table.resizeRowsToContents()
+    rows = sum(table.rowHeight(r) for r in range(table.rowCount()))
+    height = table.horizontalHeader().sizeHint().height() + rows + 2 * table.frameWidth()
+    table.setFixedHeight(height)
+    return height
+
+
 class ExplanationPanel(QWidget):
     """Explanation methods for the current prediction, their faithfulness, and a two-method comparison.
 
@@ -148,6 +162,7 @@ class ExplanationPanel(QWidget):
             item.setData(Qt.ItemDataRole.UserRole, m)
             self.table.setItem(row, 0, item)
         self.table.itemSelectionChanged.connect(self._on_table_selection)
+        fit_table_height(self.table)
         box_layout.addWidget(self.table)
 
         ig_row = QHBoxLayout()

@@ -268,6 +268,43 @@ def gradient_pixmap(cmap: str, width: int = 120, height: int = 12) -> QPixmap:
     return QPixmap.fromImage(img.copy())
 
 
+class ElidedLabel(QLabel):
+    """A one-line label: text too long for its width ends in "…"; the full text is the tooltip.
+
+    Its height never depends on the text, so widgets below it do not move when the text changes
+    (a word-wrapped caption grew from 2 to 4 lines and shifted every token by ~28 px).
+    """
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._full = ""
+        self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
+        self.setText(text)
+
+    def setText(self, text: str) -> None:
+        """Show ``text`` (elided to the width; full text as the tooltip)."""
+        self._full = str(text)
+        self.setToolTip(self._full)
+        self._elide()
+
+    def text(self) -> str:
+        """The full text (before eliding)."""
+        return self._full
+
+    def shown_text(self) -> str:
+        """The text as displayed (elided)."""
+        return super().text()
+
+    def _elide(self) -> None:
+        width = max(10, self.width())
+        super().setText(self.fontMetrics().elidedText(self._full, Qt.ElideRight, width))
+
+    def resizeEvent(self, event) -> None:
+        """Re-elide to the new width."""
+        super().resizeEvent(event)
+        self._elide()
+
+
 class TokenView(DeferredRender, QWidget):
     """The review as tokens coloured by importance (see module docstring).
 
@@ -287,8 +324,7 @@ class TokenView(DeferredRender, QWidget):
         self.scroll.setWidget(self.canvas)
         self.scroll.setWidgetResizable(True)
         self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
-        self.caption = QLabel("")
-        self.caption.setWordWrap(True)
+        self.caption = ElidedLabel("")
         self.legend = QLabel()
         self.legend_lo = QLabel("0")
         self.legend_hi = QLabel("")
