@@ -1,0 +1,113 @@
+"""Records of what happens inside one attention layer, for the teaching views (NumPy only, no torch).
+
+:class:`AttentionInternals` is what :meth:`model.Predictor.attention_internals` returns: the per-head
+query, key and value vectors of one layer, the scaled and masked logits before the softmax, and the
+heads' outputs. Computed on demand for one layer, so a 512-token text never needs all layers' Q, K and
+V at once. Like :class:`model.prediction.Prediction`, every array is read-only.
+
+Source: Vaswani et al. 2017, "Attention Is All You Need", section 3.2.1, equation 1:
+``Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .prediction import freeze_arrays
+
+MASKED_SCORE = float("-inf")
+"""The score of a masked (padded) key: exactly 0 after the softmax."""
+
+
+def softmax(scores: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Numerically stable softmax along ``axis`` (``-inf`` entries become 0); float32 out, same shape.
+
+    A row that is all ``-inf`` gives NaN, as torch does.
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    m = np.max(s, axis=axis, keepdims=True)
+    e = np.exp(s - m)
+    return (e / e.sum(axis=axis, keepdims=True)).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class AttentionInternals:
+    """One layer's self-attention, step by step; immutable, read-only float32 arrays.
+
+    H heads, T tokens, d = d_head = d_model / H.
+
+    Attributes:
+        tokens: the T token strings (as in :class:`model.prediction.Prediction`).
+        layer: the 0-based layer these come from.
+        queries: float32 [H, T, d], q_i = x_i W^Q_h (+ bias) for every head h and token i.
+        keys: float32 [H, T, d], k_j.
+        values: float32 [H, T, d], v_j.
+        scores: float32 [H, T, T], the scaled and masked logits before the softmax:
+            ``scores[h, i, j] = q_i . k_j / sqrt(d)`` (plus ``extra_score_terms``, if any), and
+            :data:`MASKED_SCORE` (-inf) for masked keys. ``softmax(scores)`` equals
+            ``Prediction.attention[layer]``.
+        head_outputs: float32 [H, T, d], ``softmax(scores) @ values``: each head's output vector per
+            query token, before the heads are concatenated and projected by W^O.
+        extra_score_terms: None when the scores are exactly Q K^T / sqrt(d) (the bundled model);
+            otherwise a short description of what else is added (e.g. DeBERTa's relative-position
+            terms), so views do not claim ``scores == q k^T / sqrt(d)``.
+    """
+
+    tokens: tuple[str, ...]
+    layer: int
+    queries: np.ndarray
+    keys: np.ndarray
+    values: np.ndarray
+    scores: np.ndarray
+    head_outputs: np.ndarray
+    extra_score_terms: str | None = None
+
+    def __post_init__(self) -> None:
+        H, T, d = self.queries.shape
+        for name, shape in (("keys", (H, T, d)), ("values", (H, T, d)), ("scores", (H, T, T)),
+                            ("head_outputs", (H, T, d))):
+            if getattr(self, name).shape != shape:
+                raise ValueError(f"{name} has shape {getattr(self, name).shape}, expected {shape}")
+        if len(self.tokens) != T:
+            raise ValueError(f"{len(self.tokens)} tokens for arrays of {T}")
+        freeze_arrays(self)
+
+    @property
+    def n_heads(self) -> int:
+        """H."""
+        return int(self.queries.shape[0])
+
+    @property
+    def num_tokens(self) -> int:
+        """T."""
+        return int(self.queries.shape[1])
+
+    @property
+    def d_head(self) -> int:
+        """d = d_model / H, the width of one head's vectors."""
+        return int(self.queries.shape[2])
+
+    @property
+    def scale(self) -> float:
+        """sqrt(d_head), the divisor of the raw dot products."""
+        return float(np.sqrt(self.d_head))
+
+    def raw_scores(self, head: int, query: int) -> np.ndarray:
+        """float32 [T]: q_i . k_j for every key j (before scaling), head ``head``, query token ``query``."""
+        return (self.keys[head] @ self.queries[head, query]).astype(np.float32)
+
+    def weights(self, head: int, query: int) -> np.ndarray:
+        """float32 [T]: the attention row softmax(scores[head, query]) (sums to 1)."""
+        return softmax(self.scores[head, query])
+
+    @classmethod
+    def synthetic(cls, n_heads: int = 4, num_tokens: int = 512, d_head: int = 64, seed: int = 0) -> AttentionInternals:
+        """Random but consistent internals (scores = Q K^T / sqrt(d), outputs = softmax(scores) V), for
+        benchmarks and view tests without a model."""
+        rng = np.random.default_rng(seed)
+        q, k, v = (rng.standard_normal((n_heads, num_tokens, d_head)).astype(np.float32) for _ in range(3))
+        scores = (q @ k.transpose(0, 2, 1) / np.sqrt(d_head)).astype(np.float32)
+        out = (softmax(scores) @ v).astype(np.float32)
+        return cls(tuple(f"tok{i}" for i in range(num_tokens)), 0, q, k, v, scores, out)
