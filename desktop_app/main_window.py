@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 from .about import about_dialog, about_html
 from .editor import ReviewEditor
 from .file_actions import FileActionsMixin
+from .internals_worker import InternalsController
 from .layout import LayoutMixin
 from .settings import APP_NAME, SETTINGS_ENV, app_settings  # noqa: F401  (SETTINGS_ENV: re-exported)
 from .views.prediction_panel import PredictionPanel
@@ -93,6 +94,8 @@ class MainWindow(FileActionsMixin, LayoutMixin, QMainWindow):
         self._shown = False
         self.state = ExplorerState(self)
         self.controller = InferenceController(self)
+        self.internals = InternalsController(self.state, self)  # Q, K, V of the selected layer, on a worker
+        self.predictor_loaded.connect(self.internals.set_predictor)
         self._font_pt = float(QApplication.font().pointSizeF() if QApplication.font().pointSizeF() > 0 else 10.0)
         self._zoom_pt = self._font_pt + 1
         self._predictor = None
@@ -387,6 +390,7 @@ class MainWindow(FileActionsMixin, LayoutMixin, QMainWindow):
             self.save_settings()
         self.debounce.stop()
         self.controller.shutdown()
+        self.internals.shutdown()
         for dock in self._docks.values():
             stop = getattr(dock.widget(), "shutdown", None)
             if callable(stop):
@@ -400,4 +404,5 @@ class MainWindow(FileActionsMixin, LayoutMixin, QMainWindow):
         """Also stop the worker when the window is destroyed without being closed (tests)."""
         if ev.type() == QEvent.DeferredDelete:
             self.controller.shutdown()
+            self.internals.shutdown()
         return super().event(ev)

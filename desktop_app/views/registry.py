@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QWidget
 from .heatmap import AttentionHeatmap
 from .links_view import AttentionLinksView
 from .model_view import ModelView
+from .neuron_view import NeuronView
 from .pe_view import PositionalEncodingView
 
 
@@ -40,6 +41,7 @@ DOCKED_VIEWS: tuple[ViewSpec, ...] = (
     ViewSpec("Token links", "links_view", "links_dock", AttentionLinksView),
     ViewSpec("Model view", "model_view", "model_dock", ModelView),
     ViewSpec("Positional encoding", "pe_view", "pe_dock", PositionalEncodingView),
+    ViewSpec("Neuron view", "neuron_view", "neuron_dock", NeuronView),
 )
 """The right-hand views, tabbed in this order (the first is raised)."""
 
