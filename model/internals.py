@@ -102,6 +102,31 @@ class AttentionInternals:
         """float32 [T]: the attention row softmax(scores[head, query]) (sums to 1)."""
         return softmax(self.scores[head, query])
 
+    def steps(self, head: int, query: int, top_k: int | None = None) -> AttentionSteps:
+        """The computation of one attention row in teaching order (see :class:`AttentionSteps`).
+
+        Args:
+            head: 0-based head. query: the query token i.
+            top_k: keep the ``top_k`` keys with the largest weights (None: all), for long texts.
+
+        Raises:
+            IndexError: ``head`` or ``query`` out of range.
+        """
+        if not (0 <= head < self.n_heads and 0 <= query < self.num_tokens):
+            raise IndexError(f"head {head} / query {query} out of range ({self.n_heads} heads, {self.num_tokens} tokens)")
+        raw = self.raw_scores(head, query)  # (T,)
+        scaled = (raw / self.scale).astype(np.float32)
+        masked = self.scores[head, query]  # (T,), -inf where masked
+        weights = softmax(masked)
+        order = np.argsort(-weights, kind="stable")
+        keys = order if top_k is None else order[: max(1, int(top_k))]
+        weighted = (weights[keys, None] * self.values[head, keys]).astype(np.float32)  # (k, d)
+        return AttentionSteps(
+            head=head, query=query, keys=keys.astype(np.int64), raw=raw, scaled=scaled, masked=masked,
+            weights=weights, weighted_values=weighted, output=self.head_outputs[head, query],
+            rest_weight=float(1.0 - weights[keys].sum()),
+        )
+
     @classmethod
     def synthetic(cls, n_heads: int = 4, num_tokens: int = 512, d_head: int = 64, seed: int = 0) -> AttentionInternals:
         """Random but consistent internals (scores = Q K^T / sqrt(d), outputs = softmax(scores) V), for
@@ -111,3 +136,35 @@ class AttentionInternals:
         scores = (q @ k.transpose(0, 2, 1) / np.sqrt(d_head)).astype(np.float32)
         out = (softmax(scores) @ v).astype(np.float32)
         return cls(tuple(f"tok{i}" for i in range(num_tokens)), 0, q, k, v, scores, out)
+
+
+@dataclass(frozen=True)
+class AttentionSteps:
+    """One attention row computed step by step (Vaswani et al. 2017, equation 1), for one head and query i.
+
+    Attributes:
+        head, query: the head and the query token i.
+        keys: int64 [k], the keys shown (all T, or the top-k by weight, largest first).
+        raw: float32 [T], step 1: q_i . k_j.
+        scaled: float32 [T], step 2: raw / sqrt(d_head).
+        masked: float32 [T], step 3: the scores with masked keys at -inf (plus any extra score terms:
+            this is exactly ``AttentionInternals.scores[head, query]``).
+        weights: float32 [T], step 4: softmax(masked), sums to 1.
+        weighted_values: float32 [k, d_head], step 5: w_j v_j for the keys shown.
+        output: float32 [d_head], step 6: sum over all j of w_j v_j, the head's output vector for token i.
+        rest_weight: the attention weight of the keys not shown (0 when all are).
+    """
+
+    head: int
+    query: int
+    keys: np.ndarray
+    raw: np.ndarray
+    scaled: np.ndarray
+    masked: np.ndarray
+    weights: np.ndarray
+    weighted_values: np.ndarray
+    output: np.ndarray
+    rest_weight: float
+
+    def __post_init__(self) -> None:
+        freeze_arrays(self)

@@ -65,3 +65,18 @@ def test_softmax_of_masked_scores_is_zero():
     s = np.array([[1.0, -np.inf, 2.0]], np.float32)
     w = softmax(s)
     assert w[0, 1] == 0.0 and abs(w.sum() - 1) < 1e-6
+
+
+def test_steps_follow_the_teaching_order():
+    x = AttentionInternals.synthetic(n_heads=2, num_tokens=20, d_head=8, seed=3)
+    st = x.steps(1, 4, top_k=5)
+    np.testing.assert_allclose(st.scaled, st.raw / np.sqrt(8), rtol=1e-5)
+    np.testing.assert_allclose(st.masked, x.scores[1, 4])
+    np.testing.assert_allclose(st.weights, x.weights(1, 4))
+    assert len(st.keys) == 5 and np.all(np.diff(st.weights[st.keys]) <= 0)
+    full = x.steps(1, 4)
+    np.testing.assert_allclose(full.weighted_values.sum(0), full.output, atol=1e-5)
+    np.testing.assert_allclose(full.output, x.head_outputs[1, 4])
+    assert abs(full.rest_weight) < 1e-6 and 0 < st.rest_weight < 1
+    with pytest.raises(IndexError):
+        x.steps(2, 0)

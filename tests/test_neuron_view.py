@@ -94,3 +94,29 @@ def test_stale_internals_are_dropped(qtbot, tiny_predictor):
     assert got[-1].tokens == tuple(state.prediction.tokens)
     assert all(g.tokens == got[-1].tokens for g in got)  # the first request's result never arrived
     ctl.shutdown()
+
+
+def test_steps_view_shows_the_six_steps(qtbot):
+    from desktop_app.views.state import ExplorerState
+    from desktop_app.views.steps_view import TOP_K, AttentionStepsView
+    from model.internals import AttentionInternals
+
+    state = ExplorerState()
+    view = AttentionStepsView(state)
+    qtbot.addWidget(view)
+    view.resize(700, 700)
+    view.show()
+    x = AttentionInternals.synthetic(n_heads=2, num_tokens=40, d_head=8, seed=1)
+    view.set_data(x, 1, 7)
+    st = view.steps
+    assert view.table.rowCount() == TOP_K + 1  # the top keys and one row for the rest
+    j = int(st.keys[0])
+    assert view.table.item(0, 0).text() == str(j)
+    assert float(view.table.item(0, 2).text()) == pytest.approx(float(x.raw_scores(1, 7)[j]), abs=1e-3)
+    assert float(view.table.item(0, 3).text()) == pytest.approx(float(x.scores[1, 7, j]), abs=1e-3)
+    assert float(view.table.item(0, 5).text()) == pytest.approx(float(x.weights(1, 7)[j]), abs=1e-3)
+    np.testing.assert_allclose(view.output_image.image[0], x.head_outputs[1, 7], atol=1e-6)
+    small = AttentionInternals.synthetic(n_heads=1, num_tokens=5, d_head=4)
+    view.set_data(small, 0, 0)
+    assert view.table.rowCount() == 5
+    np.testing.assert_allclose(view.weighted_image.image.sum(0), small.head_outputs[0, 0], atol=1e-5)

@@ -17,6 +17,7 @@ from .links_view import AttentionLinksView
 from .model_view import ModelView
 from .neuron_view import NeuronView
 from .pe_view import PositionalEncodingView
+from .steps_view import AttentionStepsView
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ DOCKED_VIEWS: tuple[ViewSpec, ...] = (
     ViewSpec("Model view", "model_view", "model_dock", ModelView),
     ViewSpec("Positional encoding", "pe_view", "pe_dock", PositionalEncodingView),
     ViewSpec("Neuron view", "neuron_view", "neuron_dock", NeuronView),
+    ViewSpec("Attention steps", "steps_view", "steps_dock", AttentionStepsView),
 )
 """The right-hand views, tabbed in this order (the first is raised)."""
 
