@@ -25,12 +25,14 @@ INTERNALS_NICE = 5  # below the GUI thread and live analysis, above explanations
 class InternalsWorker(BackgroundWorker):
     """Runs ``Predictor.attention_internals(text, layer)`` on its own thread.
 
+    Also computes the text's :class:`model.internals.EmbeddingNorms` (for the positional-encoding view).
+
     Signals:
-        result(int, object): (generation, AttentionInternals).
+        result(int, object, object): (generation, AttentionInternals, EmbeddingNorms).
         failed(int, str): (generation, one-line reason).
     """
 
-    result = Signal(int, object)
+    result = Signal(int, object, object)
     failed = Signal(int, str)
 
     @Slot(int, object, str, int)
@@ -39,12 +41,14 @@ class InternalsWorker(BackgroundWorker):
         if self.is_stale(generation):
             return
         try:
-            out = self.own_predictor(predictor).attention_internals(text, layer)
+            mine = self.own_predictor(predictor)
+            out = mine.attention_internals(text, layer)
+            norms = mine.embedding_norms(text)  # cheap (an embedding lookup), so always sent along
         except Exception as exc:  # noqa: BLE001 - any failure becomes a message
             self.failed.emit(generation, f"{type(exc).__name__}: {exc}")
             return
         if not self.is_stale(generation):
-            self.result.emit(generation, out)
+            self.result.emit(generation, out, norms)
 
 
 class InternalsController(QObject):
@@ -95,8 +99,10 @@ class InternalsController(QObject):
         self._request.emit(self._generation, self.predictor, key[0], key[1])
         return self._generation
 
-    def _on_result(self, generation: int, internals) -> None:
+    def _on_result(self, generation: int, internals, norms) -> None:
         if generation == self._generation:
+            if self.state.embedding_norms is None or self.state.embedding_norms.tokens != norms.tokens:
+                self.state.set_embedding_norms(norms)
             self.state.set_internals(internals)
 
     def _on_failed(self, generation: int, message: str) -> None:

@@ -168,3 +168,26 @@ class AttentionSteps:
 
     def __post_init__(self) -> None:
         freeze_arrays(self)
+
+
+@dataclass(frozen=True)
+class EmbeddingNorms:
+    """How large the positional encoding is next to the token embedding, per position of one text.
+
+    The model's input is ``token_embedding x sqrt(d_model) + PE(pos)`` (Vaswani et al. 2017, sections 3.4
+    and 3.5); comparing the norms shows how much position information the sum carries.
+
+    Attributes:
+        tokens: the T token strings.
+        pe_norm: float32 [T], ||PE(pos)|| (sqrt(d_model / 2) for the sinusoidal encoding).
+        token_norm: float32 [T], ||token embedding x sqrt(d_model)||.
+    """
+
+    tokens: tuple[str, ...]
+    pe_norm: np.ndarray
+    token_norm: np.ndarray
+
+    def __post_init__(self) -> None:
+        if not len(self.tokens) == len(self.pe_norm) == len(self.token_norm):
+            raise ValueError("tokens, pe_norm and token_norm must have the same length")
+        freeze_arrays(self)

@@ -23,7 +23,7 @@ from .core.encoder import TransformerClassifier, sinusoidal_positional_encoding
 from .core.paths import default_model_dir
 from .core.tokenizer import Encoded, TextEncoder, load_tokenizer
 from .core.weights import METRICS_FILE, TOKENIZER_FILE, load_model
-from .internals import AttentionInternals
+from .internals import AttentionInternals, EmbeddingNorms
 from .prediction import Prediction, Score
 
 MAX_TEXT_CHARS = 2_000_000  # longer inputs are rejected with ValueError (about 2 MB of text)
@@ -249,6 +249,20 @@ class Predictor:
             tokens=tuple(enc.tokens), layer=layer, queries=arr("queries"), keys=arr("keys"), values=arr("values"),
             scores=arr("scores"), head_outputs=arr("head_outputs"), extra_score_terms=parts.get("extra_score_terms"),
         )
+
+    @torch.inference_mode()
+    def embedding_norms(self, text: str) -> EmbeddingNorms:
+        """Per-position ||PE(pos)|| and ||token embedding x sqrt(d_model)|| of ``text`` (dispatches to
+        ``self.model.embedding_norms``, like :meth:`attention_internals`).
+
+        Raises:
+            ValueError: bad text (see :func:`check_text`).
+        """
+        enc = self.encode(text)
+        ids = torch.from_numpy(enc.ids).unsqueeze(0).to(self.device)  # (1, T)
+        with self.forward_lock:
+            pe, tok = self.model.embedding_norms(ids)
+        return EmbeddingNorms(tuple(enc.tokens), pe[0].float().cpu().numpy(), tok[0].float().cpu().numpy())
 
     @torch.inference_mode()
     def score_many(

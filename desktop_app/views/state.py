@@ -30,6 +30,7 @@ class ExplorerState(QObject):
         selection_changed(tuple): the selected query token indices (sorted; empty = none).
         internals_changed(object): new :class:`model.internals.AttentionInternals` for the current text and
             layer (computed on a worker, :mod:`desktop_app.internals_worker`), or None.
+        embedding_norms_changed(object): new :class:`model.internals.EmbeddingNorms` for the current text.
     """
 
     prediction_changed = Signal(object)
@@ -39,6 +40,7 @@ class ExplorerState(QObject):
     layer_head_changed = Signal(int, int)
     selection_changed = Signal(tuple)
     internals_changed = Signal(object)
+    embedding_norms_changed = Signal(object)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -49,6 +51,7 @@ class ExplorerState(QObject):
         self.head = MEAN_HEADS
         self.selection: tuple[int, ...] = ()
         self.internals = None  # model.internals.AttentionInternals of (current text, some layer), or None
+        self.embedding_norms = None  # model.internals.EmbeddingNorms of the current text, or None
 
     @property
     def n_layers(self) -> int:
@@ -79,6 +82,11 @@ class ExplorerState(QObject):
         """Adopt one layer's :class:`model.internals.AttentionInternals` (or None) and announce it."""
         self.internals = internals
         self.internals_changed.emit(internals)
+
+    def set_embedding_norms(self, norms) -> None:
+        """Adopt the current text's :class:`model.internals.EmbeddingNorms` (or None) and announce them."""
+        self.embedding_norms = norms
+        self.embedding_norms_changed.emit(norms)
 
     def current_internals(self):
         """The internals if they belong to the current prediction's tokens and the selected layer, else None."""

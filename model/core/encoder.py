@@ -255,6 +255,20 @@ class TransformerClassifier(nn.Module):
         x = self.token_embedding(input_ids) * math.sqrt(self.config.d_model)  # (B, T, D)
         return x + self.positional_encoding[:T]
 
+    def embedding_norms(self, input_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per-position L2 norms of the two terms :meth:`embed` adds (section 3.4 and 3.5).
+
+        Args:
+            input_ids: int64 (B, T).
+
+        Returns:
+            ``(pe_norm, token_norm)``, each (B, T): ||PE(pos)|| and ||token embedding x sqrt(d_model)||.
+        """
+        T = input_ids.size(1)
+        tok = self.token_embedding(input_ids) * math.sqrt(self.config.d_model)  # (B, T, D)
+        pe = self.positional_encoding[:T].expand_as(tok)  # (B, T, D)
+        return pe.norm(dim=-1), tok.norm(dim=-1)
+
     def hidden_states(
         self, x: torch.Tensor, attention_mask: torch.Tensor, need_weights: bool = False
     ) -> tuple[torch.Tensor, list[torch.Tensor]]:
