@@ -6,6 +6,8 @@ and the batch panel use :func:`local_paths` too.
 
 from __future__ import annotations
 
+import re
+
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QPlainTextEdit
 
@@ -15,6 +17,18 @@ def local_paths(mime) -> list[str]:
     if mime is None or not mime.hasUrls():
         return []
     return [u.toLocalFile() for u in mime.urls() if u.isLocalFile() and u.toLocalFile()]
+
+
+_BR = re.compile(r"(?i)<br\s*/?\s*>")
+
+
+def display_text(text: str) -> str:
+    """``text`` with IMDB's HTML line breaks (``<br />``, ``<br>``, any case) turned into newlines, for the editor.
+
+    The model reads both the same way: its tokenizer's normaliser maps ``<br />`` and newlines to
+    whitespace (:mod:`model.core.tokenizer`), so the prediction of the displayed text equals the original's.
+    """
+    return _BR.sub("\n", text)
 
 
 class ReviewEditor(QPlainTextEdit):

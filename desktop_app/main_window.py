@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from .about import about_dialog, about_html
-from .editor import ReviewEditor
+from .editor import ReviewEditor, display_text
 from .file_actions import FileActionsMixin
 from .internals_worker import InternalsController
 from .layout import LayoutMixin
@@ -177,8 +177,8 @@ class MainWindow(FileActionsMixin, LayoutMixin, QMainWindow):
         return self.state.prediction
 
     def open_review(self, text: str) -> None:
-        """Put ``text`` in the editor and analyze it now."""
-        self.editor.setPlainText(str(text))
+        """Put ``text`` in the editor (``<br />`` shown as line breaks) and analyze it now."""
+        self.editor.setPlainText(display_text(str(text)))
         self.analyze_now()
 
     def add_panel(self, widget: QWidget, title: str, area=Qt.RightDockWidgetArea) -> QDockWidget:
