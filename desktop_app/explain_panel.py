@@ -364,6 +364,10 @@ class ExplanationPanel(QWidget):
         self.ig_steps.setEnabled(not self._ig_running)
         self.ig_cancel_button.setEnabled(self._ig_running)
 
+    def adopt_result(self, result: ExplanationResult) -> None:
+        """Show a finished result for the current text (e.g. restored from a session) as if just computed."""
+        self._on_result(self._generation, result)
+
     @Slot(int, object)
     def _on_result(self, generation: int, res: ExplanationResult) -> None:
         if generation != self._generation:

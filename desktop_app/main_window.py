@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from . import session
 from .about import about_dialog, about_html
 from .editor import ReviewEditor, display_text
 from .file_actions import FileActionsMixin
@@ -258,6 +259,8 @@ class MainWindow(FileActionsMixin, LayoutMixin, QMainWindow):
         self._action(fm, "&Load review from text file\u2026", self._load_review_file, "Ctrl+L")
         fm.addSeparator()
         self._action(fm, "&Save analysis as JSON\u2026", self._save_json, QKeySequence.Save)
+        self._action(fm, "Save sessi&on\u2026", lambda: session.save_session_dialog(self))
+        self._action(fm, "Open sess&ion\u2026", lambda: session.open_session_dialog(self))
         self._action(fm, "&Export current view (PNG/SVG)\u2026", self._export_current_view, "Ctrl+E")
         self.export_menu = fm.addMenu("Export &view")
         for name in (*(v.title for v in DOCKED_VIEWS), CENTRAL_VIEW_TITLE, WHOLE_WINDOW_TITLE):
