@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from gui_helpers import loaded_window
 from PySide6.QtCore import Qt
 
 pytestmark = pytest.mark.gui
@@ -41,15 +42,7 @@ def test_neuron_view_from_synthetic_internals(qtbot):
 
 
 def test_neuron_view_in_the_window_follows_selection_and_click_selects(qtbot, tiny_model_dir):
-    from desktop_app.main_window import MainWindow
-
-    win = MainWindow(tiny_model_dir, device="cpu")
-    qtbot.addWidget(win)
-    win.persist_settings = False
-    win.resize(1400, 860)
-    win.show()
-    with qtbot.waitSignal(win.predictor_loaded, timeout=LOAD_TIMEOUT_MS):
-        pass
+    win = loaded_window(qtbot, tiny_model_dir)
     with qtbot.waitSignal(win.state.internals_changed, timeout=LOAD_TIMEOUT_MS):
         win.open_review("a wonderful film with a great cast")
     pred = win.state.prediction

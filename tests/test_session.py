@@ -8,6 +8,7 @@ import stat
 
 import numpy as np
 import pytest
+from gui_helpers import loaded_window
 
 pytestmark = pytest.mark.gui
 
@@ -20,18 +21,7 @@ def isolated_settings(tmp_path, monkeypatch):
 
 
 def _window(qtbot, model_dir):
-    from desktop_app.main_window import MainWindow
-
-    win = MainWindow(model_dir, device="cpu")
-    qtbot.addWidget(win)
-    win.persist_settings = False
-    win.resize(1400, 860)
-    win.show()
-    with qtbot.waitSignal(win.predictor_loaded, timeout=LOAD_TIMEOUT_MS):
-        pass
-    win.errors = []
-    win._show_error = win.errors.append  # no modal message box in tests
-    return win
+    return loaded_window(qtbot, model_dir)
 
 
 def _fake_result(pred, method="grad_x_input"):

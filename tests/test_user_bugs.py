@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from gui_helpers import loaded_window
 from PySide6.QtCore import QMimeData, QPoint, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent
 
@@ -29,21 +30,7 @@ def _row(source, text="good film", label="positive", p=0.9, gold="", correct=Non
 
 
 def _window(qtbot, model_dir, size=(1400, 860), panels=False):
-    from desktop_app.main_window import MainWindow
-
-    win = MainWindow(model_dir, device="cpu")
-    qtbot.addWidget(win)
-    win.persist_settings = False
-    if panels:
-        from desktop_app.app import attach_panels
-
-        win.panels = attach_panels(win)
-    win.resize(*size)
-    win.show()
-    if win.predictor is None:
-        with qtbot.waitSignal(win.predictor_loaded, timeout=LOAD_TIMEOUT_MS):
-            pass
-    return win
+    return loaded_window(qtbot, model_dir, size, panels)
 
 
 # -- token view: the caption must not change height, so a second click clears the selection --------------------
