@@ -46,7 +46,7 @@ from model.explain import (
 )
 
 from .explain_worker import ExplanationWorker
-from .views.common import DIVERGING_CMAP, SEQUENTIAL_CMAP
+from .views.common import DIVERGING_CMAP, SEQUENTIAL_CMAP, fit_table_height
 from .views.comparison_view import ComparisonView
 from .views.state import ExplorerState
 from .views.token_view import gradient_pixmap
@@ -54,20 +54,6 @@ from .worker import EXPLANATION_NICE, start_worker_thread
 
 NONE_ITEM = "(none: plain tokens)"
 COLUMNS = ("Method", "Compr. \u2191", "Suff. \u2193", "Time (ms)")
-
-
-def fit_table_height(table: QTableWidget) -> int:
-    """Make ``table`` exactly tall enough for its header and every row (no vertical scrolling); returns pixels.
-
-    Without this the faithfulness table got its default size hint and, in the default 1400x860 window,
-    showed one and a half of its rows.
-    """
-    table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-    table.resizeRowsToContents()
-    rows = sum(table.rowHeight(r) for r in range(table.rowCount()))
-    height = table.horizontalHeader().sizeHint().height() + rows + 2 * table.frameWidth()
-    table.setFixedHeight(height)
-    return height
 
 
 class ExplanationPanel(QWidget):

@@ -51,4 +51,4 @@ def test_pe_view_shows_the_worked_table_and_norms(qtbot, tiny_predictor):
     state.set_embedding_norms(tiny_predictor.embedding_norms("a fine film"))
     x, y = view.pe_norm_curve.getData()
     assert len(x) == len(tiny_predictor.encode("a fine film").tokens) and np.allclose(y, math.sqrt(tiny_predictor.config.d_model / 2))
-    assert "token embedding" in view.norm_plot.titleLabel.text
+    assert "token embedding" in view.norm_label.text()

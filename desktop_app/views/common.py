@@ -11,7 +11,7 @@ from functools import lru_cache
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor
 
 MEAN_HEADS = -1  # head choice: mean over heads
@@ -111,6 +111,20 @@ def colours_for(values: np.ndarray, signed: bool) -> tuple[np.ndarray, float]:
         lut = lookup_table(SEQUENTIAL_CMAP)
     idx = np.clip((x * (len(lut) - 1)).round().astype(int), 0, len(lut) - 1)
     return lut[idx], scale
+
+
+def fit_table_height(table) -> int:
+    """Make ``table`` exactly tall enough for its header and every row (no vertical scrolling); returns pixels.
+
+    Without this the faithfulness table got its default size hint and, in the default 1400x860 window,
+    showed one and a half of its rows.
+    """
+    table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    table.resizeRowsToContents()
+    rows = sum(table.rowHeight(r) for r in range(table.rowCount()))
+    height = table.horizontalHeader().sizeHint().height() + rows + 2 * table.frameWidth()
+    table.setFixedHeight(height)
+    return height
 
 
 def display_token(token: str, max_chars: int = 12) -> str:

@@ -20,12 +20,14 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtGui import QColor, QPen
+from PySide6.QtWidgets import QGraphicsRectItem, QLabel, QVBoxLayout, QWidget
 
 from .common import DIVERGING_CMAP, DeferredRender, TokenAxis, colormap, head_name, style_plot
 
 BAR_BRUSH = "#4c72b0"
 SOFTMAX_BRUSH = "#dd8452"
+VISIBLE_KEYS = 40  # key rows shown at once; a new query scrolls to its most attended key
 
 
 def _image_plot(glw, row: int, col: int, title: str, left_axis=None):
@@ -73,7 +75,7 @@ class NeuronView(DeferredRender, QWidget):
         self.glw.setAcceptDrops(False)
         self.y_axis = TokenAxis("left", max_chars=10)
         self.query_plot, self.query_image = _image_plot(self.glw, 0, 0, "query q<sub>i</sub>")
-        self.query_plot2, self.query_image2 = _image_plot(self.glw, 0, 1, "q<sub>i</sub> (again)")
+        self.query_plot2, self.query_image2 = _image_plot(self.glw, 0, 1, "q<sub>i</sub>, multiplied into every k<sub>j</sub>")
         self.key_plot, self.key_image = _image_plot(self.glw, 1, 0, "keys k<sub>j</sub>", self.y_axis)
         self.product_plot, self.product_image = _image_plot(self.glw, 1, 1, "q<sub>i</sub> \u2299 k<sub>j</sub>")
         self.score_plot = self.glw.addPlot(row=1, col=2, title="q<sub>i</sub>\u00b7k<sub>j</sub> / \u221ad")
@@ -83,14 +85,14 @@ class NeuronView(DeferredRender, QWidget):
             plot.hideButtons()
             plot.setMenuEnabled(False)
             plot.setMouseEnabled(x=False, y=True)
-            plot.getAxis("left").setStyle(showValues=False)
+            plot.hideAxis("left")  # rows are the key tokens of the plot on the left; fewer axes paint faster
             plot.getAxis("bottom").enableAutoSIPrefix(False)
+        self.query_plot.getAxis("left").setStyle(showValues=False)
+        self.query_plot.getAxis("left").setWidth(self.y_axis.width())
         for plot in (self.query_plot, self.query_plot2):
-            plot.getAxis("left").setStyle(showValues=False)
-            plot.getAxis("left").setWidth(self.y_axis.width() if plot is self.query_plot else 30)
             plot.setMouseEnabled(x=False, y=False)
-        self.product_plot.getAxis("left").setStyle(showValues=False)
-        self.product_plot.getAxis("left").setWidth(30)
+        for plot in (self.query_plot2, self.product_plot):
+            plot.hideAxis("left")
         for plot in (self.key_plot, self.product_plot, self.score_plot, self.weight_plot):
             plot.invertY(True)
             if plot is not self.key_plot:
@@ -99,6 +101,12 @@ class NeuronView(DeferredRender, QWidget):
         self.query_plot2.setXLink(self.product_plot)
         self.score_bars = pg.BarGraphItem(x0=[], y0=[], width=[], height=[], brush=BAR_BRUSH, pen=None)
         self.weight_bars = pg.BarGraphItem(x0=[], y0=[], width=[], height=[], brush=SOFTMAX_BRUSH, pen=None)
+        self.query_marker = QGraphicsRectItem()
+        pen = QPen(QColor("#2ca02c"), 2.0)
+        pen.setCosmetic(True)
+        self.query_marker.setPen(pen)
+        self.query_marker.setZValue(10)
+        self.key_plot.addItem(self.query_marker)
         self.score_plot.addItem(self.score_bars)
         self.weight_plot.addItem(self.weight_bars)
         self.glw.ci.layout.setRowStretchFactor(0, 1)
@@ -151,7 +159,7 @@ class NeuronView(DeferredRender, QWidget):
             self.key_image.setRect(QRectF(0, 0, d, T))
             self.y_axis.set_tokens(list(internals.tokens))
             self.key_plot.setLimits(yMin=-0.5, yMax=T + 0.5)
-            self.key_plot.setRange(xRange=(0, d), yRange=(0, min(T, 40)), padding=0)
+            self.key_plot.setRange(xRange=(0, d), yRange=(0, min(T, VISIBLE_KEYS)), padding=0)
             self.product_plot.setRange(xRange=(0, d), padding=0)
         product = keys * q  # (T, d)
         self.query_image.setImage(q[None, :], levels=_symmetric_levels(q))
@@ -168,12 +176,16 @@ class NeuronView(DeferredRender, QWidget):
         self.weight_bars.setOpts(x0=np.zeros(T), y0=y0, width=weights, height=0.8)
         self.score_plot.setXRange(min(0.0, float(finite.min())), max(0.0, float(finite.max())) or 1.0, padding=0.05)
         self.weight_plot.setXRange(0.0, max(float(weights.max()), 1e-6), padding=0.05)
+        self.query_marker.setRect(QRectF(0, query, d, 1))
+        if T > VISIBLE_KEYS:  # scroll to the key this query attends to most
+            top = int(np.clip(int(np.argmax(weights)) - VISIBLE_KEYS // 2, 0, T - VISIBLE_KEYS))
+            self.key_plot.setYRange(top, top + VISIBLE_KEYS, padding=0)
         self.shown = (internals, head, query)
         extra = f"; scores also add {internals.extra_score_terms}" if internals.extra_score_terms else ""
         self.title.setText(
             f"Layer {internals.layer + 1}, head {head + 1}, query {query} \u201c{internals.tokens[query]}\u201d: "
             f"score(j) = q\u1d62\u00b7k\u2c7c / \u221a{d} = \u03a3 (q\u1d62 \u2299 k\u2c7c) / {np.sqrt(d):.3g}{extra}; "
-            "the softmax of the scores is the attention row. Click a key to select it."
+            "the softmax of the scores is the attention row (green box: the query's own key). Click a key to select it."
         )
 
     # -- interaction ---------------------------------------------------------------------------------------------

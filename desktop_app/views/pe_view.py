@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .common import DIVERGING_CMAP, HEATMAP_CMAP, DeferredRender, colormap, style_plot
+from .common import DIVERGING_CMAP, HEATMAP_CMAP, DeferredRender, colormap, fit_table_height, style_plot
 
 
 def similarity(pe: np.ndarray, kind: str = "cosine") -> np.ndarray:
@@ -115,11 +115,11 @@ class PositionalEncodingView(DeferredRender, QWidget):
         ):
             plot.addItem(item)
             item.setZValue(10)
-        self.norm_plot = self.glw.addPlot(row=1, col=0, colspan=2, title="norms at each position of the current text")
+        self.norm_plot = self.glw.addPlot(row=1, col=0, colspan=2, title="norms per position")
         self.norm_plot.setLabel("bottom", "position (token index)")
         self.norm_plot.setLabel("left", "L2 norm")
         style_plot(self.norm_plot)
-        self.norm_plot.addLegend(offset=(-10, 10))
+        self.norm_plot.addLegend(offset=(60, 1), colCount=2)
         self.pe_norm_curve = self.norm_plot.plot([], [], pen=pg.mkPen("#d62728", width=2), name="‖PE(pos)‖")
         self.tok_norm_curve = self.norm_plot.plot(
             [], [], pen=pg.mkPen("#1f77b4", width=1.5), name="‖token embedding × √d‖"
@@ -133,6 +133,8 @@ class PositionalEncodingView(DeferredRender, QWidget):
         self.worked.setToolTip("PE(pos, 2i) = sin(pos / 100^(2i/4)), PE(pos, 2i+1) = cos(pos / 100^(2i/4)):"
                                " the tutorial's worked example, computed by the model's own function")
         self.worked.resizeColumnsToContents()
+        self.norm_label = QLabel("")
+        self.norm_label.setWordWrap(True)
         self.worked_title = QLabel("Worked example: d_model = 4, n = 100, positions 0–3")
         controls = QHBoxLayout()
         controls.addWidget(QLabel("Show"))
@@ -150,6 +152,7 @@ class PositionalEncodingView(DeferredRender, QWidget):
         worked_box.addWidget(self.worked)
         teach.addLayout(worked_box)
         lay.addLayout(teach)
+        lay.addWidget(self.norm_label)
         lay.addWidget(self.glw, 1)
         self.pe_matrix: np.ndarray | None = None  # [max_len, d_model] from ModelInfo
         self.positions.valueChanged.connect(lambda *_: self.request_render())
@@ -175,8 +178,7 @@ class PositionalEncodingView(DeferredRender, QWidget):
             for c in range(table.shape[1]):
                 self.worked.setItem(r, c, QTableWidgetItem(f"{float(table[r, c]):.4f}"))
         self.worked.resizeColumnsToContents()
-        h = self.worked.horizontalHeader().height() + sum(self.worked.rowHeight(r) for r in range(4))
-        self.worked.setFixedHeight(h + 2 * self.worked.frameWidth())
+        fit_table_height(self.worked)
         self.worked.setFixedWidth(
             self.worked.verticalHeader().width() + sum(self.worked.columnWidth(c) for c in range(4))
             + 2 * self.worked.frameWidth()
@@ -187,13 +189,16 @@ class PositionalEncodingView(DeferredRender, QWidget):
         if norms is None:
             self.pe_norm_curve.setData([], [])
             self.tok_norm_curve.setData([], [])
+            self.norm_label.setText("")
             return
         x = np.arange(len(norms.tokens))
         self.pe_norm_curve.setData(x, norms.pe_norm)
         self.tok_norm_curve.setData(x, norms.token_norm)
         ratio = float(np.median(norms.token_norm / np.maximum(norms.pe_norm, 1e-9)))
-        self.norm_plot.setTitle(
-            f"norms at each position of the current text: the token embedding is ~{ratio:.2g}× the positional encoding"
+        self.norm_plot.setYRange(0.0, 1.4 * float(max(norms.token_norm.max(), norms.pe_norm.max())), padding=0)
+        self.norm_label.setText(
+            f"Below: in the current text the scaled token embedding is ~{ratio:.2g}× as long as the positional "
+            "encoding (median over positions): position shifts each input vector noticeably without drowning the word."
         )
 
     def set_num_positions(self, n: int) -> None:

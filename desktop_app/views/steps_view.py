@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF
+from PySide6.QtCore import QRectF, Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
     QTableWidget,
@@ -26,9 +27,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .common import DIVERGING_CMAP, DeferredRender, TokenAxis, colormap, style_plot
+from .common import DIVERGING_CMAP, DeferredRender, TokenAxis, colormap, fit_table_height, style_plot
 
 TOP_K = 12  # keys listed when the text has more tokens than this
+STEPS_HTML = (
+    "<b>Attention(Q, K, V) = softmax(Q K<sup>T</sup> / \u221ad<sub>k</sub>) V</b> (Vaswani et al. 2017, eq. 1)<ol>"
+    "<li>raw score: the dot product q<sub>i</sub>\u00b7k<sub>j</sub> of the query with each key;</li>"
+    "<li>scaled: divided by \u221ad<sub>k</sub>, so the softmax does not saturate as d<sub>k</sub> grows;</li>"
+    "<li>masked: padding keys set to \u2212\u221e (weight 0);</li>"
+    "<li>softmax: w<sub>j</sub> = e<sup>s<sub>j</sub></sup> / \u03a3 e<sup>s<sub>k</sub></sup>, the attention row "
+    "(sums to 1);</li>"
+    "<li>each value vector v<sub>j</sub> is scaled by its weight w<sub>j</sub>;</li>"
+    "<li>their sum is the head's output o<sub>i</sub> for token i.</li></ol>"
+)
 COLUMNS = ("key j", "token", "1. q\u1d62\u00b7k\u2c7c", "2. \u00f7 \u221ad", "3. masked", "4. softmax w\u2c7c")
 
 
@@ -58,7 +69,7 @@ class AttentionStepsView(DeferredRender, QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 4)
         self.table.itemDoubleClicked.connect(self._on_double_click)
         self.glw = pg.GraphicsLayoutWidget()
         self.glw.setBackground("w")
@@ -91,8 +102,13 @@ class AttentionStepsView(DeferredRender, QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addWidget(self.title)
-        lay.addWidget(self.table, 3)
-        lay.addWidget(self.glw, 2)
+        explain = QLabel(STEPS_HTML)
+        explain.setWordWrap(True)
+        top = QHBoxLayout()
+        top.addWidget(self.table)
+        top.addWidget(explain, 1)
+        lay.addLayout(top)
+        lay.addWidget(self.glw, 1)
         lay.addWidget(self.output_label)
         lay.addWidget(self.hover_label)
         for sig in (state.internals_changed, state.prediction_changed, state.layer_head_changed, state.selection_changed):
@@ -136,6 +152,10 @@ class AttentionStepsView(DeferredRender, QWidget):
             cells = ("\u2026", f"{T - len(st.keys)} other keys", "", "", "", f"{st.rest_weight:.4f}")
             for c, text in enumerate(cells):
                 self.table.setItem(rows - 1, c, QTableWidgetItem(text))
+        fit_table_height(self.table)
+        self.table.resizeColumnsToContents()
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.table.setFixedWidth(sum(self.table.columnWidth(c) for c in range(len(COLUMNS))) + 2 * self.table.frameWidth())
         wv = st.weighted_values
         m = float(max(np.abs(wv).max(), np.abs(st.output).max(), 1e-9))
         self.weighted_image.setImage(wv, levels=(-m, m))
