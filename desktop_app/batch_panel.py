@@ -59,7 +59,7 @@ from model.batch.export import DEFAULT_EXCERPT_CHARS, SPREADSHEET_CELL_LIMIT, ex
 
 from .batch_model import COLUMNS, EXCERPT, FILTERS, P_POSITIVE, ROW_ROLE, SOURCE, BatchFilterProxy, BatchTableModel
 from .batch_worker import DEFAULT_BATCH_SIZE, DEFAULT_CHUNK, PROGRESS_INTERVAL_S, BatchWorker  # noqa: F401
-from .editor import local_paths
+from .editor import drop_hint, local_paths
 from .worker import BATCH_NICE, start_worker_thread
 
 log = logging.getLogger(__name__)
@@ -323,11 +323,18 @@ class BatchPanel(QWidget):
 
     # -- drag and drop ----------------------------------------------------------------------------------------
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        """Accept drags that carry local files or folders."""
-        if local_paths(event.mimeData()):
+        """Accept drags that carry local files or folders (the window's drop banner shows)."""
+        paths = local_paths(event.mimeData())
+        if paths:
             event.acceptProposedAction()
+            drop_hint(self, paths)
         else:
             event.ignore()
+
+    def dragLeaveEvent(self, event) -> None:
+        """Hide the window's drop banner."""
+        drop_hint(self, None)
+        super().dragLeaveEvent(event)
 
     def dragMoveEvent(self, event) -> None:
         """Keep accepting while the drag moves over the panel."""
@@ -336,6 +343,7 @@ class BatchPanel(QWidget):
 
     def dropEvent(self, event: QDropEvent) -> None:
         """Score the dropped files/folders (see :meth:`add_paths`)."""
+        drop_hint(self, None)
         paths = local_paths(event.mimeData())
         if not paths:
             event.ignore()

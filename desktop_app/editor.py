@@ -12,6 +12,16 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QPlainTextEdit
 
 
+def drop_hint(widget, paths: list[str] | None) -> None:
+    """Show (``paths``) or hide (None) the top-level window's drop banner, when it has one
+    (:meth:`desktop_app.layout.LayoutMixin.show_drop_hint`): child widgets that take drops themselves
+    call this, since the window then sees no drag events."""
+    window = widget.window()
+    fn = getattr(window, "show_drop_hint" if paths else "hide_drop_hint", None)
+    if callable(fn):
+        fn(paths) if paths else fn()
+
+
 def local_paths(mime) -> list[str]:
     """Local file/folder paths carried by a drag's QMimeData (empty when there are none)."""
     if mime is None or not mime.hasUrls():
@@ -41,11 +51,18 @@ class ReviewEditor(QPlainTextEdit):
     paths_dropped = Signal(list)
 
     def dragEnterEvent(self, event) -> None:
-        """Accept drags of local files (for ``paths_dropped``); text drags behave as usual."""
-        if local_paths(event.mimeData()):
+        """Accept drags of local files (for ``paths_dropped``; the window's drop banner shows); text drags behave as usual."""
+        paths = local_paths(event.mimeData())
+        if paths:
             event.acceptProposedAction()
+            drop_hint(self, paths)
             return
         super().dragEnterEvent(event)
+
+    def dragLeaveEvent(self, event) -> None:
+        """Hide the window's drop banner."""
+        drop_hint(self, None)
+        super().dragLeaveEvent(event)
 
     def dragMoveEvent(self, event) -> None:
         """See :meth:`dragEnterEvent`."""
@@ -56,6 +73,7 @@ class ReviewEditor(QPlainTextEdit):
 
     def dropEvent(self, event) -> None:
         """Files -> ``paths_dropped``; anything else is inserted as text."""
+        drop_hint(self, None)
         paths = local_paths(event.mimeData())
         if paths:
             event.acceptProposedAction()

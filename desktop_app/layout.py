@@ -80,6 +80,14 @@ class LayoutMixin:
             self._drop_overlay = overlay
         return overlay
 
+    def show_drop_hint(self, paths: list[str]) -> None:
+        """Show the drop banner for ``paths`` (also called by child widgets that take drops themselves)."""
+        self._show_drop_overlay(paths)
+
+    def hide_drop_hint(self) -> None:
+        """Hide the drop banner."""
+        self._hide_drop_overlay()
+
     def _show_drop_overlay(self, paths: list[str]) -> None:
         overlay = self.drop_overlay
         overlay.setText(describe_drop(paths))

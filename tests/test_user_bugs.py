@@ -193,6 +193,11 @@ def test_drop_indicator_shows_while_dragging(qtbot, tiny_model_dir, tmp_path):
 
     win.dragLeaveEvent(QDragLeaveEvent())
     assert not win.drop_overlay.isVisible()
+    # the editor takes drops itself (the window sees no drag events there): it shows the banner too
+    win.editor.dragEnterEvent(QDragEnterEvent(QPoint(5, 5), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier))
+    assert win.drop_overlay.isVisible()
+    win.editor.dragLeaveEvent(QDragLeaveEvent())
+    assert not win.drop_overlay.isVisible()
 
 
 # -- batch table's Source column: the path relative to what was dropped ------------------------------------------
