@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QThread, Signal, Slot
-from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
@@ -38,7 +38,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
-    QMenu,
     QProgressBar,
     QPushButton,
     QSizePolicy,
@@ -50,13 +49,13 @@ from PySide6.QtWidgets import (
 
 from model.batch import (
     DEFAULT_MAX_FILE_BYTES,
-    FORMATS,
     SUPPORTED_EXTENSIONS,
     Summary,
     write_rows,
 )
-from model.batch.export import DEFAULT_EXCERPT_CHARS, SPREADSHEET_CELL_LIMIT, excerpt_rows
+from model.batch.export import SPREADSHEET_CELL_LIMIT, excerpt_rows
 
+from .batch_export import ask_export_path, export_hint, export_menu
 from .batch_model import COLUMNS, EXCERPT, FILTERS, P_POSITIVE, ROW_ROLE, SOURCE, BatchFilterProxy, BatchTableModel
 from .batch_worker import DEFAULT_BATCH_SIZE, DEFAULT_CHUNK, PROGRESS_INTERVAL_S, BatchWorker  # noqa: F401
 from .editor import drop_hint, local_paths
@@ -64,8 +63,6 @@ from .worker import BATCH_NICE, start_worker_thread
 
 log = logging.getLogger(__name__)
 
-_FORMAT_FILTERS = {"csv": "CSV (*.csv)", "jsonl": "JSON Lines (*.jsonl)", "parquet": "Parquet (*.parquet)"}
-_FORMAT_NAMES = {"csv": "CSV…", "jsonl": "JSON Lines…", "parquet": "Parquet…"}
 
 
 def _fmt_duration(seconds: float) -> str:
@@ -144,18 +141,7 @@ class BatchPanel(QWidget):
         self.export_button.setText("Export")
         self.export_button.setToolTip("Save all rows (not only the filtered ones) with the command line's columns")
         self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        menu = QMenu(self.export_button)
-        for fmt in FORMATS:
-            act = QAction(_FORMAT_NAMES[fmt], menu)
-            act.triggered.connect(lambda _checked=False, f=fmt: self._choose_export(f))
-            menu.addAction(act)
-            if fmt == "csv":
-                act.setToolTip(self.export_hint("csv"))
-                short = QAction(f"CSV, review excerpts only ({DEFAULT_EXCERPT_CHARS:,} characters; for spreadsheets)…", menu)
-                short.triggered.connect(lambda _checked=False: self._choose_export("csv", DEFAULT_EXCERPT_CHARS))
-                menu.addAction(short)
-        menu.setToolTipsVisible(True)
-        self.export_button.setMenu(menu)
+        self.export_button.setMenu(export_menu(self.export_button, self._choose_export))
         self.clear_button = QPushButton("Clear")
         self.clear_button.setToolTip("Cancel scoring and remove all rows")
         self.clear_button.clicked.connect(self.clear)
@@ -280,15 +266,7 @@ class BatchPanel(QWidget):
         """All result rows in arrival order (a list of :class:`model.batch.ResultRow`)."""
         return self.table_model.rows()
 
-    @staticmethod
-    def export_hint(fmt: str, excerpt_chars: int | None = None) -> str:
-        """The save dialog's title for ``fmt``: says when spreadsheets would cut whole reviews (CSV)."""
-        if fmt != "csv":
-            return "Export results"
-        if excerpt_chars:
-            return f"Export results as CSV with the first {excerpt_chars:,} characters of each review"
-        return (f"Export results as CSV with whole reviews (spreadsheets cut cells at {SPREADSHEET_CELL_LIMIT:,} "
-                "characters: use the excerpts-only CSV for them)")
+    export_hint = staticmethod(export_hint)
 
     def export_to(self, path: str, fmt: str | None = None, excerpt_chars: int | None = None) -> bool:
         """Write every row to ``path`` atomically (CSV, JSON Lines or Parquet; from the extension when ``fmt`` is None).
@@ -474,11 +452,8 @@ class BatchPanel(QWidget):
         if self.table_model.rowCount() == 0:
             self._set_message("Nothing to export yet.", error=True)
             return
-        hint = self.export_hint(fmt, excerpt_chars)
-        path, _ = QFileDialog.getSaveFileName(self, hint, f"results.{fmt}", _FORMAT_FILTERS[fmt])
+        path = ask_export_path(self, fmt, excerpt_chars)
         if path:
-            if not path.lower().endswith(f".{fmt}"):
-                path += f".{fmt}"
             self.export_to(path, fmt, excerpt_chars)
 
 

@@ -19,7 +19,16 @@ from PySide6.QtCore import QEvent, QPoint, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QToolTip, QVBoxLayout, QWidget
 
-from .common import DIVERGING_CMAP, SEQUENTIAL_CMAP, DeferredRender, colours_for, head_matrix, head_name, lookup_table
+from .common import (
+    DIVERGING_CMAP,
+    SEQUENTIAL_CMAP,
+    DeferredRender,
+    ElidedLabel,
+    colours_for,
+    head_matrix,
+    head_name,
+    lookup_table,
+)
 
 _BR = re.compile(r"(?i)<br\s*/?\s*>")
 PAD_X = 2.0  # pixels of padding left/right inside a token box
@@ -266,43 +275,6 @@ def gradient_pixmap(cmap: str, width: int = 120, height: int = 12) -> QPixmap:
     row = np.ascontiguousarray(np.repeat(lut[idx][None, :, :], height, axis=0))
     img = QImage(row.data, width, height, 4 * width, QImage.Format_RGBA8888)
     return QPixmap.fromImage(img.copy())
-
-
-class ElidedLabel(QLabel):
-    """A one-line label: text too long for its width ends in "…"; the full text is the tooltip.
-
-    Its height never depends on the text, so widgets below it do not move when the text changes
-    (a word-wrapped caption grew from 2 to 4 lines and shifted every token by ~28 px).
-    """
-
-    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self._full = ""
-        self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
-        self.setText(text)
-
-    def setText(self, text: str) -> None:
-        """Show ``text`` (elided to the width; full text as the tooltip)."""
-        self._full = str(text)
-        self.setToolTip(self._full)
-        self._elide()
-
-    def text(self) -> str:
-        """The full text (before eliding)."""
-        return self._full
-
-    def shown_text(self) -> str:
-        """The text as displayed (elided)."""
-        return super().text()
-
-    def _elide(self) -> None:
-        width = max(10, self.width())
-        super().setText(self.fontMetrics().elidedText(self._full, Qt.ElideRight, width))
-
-    def resizeEvent(self, event) -> None:
-        """Re-elide to the new width."""
-        super().resizeEvent(event)
-        self._elide()
 
 
 class TokenView(DeferredRender, QWidget):
