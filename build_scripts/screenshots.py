@@ -10,10 +10,10 @@ the screenshots say so in the window title). The review is a real IMDB test
 review from ``resources/samples``.
 
 Writes: window.png (the whole window), token_view.png, prediction.png,
-heatmap.png, links.png, model_view.png, pe.png, explanations.png and batch.png
+heatmap.png, links.png, model_view.png, pe.png, neuron.png, steps.png, explanations.png and batch.png
 (the batch table after scoring ``--batch-n`` IMDB test reviews laid out as
 aclImdb ``pos/``/``neg/`` folders; taken from ``--imdb`` when that file exists,
-else from the bundled samples).
+else from the bundled samples). ``--only neuron.png,steps.png`` writes just those files.
 """
 
 from __future__ import annotations
@@ -71,7 +71,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--imdb", default=str(ROOT.parent / "shared" / "data" / "imdb" / "test.jsonl.gz"),
                    help="IMDB test.jsonl.gz for the batch screenshot")
     p.add_argument("--batch-n", type=int, default=400, help="reviews in the batch screenshot")
+    p.add_argument("--only", default="", help="comma-separated file names to write (default: all)")
     args = p.parse_args(argv)
+    only = {n.strip() for n in args.only.split(",") if n.strip()}
+
+    def wanted(name: str) -> bool:
+        return not only or name in only
 
     from model.core.paths import default_model_dir, samples_dir
 
@@ -142,9 +147,10 @@ def main(argv: list[str] | None = None) -> int:
     settle()
     win.heatmap.flush()
     settle()
-    win.grab().save(str(out / "window.png"))
-    win.token_view.grab().save(str(out / "token_view.png"))
-    win.prediction_panel.grab().save(str(out / "prediction.png"))
+    for widget, name in ((win, "window.png"), (win.token_view, "token_view.png"),
+                         (win.prediction_panel, "prediction.png")):
+        if wanted(name):
+            widget.grab().save(str(out / name))
     # the Explanations panel (another helper's) when present
     explain_dock = win._docks.get("Explanations")
     shots = [] if explain_dock is None else [(explain_dock, explain_dock.widget(), "explanations.png")]
@@ -152,9 +158,25 @@ def main(argv: list[str] | None = None) -> int:
         (win.heatmap_dock, win.heatmap, "heatmap.png"),
         (win.links_dock, win.links_view, "links.png"),
         (win.model_dock, win.model_view, "model_view.png"),
-        (win.pe_dock, win.pe_view, "pe.png"),
     ]
+    wait_until(app, lambda: win.state.current_internals() is not None, 60)
+    layer_head = (win.state.layer, win.state.head)
+    win.state.set_layer_head(layer_head[0], 0)  # the neuron and step views show one head
+    for dock, view, name in [(win.neuron_dock, win.neuron_view, "neuron.png"),
+                             (win.steps_dock, win.steps_view, "steps.png"), (win.pe_dock, win.pe_view, "pe.png")]:
+        if wanted(name):  # these need room: shown floating at a fixed size
+            dock.setFloating(True)
+            dock.resize(1300, 820 if name == "neuron.png" else 760)
+            dock.show()
+            settle()
+            view.flush()
+            settle()
+            view.grab().save(str(out / name))
+            dock.setFloating(False)
+    win.state.set_layer_head(*layer_head)
     for dock, view, name in shots:
+        if not wanted(name):
+            continue
         dock.raise_()
         settle()
         if hasattr(view, "flush"):
@@ -164,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     win.heatmap_dock.raise_()
     settle()
     batch = panels.get("batch")
-    if batch is not None:
+    if batch is not None and wanted("batch.png"):
         scratch = tempfile.TemporaryDirectory(prefix="ae-screenshots-")
         folder = write_review_folder(Path(args.imdb), args.batch_n, Path(scratch.name) / "aclImdb-test")
         finished = []

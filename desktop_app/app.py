@@ -143,6 +143,22 @@ def first_sample_text() -> str:
     return (folder / index["samples"][0]["file"]).read_text(encoding="utf-8")
 
 
+def open_sample_when_empty(window) -> bool:
+    """First run teaches: once the model has loaded, analyse the first bundled sample if the editor is empty.
+
+    Returns True when a sample was opened (False: the user already typed something, or no sample exists).
+    """
+    if window.editor.toPlainText().strip() or window.current_prediction is not None:
+        return False
+    try:
+        window.open_review(first_sample_text())
+    except (OSError, ValueError, KeyError, IndexError) as exc:
+        log.warning("no sample review to open: %s", exc)
+        return False
+    window.statusBar().showMessage("A sample review from IMDB; more in the Samples menu, or type your own.", 8000)
+    return True
+
+
 def run_self_test(app, window) -> dict:
     """Wait for the model, analyse the first sample, render every view; returns the JSON dict to print."""
     from PySide6.QtCore import QEventLoop, QTimer
@@ -273,5 +289,9 @@ def main(argv: list[str] | None = None, process_start: float | None = None) -> i
 
     watcher = FirstPaint()
     window.installEventFilter(watcher)
+    if window.predictor is not None:
+        open_sample_when_empty(window)
+    else:
+        window.predictor_loaded.connect(lambda _predictor: open_sample_when_empty(window))
     window.show()
     return app.exec()

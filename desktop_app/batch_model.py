@@ -33,12 +33,23 @@ def excerpt(text: str, n: int = EXCERPT_CHARS) -> str:
     return flat if len(flat) <= n else flat[: n - 1] + "…"
 
 
-def _short_source(source: str) -> str:
-    """The file name (plus ``:row N``) of a source path, for display."""
+def _short_source(source: str, roots: Sequence[str] = ()) -> str:
+    """A source path for display: relative to the dropped folder that holds it, else the file name.
+
+    ``roots`` are the dropped paths (folders and files). ``train/pos/00.txt`` under a dropped ``train``
+    shows as ``pos/00.txt``, so ``pos/00.txt`` and ``neg/00.txt`` stay apart; a ``:row N`` / ``:line N``
+    suffix (tables, JSON Lines) is kept.
+    """
     head, sep, tail = source.rpartition(":")
+    suffix = ""
     if sep and tail.startswith(("row ", "line ")):
-        return f"{head.replace(chr(92), '/').rsplit('/', 1)[-1]}:{tail}"
-    return source.replace("\\", "/").rsplit("/", 1)[-1] or source
+        source, suffix = head, f":{tail}"
+    path = source.replace("\\", "/")
+    for root in roots:
+        r = root.replace("\\", "/").rstrip("/")
+        if r and path.startswith(r + "/"):
+            return path[len(r) + 1 :] + suffix
+    return (path.rsplit("/", 1)[-1] or source) + suffix
 
 
 class BatchTableModel(QAbstractTableModel):
@@ -54,6 +65,8 @@ class BatchTableModel(QAbstractTableModel):
         super().__init__(parent)
         self._rows: list[ResultRow] = []
         self._excerpts: list[str] = []
+        self._sources: list[str] = []  # Source column text (relative to the dropped roots)
+        self._roots: list[str] = []
         self.summary = Summary()
 
     # -- data access ------------------------------------------------------------------------------------------
@@ -65,6 +78,10 @@ class BatchTableModel(QAbstractTableModel):
         """The row at source-model index ``row``. Raises IndexError when out of range."""
         return self._rows[row]
 
+    def add_roots(self, paths: Sequence[str]) -> None:
+        """Remember dropped files/folders: the Source column shows row paths relative to them (longest first)."""
+        self._roots = sorted({*self._roots, *(str(p) for p in paths)}, key=len, reverse=True)
+
     def append_rows(self, rows: Sequence[ResultRow]) -> None:
         """Append rows at the end in one ``beginInsertRows``/``endInsertRows`` block and update the summary."""
         if not rows:
@@ -73,6 +90,7 @@ class BatchTableModel(QAbstractTableModel):
         self.beginInsertRows(QModelIndex(), first, first + len(rows) - 1)
         self._rows.extend(rows)
         self._excerpts.extend(excerpt(r.text) if r.text else "" for r in rows)
+        self._sources.extend(_short_source(r.source, self._roots) for r in rows)
         self.endInsertRows()
         self.summary.add(rows)
 
@@ -81,6 +99,8 @@ class BatchTableModel(QAbstractTableModel):
         self.beginResetModel()
         self._rows.clear()
         self._excerpts.clear()
+        self._sources.clear()
+        self._roots.clear()
         self.summary = Summary()
         self.endResetModel()
 
@@ -129,7 +149,7 @@ class BatchTableModel(QAbstractTableModel):
 
     def _display(self, r: ResultRow, i: int, c: int) -> str:
         if c == SOURCE:
-            return _short_source(r.source)
+            return self._sources[i]
         if c == EXCERPT:
             return self._excerpts[i]
         if c == LABEL:
@@ -197,6 +217,15 @@ class BatchFilterProxy(QSortFilterProxyModel):
         else:  # pragma: no cover - older Qt
             setattr(self, attr, value)
             self.invalidateFilter()
+
+    def is_filtering(self) -> bool:
+        """True when a category other than "All" or a search string hides rows."""
+        return self._category != FILTERS[0] or bool(self._needle)
+
+    def visible_rows(self) -> list[ResultRow]:
+        """The rows that pass the filter (in the proxy's order)."""
+        src = self.sourceModel()
+        return [src.row_at(self.mapToSource(self.index(r, 0)).row()) for r in range(self.rowCount())]
 
     def filterAcceptsRow(self, source_row: int, source_parent: QModelIndex | QPersistentModelIndex) -> bool:
         """True when the row passes the category and the search string."""

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QThread, Signal, Slot
-from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
@@ -38,7 +38,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
-    QMenu,
     QProgressBar,
     QPushButton,
     QSizePolicy,
@@ -50,21 +49,20 @@ from PySide6.QtWidgets import (
 
 from model.batch import (
     DEFAULT_MAX_FILE_BYTES,
-    FORMATS,
     SUPPORTED_EXTENSIONS,
     Summary,
     write_rows,
 )
+from model.batch.export import SPREADSHEET_CELL_LIMIT, excerpt_rows
 
+from .batch_export import ask_export_path, export_hint, export_menu
 from .batch_model import COLUMNS, EXCERPT, FILTERS, P_POSITIVE, ROW_ROLE, SOURCE, BatchFilterProxy, BatchTableModel
 from .batch_worker import DEFAULT_BATCH_SIZE, DEFAULT_CHUNK, PROGRESS_INTERVAL_S, BatchWorker  # noqa: F401
-from .editor import local_paths
+from .editor import drop_hint, local_paths
 from .worker import BATCH_NICE, start_worker_thread
 
 log = logging.getLogger(__name__)
 
-_FORMAT_FILTERS = {"csv": "CSV (*.csv)", "jsonl": "JSON Lines (*.jsonl)", "parquet": "Parquet (*.parquet)"}
-_FORMAT_NAMES = {"csv": "CSV…", "jsonl": "JSON Lines…", "parquet": "Parquet…"}
 
 
 def _fmt_duration(seconds: float) -> str:
@@ -136,17 +134,14 @@ class BatchPanel(QWidget):
         self.search_edit.setPlaceholderText("Filter by file, text or status…")
         self.search_edit.setClearButtonEnabled(True)
         self.search_edit.textChanged.connect(self.proxy.set_search)
+        self.category_combo.currentTextChanged.connect(lambda _text: self._update_summary())
+        self.search_edit.textChanged.connect(lambda _text: self._update_summary())
 
         self.export_button = QToolButton()
         self.export_button.setText("Export")
         self.export_button.setToolTip("Save all rows (not only the filtered ones) with the command line's columns")
         self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        menu = QMenu(self.export_button)
-        for fmt in FORMATS:
-            act = QAction(_FORMAT_NAMES[fmt], menu)
-            act.triggered.connect(lambda _checked=False, f=fmt: self._choose_export(f))
-            menu.addAction(act)
-        self.export_button.setMenu(menu)
+        self.export_button.setMenu(export_menu(self.export_button, self._choose_export))
         self.clear_button = QPushButton("Clear")
         self.clear_button.setToolTip("Cancel scoring and remove all rows")
         self.clear_button.clicked.connect(self.clear)
@@ -271,8 +266,13 @@ class BatchPanel(QWidget):
         """All result rows in arrival order (a list of :class:`model.batch.ResultRow`)."""
         return self.table_model.rows()
 
-    def export_to(self, path: str, fmt: str | None = None) -> bool:
+    export_hint = staticmethod(export_hint)
+
+    def export_to(self, path: str, fmt: str | None = None, excerpt_chars: int | None = None) -> bool:
         """Write every row to ``path`` atomically (CSV, JSON Lines or Parquet; from the extension when ``fmt`` is None).
+
+        ``excerpt_chars``: cut each review text to this many characters (:func:`model.batch.export.excerpt_rows`),
+        for spreadsheets, which cut cells at :data:`SPREADSHEET_CELL_LIMIT` characters; None keeps whole reviews.
 
         Returns:
             True on success; on failure shows and emits a message and returns
@@ -281,7 +281,7 @@ class BatchPanel(QWidget):
         rows = self.table_model.rows()
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
-            n = write_rows(path, rows, fmt)
+            n = write_rows(path, excerpt_rows(rows, excerpt_chars) if excerpt_chars else rows, fmt)
         except (OSError, ValueError, RuntimeError) as exc:
             self._set_message(f"Export failed: {exc}", error=True)
             return False
@@ -301,11 +301,18 @@ class BatchPanel(QWidget):
 
     # -- drag and drop ----------------------------------------------------------------------------------------
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        """Accept drags that carry local files or folders."""
-        if local_paths(event.mimeData()):
+        """Accept drags that carry local files or folders (the window's drop banner shows)."""
+        paths = local_paths(event.mimeData())
+        if paths:
             event.acceptProposedAction()
+            drop_hint(self, paths)
         else:
             event.ignore()
+
+    def dragLeaveEvent(self, event) -> None:
+        """Hide the window's drop banner."""
+        drop_hint(self, None)
+        super().dragLeaveEvent(event)
 
     def dragMoveEvent(self, event) -> None:
         """Keep accepting while the drag moves over the panel."""
@@ -314,6 +321,7 @@ class BatchPanel(QWidget):
 
     def dropEvent(self, event: QDropEvent) -> None:
         """Score the dropped files/folders (see :meth:`add_paths`)."""
+        drop_hint(self, None)
         paths = local_paths(event.mimeData())
         if not paths:
             event.ignore()
@@ -326,6 +334,7 @@ class BatchPanel(QWidget):
         if self._worker is not None or self._predictor is None or not self._queue:
             return
         paths = self._queue.pop(0)
+        self.table_model.add_roots(paths)
         self._job_id += 1
         job = self._job_id
         text_column = self.text_column_edit.text().strip() or None
@@ -406,9 +415,12 @@ class BatchPanel(QWidget):
         if s.count == 0:
             self.summary_label.setText("Drop files or folders of reviews here (.txt, .csv, .tsv, .jsonl, .json).")
             return
-        shown = self.proxy.rowCount()
-        extra = f" · showing {shown:,}" if shown != s.count else ""
-        self.summary_label.setText(s.line() + extra)
+        if not self.proxy.is_filtering():
+            self.summary_label.setText(s.line())
+            return
+        shown = Summary()
+        shown.add(self.proxy.visible_rows())  # no rate: elapsed time belongs to all rows
+        self.summary_label.setText(f"Showing {shown.count:,} of {s.count:,} (filtered): {shown.line()}")
 
     def _set_message(self, text: str, error: bool = False) -> None:
         self.message_label.setText(text)
@@ -436,15 +448,13 @@ class BatchPanel(QWidget):
         if folder:
             self.add_paths([folder])
 
-    def _choose_export(self, fmt: str) -> None:
+    def _choose_export(self, fmt: str, excerpt_chars: int | None = None) -> None:
         if self.table_model.rowCount() == 0:
             self._set_message("Nothing to export yet.", error=True)
             return
-        path, _ = QFileDialog.getSaveFileName(self, "Export results", f"results.{fmt}", _FORMAT_FILTERS[fmt])
+        path = ask_export_path(self, fmt, excerpt_chars)
         if path:
-            if not path.lower().endswith(f".{fmt}"):
-                path += f".{fmt}"
-            self.export_to(path, fmt)
+            self.export_to(path, fmt, excerpt_chars)
 
 
-__all__ = ["BatchPanel", "BatchWorker"]
+__all__ = ["SPREADSHEET_CELL_LIMIT", "BatchPanel", "BatchWorker"]

@@ -6,8 +6,20 @@ and the batch panel use :func:`local_paths` too.
 
 from __future__ import annotations
 
+import re
+
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QPlainTextEdit
+
+
+def drop_hint(widget, paths: list[str] | None) -> None:
+    """Show (``paths``) or hide (None) the top-level window's drop banner, when it has one
+    (:meth:`desktop_app.layout.LayoutMixin.show_drop_hint`): child widgets that take drops themselves
+    call this, since the window then sees no drag events."""
+    window = widget.window()
+    fn = getattr(window, "show_drop_hint" if paths else "hide_drop_hint", None)
+    if callable(fn):
+        fn(paths) if paths else fn()
 
 
 def local_paths(mime) -> list[str]:
@@ -15,6 +27,18 @@ def local_paths(mime) -> list[str]:
     if mime is None or not mime.hasUrls():
         return []
     return [u.toLocalFile() for u in mime.urls() if u.isLocalFile() and u.toLocalFile()]
+
+
+_BR = re.compile(r"(?i)<br\s*/?\s*>")
+
+
+def display_text(text: str) -> str:
+    """``text`` with IMDB's HTML line breaks (``<br />``, ``<br>``, any case) turned into newlines, for the editor.
+
+    The model reads both the same way: its tokenizer's normaliser maps ``<br />`` and newlines to
+    whitespace (:mod:`model.core.tokenizer`), so the prediction of the displayed text equals the original's.
+    """
+    return _BR.sub("\n", text)
 
 
 class ReviewEditor(QPlainTextEdit):
@@ -27,11 +51,18 @@ class ReviewEditor(QPlainTextEdit):
     paths_dropped = Signal(list)
 
     def dragEnterEvent(self, event) -> None:
-        """Accept drags of local files (for ``paths_dropped``); text drags behave as usual."""
-        if local_paths(event.mimeData()):
+        """Accept drags of local files (for ``paths_dropped``; the window's drop banner shows); text drags behave as usual."""
+        paths = local_paths(event.mimeData())
+        if paths:
             event.acceptProposedAction()
+            drop_hint(self, paths)
             return
         super().dragEnterEvent(event)
+
+    def dragLeaveEvent(self, event) -> None:
+        """Hide the window's drop banner."""
+        drop_hint(self, None)
+        super().dragLeaveEvent(event)
 
     def dragMoveEvent(self, event) -> None:
         """See :meth:`dragEnterEvent`."""
@@ -42,6 +73,7 @@ class ReviewEditor(QPlainTextEdit):
 
     def dropEvent(self, event) -> None:
         """Files -> ``paths_dropped``; anything else is inserted as text."""
+        drop_hint(self, None)
         paths = local_paths(event.mimeData())
         if paths:
             event.acceptProposedAction()

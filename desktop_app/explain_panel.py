@@ -42,7 +42,7 @@ from model.explain import (
 )
 
 from .explain_worker import ExplanationWorker
-from .views.common import DIVERGING_CMAP, SEQUENTIAL_CMAP
+from .views.common import DIVERGING_CMAP, SEQUENTIAL_CMAP, fit_table_height
 from .views.comparison_view import ComparisonView
 from .views.faithfulness_table import FaithfulnessTable
 from .views.state import ExplorerState
@@ -126,6 +126,7 @@ class ExplanationPanel(QWidget):
         box_layout = QVBoxLayout(box)
         self.table = FaithfulnessTable(EXPLANATION_METHODS, METHOD_TITLES)
         self.table.itemSelectionChanged.connect(self._on_table_selection)
+        fit_table_height(self.table)
         box_layout.addWidget(self.table)
 
         ig_row = QHBoxLayout()
@@ -316,6 +317,10 @@ class ExplanationPanel(QWidget):
         self.ig_button.setEnabled(ready and not self._ig_running)
         self.ig_steps.setEnabled(not self._ig_running)
         self.ig_cancel_button.setEnabled(self._ig_running)
+
+    def adopt_result(self, result: ExplanationResult) -> None:
+        """Show a finished result for the current text (e.g. restored from a session) as if just computed."""
+        self._on_result(self._generation, result)
 
     @Slot(int, object)
     def _on_result(self, generation: int, res: ExplanationResult) -> None:

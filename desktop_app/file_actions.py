@@ -15,12 +15,19 @@ from pathlib import Path
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from model.atomic import atomic_write_bytes
+from model.batch import SUPPORTED_EXTENSIONS
 from model.textio import read_text_file
 
 from .view_export import export_widget
 from .views.registry import CENTRAL_VIEW_TITLE, DOCKED_VIEWS, WHOLE_WINDOW_TITLE
 
 MAX_REVIEW_FILE_BYTES = 5_000_000  # larger text files are refused with a message
+
+
+def review_file_filter() -> str:
+    """The File > Open files dialog's name filter: exactly the extensions the batch readers read
+    (:data:`model.batch.SUPPORTED_EXTENSIONS`), then "All files"."""
+    return f"Reviews ({' '.join('*' + e for e in SUPPORTED_EXTENSIONS)});;All files (*)"
 
 
 class FileActionsMixin:
@@ -38,7 +45,7 @@ class FileActionsMixin:
             self,
             "Open review files",
             self._last_folder(),
-            "Reviews (*.txt *.csv *.jsonl *.json *.parquet *.gz);;All files (*)",
+            review_file_filter(),
         )
         if paths:
             self._remember_folder(paths[0])

@@ -3,12 +3,26 @@
 :class:`LayoutMixin` is mixed into :class:`desktop_app.main_window.MainWindow`: it restores and saves
 the geometry, dock layout (``window/state``, ``window/docks``), zoom and layer/head in the window's
 QSettings (:mod:`desktop_app.settings`), records that the window was shown (only a shown window's
-layout is saved), and turns local files/folders dropped anywhere on the window into ``paths_dropped``.
+layout is saved), and turns local files/folders dropped anywhere on the window into ``paths_dropped``;
+while they are dragged over the window, :attr:`LayoutMixin.drop_overlay` says what a drop will do.
 """
 
 from __future__ import annotations
 
+import os
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel
+
 from .editor import local_paths
+
+
+def describe_drop(paths: list[str]) -> str:
+    """What dropping ``paths`` does, e.g. "Drop to score 2 folders and 1 file in the Batch scoring panel"."""
+    folders = sum(os.path.isdir(p) for p in paths)
+    files = len(paths) - folders
+    parts = [f"{n} {word}{'s' if n != 1 else ''}" for n, word in ((folders, "folder"), (files, "file")) if n]
+    return f"Drop to score {' and '.join(parts)} in the Batch scoring panel"
 
 
 class LayoutMixin:
@@ -48,12 +62,56 @@ class LayoutMixin:
         super().showEvent(event)
         self._shown = True
 
+    @property
+    def drop_overlay(self) -> QLabel:
+        """The translucent banner shown over the window while files are dragged over it (made on first use)."""
+        overlay = getattr(self, "_drop_overlay", None)
+        if overlay is None:
+            overlay = QLabel(self)
+            overlay.setObjectName("dropOverlay")
+            overlay.setAlignment(Qt.AlignCenter)
+            overlay.setWordWrap(True)
+            overlay.setAttribute(Qt.WA_TransparentForMouseEvents)
+            overlay.setStyleSheet(
+                "QLabel#dropOverlay { background: rgba(31, 58, 147, 60); border: 3px dashed #1f3a93;"
+                " color: #1f3a93; font-size: 16pt; font-weight: bold; }"
+            )
+            overlay.hide()
+            self._drop_overlay = overlay
+        return overlay
+
+    def show_drop_hint(self, paths: list[str]) -> None:
+        """Show the drop banner for ``paths`` (also called by child widgets that take drops themselves)."""
+        self._show_drop_overlay(paths)
+
+    def hide_drop_hint(self) -> None:
+        """Hide the drop banner."""
+        self._hide_drop_overlay()
+
+    def _show_drop_overlay(self, paths: list[str]) -> None:
+        overlay = self.drop_overlay
+        overlay.setText(describe_drop(paths))
+        overlay.setGeometry(self.rect().adjusted(8, 8, -8, -8))
+        overlay.raise_()
+        overlay.show()
+
+    def _hide_drop_overlay(self) -> None:
+        if getattr(self, "_drop_overlay", None) is not None:
+            self._drop_overlay.hide()
+
     def dragEnterEvent(self, event) -> None:
-        """Accept local files and folders dropped anywhere on the window."""
-        if local_paths(event.mimeData()):
+        """Accept local files and folders dropped anywhere on the window; show where they will land."""
+        paths = local_paths(event.mimeData())
+        if paths:
             event.acceptProposedAction()
+            self._show_drop_overlay(paths)
         else:
             event.ignore()
+
+    def dragLeaveEvent(self, event) -> None:
+        """Hide the drop banner."""
+        self._hide_drop_overlay()
+        super().dragLeaveEvent(event)
 
     def dragMoveEvent(self, event) -> None:
         """See :meth:`dragEnterEvent`."""
@@ -64,6 +122,7 @@ class LayoutMixin:
 
     def dropEvent(self, event) -> None:
         """Emit ``paths_dropped`` with the dropped local paths."""
+        self._hide_drop_overlay()
         paths = local_paths(event.mimeData())
         if paths:
             event.acceptProposedAction()

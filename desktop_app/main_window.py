@@ -33,9 +33,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from . import session
 from .about import about_dialog, about_html
-from .editor import ReviewEditor
+from .editor import ReviewEditor, display_text
 from .file_actions import FileActionsMixin
+from .internals_worker import InternalsController
 from .layout import LayoutMixin
 from .settings import APP_NAME, SETTINGS_ENV, app_settings  # noqa: F401  (SETTINGS_ENV: re-exported)
 from .views.prediction_panel import PredictionPanel
@@ -93,6 +95,8 @@ class MainWindow(FileActionsMixin, LayoutMixin, QMainWindow):
         self._shown = False
         self.state = ExplorerState(self)
         self.controller = InferenceController(self)
+        self.internals = InternalsController(self.state, self)  # Q, K, V of the selected layer, on a worker
+        self.predictor_loaded.connect(self.internals.set_predictor)
         self._font_pt = float(QApplication.font().pointSizeF() if QApplication.font().pointSizeF() > 0 else 10.0)
         self._zoom_pt = self._font_pt + 1
         self._predictor = None
@@ -174,8 +178,8 @@ class MainWindow(FileActionsMixin, LayoutMixin, QMainWindow):
         return self.state.prediction
 
     def open_review(self, text: str) -> None:
-        """Put ``text`` in the editor and analyze it now."""
-        self.editor.setPlainText(str(text))
+        """Put ``text`` in the editor (``<br />`` shown as line breaks) and analyze it now."""
+        self.editor.setPlainText(display_text(str(text)))
         self.analyze_now()
 
     def add_panel(self, widget: QWidget, title: str, area=Qt.RightDockWidgetArea) -> QDockWidget:
@@ -255,6 +259,8 @@ class MainWindow(FileActionsMixin, LayoutMixin, QMainWindow):
         self._action(fm, "&Load review from text file\u2026", self._load_review_file, "Ctrl+L")
         fm.addSeparator()
         self._action(fm, "&Save analysis as JSON\u2026", self._save_json, QKeySequence.Save)
+        self._action(fm, "Save sessi&on\u2026", lambda: session.save_session_dialog(self))
+        self._action(fm, "Open sess&ion\u2026", lambda: session.open_session_dialog(self))
         self._action(fm, "&Export current view (PNG/SVG)\u2026", self._export_current_view, "Ctrl+E")
         self.export_menu = fm.addMenu("Export &view")
         for name in (*(v.title for v in DOCKED_VIEWS), CENTRAL_VIEW_TITLE, WHOLE_WINDOW_TITLE):
@@ -387,6 +393,7 @@ class MainWindow(FileActionsMixin, LayoutMixin, QMainWindow):
             self.save_settings()
         self.debounce.stop()
         self.controller.shutdown()
+        self.internals.shutdown()
         for dock in self._docks.values():
             stop = getattr(dock.widget(), "shutdown", None)
             if callable(stop):
@@ -400,4 +407,5 @@ class MainWindow(FileActionsMixin, LayoutMixin, QMainWindow):
         """Also stop the worker when the window is destroyed without being closed (tests)."""
         if ev.type() == QEvent.DeferredDelete:
             self.controller.shutdown()
+            self.internals.shutdown()
         return super().event(ev)

@@ -11,6 +11,9 @@ from pathlib import Path
 
 import numpy as np
 
+PE_WORKED_EXAMPLE = (4, 4, 100.0)
+"""(positions, d_model, base n) of the positional-encoding tutorial's worked table."""
+
 
 @dataclass(frozen=True)
 class ModelInfo:
@@ -29,6 +32,9 @@ class ModelInfo:
         positional_encoding: float32 [max_len, d_model], exactly
             ``Predictor.positional_encoding(max_len)``; its first P rows are
             ``positional_encoding(P)``.
+        pe_worked_example: float32 [4, 4], the positional-encoding tutorial's worked table (d_model = 4,
+            base n = 100, positions 0-3) computed by the model's own
+            :func:`model.core.encoder.sinusoidal_positional_encoding`.
         metrics: the model folder's ``metrics.json`` (may be empty).
         model_card: the text of ``README.md`` in the model folder, or "".
         load_s: seconds it took to load the model.
@@ -44,6 +50,7 @@ class ModelInfo:
     device_name: str
     model_dir: str
     positional_encoding: np.ndarray
+    pe_worked_example: np.ndarray | None = None
     metrics: dict = field(default_factory=dict)
     model_card: str = ""
     load_s: float = 0.0
@@ -61,6 +68,10 @@ def model_info(predictor, load_s: float = 0.0) -> ModelInfo:
             card = ""
     pe = np.asarray(predictor.positional_encoding(cfg.max_len), dtype=np.float32)
     pe.setflags(write=False)
+    from model.core.encoder import sinusoidal_positional_encoding  # torch is loaded on this (worker) thread
+
+    worked = sinusoidal_positional_encoding(*PE_WORKED_EXAMPLE).numpy()
+    worked.setflags(write=False)
     return ModelInfo(
         n_layers=cfg.n_layers,
         n_heads=cfg.n_heads,
@@ -72,6 +83,7 @@ def model_info(predictor, load_s: float = 0.0) -> ModelInfo:
         device_name=predictor.device_name,
         model_dir=str(model_dir) if model_dir is not None else "",
         positional_encoding=pe,
+        pe_worked_example=worked,
         metrics=dict(predictor.metrics or {}),
         model_card=card,
         load_s=load_s,

@@ -6,7 +6,8 @@ filesystem), so a reader sees the old file or the new one, never a half-written 
 error the temporary file is removed and the destination is left as it was.
 
 Permissions: a new file gets ``0o666 & ~umask`` (what :func:`open` would give it, not
-:func:`tempfile.mkstemp`'s 0o600); an existing file keeps its mode.
+:func:`tempfile.mkstemp`'s 0o600); an existing file keeps its mode. A destination that is a
+symlink stays one: the file it points to is replaced (:func:`destination`).
 
 Entry points:
 
@@ -55,9 +56,15 @@ def final_mode(path: str | os.PathLike) -> int:
         return 0o666 & ~current_umask()
 
 
+def destination(path: str | os.PathLike) -> Path:
+    """The file an atomic write to ``path`` replaces: ``path`` itself, or the target of a symlink (resolved)."""
+    path = Path(path)
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
 def temp_beside(path: str | os.PathLike, suffix: str = ".tmp") -> tuple[int, str]:
     """Create an empty temporary file next to ``path`` (hidden name, ending in ``suffix``); returns ``(fd, temp path)``."""
-    path = Path(path)
+    path = destination(path)
     return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
 
 
@@ -73,6 +80,7 @@ def commit(tmp: str | os.PathLike, path: str | os.PathLike, synced: bool = False
     """fsync ``tmp`` (unless ``synced``), give it ``path``'s final mode and move it over ``path``."""
     if not synced:
         _fsync_file(os.fspath(tmp))
+    path = destination(path)
     os.chmod(tmp, final_mode(path))
     os.replace(tmp, path)
 

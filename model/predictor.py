@@ -23,6 +23,7 @@ from .core.encoder import TransformerClassifier, sinusoidal_positional_encoding
 from .core.paths import default_model_dir
 from .core.tokenizer import Encoded, TextEncoder, load_tokenizer
 from .core.weights import METRICS_FILE, TOKENIZER_FILE, load_model
+from .internals import AttentionInternals, EmbeddingNorms
 from .prediction import Prediction, Score
 
 MAX_TEXT_CHARS = 2_000_000  # longer inputs are rejected with ValueError (about 2 MB of text)
@@ -210,6 +211,58 @@ class Predictor:
             device=str(self.device),
             pooling=self.config.pooling,
         )
+
+    @torch.inference_mode()
+    def attention_internals(self, text: str, layer: int) -> AttentionInternals:
+        """Queries, keys, values, pre-softmax scores and head outputs of one layer for ``text``.
+
+        Dispatches to the backend: ``self.model.attention_internals(input_ids, mask, layer)`` (the bundled
+        :class:`~model.core.encoder.TransformerClassifier`; another backend supplies the same method and,
+        where its scores carry extra terms, says so in ``extra_score_terms``). ``softmax(scores)`` equals
+        ``predict(text).attention[layer]``. Computed for one layer only (512 tokens x d_model floats, not
+        all layers at once).
+
+        Args:
+            text: the review (tokenized exactly as :meth:`predict` does).
+            layer: 0-based layer; negative counts from the last.
+
+        Returns:
+            :class:`model.internals.AttentionInternals` (read-only float32 arrays).
+
+        Raises:
+            ValueError: bad text (see :func:`check_text`). IndexError: ``layer`` out of range.
+        """
+        n_layers = self.config.n_layers
+        if not -n_layers <= layer < n_layers:
+            raise IndexError(f"layer {layer} out of range for {n_layers} layers")
+        layer %= n_layers
+        enc = self.encode(text)
+        ids = torch.from_numpy(enc.ids).unsqueeze(0).to(self.device)  # (1, T)
+        mask = torch.ones_like(ids, dtype=torch.bool)  # (1, T)
+        with self.forward_lock:
+            parts = self.model.attention_internals(ids, mask, layer)
+
+        def arr(name: str) -> np.ndarray:
+            return parts[name][0].float().cpu().numpy().astype(np.float32)
+
+        return AttentionInternals(
+            tokens=tuple(enc.tokens), layer=layer, queries=arr("queries"), keys=arr("keys"), values=arr("values"),
+            scores=arr("scores"), head_outputs=arr("head_outputs"), extra_score_terms=parts.get("extra_score_terms"),
+        )
+
+    @torch.inference_mode()
+    def embedding_norms(self, text: str) -> EmbeddingNorms:
+        """Per-position ||PE(pos)|| and ||token embedding x sqrt(d_model)|| of ``text`` (dispatches to
+        ``self.model.embedding_norms``, like :meth:`attention_internals`).
+
+        Raises:
+            ValueError: bad text (see :func:`check_text`).
+        """
+        enc = self.encode(text)
+        ids = torch.from_numpy(enc.ids).unsqueeze(0).to(self.device)  # (1, T)
+        with self.forward_lock:
+            pe, tok = self.model.embedding_norms(ids)
+        return EmbeddingNorms(tuple(enc.tokens), pe[0].float().cpu().numpy(), tok[0].float().cpu().numpy())
 
     @torch.inference_mode()
     def score_many(

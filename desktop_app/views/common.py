@@ -11,8 +11,9 @@ from functools import lru_cache
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 MEAN_HEADS = -1  # head choice: mean over heads
 MAX_HEADS = -2  # head choice: element-wise max over heads
@@ -113,6 +114,20 @@ def colours_for(values: np.ndarray, signed: bool) -> tuple[np.ndarray, float]:
     return lut[idx], scale
 
 
+def fit_table_height(table) -> int:
+    """Make ``table`` exactly tall enough for its header and every row (no vertical scrolling); returns pixels.
+
+    Without this the faithfulness table got its default size hint and, in the default 1400x860 window,
+    showed one and a half of its rows.
+    """
+    table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    table.resizeRowsToContents()
+    rows = sum(table.rowHeight(r) for r in range(table.rowCount()))
+    height = table.horizontalHeader().sizeHint().height() + rows + 2 * table.frameWidth()
+    table.setFixedHeight(height)
+    return height
+
+
 def display_token(token: str, max_chars: int = 12) -> str:
     """A token as an axis label: at most ``max_chars`` characters, an ellipsis when cut."""
     return token if len(token) <= max_chars else token[: max_chars - 1] + "\u2026"
@@ -171,6 +186,43 @@ class TokenAxis(pg.AxisItem):
             i = math.floor(v)
             out.append(self._labels[i] if 0 <= i < len(self._labels) else "")
         return out
+
+
+class ElidedLabel(QLabel):
+    """A one-line label: text too long for its width ends in "…"; the full text is the tooltip.
+
+    Its height never depends on the text, so widgets below it do not move when the text changes
+    (a word-wrapped caption grew from 2 to 4 lines and shifted every token by ~28 px).
+    """
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._full = ""
+        self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
+        self.setText(text)
+
+    def setText(self, text: str) -> None:
+        """Show ``text`` (elided to the width; full text as the tooltip)."""
+        self._full = str(text)
+        self.setToolTip(self._full)
+        self._elide()
+
+    def text(self) -> str:
+        """The full text (before eliding)."""
+        return self._full
+
+    def shown_text(self) -> str:
+        """The text as displayed (elided)."""
+        return super().text()
+
+    def _elide(self) -> None:
+        width = max(10, self.width())
+        super().setText(self.fontMetrics().elidedText(self._full, Qt.ElideRight, width))
+
+    def resizeEvent(self, event) -> None:
+        """Re-elide to the new width."""
+        super().resizeEvent(event)
+        self._elide()
 
 
 _render_queue: list = []  # views waiting to render, oldest first

@@ -62,6 +62,9 @@ class AttentionHeatmap(DeferredRender, QWidget):
             values=(0.0, 1.0), colorMap=colormap(HEATMAP_CMAP), label="attention weight", width=15
         )
         self.colorbar.setImageItem(self.image_item, insert_in=self.plot)
+        # token indices and weights in [0, 1] need no SI prefix ("(x0.001)" on an empty plot)
+        for axis in (self.x_axis, self.y_axis, self.colorbar.axis):
+            axis.enableAutoSIPrefix(False)
         self.selection_item = QGraphicsPathItem()
         pen = QPen(QColor("#ff2d55"), 2.0)
         pen.setCosmetic(True)
@@ -102,6 +105,7 @@ class AttentionHeatmap(DeferredRender, QWidget):
         pred = self.state.prediction
         if pred is None:
             self.image_item.clear()
+            self.colorbar.setLevels((0.0, 1.0))  # not the "0 ... 0" bar of an empty image
             self.matrix = None
             self.title.setText("")
             return

@@ -5,6 +5,11 @@ embeddings (Vaswani et al. 2017, "Attention Is All You Need", section 3.5),
 P positions x d_model dimensions, exactly ``Predictor.positional_encoding(P)``.
 Right: the P x P similarity between positions, cosine or dot product.
 Positions used by the current text (0..T-1) are marked.
+
+Teaching aids: the positional-encoding tutorial's worked table (d_model = 4, base n = 100,
+positions 0-3; :attr:`ModelInfo.pe_worked_example`, computed by the model's own function) beside
+the formula, and below, the norm of the positional encoding against the norm of the scaled token
+embedding at each position of the current text (:class:`model.internals.EmbeddingNorms`).
 """
 
 from __future__ import annotations
@@ -12,9 +17,19 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
-from .common import DIVERGING_CMAP, HEATMAP_CMAP, DeferredRender, colormap, style_plot
+from .common import DIVERGING_CMAP, HEATMAP_CMAP, DeferredRender, colormap, fit_table_height, style_plot
 
 
 def similarity(pe: np.ndarray, kind: str = "cosine") -> np.ndarray:
@@ -100,6 +115,27 @@ class PositionalEncodingView(DeferredRender, QWidget):
         ):
             plot.addItem(item)
             item.setZValue(10)
+        self.norm_plot = self.glw.addPlot(row=1, col=0, colspan=2, title="norms per position")
+        self.norm_plot.setLabel("bottom", "position (token index)")
+        self.norm_plot.setLabel("left", "L2 norm")
+        style_plot(self.norm_plot)
+        self.norm_plot.addLegend(offset=(60, 1), colCount=2)
+        self.pe_norm_curve = self.norm_plot.plot([], [], pen=pg.mkPen("#d62728", width=2), name="‖PE(pos)‖")
+        self.tok_norm_curve = self.norm_plot.plot(
+            [], [], pen=pg.mkPen("#1f77b4", width=1.5), name="‖token embedding × √d‖"
+        )
+        self.glw.ci.layout.setRowStretchFactor(0, 3)
+        self.glw.ci.layout.setRowStretchFactor(1, 1)
+        self.worked = QTableWidget(4, 4)
+        self.worked.setHorizontalHeaderLabels(["i=0: sin", "i=0: cos", "i=1: sin", "i=1: cos"])
+        self.worked.setVerticalHeaderLabels([f"pos {p}" for p in range(4)])
+        self.worked.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.worked.setToolTip("PE(pos, 2i) = sin(pos / 100^(2i/4)), PE(pos, 2i+1) = cos(pos / 100^(2i/4)):"
+                               " the tutorial's worked example, computed by the model's own function")
+        self.worked.resizeColumnsToContents()
+        self.norm_label = QLabel("")
+        self.norm_label.setWordWrap(True)
+        self.worked_title = QLabel("Worked example: d_model = 4, n = 100, positions 0–3")
         controls = QHBoxLayout()
         controls.addWidget(QLabel("Show"))
         controls.addWidget(self.positions)
@@ -109,13 +145,21 @@ class PositionalEncodingView(DeferredRender, QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addLayout(controls)
-        lay.addWidget(self.formula)
+        teach = QHBoxLayout()
+        teach.addWidget(self.formula, 1)
+        worked_box = QVBoxLayout()
+        worked_box.addWidget(self.worked_title)
+        worked_box.addWidget(self.worked)
+        teach.addLayout(worked_box)
+        lay.addLayout(teach)
+        lay.addWidget(self.norm_label)
         lay.addWidget(self.glw, 1)
         self.pe_matrix: np.ndarray | None = None  # [max_len, d_model] from ModelInfo
         self.positions.valueChanged.connect(lambda *_: self.request_render())
         self.kind.currentTextChanged.connect(lambda *_: self.request_render())
         state.model_changed.connect(self.set_model)
         state.prediction_changed.connect(lambda *_: self._mark_used())
+        state.embedding_norms_changed.connect(self.set_norms)
 
     def set_model(self, info) -> None:
         """Adopt a :class:`desktop_app.worker.ModelInfo`: its PE matrix [max_len, d_model], base and d_model."""
@@ -123,7 +167,39 @@ class PositionalEncodingView(DeferredRender, QWidget):
         self.positions.setMaximum(info.max_len)
         self.positions.setValue(info.max_len)  # all positions the model can use; the control narrows it
         self.formula.setText(FORMULA_HTML.format(base=info.pe_base, d=info.d_model))
+        self.set_worked_example(getattr(info, "pe_worked_example", None))
         self.request_render()
+
+    def set_worked_example(self, table: np.ndarray | None) -> None:
+        """Fill the worked-example table from float [4, 4] (rows: positions 0-3; columns: sin, cos, sin, cos)."""
+        if table is None:
+            return
+        for r in range(table.shape[0]):
+            for c in range(table.shape[1]):
+                self.worked.setItem(r, c, QTableWidgetItem(f"{float(table[r, c]):.4f}"))
+        self.worked.resizeColumnsToContents()
+        fit_table_height(self.worked)
+        self.worked.setFixedWidth(
+            self.worked.verticalHeader().width() + sum(self.worked.columnWidth(c) for c in range(4))
+            + 2 * self.worked.frameWidth()
+        )
+
+    def set_norms(self, norms) -> None:
+        """Plot ||PE(pos)|| and ||token embedding x sqrt(d)|| per position (a model.internals.EmbeddingNorms or None)."""
+        if norms is None:
+            self.pe_norm_curve.setData([], [])
+            self.tok_norm_curve.setData([], [])
+            self.norm_label.setText("")
+            return
+        x = np.arange(len(norms.tokens))
+        self.pe_norm_curve.setData(x, norms.pe_norm)
+        self.tok_norm_curve.setData(x, norms.token_norm)
+        ratio = float(np.median(norms.token_norm / np.maximum(norms.pe_norm, 1e-9)))
+        self.norm_plot.setYRange(0.0, 1.4 * float(max(norms.token_norm.max(), norms.pe_norm.max())), padding=0)
+        self.norm_label.setText(
+            f"Below: in the current text the scaled token embedding is ~{ratio:.2g}× as long as the positional "
+            "encoding (median over positions): position shifts each input vector noticeably without drowning the word."
+        )
 
     def set_num_positions(self, n: int) -> None:
         """Show the first ``n`` positions (clamped to 2..max_len)."""

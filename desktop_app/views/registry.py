@@ -15,7 +15,9 @@ from PySide6.QtWidgets import QWidget
 from .heatmap import AttentionHeatmap
 from .links_view import AttentionLinksView
 from .model_view import ModelView
+from .neuron_view import NeuronView
 from .pe_view import PositionalEncodingView
+from .steps_view import AttentionStepsView
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,8 @@ DOCKED_VIEWS: tuple[ViewSpec, ...] = (
     ViewSpec("Token links", "links_view", "links_dock", AttentionLinksView),
     ViewSpec("Model view", "model_view", "model_dock", ModelView),
     ViewSpec("Positional encoding", "pe_view", "pe_dock", PositionalEncodingView),
+    ViewSpec("Neuron view", "neuron_view", "neuron_dock", NeuronView),
+    ViewSpec("Attention steps", "steps_view", "steps_dock", AttentionStepsView),
 )
 """The right-hand views, tabbed in this order (the first is raised)."""
 

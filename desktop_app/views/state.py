@@ -28,6 +28,9 @@ class ExplorerState(QObject):
         layer_head_changed(int, int): (layer, head choice); head is 0-based or
             :data:`MEAN_HEADS` / :data:`MAX_HEADS`.
         selection_changed(tuple): the selected query token indices (sorted; empty = none).
+        internals_changed(object): new :class:`model.internals.AttentionInternals` for the current text and
+            layer (computed on a worker, :mod:`desktop_app.internals_worker`), or None.
+        embedding_norms_changed(object): new :class:`model.internals.EmbeddingNorms` for the current text.
     """
 
     prediction_changed = Signal(object)
@@ -36,6 +39,8 @@ class ExplorerState(QObject):
     model_changed = Signal(object)
     layer_head_changed = Signal(int, int)
     selection_changed = Signal(tuple)
+    internals_changed = Signal(object)
+    embedding_norms_changed = Signal(object)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -45,6 +50,8 @@ class ExplorerState(QObject):
         self.layer = 0
         self.head = MEAN_HEADS
         self.selection: tuple[int, ...] = ()
+        self.internals = None  # model.internals.AttentionInternals of (current text, some layer), or None
+        self.embedding_norms = None  # model.internals.EmbeddingNorms of the current text, or None
 
     @property
     def n_layers(self) -> int:
@@ -70,6 +77,23 @@ class ExplorerState(QObject):
             self.selection = ()
             self.selection_changed.emit(())
         self.prediction_changed.emit(pred)
+
+    def set_internals(self, internals) -> None:
+        """Adopt one layer's :class:`model.internals.AttentionInternals` (or None) and announce it."""
+        self.internals = internals
+        self.internals_changed.emit(internals)
+
+    def set_embedding_norms(self, norms) -> None:
+        """Adopt the current text's :class:`model.internals.EmbeddingNorms` (or None) and announce them."""
+        self.embedding_norms = norms
+        self.embedding_norms_changed.emit(norms)
+
+    def current_internals(self):
+        """The internals if they belong to the current prediction's tokens and the selected layer, else None."""
+        x, pred = self.internals, self.prediction
+        if x is None or pred is None or x.layer != self.layer or x.tokens != tuple(pred.tokens):
+            return None
+        return x
 
     def add_explanation(self, result: ExplanationResult) -> None:
         """Keep ``result`` (one method's explanation of the current text) and announce it."""

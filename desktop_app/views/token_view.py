@@ -19,7 +19,16 @@ from PySide6.QtCore import QEvent, QPoint, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QToolTip, QVBoxLayout, QWidget
 
-from .common import DIVERGING_CMAP, SEQUENTIAL_CMAP, DeferredRender, colours_for, head_matrix, head_name, lookup_table
+from .common import (
+    DIVERGING_CMAP,
+    SEQUENTIAL_CMAP,
+    DeferredRender,
+    ElidedLabel,
+    colours_for,
+    head_matrix,
+    head_name,
+    lookup_table,
+)
 
 _BR = re.compile(r"(?i)<br\s*/?\s*>")
 PAD_X = 2.0  # pixels of padding left/right inside a token box
@@ -287,8 +296,7 @@ class TokenView(DeferredRender, QWidget):
         self.scroll.setWidget(self.canvas)
         self.scroll.setWidgetResizable(True)
         self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
-        self.caption = QLabel("")
-        self.caption.setWordWrap(True)
+        self.caption = ElidedLabel("")
         self.legend = QLabel()
         self.legend_lo = QLabel("0")
         self.legend_hi = QLabel("")

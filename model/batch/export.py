@@ -10,6 +10,7 @@ export back into :class:`~model.batch.engine.ResultRow` objects. Parquet needs p
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import math
 import os
@@ -22,6 +23,9 @@ from model.atomic import commit, discard, temp_beside
 from .engine import EXPORT_COLUMNS, ResultRow
 
 FORMATS = ("csv", "jsonl", "parquet")
+SPREADSHEET_CELL_LIMIT = 32_767
+"""Characters per cell that Excel and LibreOffice Calc keep; longer CSV cells are cut when opened there."""
+DEFAULT_EXCERPT_CHARS = 1_000
 _EXTENSIONS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet", ".pq": "parquet"}
 
 
@@ -210,6 +214,22 @@ def write_rows(path: str | os.PathLike, rows: Iterable[ResultRow], fmt: str | No
     return w.rows_written
 
 
+def excerpt_rows(rows: Iterable[ResultRow], max_chars: int = DEFAULT_EXCERPT_CHARS) -> list[ResultRow]:
+    """Copies of ``rows`` whose ``text`` is cut to at most ``max_chars`` characters (ending in "…" when cut).
+
+    For spreadsheet-safe CSV exports: spreadsheet programs cut cells at :data:`SPREADSHEET_CELL_LIMIT`
+    characters, silently. Raises ValueError when ``max_chars < 1``.
+    """
+    if max_chars < 1:
+        raise ValueError("max_chars must be at least 1")
+    out = []
+    for r in rows:
+        if len(r.text) > max_chars:
+            r = dataclasses.replace(r, text=r.text[: max_chars - 1] + "…")
+        out.append(r)
+    return out
+
+
 def _parse_bool(v: Any) -> bool | None:
     if v is None or v == "":
         return None
@@ -255,4 +275,4 @@ def read_results(path: str | os.PathLike, fmt: str | None = None) -> list[Result
         return [_row_from_mapping(d) for d in reader]
 
 
-__all__ = ["FORMATS", "RowWriter", "format_for_path", "parquet_schema", "read_results", "write_rows"]
+__all__ = ["DEFAULT_EXCERPT_CHARS", "FORMATS", "SPREADSHEET_CELL_LIMIT", "RowWriter", "excerpt_rows", "format_for_path", "parquet_schema", "read_results", "write_rows"]

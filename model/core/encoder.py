@@ -52,6 +52,28 @@ def sinusoidal_positional_encoding(num_positions: int, d_model: int, base: float
     return pe.to(torch.float32)
 
 
+def attention_scores(
+    query: torch.Tensor, key: torch.Tensor, key_padding_mask: torch.Tensor | None = None
+) -> torch.Tensor:
+    """The scaled, masked attention logits before the softmax: Q K^T / sqrt(d_k), padded keys -inf.
+
+    Vaswani et al. 2017, equation 1 (the argument of the softmax).
+
+    Args:
+        query: (B, H, T, d_k).
+        key: (B, H, T, d_k).
+        key_padding_mask: bool (B, T), True where the key is a real token; the others get ``-inf``.
+
+    Returns:
+        (B, H, T, T) scores; ``scores[b, h, i, j]`` is query i's logit for key j.
+    """
+    d_k = query.size(-1)
+    scores = query @ key.transpose(-2, -1) / math.sqrt(d_k)  # (B, H, T, T)
+    if key_padding_mask is not None:
+        scores = scores.masked_fill(~key_padding_mask[:, None, None, :], float("-inf"))
+    return scores
+
+
 def attention(
     query: torch.Tensor,
     key: torch.Tensor,
@@ -76,10 +98,7 @@ def attention(
         ``(output, p_attn)``: output (B, H, T, d_k) and p_attn (B, H, T, T)
         whose rows sum to 1 over the keys.
     """
-    d_k = query.size(-1)
-    scores = query @ key.transpose(-2, -1) / math.sqrt(d_k)  # (B, H, T, T)
-    if key_padding_mask is not None:
-        scores = scores.masked_fill(~key_padding_mask[:, None, None, :], float("-inf"))
+    scores = attention_scores(query, key, key_padding_mask)  # (B, H, T, T)
     p_attn = scores.softmax(dim=-1)  # (B, H, T, T)
     p_used = dropout(p_attn) if dropout is not None else p_attn
     return p_used @ value, p_attn
@@ -99,6 +118,19 @@ class MultiHeadSelfAttention(nn.Module):
         self.out = nn.Linear(config.d_model, config.d_model)
         self.attn_dropout = nn.Dropout(config.dropout)
 
+    def project_qkv(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The per-head query, key and value vectors of a layer input (section 3.2.2: Q W^Q_h, K W^K_h, V W^V_h).
+
+        Args:
+            x: (B, T, D) the attention sublayer's input.
+
+        Returns:
+            ``(q, k, v)``, each (B, H, T, d_k) with d_k = D / H.
+        """
+        B, T, D = x.shape
+        q, k, v = self.qkv(x).split(D, dim=-1)  # each (B, T, D)
+        return tuple(t.view(B, T, self.n_heads, self.d_head).transpose(1, 2) for t in (q, k, v))  # type: ignore[return-value]
+
     def forward(
         self, x: torch.Tensor, key_padding_mask: torch.Tensor, need_weights: bool = False
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -115,10 +147,7 @@ class MultiHeadSelfAttention(nn.Module):
             ``(y, p_attn)``: y (B, T, D); p_attn (B, H, T, T) or None.
         """
         B, T, D = x.shape
-        q, k, v = self.qkv(x).split(D, dim=-1)  # each (B, T, D)
-        q = q.view(B, T, self.n_heads, self.d_head).transpose(1, 2)  # (B, H, T, d_k)
-        k = k.view(B, T, self.n_heads, self.d_head).transpose(1, 2)  # (B, H, T, d_k)
-        v = v.view(B, T, self.n_heads, self.d_head).transpose(1, 2)  # (B, H, T, d_k)
+        q, k, v = self.project_qkv(x)  # each (B, H, T, d_k)
         if need_weights:
             y, p_attn = attention(q, k, v, key_padding_mask, self.attn_dropout)
         else:
@@ -164,12 +193,16 @@ class EncoderLayer(nn.Module):
         self.norm2 = nn.LayerNorm(config.d_model)
         self.dropout = nn.Dropout(config.dropout)
 
+    def attention_input(self, x: torch.Tensor) -> torch.Tensor:
+        """What the self-attention sublayer sees of the layer input ``x`` (B, T, D): LayerNorm(x) for pre-LN, else x."""
+        return self.norm1(x) if self.norm_first else x
+
     def forward(
         self, x: torch.Tensor, key_padding_mask: torch.Tensor, need_weights: bool = False
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """(B, T, D) -> ((B, T, D), p_attn (B, H, T, T) or None)."""
         if self.norm_first:
-            a, p_attn = self.attn(self.norm1(x), key_padding_mask, need_weights)
+            a, p_attn = self.attn(self.attention_input(x), key_padding_mask, need_weights)
             x = x + self.dropout(a)
             x = x + self.dropout(self.ff(self.norm2(x)))
         else:
@@ -222,6 +255,20 @@ class TransformerClassifier(nn.Module):
         x = self.token_embedding(input_ids) * math.sqrt(self.config.d_model)  # (B, T, D)
         return x + self.positional_encoding[:T]
 
+    def embedding_norms(self, input_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per-position L2 norms of the two terms :meth:`embed` adds (section 3.4 and 3.5).
+
+        Args:
+            input_ids: int64 (B, T).
+
+        Returns:
+            ``(pe_norm, token_norm)``, each (B, T): ||PE(pos)|| and ||token embedding x sqrt(d_model)||.
+        """
+        T = input_ids.size(1)
+        tok = self.token_embedding(input_ids) * math.sqrt(self.config.d_model)  # (B, T, D)
+        pe = self.positional_encoding[:T].expand_as(tok)  # (B, T, D)
+        return pe.norm(dim=-1), tok.norm(dim=-1)
+
     def hidden_states(
         self, x: torch.Tensor, attention_mask: torch.Tensor, need_weights: bool = False
     ) -> tuple[torch.Tensor, list[torch.Tensor]]:
@@ -231,13 +278,57 @@ class TransformerClassifier(nn.Module):
         (:meth:`encode_with_maps`) and masked-language-model pretraining (``model.training.distill``) both
         start from these hidden states.
         """
+        x, maps = self.run_layers(x, attention_mask, need_weights)
+        return self.final_norm(x), maps
+
+    def run_layers(
+        self, x: torch.Tensor, attention_mask: torch.Tensor, need_weights: bool = False, stop: int | None = None
+    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """The encoder layers ``0 .. stop-1`` (all when ``stop`` is None) on embedded inputs, without the final norm.
+
+        Returns:
+            ``(x (B, T, D), maps)``: x is the input of layer ``stop`` (the last layer's output when None);
+            maps as in :meth:`hidden_states`.
+        """
         x = self.embed_dropout(x)
         maps = []
-        for layer in self.layers:
+        for layer in self.layers[:stop]:
             x, p_attn = layer(x, attention_mask, need_weights)  # (B, T, D), (B, H, T, T)
             if need_weights:
                 maps.append(p_attn)
-        return self.final_norm(x), maps
+        return x, maps
+
+    def attention_internals(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, layer: int
+    ) -> dict[str, torch.Tensor | None]:
+        """The inside of one layer's self-attention, for teaching views (Vaswani et al. 2017, section 3.2).
+
+        Runs the layers before ``layer`` (the same code as the forward pass) and then that layer's own
+        projections, so ``softmax(scores)`` is the attention the forward pass computes.
+
+        Args:
+            input_ids: int64 (B, T).
+            attention_mask: bool (B, T), True for real tokens.
+            layer: 0-based layer index.
+
+        Returns:
+            dict of tensors: ``queries``, ``keys``, ``values`` (B, H, T, d_k); ``scores`` (B, H, T, T), the
+            scaled, masked logits (padded keys -inf); ``head_outputs`` (B, H, T, d_k) = softmax(scores) V;
+            ``extra_score_terms``: None (this model adds nothing to Q K^T / sqrt(d_k)).
+
+        Raises:
+            IndexError: ``layer`` outside 0..L-1.
+        """
+        if not 0 <= layer < len(self.layers):
+            raise IndexError(f"layer {layer} out of range 0..{len(self.layers) - 1}")
+        x, _ = self.run_layers(self.embed(input_ids), attention_mask, stop=layer)  # input of `layer`
+        block = self.layers[layer]
+        q, k, v = block.attn.project_qkv(block.attention_input(x))  # (B, H, T, d_k) each
+        scores = attention_scores(q, k, attention_mask)  # (B, H, T, T)
+        return {
+            "queries": q, "keys": k, "values": v, "scores": scores,
+            "head_outputs": scores.softmax(dim=-1) @ v, "extra_score_terms": None,
+        }
 
     def encode_with_maps(
         self, x: torch.Tensor, attention_mask: torch.Tensor, need_weights: bool = False

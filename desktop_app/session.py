@@ -1,0 +1,225 @@
+"""Sessions: File > Save session / Open session.
+
+A session is versioned JSON (``{"format": "attention-explorer-session", "version": 1, ...}``) holding the
+review text, the model folder, the selected layer, head and tokens, the active view and the explanation
+results (token scores and faithfulness), written atomically (:func:`model.atomic.atomic_write_bytes`).
+Opening one analyses the text again and, once its prediction arrives, restores the selection, the
+layer/head, the active view and the explanations (when the tokens are unchanged).
+
+:func:`read_session` raises :class:`SessionError` with a message for the user for a damaged file, a file
+that is not a session, or one written by a newer version of the app.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from model.atomic import atomic_write_bytes
+
+FORMAT = "attention-explorer-session"
+VERSION = 1
+SUFFIX = ".aesession.json"
+
+
+class SessionError(ValueError):
+    """A session file that cannot be opened; ``str()`` is a message for the user."""
+
+
+@dataclass(frozen=True)
+class Session:
+    """What a session file holds (version :data:`VERSION`).
+
+    Attributes:
+        text: the review text.
+        model_dir: the model folder it was analysed with ("" = the bundled model).
+        layer: 0-based layer; head: 0-based head or MEAN_HEADS / MAX_HEADS.
+        selection: selected query token indices.
+        active_view: title of the raised view (a :data:`desktop_app.views.registry.DOCKED_VIEWS` title) or "".
+        explanations: JSON dicts ``{"explanation": ..., "faithfulness": ...}`` per method.
+    """
+
+    text: str
+    model_dir: str = ""
+    layer: int = 0
+    head: int = -1
+    selection: tuple[int, ...] = ()
+    active_view: str = ""
+    explanations: dict = field(default_factory=dict)
+
+    def to_json_dict(self) -> dict:
+        """The file's JSON object."""
+        return {
+            "format": FORMAT, "version": VERSION, "text": self.text, "model_dir": self.model_dir,
+            "layer": self.layer, "head": self.head, "selection": list(self.selection),
+            "active_view": self.active_view, "explanations": self.explanations,
+        }
+
+
+def write_session(session: Session, path: str | Path) -> None:
+    """Write ``session`` to ``path`` atomically (UTF-8 JSON). Raises OSError when it cannot be written."""
+    atomic_write_bytes(path, json.dumps(session.to_json_dict(), ensure_ascii=False, indent=1).encode("utf-8"))
+
+
+def read_session(path: str | Path) -> Session:
+    """Read a session file.
+
+    Raises:
+        SessionError: unreadable, damaged (not JSON, wrong fields), not a session, or a newer version.
+    """
+    name = Path(path).name
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise SessionError(f"Cannot read {name}: {exc.strerror or exc}") from exc
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise SessionError(f"{name} is damaged: it is not valid JSON ({exc}).") from exc
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise SessionError(f"{name} is not an Attention Explorer session.")
+    version = data.get("version")
+    if not isinstance(version, int) or version < 1:
+        raise SessionError(f"{name} is damaged: its version {version!r} is not a positive whole number.")
+    if version > VERSION:
+        raise SessionError(
+            f"{name} was saved by a newer version of Attention Explorer (session version {version}; this one reads "
+            f"up to {VERSION}). Update the app to open it."
+        )
+    try:
+        text = data["text"]
+        if not isinstance(text, str):
+            raise TypeError("text is not a string")
+        explanations = data.get("explanations") or {}
+        if not isinstance(explanations, dict):
+            raise TypeError("explanations is not an object")
+        return Session(
+            text=text, model_dir=str(data.get("model_dir") or ""), layer=int(data.get("layer", 0)),
+            head=int(data.get("head", -1)), selection=tuple(int(i) for i in data.get("selection") or ()),
+            active_view=str(data.get("active_view") or ""), explanations=explanations,
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SessionError(f"{name} is damaged: {exc}.") from exc
+
+
+def explanation_to_json(result) -> dict:
+    """An :class:`model.explain.ExplanationResult` as a JSON dict."""
+    return {"explanation": result.explanation.to_json_dict(), "faithfulness": result.faithfulness.to_json_dict()}
+
+
+def explanation_from_json(data: dict):
+    """The :class:`model.explain.ExplanationResult` of :func:`explanation_to_json`. Raises KeyError/TypeError/ValueError."""
+    import numpy as np
+
+    from model.explain.records import Explanation, ExplanationResult, Faithfulness
+
+    e, f = data["explanation"], data["faithfulness"]
+    explanation = Explanation(
+        method=str(e["method"]), scores=np.asarray(e["scores"], dtype=np.float32), signed=bool(e["signed"]),
+        target=int(e["target"]), elapsed_s=float(e["elapsed_s"]),
+        convergence_delta=None if e.get("convergence_delta") is None else float(e["convergence_delta"]),
+        tokens=[str(t) for t in e["tokens"]],
+    )
+    faith = Faithfulness(
+        method=str(f["method"]), comprehensiveness_aopc=float(f["comprehensiveness_aopc"]),
+        sufficiency_aopc=float(f["sufficiency_aopc"]), per_k={int(k): v for k, v in (f.get("per_k") or {}).items()},
+        elapsed_s=float(f.get("elapsed_s", 0.0)), target=int(f.get("target", 0)), p_full=float(f.get("p_full", 0.0)),
+    )
+    return ExplanationResult(explanation.method, explanation, faith)
+
+
+# -- the main window side -------------------------------------------------------------------------------------
+def _explain_panel(window):
+    dock = getattr(window, "_docks", {}).get("Explanations")
+    return dock.widget() if dock is not None else None
+
+
+def capture(window) -> Session:
+    """The window's current session (text, model folder, layer/head, selection, active view, explanations)."""
+    state = window.state
+    info = getattr(window.controller, "info", None)
+    return Session(
+        text=window.editor.toPlainText(), model_dir=info.model_dir if info is not None else str(window.model_dir or ""),
+        layer=state.layer, head=state.head, selection=tuple(state.selection),
+        active_view=window._current_view_name(),
+        explanations={m: explanation_to_json(r) for m, r in state.explanations.items()},
+    )
+
+
+def restore(window, session: Session, done=None) -> None:
+    """Analyse ``session.text`` and, when its prediction arrives, restore the rest of ``session``.
+
+    ``done(session)`` is called once everything is restored (optional).
+    """
+    from .views.registry import DOCKED_VIEWS
+
+    def on_prediction(pred) -> None:
+        window.prediction_changed.disconnect(on_prediction)
+        window.state.set_layer_head(session.layer, session.head)
+        window.state.set_selection(i for i in session.selection if 0 <= i < pred.num_tokens)
+        for spec in DOCKED_VIEWS:
+            if spec.title == session.active_view:
+                dock = getattr(window, spec.dock_attr)
+                dock.show()
+                dock.raise_()
+        panel = _explain_panel(window)
+        for data in session.explanations.values():
+            try:
+                result = explanation_from_json(data)
+            except (KeyError, TypeError, ValueError):
+                continue
+            if list(result.explanation.tokens) == list(pred.tokens):
+                if panel is not None and hasattr(panel, "adopt_result"):
+                    panel.adopt_result(result)
+                else:
+                    window.state.add_explanation(result)
+        if done is not None:
+            done(session)
+
+    info = getattr(window.controller, "info", None)
+    current = info.model_dir if info is not None else ""
+    if session.model_dir and current and Path(session.model_dir).resolve() != Path(current).resolve():
+        window.statusBar().showMessage(
+            f"This session was saved with the model in {session.model_dir}; it is shown with {current}.", 10000
+        )
+    window.prediction_changed.connect(on_prediction)
+    window.editor.setPlainText(session.text)
+    window.analyze_now()
+
+
+def save_session_dialog(window) -> None:
+    """File > Save session: ask for a file name and write the session (errors as a message box)."""
+    from PySide6.QtWidgets import QFileDialog
+
+    default = str(Path(window._last_folder()) / f"session{SUFFIX}")
+    path, _ = QFileDialog.getSaveFileName(window, "Save session", default, f"Sessions (*{SUFFIX} *.json)")
+    if not path:
+        return
+    window._remember_folder(path)
+    try:
+        write_session(capture(window), path)
+        window.statusBar().showMessage(f"Saved session {path}", 5000)
+    except OSError as exc:
+        window._show_error(f"Cannot save the session: {exc}")
+
+
+def open_session_dialog(window) -> None:
+    """File > Open session: ask for a file and restore it (a damaged or newer file: a clear message box)."""
+    from PySide6.QtWidgets import QFileDialog
+
+    path, _ = QFileDialog.getOpenFileName(window, "Open session", window._last_folder(),
+                                          f"Sessions (*{SUFFIX} *.json);;All files (*)")
+    if path:
+        window._remember_folder(path)
+        open_session(window, path)
+
+
+def open_session(window, path: str | Path, done=None) -> bool:
+    """Read ``path`` and restore it into ``window`` (``done`` as in :func:`restore`); a bad file is shown as a
+    message box. Returns True when the file was read."""
+    try:
+        session = read_session(path)
+    except SessionError as exc:
+        window._show_error(str(exc))
+        return False
+    restore(window, session, done)
+    return True

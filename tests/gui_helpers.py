@@ -1,0 +1,28 @@
+"""Helpers shared by the GUI tests of issue 11 (imported as ``gui_helpers``; pytest puts tests/ on sys.path)."""
+
+from __future__ import annotations
+
+LOAD_TIMEOUT_MS = 60_000
+
+
+def loaded_window(qtbot, model_dir, size=(1400, 860), panels=False):
+    """A shown MainWindow over ``model_dir`` with its model loaded; settings never saved; message boxes
+    recorded in ``win.errors`` instead of shown. ``panels``: attach the batch and explanation panels
+    (``win.panels``)."""
+    from desktop_app.main_window import MainWindow
+
+    win = MainWindow(model_dir, device="cpu")
+    qtbot.addWidget(win)
+    win.persist_settings = False
+    win.errors = []
+    win._show_error = win.errors.append
+    if panels:
+        from desktop_app.app import attach_panels
+
+        win.panels = attach_panels(win)
+    win.resize(*size)
+    win.show()
+    if win.predictor is None:
+        with qtbot.waitSignal(win.predictor_loaded, timeout=LOAD_TIMEOUT_MS):
+            pass
+    return win

@@ -1,0 +1,105 @@
+"""Sessions (issue 11, item 6): save and reopen text, model, layer/head, selection, active view, explanations."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import numpy as np
+import pytest
+from gui_helpers import loaded_window
+
+pytestmark = pytest.mark.gui
+
+LOAD_TIMEOUT_MS = 60_000
+
+
+@pytest.fixture(autouse=True)
+def isolated_settings(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTENTION_EXPLORER_SETTINGS", str(tmp_path / "settings.ini"))
+
+
+def _window(qtbot, model_dir):
+    return loaded_window(qtbot, model_dir)
+
+
+def _fake_result(pred, method="grad_x_input"):
+    from model.explain.records import Explanation, ExplanationResult, Faithfulness
+
+    scores = np.linspace(-1, 1, pred.num_tokens).astype(np.float32)
+    e = Explanation(method, scores, True, 1, 0.01, None, list(pred.tokens))
+    f = Faithfulness(method, 0.25, 0.05, {5: {"comprehensiveness": 0.2, "sufficiency": 0.1, "tokens": 1}}, 0.02, 1, 0.7)
+    return ExplanationResult(method, e, f)
+
+
+def test_session_round_trip(qtbot, tiny_model_dir, tmp_path):
+    from desktop_app import session
+
+    win = _window(qtbot, tiny_model_dir)
+    with qtbot.waitSignal(win.prediction_changed, timeout=LOAD_TIMEOUT_MS):
+        win.open_review("A slow start.\nThen a wonderful second half that I would watch again.")
+    pred = win.state.prediction
+    win.state.set_layer_head(1, 0)
+    win.state.set_selection((2, 4))
+    win.state.add_explanation(_fake_result(pred))
+    win.neuron_dock.show()
+    win.neuron_dock.raise_()
+    qtbot.wait(50)
+    path = tmp_path / "s.aesession.json"
+    old = os.umask(0o022)
+    try:
+        session.write_session(session.capture(win), path)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o644
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["format"] == session.FORMAT and data["version"] == session.VERSION
+    assert data["active_view"] == "Neuron view" and data["selection"] == [2, 4]
+
+    other = _window(qtbot, tiny_model_dir)
+    done = []
+    assert session.open_session(other, path, done.append)
+    qtbot.waitUntil(lambda: bool(done), timeout=LOAD_TIMEOUT_MS)
+    st = other.state
+    assert other.editor.toPlainText() == pred.text and st.prediction.tokens == pred.tokens
+    assert (st.layer, st.head, st.selection) == (1, 0, (2, 4))
+    assert other._current_view_name() == "Neuron view"
+    res = st.explanations["grad_x_input"]
+    np.testing.assert_allclose(res.explanation.scores, _fake_result(pred).explanation.scores)
+    assert res.faithfulness.comprehensiveness_aopc == 0.25 and res.faithfulness.per_k[5]["tokens"] == 1
+    assert other.errors == []
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        ('{"format": "attention-explorer-session", "version": 1, "text": "abc"', "damaged"),
+        ("\x00\xff garbage", "damaged"),
+        ('{"format": "attention-explorer-session", "version": 99, "text": "abc"}', "newer version"),
+        ('{"format": "attention-explorer-session", "version": 1, "text": 5}', "damaged"),
+        ('{"hello": "world"}', "not an Attention Explorer session"),
+    ],
+)
+def test_bad_session_files_get_a_clear_message(tmp_path, content, words):
+    from desktop_app.session import SessionError, read_session
+
+    p = tmp_path / "bad.aesession.json"
+    p.write_text(content, encoding="utf-8", errors="surrogateescape")
+    with pytest.raises(SessionError, match=words):
+        read_session(p)
+
+
+def test_opening_a_damaged_session_shows_a_message_and_keeps_the_text(qtbot, tiny_model_dir, tmp_path):
+    from desktop_app import session
+
+    win = _window(qtbot, tiny_model_dir)
+    win.editor.setPlainText("keep me")
+    p = tmp_path / "newer.json"
+    p.write_text(json.dumps({"format": session.FORMAT, "version": session.VERSION + 1, "text": "x"}))
+    assert not session.open_session(win, p)
+    assert len(win.errors) == 1 and "newer version" in win.errors[0]
+    assert win.editor.toPlainText() == "keep me"
+    labels = [a.text() for a in win.menuBar().actions()[0].menu().actions()]
+    assert any("Save sessi" in t.replace("&", "") or "Save session" in t.replace("&", "") for t in labels)
+    assert any("Open session" in t.replace("&", "") for t in labels)
