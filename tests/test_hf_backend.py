@@ -218,3 +218,19 @@ def test_real_all_minilm_l6_v2_opens_in_attention_only_mode(tmp_path):
     assert p.positional_encoding(p.config.max_len).shape == (p.config.max_len, 384)
     with pytest.raises(NoClassificationHead):
         p.score_many(["fine"])
+
+
+def test_score_cli_on_hf_classifier_and_no_head_model(hf_dirs, tmp_path, capsys):
+    from model.batch import cli, read_results
+
+    reviews = tmp_path / "reviews"
+    reviews.mkdir()
+    (reviews / "a.txt").write_text("A wonderful film.")
+    (reviews / "b.txt").write_text("Dull, predictable and poorly edited.<br />Avoid it.")
+    out = tmp_path / "scores.csv"
+    code = cli.main([str(reviews), "--model", str(hf_dirs["roberta", True]), "--out", str(out), "--no-progress"])
+    assert code == 0, capsys.readouterr().err
+    rows = read_results(out)
+    assert len(rows) == 2 and all(r.ok and r.label in ("negative", "positive") for r in rows)
+    code = cli.main([str(reviews), "--model", str(hf_dirs["bert", False]), "--no-progress"])
+    assert code == 1 and "no classification head" in capsys.readouterr().err
