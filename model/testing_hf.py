@@ -18,7 +18,7 @@ FAMILIES: tuple[str, ...] = ("bert", "distilbert", "roberta", "deberta-v2", "alb
 _BPE_FAMILIES = ("roberta", "xlm-roberta")
 
 
-def _tokenizer(family: str):
+def _tokenizer(family: str, positions: int = 64):
     """A fast tokenizer (``PreTrainedTokenizerFast``) trained on :data:`SAMPLE_TEXTS`: WordPiece with
     [CLS]/[SEP] for BERT-like families, byte-level BPE with <s>/</s> for RoBERTa-like ones."""
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
@@ -45,18 +45,22 @@ def _tokenizer(family: str):
         tok.post_processor = processors.TemplateProcessing(
             single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
         names = {"cls_token": "[CLS]", "sep_token": "[SEP]", "pad_token": "[PAD]", "unk_token": "[UNK]", "mask_token": "[MASK]"}
-    return PreTrainedTokenizerFast(tokenizer_object=tok, model_max_length=64, **names)
+    return PreTrainedTokenizerFast(tokenizer_object=tok, model_max_length=positions, **names)
 
 
-def _config(family: str, vocab_size: int, pad_id: int, num_labels: int | None):
+def _config(family: str, vocab_size: int, pad_id: int, num_labels: int | None, layers: int = 2, heads: int = 4,
+            positions: int = 64):
     from transformers import AutoConfig
 
     common = {"vocab_size": vocab_size, "pad_token_id": pad_id}
+    width = 8 * heads
     if family == "distilbert":
-        kw = {"dim": 32, "n_layers": 2, "n_heads": 4, "hidden_dim": 64, "max_position_embeddings": 64}
+        kw = {"dim": width, "n_layers": layers, "n_heads": heads, "hidden_dim": 2 * width,
+              "max_position_embeddings": positions}
     else:
-        kw = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 64,
-                  "max_position_embeddings": 66 if family in _BPE_FAMILIES else 64}
+        kw = {"hidden_size": width, "num_hidden_layers": layers, "num_attention_heads": heads,
+              "intermediate_size": 2 * width,
+              "max_position_embeddings": positions + 2 if family in _BPE_FAMILIES else positions}
     if family in ("albert", "electra"):
         kw["embedding_size"] = 16
     if family == "deberta-v2":
@@ -70,14 +74,17 @@ def _config(family: str, vocab_size: int, pad_id: int, num_labels: int | None):
     return AutoConfig.for_model(family, **common, **kw)
 
 
-def make_tiny_hf_dir(out_dir: str | Path, family: str = "bert", head: bool = True, seed: int = 0) -> Path:
-    """Write a tiny random Hugging Face encoder folder (2 layers x 4 heads, width 32, 64 positions).
+def make_tiny_hf_dir(out_dir: str | Path, family: str = "bert", head: bool = True, seed: int = 0, layers: int = 2,
+                     heads: int = 4, positions: int = 64) -> Path:
+    """Write a tiny random Hugging Face encoder folder (default 2 layers x 4 heads, width 8 x heads, 64 positions).
 
     Args:
         out_dir: the folder to create/fill.
         family: one of :data:`FAMILIES` (a ``model_type``).
         head: with a 2-class sequence-classification head (``id2label`` negative/positive), else the bare encoder.
         seed: torch seed for the weights.
+        layers, heads: L and H (the hidden width is 8 H).
+        positions: the most tokens per input, special tokens included.
 
     Returns:
         ``out_dir`` as a Path (``config.json``, ``model.safetensors``, ``tokenizer.json``, ``tokenizer_config.json``).
@@ -92,8 +99,8 @@ def make_tiny_hf_dir(out_dir: str | Path, family: str = "bert", head: bool = Tru
         raise ValueError(f"unknown family {family!r}; choose one of {FAMILIES}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    tok = _tokenizer(family)
-    cfg = _config(family, len(tok), tok.pad_token_id, 2 if head else None)
+    tok = _tokenizer(family, positions)
+    cfg = _config(family, len(tok), tok.pad_token_id, 2 if head else None, layers, heads, positions)
     torch.manual_seed(seed)
     model = (AutoModelForSequenceClassification if head else AutoModel).from_config(cfg)
     model.save_pretrained(out, safe_serialization=True)
