@@ -234,3 +234,13 @@ def test_score_cli_on_hf_classifier_and_no_head_model(hf_dirs, tmp_path, capsys)
     assert len(rows) == 2 and all(r.ok and r.label in ("negative", "positive") for r in rows)
     code = cli.main([str(reviews), "--model", str(hf_dirs["bert", False]), "--no-progress"])
     assert code == 1 and "no classification head" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_score_many_on_the_fused_path_equals_predict(predictors, family):
+    p = predictors[family, True]
+    texts = [TEXT, "Dull.", "A great, great cast and a beautiful score!"]
+    scores = p.score_many(texts)
+    for text, s in zip(texts, scores):
+        np.testing.assert_allclose(s.probabilities, p.predict(text).probabilities, atol=1e-5)
+    assert p.model._impl in ("eager", "sdpa")
