@@ -3,7 +3,7 @@
 A folder is either one of our own model folders or a local Hugging Face encoder folder (``model.hf``: safetensors,
 a fast tokenizer, no remote code). The model loads on the inference thread (:meth:`InferenceController.switch_model`)
 while the status bar shows a busy indicator; analysis still queued for the old model is dropped, the results on
-display (prediction, explanations) are cleared, and the review in the editor is analysed again once the new
+display (prediction, explanations) are cleared, running batch scoring is cancelled, and the review in the editor is analysed again once the new
 model is ready. A folder that fails to load shows one message and the current model stays loaded.
 
 Recently opened folders (at most :data:`MAX_RECENT`) are kept in QSettings under ``models/recent``.
@@ -133,10 +133,19 @@ class ModelMenu(QObject):
         w.state.set_prediction(None)
         w.state.clear_explanations()
         w.prediction_changed.emit(None)  # the explanation panel abandons its jobs
+        self._cancel_batch_jobs()
         w.prediction_panel.set_loading(f"Loading {name}\u2026")
         w.model_label.setText(f"loading {name}\u2026")
         w.busy.setVisible(True)
         w.statusBar().showMessage(f"Loading model {self.loading or name}\u2026")
+
+    def _cancel_batch_jobs(self) -> None:
+        """Stop batch scoring with the old model (the rows scored so far stay, labelled by the old model)."""
+        from .batch_panel import BatchPanel
+
+        for panel in self.window.findChildren(BatchPanel):
+            if panel.is_running():
+                panel.cancel()
 
     def _on_loaded(self, _predictor) -> None:
         w = self.window
