@@ -244,3 +244,18 @@ def test_score_many_on_the_fused_path_equals_predict(predictors, family):
     for text, s in zip(texts, scores):
         np.testing.assert_allclose(s.probabilities, p.predict(text).probabilities, atol=1e-5)
     assert p.model._impl in ("eager", "sdpa")
+
+
+@pytest.mark.parametrize("family", ["albert", "electra", "xlm-roberta"])
+def test_other_families_match_transformers(tmp_path, family):
+    folder = make_tiny_hf_dir(tmp_path / family, family)
+    p = Predictor.from_pretrained(folder, device="cpu")
+    pred = p.predict(TEXT)
+    ref = _reference(folder, True)
+    with torch.no_grad():
+        out = ref(input_ids=torch.from_numpy(p.encode(TEXT).ids)[None], output_attentions=True)
+    np.testing.assert_allclose(pred.attention, torch.stack(out.attentions, dim=1)[0].numpy(), atol=1e-5)
+    np.testing.assert_allclose(pred.probabilities, out.logits.softmax(-1)[0].numpy(), atol=1e-6)
+    assert p.positional_encoding(8).shape[0] == 8 and "learned" in p.config.pe_kind
+    e = p.explain(TEXT, "integrated_gradients", n_steps=32)
+    assert abs(e.convergence_delta) < 1e-3
