@@ -12,7 +12,7 @@ source build_scripts/common.sh
 
 # shellcheck disable=SC2086  # word splitting of the package lists is intended
 ensure_apt_packages $PYTHON_PACKAGES $QT_RUNTIME_PACKAGES
-ensure_venv ""
+ensure_venv "hf"
 
 if [ ! -f resources/model/model.safetensors ]; then
     log "warning: resources/model/model.safetensors is missing; the app will say so (train one: README, 'Retrain')"

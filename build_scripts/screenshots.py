@@ -72,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="IMDB test.jsonl.gz for the batch screenshot")
     p.add_argument("--batch-n", type=int, default=400, help="reviews in the batch screenshot")
     p.add_argument("--only", default="", help="comma-separated file names to write (default: all)")
+    p.add_argument("--window-only", metavar="NAME", default="",
+                   help="save only the whole window, with the model view raised, as NAME (e.g. hf_minilm.png)")
     args = p.parse_args(argv)
     only = {n.strip() for n in args.only.split(",") if n.strip()}
 
@@ -136,6 +138,15 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(0.01)
 
     settle()
+    if args.window_only:  # e.g. a Hugging Face model: the whole window, the model view's layer x head grid in front
+        win.model_dock.raise_()
+        for v in (win.token_view, win.heatmap, win.links_view, win.model_view, win.pe_view):
+            v.flush()
+        settle()
+        win.grab().save(str(out / args.window_only))
+        print(json.dumps({"out": str(out / args.window_only), "model_dir": model_dir, "status": win.model_label.text()}))
+        win.close()
+        return 0
     explain = panels.get("explain")
     if explain is not None:
         from model.explain import CHEAP_METHODS

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install everything needed to test (system packages, .venv with the CPU torch build and the
-# test + build + cluster extras; cluster = Ray, for tests/test_ray_engine.py) and run the whole
+# test + build + cluster + hf extras; cluster = Ray, for tests/test_ray_engine.py; hf = transformers, for
+# tests/test_hf_backend.py) and run the whole
 # test suite, the PyInstaller packaging test included.
 #
 #   bash build_scripts/setup_and_test.sh [extra pytest arguments, e.g. -m "not packaging"]
@@ -15,7 +16,7 @@ source build_scripts/common.sh
 # shellcheck disable=SC2086  # word splitting of the package lists is intended
 ensure_apt_packages $PYTHON_PACKAGES $QT_RUNTIME_PACKAGES $TEST_PACKAGES
 ensure_apt_packages $(libpython_package)  # PyInstaller bundles libpython3.X.so (Debian's python3 keeps it apart)
-ensure_venv "test,build,cluster"
+ensure_venv "test,build,cluster,hf"
 
 export QT_QPA_PLATFORM="${QT_QPA_PLATFORM:-offscreen}"
 export PYTHONDONTWRITEBYTECODE=1

@@ -32,8 +32,9 @@ def about_html(info: ModelInfo | None) -> tuple[str, str]:
     )
     head = (
         f"<p><b>Model folder:</b> {info.model_dir}<br><b>Device:</b> {info.device_name}<br>"
+        f"<b>Family:</b> {info.family}{'' if info.has_head else ' (attention only: no classification head)'}<br>"
         f"<b>Architecture:</b> {info.n_layers} layers, {info.n_heads} heads, d_model {info.d_model}, "
-        f"max_len {info.max_len}, pooling {info.pooling}</p>"
+        f"max_len {info.max_len}, pooling {info.pooling}<br><b>Positional encoding:</b> {info.pe_kind}</p>"
         if info is not None
         else "<p>The model has not loaded.</p>"
     )

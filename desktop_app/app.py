@@ -48,7 +48,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="attention-explorer", description="Attention Explorer: why does the model say that?"
     )
-    p.add_argument("--model", metavar="DIR", default=None, help="model folder (default: the bundled resources/model)")
+    p.add_argument("--model", metavar="DIR", default=None,
+                   help="model folder: ours or a local Hugging Face encoder folder (default: the bundled resources/model)")
     p.add_argument("--device", default=None, help="torch device, e.g. cpu or cuda (default: CUDA if available)")
     p.add_argument(
         "--self-test", action="store_true", help="analyse a bundled sample offscreen, print one JSON line, exit"

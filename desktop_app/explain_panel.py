@@ -237,6 +237,10 @@ class ExplanationPanel(QWidget):
         if self._predictor is None:
             self.status.setText("No model loaded: explanations are unavailable.")
             return
+        if not getattr(self._predictor, "has_head", True):
+            self.status.setText("This model has no classification head (attention-only mode): there is no "
+                                "decision to explain. Attention, links, model and positional views still work.")
+            return
         self._pending = True
         self.status.setText(f"Computing explanations for {prediction.num_tokens} tokens\u2026")
         self._request_cheap.emit(self._generation, self._predictor, prediction, CHEAP_METHODS, self._layer)

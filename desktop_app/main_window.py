@@ -39,6 +39,7 @@ from .editor import ReviewEditor, display_text
 from .file_actions import FileActionsMixin
 from .internals_worker import InternalsController
 from .layout import LayoutMixin
+from .model_menu import ModelMenu
 from .settings import APP_NAME, SETTINGS_ENV, app_settings  # noqa: F401  (SETTINGS_ENV: re-exported)
 from .views.prediction_panel import PredictionPanel
 from .views.registry import CENTRAL_VIEW_TITLE, DOCKED_VIEWS, WHOLE_WINDOW_TITLE
@@ -125,6 +126,7 @@ class MainWindow(FileActionsMixin, LayoutMixin, QMainWindow):
 
         self.view_menu_docks = None
         self._build_menus()
+        self.model_menu = ModelMenu(self)  # File > Open model folder..., the Model menu, switching models
         self.review_dock = self._add_dock(review, "Review", Qt.LeftDockWidgetArea)
         self.prediction_dock = self._add_dock(self.prediction_panel, "Prediction", Qt.LeftDockWidgetArea)
         docks = [self._add_dock(getattr(self, v.attr), v.title, Qt.RightDockWidgetArea) for v in DOCKED_VIEWS]
@@ -335,10 +337,7 @@ class MainWindow(FileActionsMixin, LayoutMixin, QMainWindow):
         gc.freeze()
         self.setWindowTitle(f"{APP_NAME} \u2014 {Path(info.model_dir).name or 'model'} on {info.device_name}")
         self.prediction_panel.set_labels(info.labels, info.device_name)
-        self.model_label.setText(
-            f"{info.n_layers} layers \u00d7 {info.n_heads} heads, d_model {info.d_model}, max {info.max_len} tokens"
-            f" \u2014 {info.device_name}"
-        )
+        self.model_label.setText(info.summary())
         self.state.set_model(info)
         saved = self.settings.value("view/layer"), self.settings.value("view/head")
         if saved[0] is not None and saved[1] is not None:
@@ -353,6 +352,10 @@ class MainWindow(FileActionsMixin, LayoutMixin, QMainWindow):
         self.predictor_loaded.emit(predictor)
 
     def _on_load_failed(self, message: str) -> None:
+        if self._predictor is not None:  # switching failed: the current model stays loaded
+            self.model_menu.switch_failed(message)
+            self.model_load_failed.emit(message)
+            return
         self.setWindowTitle(f"{APP_NAME} \u2014 no model")
         self.prediction_panel.set_error(message)
         self.model_label.setText("no model")
@@ -362,10 +365,8 @@ class MainWindow(FileActionsMixin, LayoutMixin, QMainWindow):
     def _on_prediction(self, pred) -> None:
         self.state.set_prediction(pred)
         self.prediction_panel.set_prediction(pred)
-        self.statusBar().showMessage(
-            f"{pred.label} ({pred.probabilities.max() * 100:.1f} %), {pred.num_tokens} tokens, {pred.elapsed_s * 1000:.0f} ms",
-            4000,
-        )
+        verdict = f"{pred.label} ({pred.probabilities.max() * 100:.1f} %)" if len(pred.probabilities) else "attention only"
+        self.statusBar().showMessage(f"{verdict}, {pred.num_tokens} tokens, {pred.elapsed_s * 1000:.0f} ms", 4000)
         self.prediction_changed.emit(pred)
 
     def _on_error(self, message: str) -> None:

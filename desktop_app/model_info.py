@@ -31,13 +31,18 @@ class ModelInfo:
         model_dir: the folder the model was loaded from ("" if unknown).
         positional_encoding: float32 [max_len, d_model], exactly
             ``Predictor.positional_encoding(max_len)``; its first P rows are
-            ``positional_encoding(P)``.
+            ``positional_encoding(P)``. None for a model that adds no positional matrix
+            (relative positions, e.g. DeBERTa-v2/v3): ``pe_note`` says why.
         pe_worked_example: float32 [4, 4], the positional-encoding tutorial's worked table (d_model = 4,
-            base n = 100, positions 0-3) computed by the model's own
+            base n = 100, positions 0-3) computed by the app's own
             :func:`model.core.encoder.sinusoidal_positional_encoding`.
         metrics: the model folder's ``metrics.json`` (may be empty).
         model_card: the text of ``README.md`` in the model folder, or "".
         load_s: seconds it took to load the model.
+        family: the architecture family, e.g. "BERT" (Hugging Face) or "Attention Explorer encoder".
+        pe_kind: the positional-encoding kind, e.g. "sinusoidal" or "learned absolute (512 positions)".
+        pe_note: why there is no positional matrix ("" when there is one).
+        has_head: False for a bare encoder (attention-only mode: no labels, no probabilities).
     """
 
     n_layers: int
@@ -49,11 +54,21 @@ class ModelInfo:
     labels: tuple[str, ...]
     device_name: str
     model_dir: str
-    positional_encoding: np.ndarray
+    positional_encoding: np.ndarray | None
     pe_worked_example: np.ndarray | None = None
     metrics: dict = field(default_factory=dict)
     model_card: str = ""
     load_s: float = 0.0
+    family: str = "Attention Explorer encoder"
+    pe_kind: str = "sinusoidal"
+    pe_note: str = ""
+    has_head: bool = True
+
+    def summary(self) -> str:
+        """One line for the status bar: family, layers x heads, d_model, positional encoding, device."""
+        head = "" if self.has_head else ", attention only (no classification head)"
+        return (f"{self.family}: {self.n_layers} layers \u00d7 {self.n_heads} heads, d_model {self.d_model}, "
+                f"max {self.max_len} tokens, PE {self.pe_kind}{head} \u2014 {self.device_name}")
 
 
 def model_info(predictor, load_s: float = 0.0) -> ModelInfo:
@@ -66,8 +81,11 @@ def model_info(predictor, load_s: float = 0.0) -> ModelInfo:
             card = (model_dir / "README.md").read_text(encoding="utf-8", errors="replace")
         except OSError:
             card = ""
-    pe = np.asarray(predictor.positional_encoding(cfg.max_len), dtype=np.float32)
-    pe.setflags(write=False)
+    answer = predictor.positional_encoding(cfg.max_len)  # float32 [max_len, d] or a NoPositionalMatrix record
+    note = getattr(answer, "explanation", "")
+    pe = None if note else np.asarray(answer, dtype=np.float32)
+    if pe is not None:
+        pe.setflags(write=False)
     from model.core.encoder import sinusoidal_positional_encoding  # torch is loaded on this (worker) thread
 
     worked = sinusoidal_positional_encoding(*PE_WORKED_EXAMPLE).numpy()
@@ -87,4 +105,8 @@ def model_info(predictor, load_s: float = 0.0) -> ModelInfo:
         metrics=dict(predictor.metrics or {}),
         model_card=card,
         load_s=load_s,
+        family=getattr(cfg, "family", "Attention Explorer encoder"),
+        pe_kind=getattr(cfg, "pe_kind", "sinusoidal"),
+        pe_note=note,
+        has_head=len(cfg.labels) > 0,
     )

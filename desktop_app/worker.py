@@ -260,6 +260,16 @@ class InferenceController(QObject):
         """Ask the worker to load the model (asynchronous; answers with ``loaded`` or ``load_failed``)."""
         self._request_load.emit(str(model_dir) if model_dir is not None else None, device)
 
+    def switch_model(self, model_dir: str | Path | None, device: str | None) -> None:
+        """Load another model (asynchronous, like :meth:`load`): analysis requests still queued for the current
+        model become stale and are dropped; the current model stays in use if the new one fails to load."""
+        self._next_id += 1
+        self._latest_id = self._next_id
+        self._worker.latest = self._latest_id
+        self._pending = None
+        self._set_busy(False)
+        self.load(model_dir, device)
+
     def analyze(self, text: str) -> int:
         """Queue ``text`` for analysis; any older outstanding request becomes stale.
 

@@ -32,10 +32,11 @@ class Prediction:
         tokens: T token strings (WordPiece pieces; ``[CLS]`` first).
         offsets: int64 [T, 2], character span (start, end) of each token in
             ``text``; ``text[s:e]`` is the token's source. ``[CLS]`` is (0, 0).
-        label: the predicted class name.
-        labels: all class names, index-aligned with ``probabilities``.
-        probabilities: float32 [C], softmax of ``logits``, sums to 1.
-        logits: float32 [C].
+        label: the predicted class name ("" in attention-only mode).
+        labels: all class names, index-aligned with ``probabilities``; empty for a model without a
+            classification head (attention-only mode).
+        probabilities: float32 [C], softmax of ``logits``, sums to 1; shape (0,) in attention-only mode.
+        logits: float32 [C] (shape (0,) in attention-only mode).
         attention: float32 [L, H, T, T]; ``attention[l, h, i, j]`` is how much
             query token i attends to key token j in layer l, head h. Rows sum to 1.
         truncated: True when the text was longer than the model's maximum
@@ -69,9 +70,14 @@ class Prediction:
         return len(self.tokens)
 
     @property
+    def attention_only(self) -> bool:
+        """True for a model without a classification head: ``labels`` is empty, ``probabilities`` shape (0,)."""
+        return len(self.labels) == 0
+
+    @property
     def label_index(self) -> int:
-        """Index of ``label`` in ``labels`` (argmax of ``probabilities``)."""
-        return int(np.argmax(self.probabilities))
+        """Index of ``label`` in ``labels`` (argmax of ``probabilities``); -1 in attention-only mode."""
+        return int(np.argmax(self.probabilities)) if len(self.probabilities) else -1
 
     def classification_attention(self, layer: int) -> np.ndarray:
         """Attention that the classification read-out pays to each token, mean of heads.
@@ -104,6 +110,25 @@ class Prediction:
             "device": self.device,
             "pooling": self.pooling,
         }
+
+
+class NoClassificationHead(ValueError):
+    """Raised when a prediction, explanation or score is asked of a model without a classification head
+    (a bare encoder opened in attention-only mode)."""
+
+
+@dataclass(frozen=True)
+class NoPositionalMatrix:
+    """The typed answer of ``Predictor.positional_encoding`` for a model that adds no positional matrix to its
+    embeddings (relative-position models such as DeBERTa-v2/v3): there is nothing to plot.
+
+    Attributes:
+        kind: the positional-encoding kind, e.g. ``"relative (disentangled attention)"``.
+        explanation: one or two sentences for the positional-encoding view.
+    """
+
+    kind: str
+    explanation: str
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """The inference API used by the GUI, the command line and the tests.
 
-``Predictor.from_pretrained()`` loads the bundled model; ``predict`` returns
+``Predictor.from_pretrained()`` loads the bundled model, one of our own model folders or a local Hugging Face
+encoder folder (:mod:`model.hf`: the same API; without a classification head, attention-only mode); ``predict`` returns
 a :class:`Prediction` (with attention for every layer and head) and
 ``score_many`` scores many texts in length-bucketed batches on the fast SDPA
 path.
@@ -9,7 +10,6 @@ path.
 from __future__ import annotations
 
 import copy
-import json
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -22,9 +22,11 @@ from .core.config import EncoderConfig
 from .core.encoder import TransformerClassifier, sinusoidal_positional_encoding
 from .core.paths import default_model_dir
 from .core.tokenizer import Encoded, TextEncoder, load_tokenizer
-from .core.weights import METRICS_FILE, TOKENIZER_FILE, load_model
+from .core.weights import TOKENIZER_FILE, load_model, read_metrics
+from .hf.backend import HFEncoder, HFModelSummary
+from .hf.loading import is_hf_folder, load_hf_folder
 from .internals import AttentionInternals, EmbeddingNorms
-from .prediction import Prediction, Score
+from .prediction import NoClassificationHead, NoPositionalMatrix, Prediction, Score
 
 MAX_TEXT_CHARS = 2_000_000  # longer inputs are rejected with ValueError (about 2 MB of text)
 
@@ -104,7 +106,7 @@ class Predictor:
 
     def __init__(
         self,
-        model: TransformerClassifier,
+        model: TransformerClassifier | HFEncoder,
         encoder: TextEncoder,
         device: torch.device,
         model_dir: Path | None = None,
@@ -118,9 +120,20 @@ class Predictor:
         self.metrics = metrics or {}
 
     @property
-    def config(self) -> EncoderConfig:
-        """The model's :class:`EncoderConfig`."""
+    def config(self) -> EncoderConfig | HFModelSummary:
+        """The model's :class:`EncoderConfig` (a :class:`model.hf.HFModelSummary` for Hugging Face models)."""
         return self.model.config
+
+    @property
+    def has_head(self) -> bool:
+        """False for a bare encoder opened in attention-only mode (no labels, no probabilities)."""
+        return len(self.labels) > 0
+
+    def require_head(self, what: str) -> None:
+        """Raise :class:`~model.prediction.NoClassificationHead` (a ValueError) in attention-only mode."""
+        if not self.has_head:
+            raise NoClassificationHead(f"{what} needs a classification head, and the model in {self.model_dir} has "
+                                       "none (a bare encoder, opened in attention-only mode)")
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -138,18 +151,26 @@ class Predictor:
     def from_pretrained(cls, path: str | Path | None = None, device: str | torch.device | None = None) -> Predictor:
         """Load a model folder (``config.json``, ``model.safetensors``, ``tokenizer.json``).
 
+        A Hugging Face folder (``config.json`` with ``model_type``) goes to :func:`model.hf.load_hf_folder`
+        (safetensors only, no remote code, supported encoders only; see :mod:`model.hf.loading`).
+
         Args:
             path: the folder; defaults to the bundled ``resources/model``.
             device: "cpu", "cuda", ... ; defaults to CUDA when available, else CPU.
 
         Raises:
             FileNotFoundError: the folder or one of its files is missing (named).
-            ValueError: a file is corrupt or the weights do not match the config (named).
+            ValueError: a file is corrupt or the weights do not match the config (named); a Hugging Face folder
+                that is refused (pickled weights only, remote code, unsupported architecture).
+            ImportError: a Hugging Face folder without ``transformers`` installed (the ``hf`` extra).
         """
         model_dir = Path(path) if path is not None else default_model_dir()
         if not model_dir.is_dir():
             raise FileNotFoundError(f"model folder not found: {model_dir}")
         dev = resolve_device(device)
+        if is_hf_folder(model_dir):
+            hf_model, hf_encoder, hf_metrics = load_hf_folder(model_dir, dev)
+            return cls(hf_model, hf_encoder, dev, model_dir, hf_metrics)
         model = load_model(model_dir, dev)
         tokenizer = load_tokenizer(model_dir / TOKENIZER_FILE)
         if tokenizer.get_vocab_size() != model.config.vocab_size:
@@ -157,13 +178,7 @@ class Predictor:
                 f"{model_dir / TOKENIZER_FILE} has {tokenizer.get_vocab_size()} tokens but the model expects "
                 f"{model.config.vocab_size}"
             )
-        metrics = {}
-        if (model_dir / METRICS_FILE).is_file():
-            try:
-                metrics = json.loads((model_dir / METRICS_FILE).read_text(encoding="utf-8"))
-            except ValueError:
-                metrics = {}
-        return cls(model, TextEncoder(tokenizer, model.config.max_len), dev, model_dir, metrics)
+        return cls(model, TextEncoder(tokenizer, model.config.max_len), dev, model_dir, read_metrics(model_dir))
 
     def replica(self) -> Predictor:
         """A Predictor for another thread (see the class docstring): its own copy of the model's weights on
@@ -193,14 +208,14 @@ class Predictor:
         mask = torch.ones_like(ids, dtype=torch.bool)  # (1, T)
         with self.forward_lock:
             logits, attn = self.model(ids, mask, need_weights=True)  # (1, C), (1, L, H, T, T)
-        probs = logits.softmax(-1)[0].float().cpu().numpy()
+        probs = logits.softmax(-1)[0].float().cpu().numpy()  # (C,); (0,) in attention-only mode
         attention = attn[0].float().cpu().numpy()
         elapsed = time.perf_counter() - t0
         return Prediction(
             text=text,
             tokens=enc.tokens,
             offsets=enc.offsets,
-            label=self.labels[int(probs.argmax())],
+            label=self.labels[int(probs.argmax())] if len(probs) else "",
             labels=self.labels,
             probabilities=probs.astype(np.float32),
             logits=logits[0].float().cpu().numpy().astype(np.float32),
@@ -298,7 +313,9 @@ class Predictor:
 
         Raises:
             ValueError: if ``batch_size`` < 1.
+            NoClassificationHead: (a ValueError) in attention-only mode.
         """
+        self.require_head("scoring")
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         window = window or max(1024, 8 * batch_size)
@@ -340,20 +357,23 @@ class Predictor:
             results.extend(slots)  # type: ignore[arg-type]
         return results
 
-    def positional_encoding(self, num_positions: int) -> np.ndarray:
+    def positional_encoding(self, num_positions: int) -> np.ndarray | NoPositionalMatrix:
         """The exact positional-encoding matrix the model adds to its embeddings.
 
         Args:
-            num_positions: P rows (positions 0..P-1); may exceed ``max_len``
-                (the closed form continues), but the model only uses the first
-                ``max_len``.
+            num_positions: P rows (positions 0..P-1); for our sinusoidal model P may exceed ``max_len``
+                (the closed form continues); for learned position embeddings P <= ``max_len``.
 
         Returns:
-            float32 [P, d_model].
+            float32 [P, d_model] (Hugging Face models: their learned position-embedding rows, [P, E]); for a
+            relative-position model (DeBERTa-v2/v3) a :class:`~model.prediction.NoPositionalMatrix` saying why
+            there is none.
 
         Raises:
-            ValueError: if ``num_positions`` < 0.
+            ValueError: if ``num_positions`` < 0 (or above a learned table's ``max_len``).
         """
+        if isinstance(self.model, HFEncoder):
+            return self.model.positional_matrix(num_positions)
         if num_positions < 0:
             raise ValueError(f"num_positions must be >= 0, got {num_positions}")
         buf = self.model.positional_encoding
@@ -375,11 +395,12 @@ class Predictor:
             :class:`model.explain.Explanation` with float32 [T] scores.
 
         Raises:
-            ValueError: bad text, method, target or layer.
+            ValueError: bad text, method, target or layer; NoClassificationHead in attention-only mode.
             model.explain.ExplanationCancelled: ``should_stop()`` returned True.
         """
         from .explain import explain
 
+        self.require_head("explaining a prediction")
         return explain(self, text, method, target=target, **kwargs)
 
     def faithfulness(self, text: str, explanation, **kwargs):
@@ -389,8 +410,9 @@ class Predictor:
             :class:`model.faithfulness.Faithfulness`.
 
         Raises:
-            ValueError: bad text or an explanation of another length.
+            ValueError: bad text or an explanation of another length; NoClassificationHead in attention-only mode.
         """
         from .explain.faithfulness import faithfulness
 
+        self.require_head("measuring faithfulness")
         return faithfulness(self, text, explanation, **kwargs)

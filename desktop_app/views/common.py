@@ -33,11 +33,13 @@ HEAD_COLOURS = [
     "#17becf",
     "#bcbd22",
     "#7f7f7f",
+    "#393b79",
+    "#000000",
 ]
 
 
 def head_colour(head: int) -> QColor:
-    """A distinct colour for attention head ``head`` (0-based); cycles after 10 heads."""
+    """A distinct colour for attention head ``head`` (0-based); 12 colours (BERT-base has 12 heads), then cycles."""
     return QColor(HEAD_COLOURS[head % len(HEAD_COLOURS)])
 
 

@@ -162,11 +162,23 @@ class PositionalEncodingView(DeferredRender, QWidget):
         state.embedding_norms_changed.connect(self.set_norms)
 
     def set_model(self, info) -> None:
-        """Adopt a :class:`desktop_app.worker.ModelInfo`: its PE matrix [max_len, d_model], base and d_model."""
+        """Adopt a :class:`desktop_app.worker.ModelInfo`: its PE matrix [max_len, d_model], base and d_model.
+
+        A model without a positional matrix (``info.positional_encoding`` None, e.g. DeBERTa's relative
+        positions) gets its explanation (``info.pe_note``) in place of the formula and empty plots.
+        """
         self.pe_matrix = info.positional_encoding
         self.positions.setMaximum(info.max_len)
         self.positions.setValue(info.max_len)  # all positions the model can use; the control narrows it
-        self.formula.setText(FORMULA_HTML.format(base=info.pe_base, d=info.d_model))
+        if self.pe_matrix is None:
+            self.formula.setText(f"<b>No positional matrix</b> ({info.pe_kind}): {info.pe_note}")
+            self.pe_image.clear()
+            self.sim_image.clear()
+        elif info.pe_base > 0:
+            self.formula.setText(FORMULA_HTML.format(base=info.pe_base, d=info.d_model))
+        else:
+            self.formula.setText(f"<b>{info.family}</b>: {info.pe_kind} position embeddings, the rows the model adds "
+                                 "to the token embeddings for positions 0, 1, 2, \u2026")
         self.set_worked_example(getattr(info, "pe_worked_example", None))
         self.request_render()
 

@@ -126,7 +126,10 @@ class PredictionPanel(QWidget):
         self.prediction = pred
         if set(self.bars) != set(pred.labels):
             self.set_labels(pred.labels, self.device_name)
-        self._show_label(pred.label, LABEL_COLOURS.get(pred.label, "#2874a6"))
+        if not pred.labels:  # attention-only mode: a bare encoder has no classes to show
+            self._show_label("attention only", "palette(mid)")
+        else:
+            self._show_label(pred.label, LABEL_COLOURS.get(pred.label, "#2874a6"))
         for name, p in zip(pred.labels, pred.probabilities):
             self.bars[name].set_probability(float(p))
         trunc = (

@@ -15,7 +15,7 @@ grow with the number of reviews. A tqdm progress bar and a summary line
 go to stderr.
 
 Exit status: 0 all inputs scored; 1 some input failed (listed on stderr) or
-the model could not be loaded; 2 usage error; 130 interrupted with Ctrl+C
+the model could not be loaded (or has no classification head); 2 usage error; 130 interrupted with Ctrl+C
 (the rows scored so far are written first).
 """
 
@@ -78,7 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", "-f", choices=FORMATS, help="output format (default: from --out's extension, else csv)")
     p.add_argument("--batch-size", type=_positive_int, default=64, metavar="N", help="reviews per forward pass (64)")
     p.add_argument("--text-column", metavar="NAME", help="CSV/TSV column or JSON field holding the text")
-    p.add_argument("--model", metavar="DIR", help="model folder (default: the bundled resources/model)")
+    p.add_argument("--model", metavar="DIR", help="model folder: ours or a Hugging Face classifier folder "
+                   "(safetensors, tokenizer.json); default: the bundled resources/model")
     p.add_argument("--device", metavar="DEV", help="cpu, cuda, cuda:1, ... (default: CUDA when available)")
     p.add_argument("--max-file-mb", type=_positive_float, default=DEFAULT_MAX_FILE_BYTES / 2**20, metavar="M",
                    help="refuse one-review files larger than M MiB (default %(default)g)")
@@ -171,8 +172,13 @@ def _main(argv: Sequence[str] | None) -> int:
 
     try:
         predictor = Predictor.from_pretrained(args.model, device="cpu" if args.engine == "ray" else args.device)
-    except (FileNotFoundError, ValueError, OSError) as exc:
+    except (FileNotFoundError, ValueError, OSError, ImportError) as exc:
         print(f"{parser.prog}: cannot load the model: {exc}", file=sys.stderr)
+        return 1
+    if not predictor.has_head:
+        print(f"{parser.prog}: the model in {args.model} has no classification head (a bare encoder): it can show "
+              "attention in the app but cannot score reviews; fine-tune it first (python -m model.training.finetune_hf)",
+              file=sys.stderr)
         return 1
 
     max_bytes = int(args.max_file_mb * 2**20)

@@ -40,6 +40,8 @@ class Encoded:
             text; the classification token has (0, 0).
         truncated: True when tokens were dropped by the head+tail policy.
         num_source_tokens: word pieces in the whole text before truncation.
+        special: bool [T], True for the special tokens (never erased by the faithfulness metrics), or None:
+            only the first token (the classification token) is special.
     """
 
     ids: np.ndarray
@@ -47,6 +49,15 @@ class Encoded:
     offsets: np.ndarray
     truncated: bool
     num_source_tokens: int
+    special: np.ndarray | None = None
+
+    def special_mask(self) -> np.ndarray:
+        """bool [T]: ``special``, or only position 0 when it is None."""
+        if self.special is not None:
+            return np.asarray(self.special, dtype=bool)
+        mask = np.zeros(len(self.ids), dtype=bool)
+        mask[:1] = True
+        return mask
 
 
 def build_untrained_tokenizer() -> Tokenizer:

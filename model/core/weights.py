@@ -92,3 +92,15 @@ def load_model(model_dir: str | Path, device: str | torch.device = "cpu") -> Tra
         raise ValueError(f"weights {model_dir / WEIGHTS_FILE} do not match {model_dir / CONFIG_FILE}: " + "; ".join(parts))
     model.load_state_dict(state)
     return model.to(device).eval()
+
+
+def read_metrics(model_dir: str | Path) -> dict:
+    """The folder's ``metrics.json`` as a dict; {} when it is absent or not valid JSON."""
+    path = Path(model_dir) / METRICS_FILE
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}

@@ -13,8 +13,9 @@ For the class c an explanation is for (the predicted class by default):
 * AOPC = the mean over k in :data:`AOPC_PERCENTS` = {1, 5, 10, 20, 50}%.
 
 Removal rule (the same everywhere): tokens are **deleted** from the id
-sequence (the rest close up and take new positions); ``[CLS]`` is never
-removed nor counted. Of the n = T - 1 real tokens, m = max(1, round(k n / 100))
+sequence (the rest close up and take new positions); special tokens (``[CLS]``,
+and for Hugging Face models also ``[SEP]`` / ``<s>`` / ``</s>``) are never removed
+nor counted. Of the n real (non-special) tokens, m = max(1, round(k n / 100))
 are removed/kept, chosen as the m highest scores (for signed methods, the
 highest signed value, i.e. the strongest evidence *for* c; ties go to the
 earlier token). All 1 + 2 |K| inputs of one text go through one padded
@@ -64,22 +65,33 @@ def tokens_for_percent(num_real: int, percent: float) -> int:
     return min(num_real, max(1, int(np.floor(percent * num_real / 100 + 0.5))))
 
 
-def top_token_positions(scores: np.ndarray, m: int) -> np.ndarray:
-    """Positions (1..T-1, ``[CLS]`` at 0 excluded) of the m highest scores, ties to the earlier token.
+def _special_or_cls(special: np.ndarray | None, T: int) -> np.ndarray:
+    if special is not None:
+        return np.asarray(special, dtype=bool)
+    mask = np.zeros(T, dtype=bool)
+    mask[:1] = True
+    return mask
+
+
+def top_token_positions(scores: np.ndarray, m: int, special: np.ndarray | None = None) -> np.ndarray:
+    """Positions of the m highest scores among the real tokens, ties to the earlier token.
 
     Args:
         scores: float [T].
-        m: how many, 0 <= m <= T - 1.
+        m: how many, 0 <= m <= number of real tokens.
+        special: bool [T], positions never chosen; default: only position 0 (``[CLS]``).
 
     Returns:
         int64 [m] positions, in descending order of score.
     """
-    order = np.argsort(-np.asarray(scores, dtype=np.float64)[1:], kind="stable")
-    return (order[:m] + 1).astype(np.int64)
+    scores = np.asarray(scores, dtype=np.float64)
+    real = np.flatnonzero(~_special_or_cls(special, len(scores)))
+    order = np.argsort(-scores[real], kind="stable")
+    return real[order[:m]].astype(np.int64)
 
 
 def erasure_inputs(
-    ids: np.ndarray, scores: np.ndarray, percents: Sequence[float] = AOPC_PERCENTS
+    ids: np.ndarray, scores: np.ndarray, percents: Sequence[float] = AOPC_PERCENTS, special: np.ndarray | None = None
 ) -> tuple[list[np.ndarray], list[int]]:
     """The perturbed id sequences of the removal rule (see the module docstring).
 
@@ -87,6 +99,7 @@ def erasure_inputs(
         ids: int64 [T], ``[CLS]`` first.
         scores: float [T] importance, aligned with ``ids``.
         percents: the bins k.
+        special: bool [T], the always-kept special tokens; default: only position 0.
 
     Returns:
         ``(sequences, ms)``: ``sequences`` = [full, comprehensiveness input
@@ -102,16 +115,16 @@ def erasure_inputs(
     scores = np.asarray(scores)
     if scores.shape != ids.shape:
         raise ValueError(f"the explanation has {scores.shape[0]} scores but the text has {ids.shape[0]} tokens")
-    n = len(ids) - 1
+    special = _special_or_cls(special, len(ids))
+    n = int((~special).sum())
     comp, suff, ms = [], [], []
     for k in percents:
         m = tokens_for_percent(n, k)
-        top = top_token_positions(scores, m)
+        top = top_token_positions(scores, m, special)
         keep = np.ones(len(ids), dtype=bool)
         keep[top] = False
         comp.append(ids[keep])
-        only = np.zeros(len(ids), dtype=bool)
-        only[0] = True
+        only = special.copy()
         only[top] = True
         suff.append(ids[only])
         ms.append(m)
@@ -125,6 +138,7 @@ def erasure_scores(
     prob_fn: ProbFn,
     percents: Sequence[float] = AOPC_PERCENTS,
     pad_id: int = 0,
+    special: np.ndarray | None = None,
 ) -> tuple[float, np.ndarray, np.ndarray, list[int]]:
     """Comprehensiveness and sufficiency at every k, with one batched call of ``prob_fn``.
 
@@ -136,12 +150,13 @@ def erasure_scores(
             with ``pad_id``.
         percents: the bins k.
         pad_id: padding id.
+        special: bool [T], the always-kept special tokens; default: only position 0.
 
     Returns:
         ``(p_full, comprehensiveness [K], sufficiency [K], ms)`` in
         probability units.
     """
-    seqs, ms = erasure_inputs(ids, scores, percents)
+    seqs, ms = erasure_inputs(ids, scores, percents, special)
     batch, mask = pad_sequences(seqs, pad_id)
     p = np.asarray(prob_fn(batch, mask), dtype=np.float64)[:, target]  # (1 + 2K,)
     K = len(percents)
@@ -186,7 +201,8 @@ def faithfulness(
     t0 = time.perf_counter()
     enc = predictor.encode(text)
     p_full, comp, suff, ms = erasure_scores(
-        enc.ids, explanation.scores, explanation.target, predictor_prob_fn(predictor), percents, predictor.config.pad_id
+        enc.ids, explanation.scores, explanation.target, predictor_prob_fn(predictor), percents, predictor.config.pad_id,
+        getattr(enc, "special", None),  # None: only [CLS] is special (our own tokenizer, test doubles)
     )
     per_k = {
         k: {"comprehensiveness": float(c), "sufficiency": float(s), "tokens": int(m)}

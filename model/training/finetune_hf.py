@@ -12,7 +12,7 @@ output folder holds ``model.safetensors``, ``config.json`` (with ``id2label``), 
 
 Recipe: ``AutoModelForSequenceClassification`` (safetensors only, no remote code); the seeded validation
 split of :mod:`model.training.common` is held out; inputs are cut by the app's head+tail policy to
-``--max-len`` tokens (special tokens included); length-bucketed batches; AdamW with linear warm-up and
+``--max-len`` tokens (special tokens included), with the app's own encoder (:func:`model.hf.encode_head_tail`); length-bucketed batches; AdamW with linear warm-up and
 decay; bf16 autocast (CUDA when present, else the CPU); the best epoch on the validation split is kept.
 The official test split is scored once, at the end.
 
@@ -36,7 +36,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from ..core.tokenizer import HEAD_FRACTION
+from ..hf.encoding import encode_head_tail
 from .common import (
     adamw,
     add_data_args,
@@ -96,34 +96,6 @@ def load_base(base: Path, num_labels: int = 2):
     except TypeError:  # transformers < 4.56 names it torch_dtype
         model = AutoModelForSequenceClassification.from_pretrained(base, torch_dtype=torch.float32, **kwargs)
     return tok, model
-
-
-def special_wrap(tok) -> tuple[list[int], list[int]]:
-    """The special token ids a fast tokenizer puts before and after one sequence (e.g. [CLS] / [SEP]).
-
-    Read off the tokenizer's own post-processor, so BERT-, RoBERTa- and XLNet-style layouts all work.
-    """
-    plain = tok("a", add_special_tokens=False)["input_ids"]
-    full = tok("a", add_special_tokens=True)["input_ids"]
-    for i in range(len(full) - len(plain) + 1):
-        if full[i : i + len(plain)] == plain:
-            return list(full[:i]), list(full[i + len(plain) :])
-    raise ValueError("cannot locate the text between the tokenizer's special tokens")
-
-
-def encode_head_tail(tok, texts: list[str], max_len: int, chunk: int = 2000) -> list[np.ndarray]:
-    """Token ids with special tokens, cut by the app's head+tail policy to ``max_len`` (int64 [T] each)."""
-    prefix, suffix = special_wrap(tok)
-    budget = max_len - len(prefix) - len(suffix)
-    head = int(budget * HEAD_FRACTION)
-    out = []
-    for s in range(0, len(texts), chunk):
-        batch = [t.replace("<br />", "\n") for t in texts[s : s + chunk]]
-        for ids in tok(batch, add_special_tokens=False, truncation=False)["input_ids"]:
-            if len(ids) > budget:
-                ids = ids[:head] + ids[len(ids) - (budget - head) :]
-            out.append(np.asarray(prefix + list(ids) + suffix, dtype=np.int64))
-    return out
 
 
 @torch.inference_mode()

@@ -1,0 +1,180 @@
+"""Choosing the model: File > Open model folder..., the Model menu (bundled model + recently opened folders).
+
+A folder is either one of our own model folders or a local Hugging Face encoder folder (``model.hf``: safetensors,
+a fast tokenizer, no remote code). The model loads on the inference thread (:meth:`InferenceController.switch_model`)
+while the status bar shows a busy indicator; analysis still queued for the old model is dropped, the results on
+display (prediction, explanations) are cleared, running batch scoring is cancelled, and the review in the editor is analysed again once the new
+model is ready. A folder that fails to load shows one message and the current model stays loaded.
+
+Recently opened folders (at most :data:`MAX_RECENT`) are kept in QSettings under ``models/recent``.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction, QActionGroup
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
+
+from .settings import APP_NAME
+
+log = logging.getLogger(__name__)
+
+MAX_RECENT = 8
+RECENT_KEY = "models/recent"
+BUNDLED = ""  # the key of the bundled model in the menu (model_dir None)
+
+
+def _as_list(value) -> list[str]:
+    """QSettings returns a str for a one-element list and None for none: always a list of str."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value] if value else []
+    return [str(v) for v in value if str(v)]
+
+
+class ModelMenu(QObject):
+    """The model-choosing actions of a :class:`~desktop_app.main_window.MainWindow` (see the module docstring).
+
+    Attributes:
+        menu: the "Model" menu.
+        open_action: File > Open model folder... (Ctrl+Shift+M).
+        current: the folder of the model in use ("" for the bundled one).
+        loading: the folder being loaded, or None when no switch is under way.
+        error_box: the last "could not load" message box (non-modal), or None.
+    """
+
+    def __init__(self, window) -> None:
+        super().__init__(window)
+        self.window = window
+        self.current = str(Path(window.model_dir).resolve()) if window.model_dir else BUNDLED
+        self.loading: str | None = None
+        self.error_box: QMessageBox | None = None
+        bar = window.menuBar()
+        file_menu = next(a.menu() for a in bar.actions() if a.menu() is not None)
+        self.open_action = QAction("Open &model folder\u2026", window)
+        self.open_action.setShortcut("Ctrl+Shift+M")
+        self.open_action.setStatusTip("Open one of our model folders or a local Hugging Face encoder folder")
+        self.open_action.triggered.connect(self.open_model_folder)
+        actions = file_menu.actions()
+        file_menu.insertAction(actions[2] if len(actions) > 2 else None, self.open_action)
+        self.menu = QMenu("&Model", window)
+        before = next((a for a in bar.actions() if a.text().replace("&", "") == "View"), None)
+        if before is not None:
+            bar.insertMenu(before, self.menu)
+        else:
+            bar.addMenu(self.menu)
+        self._group = QActionGroup(self)
+        self.menu.aboutToShow.connect(self.rebuild)
+        window.predictor_loaded.connect(self._on_loaded)
+        self.rebuild()
+
+    # ---------------------------------------------------------------- recent folders
+    def recent(self) -> list[str]:
+        """Recently opened model folders, newest first (absolute paths)."""
+        return _as_list(self.window.settings.value(RECENT_KEY))[:MAX_RECENT]
+
+    def _remember(self, folder: str) -> None:
+        if not folder:
+            return
+        items = [folder, *(f for f in self.recent() if f != folder)][:MAX_RECENT]
+        self.window.settings.setValue(RECENT_KEY, items)
+
+    def clear_recent(self) -> None:
+        """Forget the recently opened folders."""
+        self.window.settings.remove(RECENT_KEY)
+        self.rebuild()
+
+    def rebuild(self) -> None:
+        """Refill the Model menu: the bundled model, the recent folders (the one in use checked), the actions."""
+        self.menu.clear()
+        self._group = QActionGroup(self)
+        entries = [(BUNDLED, "&Bundled model (resources/model)")]
+        entries += [(f, f"&{i + 1} {Path(f).name}  \u2014  {f}") for i, f in enumerate(self.recent())]
+        for key, text in entries:
+            act = QAction(text, self.menu)
+            act.setCheckable(True)
+            act.setChecked(key == self.current)
+            act.setData(key)
+            act.triggered.connect(lambda _=False, k=key: self.open_model(k or None))
+            self._group.addAction(act)
+            self.menu.addAction(act)
+            if key == BUNDLED:
+                self.menu.addSeparator()
+        self.menu.addSeparator()
+        self.menu.addAction(self.open_action)
+        clear = self.menu.addAction("&Clear recent folders", self.clear_recent)
+        clear.setEnabled(bool(self.recent()))
+
+    # ---------------------------------------------------------------- switching
+    def open_model_folder(self) -> str | None:
+        """Ask for a folder (a directory dialog) and open it; returns the folder or None when cancelled."""
+        start = self.current or (self.recent() or [str(Path.home())])[0]
+        folder = QFileDialog.getExistingDirectory(self.window, "Open model folder", start)
+        if not folder:
+            return None
+        self.open_model(folder)
+        return folder
+
+    def open_model(self, folder: str | Path | None) -> None:
+        """Load the model in ``folder`` (None: the bundled model) on the inference thread.
+
+        Clears the results on display and drops queued analysis; the answer arrives as the window's
+        ``predictor_loaded`` (then the editor's review is analysed again) or as one message (:meth:`switch_failed`).
+        """
+        w = self.window
+        self.loading = str(Path(folder).resolve()) if folder else BUNDLED
+        name = Path(self.loading).name if self.loading else "the bundled model"
+        w.debounce.stop()
+        w.controller.switch_model(self.loading or None, w.device)
+        w.state.set_prediction(None)
+        w.state.clear_explanations()
+        w.prediction_changed.emit(None)  # the explanation panel abandons its jobs
+        self._cancel_batch_jobs()
+        w.prediction_panel.set_loading(f"Loading {name}\u2026")
+        w.model_label.setText(f"loading {name}\u2026")
+        w.busy.setVisible(True)
+        w.statusBar().showMessage(f"Loading model {self.loading or name}\u2026")
+
+    def _cancel_batch_jobs(self) -> None:
+        """Stop batch scoring with the old model (the rows scored so far stay, labelled by the old model)."""
+        from .batch_panel import BatchPanel
+
+        for panel in self.window.findChildren(BatchPanel):
+            if panel.is_running():
+                panel.cancel()
+
+    def _on_loaded(self, _predictor) -> None:
+        w = self.window
+        if self.loading is None:  # the first load at start-up (--model DIR); automated runs leave settings alone
+            if w.persist_settings:
+                self._remember(self.current)
+            return
+        self.current, self.loading = self.loading, None
+        w.model_dir = self.current or None
+        self._remember(self.current)
+        w.busy.setVisible(False)
+        self.rebuild()
+        if w.editor.toPlainText().strip():
+            w.analyze_now()
+
+    def switch_failed(self, message: str) -> None:
+        """Show ``message`` once (a non-modal box) and keep the current model (called by the window)."""
+        w = self.window
+        self.loading = None
+        w.busy.setVisible(False)
+        info = w.controller.info
+        if info is not None:
+            w.model_label.setText(info.summary())
+        w.statusBar().showMessage(message, 10000)
+        log.warning("%s", message)
+        self.error_box = QMessageBox(QMessageBox.Warning, APP_NAME, f"{message}\n\nThe current model stays loaded.",
+                                     QMessageBox.Ok, w)
+        self.error_box.open()
+        if w.editor.toPlainText().strip():
+            w.analyze_now()
+        else:
+            w.prediction_panel.set_idle()

@@ -1,0 +1,142 @@
+"""Text -> token ids, tokens and character offsets for Hugging Face fast tokenizers, head+tail truncated.
+
+The same :class:`~model.core.tokenizer.Encoded` records as our own tokenizer gives, so every view and
+explanation works unchanged. The special tokens the tokenizer's post-processor puts around one sequence
+([CLS] ... [SEP] for BERT-like models, <s> ... </s> for RoBERTa-like ones; read off the tokenizer itself by
+:func:`special_wrap`) are tokens with empty spans (0, 0) and are flagged in ``Encoded.special``. Texts longer
+than ``max_len`` tokens (special tokens included) are cut by the app's head+tail policy
+(:func:`model.core.tokenizer.head_tail_keep`) and flagged ``truncated``.
+
+HTML line breaks (``<br />``, common in IMDB reviews) become a newline padded with spaces to the same length
+(:func:`normalise_breaks`), so character offsets still point into the original text. The training CLI
+``model.training.finetune_hf`` encodes with the same code (:func:`encode_head_tail`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..core.tokenizer import Encoded, TextEncoder, head_tail_keep
+
+_BREAK = re.compile(r"(?i)<br\s*/?\s*>")
+
+
+def normalise_breaks(text: str) -> str:
+    """``<br />``-style HTML breaks -> ``"\\n"`` plus spaces, same length (offsets stay valid)."""
+    if "<" not in text:
+        return text
+    return _BREAK.sub(lambda m: "\n" + " " * (len(m.group(0)) - 1), text)
+
+
+def special_wrap(tok) -> tuple[list[int], list[int]]:
+    """The special token ids a fast tokenizer puts before and after one sequence (e.g. [CLS] / [SEP]).
+
+    Read off the tokenizer's own post-processor, so BERT-, RoBERTa- and XLNet-style layouts all work.
+
+    Args:
+        tok: a ``transformers`` fast tokenizer.
+
+    Returns:
+        ``(prefix ids, suffix ids)``.
+
+    Raises:
+        ValueError: when the text cannot be located between the special tokens.
+    """
+    plain = tok("a", add_special_tokens=False)["input_ids"]
+    full = tok("a", add_special_tokens=True)["input_ids"]
+    for i in range(len(full) - len(plain) + 1):
+        if full[i : i + len(plain)] == plain:
+            return list(full[:i]), list(full[i + len(plain) :])
+    raise ValueError("cannot locate the text between the tokenizer's special tokens")
+
+
+class HFTextEncoder(TextEncoder):
+    """A :class:`~model.core.tokenizer.TextEncoder` for a Hugging Face fast tokenizer's Rust backend.
+
+    Args:
+        backend: the ``tokenizers.Tokenizer`` (``tok.backend_tokenizer``); only its ``encode_batch`` with
+            ``add_special_tokens=False`` is used, so its truncation/padding settings never change.
+        prefix: special token ids before the text (e.g. ``[CLS]``).
+        suffix: special token ids after it (e.g. ``[SEP]``).
+        max_len: the most tokens the model takes, special tokens included.
+        pad_id: the padding id of the model.
+
+    Raises:
+        ValueError: when ``max_len`` leaves no room for text.
+    """
+
+    def __init__(self, backend, prefix: Sequence[int], suffix: Sequence[int], max_len: int, pad_id: int) -> None:
+        self.prefix = np.asarray(prefix, dtype=np.int64)
+        self.suffix = np.asarray(suffix, dtype=np.int64)
+        if max_len - len(self.prefix) - len(self.suffix) < 1:
+            raise ValueError(f"max_len {max_len} leaves no room for text between the special tokens")
+        self.tokenizer = backend
+        self.max_len = max_len
+        self.pad_id = pad_id
+        self.cls_id = int(self.prefix[0]) if len(self.prefix) else pad_id
+        self.prefix_tokens = [backend.id_to_token(int(i)) for i in self.prefix]
+        self.suffix_tokens = [backend.id_to_token(int(i)) for i in self.suffix]
+
+    def _kept_ids(self, enc) -> tuple[np.ndarray, np.ndarray, int]:
+        """(int64 [T] ids with the special tokens, int64 indices of the kept pieces, n pieces in the text)."""
+        n = len(enc.ids)
+        keep = head_tail_keep(n, self.max_len - len(self.prefix) - len(self.suffix))
+        ids = np.concatenate([self.prefix, np.asarray(enc.ids, dtype=np.int64)[keep], self.suffix])
+        return ids, keep, n
+
+    def _finish(self, enc) -> Encoded:
+        ids, keep, n = self._kept_ids(enc)
+        offsets = np.array([enc.token_to_chars(int(i)) or (0, 0) for i in keep], dtype=np.int64).reshape(-1, 2)
+        pieces = [self.tokenizer.id_to_token(int(i)) for i in ids[len(self.prefix) : len(ids) - len(self.suffix)]]
+        special = np.zeros(len(ids), dtype=bool)
+        special[: len(self.prefix)] = True
+        special[len(ids) - len(self.suffix) :] = True
+        empty = np.zeros((len(self.prefix), 2), np.int64), np.zeros((len(self.suffix), 2), np.int64)
+        return Encoded(
+            ids=ids,
+            tokens=[*self.prefix_tokens, *pieces, *self.suffix_tokens],
+            offsets=np.concatenate([empty[0], offsets, empty[1]]),
+            truncated=n > len(keep),
+            num_source_tokens=n,
+            special=special,
+        )
+
+    def encode(self, text: str) -> Encoded:
+        """Tokenize one text (any length; head+tail truncated to ``max_len``); offsets index ``text``."""
+        return super().encode(normalise_breaks(text))
+
+    def encode_batch(self, texts: Sequence[str]) -> list[Encoded]:
+        """Tokenize many texts (the Rust tokenizer's threads)."""
+        return super().encode_batch([normalise_breaks(t) for t in texts])
+
+    def encode_ids_batch(self, texts: Sequence[str]) -> list[tuple[np.ndarray, bool]]:
+        """``(ids int64 [T], truncated)`` per text, T <= ``max_len``, special tokens included (no offsets)."""
+        return super().encode_ids_batch([normalise_breaks(t) for t in texts])
+
+
+def encoder_for(tok, max_len: int) -> HFTextEncoder:
+    """An :class:`HFTextEncoder` for a ``transformers`` fast tokenizer ``tok`` and ``max_len`` tokens.
+
+    Raises:
+        ValueError: when the tokenizer is not a fast one or its special-token layout cannot be read.
+    """
+    if not getattr(tok, "is_fast", False):
+        raise ValueError("a fast tokenizer (tokenizer.json) is needed")
+    prefix, suffix = special_wrap(tok)
+    pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
+    return HFTextEncoder(tok.backend_tokenizer, prefix, suffix, max_len, pad_id)
+
+
+def encode_head_tail(tok, texts: list[str], max_len: int, chunk: int = 2000) -> list[np.ndarray]:
+    """Token ids with special tokens, cut by the app's head+tail policy to ``max_len`` (int64 [T] each).
+
+    Exactly the ids the app's Hugging Face backend feeds the model (:class:`HFTextEncoder`).
+    """
+    encoder = encoder_for(tok, max_len)
+    out: list[np.ndarray] = []
+    for s in range(0, len(texts), chunk):
+        out.extend(ids for ids, _ in encoder.encode_ids_batch(texts[s : s + chunk]))
+    return out

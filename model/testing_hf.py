@@ -1,0 +1,108 @@
+"""Tiny, randomly initialised Hugging Face encoder folders for tests (no downloads).
+
+:func:`make_tiny_hf_dir` writes a folder exactly as ``save_pretrained`` does for a real checkpoint: ``config.json``
+(with ``model_type``), ``model.safetensors`` and a fast ``tokenizer.json`` (a WordPiece or byte-level BPE
+vocabulary trained on a few sentences with the ``tokenizers`` library). Not used by the product at run time;
+needs ``transformers`` (the ``hf`` extra).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .testing import SAMPLE_TEXTS
+
+FAMILIES: tuple[str, ...] = ("bert", "distilbert", "roberta", "deberta-v2", "albert", "electra", "xlm-roberta")
+"""The ``model_type`` values :func:`make_tiny_hf_dir` can build."""
+
+_BPE_FAMILIES = ("roberta", "xlm-roberta")
+
+
+def _tokenizer(family: str, positions: int = 64):
+    """A fast tokenizer (``PreTrainedTokenizerFast``) trained on :data:`SAMPLE_TEXTS`: WordPiece with
+    [CLS]/[SEP] for BERT-like families, byte-level BPE with <s>/</s> for RoBERTa-like ones."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    texts = SAMPLE_TEXTS * 3
+    if family in _BPE_FAMILIES:
+        specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+        tok = Tokenizer(models.BPE(unk_token="<unk>"))
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tok.decoder = decoders.ByteLevel()
+        tok.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=300, special_tokens=specials,
+                                                           initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+        tok.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0), trim_offsets=True)
+        names = {"bos_token": "<s>", "eos_token": "</s>", "cls_token": "<s>", "sep_token": "</s>", "pad_token": "<pad>",
+                     "unk_token": "<unk>", "mask_token": "<mask>"}
+    else:
+        specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+        tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+        tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+        tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        tok.decoder = decoders.WordPiece()
+        tok.train_from_iterator(texts, trainers.WordPieceTrainer(vocab_size=200, special_tokens=specials))
+        tok.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
+        names = {"cls_token": "[CLS]", "sep_token": "[SEP]", "pad_token": "[PAD]", "unk_token": "[UNK]", "mask_token": "[MASK]"}
+    return PreTrainedTokenizerFast(tokenizer_object=tok, model_max_length=positions, **names)
+
+
+def _config(family: str, vocab_size: int, pad_id: int, num_labels: int | None, layers: int = 2, heads: int = 4,
+            positions: int = 64):
+    from transformers import AutoConfig
+
+    common = {"vocab_size": vocab_size, "pad_token_id": pad_id}
+    width = 8 * heads
+    if family == "distilbert":
+        kw = {"dim": width, "n_layers": layers, "n_heads": heads, "hidden_dim": 2 * width,
+              "max_position_embeddings": positions}
+    else:
+        kw = {"hidden_size": width, "num_hidden_layers": layers, "num_attention_heads": heads,
+              "intermediate_size": 2 * width,
+              "max_position_embeddings": positions + 2 if family in _BPE_FAMILIES else positions}
+    if family in ("albert", "electra"):
+        kw["embedding_size"] = 16
+    if family == "deberta-v2":
+        kw.update(relative_attention=True, position_biased_input=False, pos_att_type=["p2c", "c2p"],
+                  max_relative_positions=-1, position_buckets=16)
+    if family in _BPE_FAMILIES:
+        common.update(bos_token_id=0, eos_token_id=2)
+    if num_labels:
+        kw.update(num_labels=num_labels, id2label={0: "negative", 1: "positive", 2: "neutral"}
+                  if num_labels == 3 else {0: "negative", 1: "positive"})
+    return AutoConfig.for_model(family, **common, **kw)
+
+
+def make_tiny_hf_dir(out_dir: str | Path, family: str = "bert", head: bool = True, seed: int = 0, layers: int = 2,
+                     heads: int = 4, positions: int = 64) -> Path:
+    """Write a tiny random Hugging Face encoder folder (default 2 layers x 4 heads, width 8 x heads, 64 positions).
+
+    Args:
+        out_dir: the folder to create/fill.
+        family: one of :data:`FAMILIES` (a ``model_type``).
+        head: with a 2-class sequence-classification head (``id2label`` negative/positive), else the bare encoder.
+        seed: torch seed for the weights.
+        layers, heads: L and H (the hidden width is 8 H).
+        positions: the most tokens per input, special tokens included.
+
+    Returns:
+        ``out_dir`` as a Path (``config.json``, ``model.safetensors``, ``tokenizer.json``, ``tokenizer_config.json``).
+
+    Raises:
+        ValueError: for a family not in :data:`FAMILIES`.
+    """
+    import torch
+    from transformers import AutoModel, AutoModelForSequenceClassification
+
+    if family not in FAMILIES:
+        raise ValueError(f"unknown family {family!r}; choose one of {FAMILIES}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    tok = _tokenizer(family, positions)
+    cfg = _config(family, len(tok), tok.pad_token_id, 2 if head else None, layers, heads, positions)
+    torch.manual_seed(seed)
+    model = (AutoModelForSequenceClassification if head else AutoModel).from_config(cfg)
+    model.save_pretrained(out, safe_serialization=True)
+    tok.save_pretrained(out)
+    return out
