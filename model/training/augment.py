@@ -42,6 +42,19 @@ def augment(words: list[str], pool: list[str], rng: np.random.Generator, p_windo
     return " ".join(out)
 
 
+def label_and_write(texts: list[str], teacher: Path, out: Path, max_len: int, device) -> None:
+    """Score ``texts`` with the teacher classifier folder and write ``{"text", "logits": [2 floats]}`` JSON lines
+    (gzip) to ``out``; texts are cut head+tail to ``max_len`` tokens for the teacher."""
+    from ..hf.encoding import encode_head_tail
+    from .finetune_hf import load_base, logits_of
+
+    tok, model = load_base(teacher)
+    logits = logits_of(model.to(device), encode_head_tail(tok, texts, max_len), tok.pad_token_id or 0, device)
+    with gzip.open(out, "wt", encoding="utf-8") as fh:
+        for text, z in zip(texts, logits):
+            fh.write(json.dumps({"text": text, "logits": [round(float(v), 4) for v in z]}) + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Write the augmented, teacher-labelled transfer set; returns the exit code."""
     p = argparse.ArgumentParser(description="Teacher-labelled augmented reviews for distillation.")
@@ -56,8 +69,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-len", type=int, default=512)
     p.add_argument("--device", default="auto")
     args = p.parse_args(argv)
-    from .finetune_hf import encode_head_tail, load_base, logits_of
-
     t0 = time.time()
     train_texts, _, _, fit_idx = train_split(args.data, args.seed)
     unsup_texts, _ = read_split(args.data, "unsup")
@@ -66,12 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     split = [t.replace("<br />", " ").split() for t in sources]
     pool = [w for ws in split[:2000] for w in ws]
     texts = [augment(ws, pool, rng, args.p_window, args.p_mask, args.p_replace) for _ in range(args.copies) for ws in split]
-    device = pick_device(args.device)
-    tok, model = load_base(Path(args.teacher))
-    logits = logits_of(model.to(device), encode_head_tail(tok, texts, args.max_len), tok.pad_token_id or 0, device)
-    with gzip.open(args.out, "wt", encoding="utf-8") as fh:
-        for text, z in zip(texts, logits):
-            fh.write(json.dumps({"text": text, "logits": [round(float(v), 4) for v in z]}) + "\n")
+    label_and_write(texts, Path(args.teacher), Path(args.out), args.max_len, pick_device(args.device))
     print(json.dumps({"texts": len(texts), "wall_s": time.time() - t0}))
     return 0
 

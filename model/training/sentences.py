@@ -15,13 +15,13 @@ model.training.distill --augmented FILE`` reads either). Training-side code only
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import re
 import sys
 import time
 from pathlib import Path
 
+from .augment import label_and_write
 from .common import pick_device, train_split
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|<br\s*/?>")
@@ -47,19 +47,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-sentences", type=int, default=0, help="keep the first N sentences (0: all)")
     p.add_argument("--device", default="auto")
     args = p.parse_args(argv)
-    from .finetune_hf import encode_head_tail, load_base, logits_of
-
     t0 = time.time()
     texts, _, _, fit_idx = train_split(args.data, args.seed)
     sentences = [s for i in fit_idx for s in review_sentences(texts[i])]
     if args.max_sentences:
         sentences = sentences[: args.max_sentences]
-    device = pick_device(args.device)
-    tok, model = load_base(Path(args.teacher))
-    logits = logits_of(model.to(device), encode_head_tail(tok, sentences, 128), tok.pad_token_id or 0, device)
-    with gzip.open(args.out, "wt", encoding="utf-8") as fh:
-        for text, z in zip(sentences, logits):
-            fh.write(json.dumps({"text": text, "logits": [round(float(v), 4) for v in z]}) + "\n")
+    label_and_write(sentences, Path(args.teacher), Path(args.out), 128, pick_device(args.device))
     print(json.dumps({"sentences": len(sentences), "wall_s": time.time() - t0}))
     return 0
 
