@@ -418,8 +418,7 @@ class BatchPanel(QWidget):
         if not self.proxy.is_filtering():
             self.summary_label.setText(s.line())
             return
-        shown = Summary()
-        shown.add(self.proxy.visible_rows())  # no rate: elapsed time belongs to all rows
+        shown = self.proxy.shown_summary()  # no rate: elapsed time belongs to all rows
         self.summary_label.setText(f"Showing {shown.count:,} of {s.count:,} (filtered): {shown.line()}")
 
     def _set_message(self, text: str, error: bool = False) -> None:

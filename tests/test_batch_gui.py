@@ -281,3 +281,27 @@ def test_a_drop_on_the_window_brings_the_closed_batch_dock_back(qtbot, tiny_mode
     # the default layout docks it 220 px high; scoring gives it as much as the other docks' minimum sizes allow
     qtbot.waitUntil(lambda: dock.height() > 240, timeout=5000)
     batch.shutdown()
+
+
+def test_filtered_summary_is_extended_with_appended_rows_not_recomputed(qapp):
+    """The summary of the filtered rows grows with each appended batch and equals a full recount."""
+    from model.batch import ResultRow, Summary
+
+    model, proxy = BatchTableModel(), BatchFilterProxy()
+    proxy.setSourceModel(model)
+
+    def rows(n, start):
+        return [ResultRow(f"f{i}.txt", "t", "positive" if i % 3 else "negative", 0.9 if i % 3 else 0.1, 3, False,
+                          "positive", bool(i % 3), "ok") for i in range(start, start + n)]
+
+    model.append_rows(rows(10, 0))
+    proxy.set_category("Misclassified")
+    cached = proxy.shown_summary()
+    assert cached.count == 4  # i = 0, 3, 6, 9
+    model.append_rows(rows(20, 10))
+    assert proxy.shown_summary() is cached  # extended in place, not rebuilt
+    full = Summary()
+    full.add(proxy.visible_rows())
+    assert (cached.count, cached.positive, cached.correct) == (full.count, full.positive, full.correct) == (10, 0, 0)
+    model.clear()
+    assert proxy.shown_summary().count == 0
