@@ -1,7 +1,7 @@
 """Attention internals of a Hugging Face encoder: one layer's queries, keys, values and pre-softmax scores.
 
 The projections are read with forward hooks on the layer's query/key/value ``nn.Linear`` modules during one
-eager forward pass (``transformers``' own code runs; nothing is re-implemented but the scaled dot product):
+forward pass without attention maps (``transformers``' own code runs; nothing is re-implemented but the scaled dot product):
 scores = Q K^T / sqrt(d_head) with padded keys at -inf (Vaswani et al. 2017, eq. 1), so ``softmax(scores)``
 equals the model's ``output_attentions`` for the absolute-position families (BERT, RoBERTa, XLM-R, ALBERT,
 ELECTRA, DistilBERT, MiniLM). DeBERTa-v2/v3 add disentangled relative-position terms to the scores and scale by
@@ -66,7 +66,9 @@ def hf_attention_internals(encoder, input_ids: torch.Tensor, attention_mask: tor
     hooks = [m.register_forward_hook(lambda _m, _i, out, k=k: captured[k].append(out.detach()))
              for k, m in enumerate(modules)]
     try:
-        encoder.forward(input_ids, attention_mask, need_weights=True)  # eager: the same code as predict()
+        # The projections are Linear outputs, the same whichever attention kernel runs afterwards: no maps needed,
+        # so no [L, H, T, T] tensors are kept (12 layers x 12 heads x 512^2 floats would be 151 MB).
+        encoder.forward(input_ids, attention_mask, need_weights=False)
     finally:
         for h in hooks:
             h.remove()
