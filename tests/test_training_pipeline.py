@@ -105,3 +105,61 @@ def test_model_soup_averages_weights(tmp_path):
     wa, wb = load_state(a / "model.safetensors"), load_state(b / "model.safetensors")
     for k, v in soup.items():
         assert np.allclose(v.numpy(), (wa[k].numpy() + wb[k].numpy()) / 2, atol=1e-6)
+
+
+def test_counterfactual_negation_inserts_not_after_the_copula_and_flips_the_label():
+    from model.training.counterfactual import counterfactuals, negate
+
+    lexicon = {"abysmal": -1, "gripping": 1, "awesome": 1}
+    assert negate("The writing is abysmal.", lexicon) == ("The writing is not abysmal.", -1, "abysmal")
+    assert negate("The chase was really awesome!", lexicon) == ("The chase was not really awesome!", 1, "awesome")
+    assert negate("The writing is not abysmal.", lexicon) is None  # already negated
+    assert negate("The cast was awesome but the plot is abysmal.", lexicon) is None  # contrast
+    assert negate("The plot is abysmal and the acting boring.", lexicon) is None  # a second polar word (a test word)
+    assert negate("The score was loud.", lexicon) is None  # no polar word
+    rows = [{"text": "The writing is abysmal.", "logits": [3.0, -2.0]},
+            {"text": "The chase was awesome!", "logits": [-1.0, 4.0]},
+            {"text": "The sets are awesome.", "logits": [2.0, -1.0]},  # teacher disagrees with the word: skipped
+            {"text": "The pacing is awesome.", "logits": [-0.5, 0.5]}]  # teacher unsure: skipped
+    out, info = counterfactuals(rows, lexicon, flip_scale=0.5)
+    assert info["candidates_negated_positive"] == 1 and info["candidates_negated_negative"] == 1
+    by_text = {r["text"]: r["logits"] for r in out}
+    assert by_text == {"The writing is not abysmal.": [-1.5, 1.0], "The chase was not awesome!": [0.5, -2.0]}
+
+
+def test_counterfactual_lexicon_is_measured_and_keeps_the_test_words_out():
+    from model.training.counterfactual import polarity_lexicon
+
+    texts = ["a gripping tale"] * 50 + ["a tedious mess"] * 50 + ["a story"] * 50
+    labels = np.array([1] * 50 + [0] * 50 + [1] * 25 + [0] * 25)
+    lex = polarity_lexicon(texts, labels, min_count=10, min_ratio=1.0, exclude={"tedious"})
+    assert lex == {"gripping": 1, "tale": 1, "mess": -1}
+
+
+def test_read_augmented_repeats_and_samples(tmp_path):
+    from model.training.distill import read_augmented
+
+    path = tmp_path / "aug.jsonl.gz"
+    _write(path, [{"text": f"t{i}", "logits": [float(i), -float(i)]} for i in range(10)])
+    texts, z, used = read_augmented(f"{path}:3")
+    assert len(texts) == 30 and used == 10 and z[10] == [0.0, -0.0]
+    texts, z, used = read_augmented(f"{path}%4", seed=1)
+    assert len(texts) == 4 == used and len(set(texts)) == 4
+    assert read_augmented(f"{path}%4", seed=1)[0] == texts
+    with pytest.raises(ValueError):
+        read_augmented(f"{path}%x")
+
+
+def test_select_rules_tolerance_then_behaviour_or_bars_first():
+    from model.training.select import choose
+
+    def row(name, val, neg_neg):
+        dev = {"plain_positive": 1.0, "plain_negative": 1.0, "negated_positive": 0.9, "negated_negative": neg_neg,
+               "contrast": 0.85}
+        return {"model": name, "validation_accuracy": val, "dev_behaviour": dev,
+                "dev_target_mean": (0.9 + neg_neg + 0.85) / 3}
+
+    rows = [row("accurate", 0.927, 0.0), row("close", 0.924, 0.1), row("negation", 0.919, 0.99)]
+    assert choose(rows)["chosen"] == "close"  # within 0.5 points of the best, then behaviour
+    assert choose(rows, bars=0.8)["chosen"] == "negation"  # the only one meeting every bar
+    assert choose(rows[:2], bars=0.8)["chosen"] == "close"  # none meets the bars: the tolerance rule

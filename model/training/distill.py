@@ -84,7 +84,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--temperature", type=float, default=2.0)
     p.add_argument("--gold-weight", type=float, default=0.3, help="share of the one-hot label in gold targets")
     p.add_argument("--ema-decay", type=float, default=0.999)
-    p.add_argument("--augmented", default="", help="teacher-labelled augmented texts (model.training.augment); one teacher")
+    p.add_argument("--augmented", action="append", default=[],
+                   help="teacher-labelled texts (model.training.augment / sentences / counterfactual), one teacher; "
+                        "repeatable; FILE:K uses every row K times, FILE%%N a seeded sample of N rows")
     p.add_argument("--init-from", default="", help="start distillation from this model folder (not from MLM)")
     p.add_argument("--no-unsup", action="store_true", help="use no unlabeled reviews (no unsup file needed)")
     p.add_argument("--unsup-limit", type=int, default=0, help="use the first N unlabeled reviews (0: all)")
@@ -197,6 +199,33 @@ def combine_teachers(paths: list[str], val_idx: np.ndarray, val_y: np.ndarray) -
     return {k: w * scaled[0][k] + (1 - w) * scaled[1][k] for k in ("train", "unsup")}, info
 
 
+def read_augmented(spec: str, seed: int = 0) -> tuple[list[str], list[list[float]], int]:
+    """Rows of one ``--augmented`` file: ``(texts, logits rows [negative, positive], rows used)``.
+
+    ``spec`` is a ``.jsonl.gz`` path, optionally ``PATH:K`` (every row K times) or ``PATH%N`` (a sample of N
+    rows, seeded by ``seed``). Raises ValueError for a malformed suffix, FileNotFoundError for a missing file.
+    """
+    repeat, sample = 1, 0
+    if ":" in spec and spec.rsplit(":", 1)[1].isdigit():
+        spec, k = spec.rsplit(":", 1)
+        repeat = int(k)
+    elif "%" in spec:
+        spec, n = spec.rsplit("%", 1)
+        if not n.isdigit():
+            raise ValueError(f"--augmented {spec}%{n}: N must be a whole number")
+        sample = int(n)
+    texts, z = [], []
+    with gzip.open(spec, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            row = json.loads(line)
+            texts.append(row["text"])
+            z.append(row["logits"])
+    if sample and sample < len(texts):
+        keep = np.sort(np.random.default_rng(seed).permutation(len(texts))[:sample])
+        texts, z = [texts[i] for i in keep], [z[i] for i in keep]
+    return texts * repeat, z * repeat, len(texts)
+
+
 @torch.inference_mode()
 def predict(model: TransformerClassifier, seqs: list[np.ndarray], device: torch.device, batch: int = 256) -> np.ndarray:
     """float32 [N, C] logits in input order."""
@@ -299,17 +328,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.augmented:
         if len(args.teacher) != 1:
             raise SystemExit("--augmented needs exactly one --teacher (the one that labelled the augmented texts)")
-        aug_texts, aug_z = [], []
-        with gzip.open(args.augmented, "rt", encoding="utf-8") as fh:
-            for line in fh:
-                row = json.loads(line)
-                aug_texts.append(row["text"])
-                aug_z.append(row["logits"])
+        aug_texts, aug_z, files = [], [], []
+        for spec in args.augmented:
+            texts, z_rows, used = read_augmented(spec, args.seed)
+            aug_texts += texts
+            aug_z += z_rows
+            files.append({"spec": spec, "texts": used})
         z_aug = np.asarray(aug_z, np.float32)
         z_aug = (z_aug - z_aug.mean(1, keepdims=True)) / teacher_info["scales"][0]
         seqs = seqs + [ids for ids, _ in encoder.encode_ids_batch(aug_texts)]
         targets = np.concatenate([targets, torch.softmax(torch.from_numpy(z_aug) / T, -1).numpy()])
-        teacher_info["augmented"] = {"file": args.augmented, "texts": len(aug_texts)}
+        teacher_info["augmented"] = {"files": files, "texts": len(aug_texts)}
     report["distill"] = run_distill(args, config, seqs, targets, val_seqs, val_y, device, work)
 
     model = TransformerClassifier(config)

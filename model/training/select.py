@@ -3,13 +3,17 @@
 Usage::
 
     python -m model.training.select --data ../shared/data/imdb CANDIDATE_DIR... [--soup A B] [--tolerance 0.005]
+        [--bars 0.8]
 
 Every candidate is scored on the seeded 1,250-review validation split of the train reviews
 (:func:`model.training.common.validation_split`) and on the *development* behavioural set of
 :mod:`model.checklist` (other words and templates than the reported set). Rule: among the candidates whose
 validation accuracy is within ``--tolerance`` (default 0.5 points, below one standard error on 1,250 reviews)
 of the best, the one with the highest mean development pass rate over the negation and contrast capabilities
-wins. ``--soup A B`` adds the uniform average of two folders' weights (a "model soup", Wortsman et al. 2022;
+wins. With ``--bars B`` (the rule of the negation stage, 2026-11-23) the behavioural aims come first: the
+candidates whose development pass rate is at least B on each negation and contrast capability and at least
+0.95 on the plain ones are kept, and the best validation accuracy among them wins (the tolerance rule applies
+when none qualifies). ``--soup A B`` adds the uniform average of two folders' weights (a "model soup", Wortsman et al. 2022;
 both must share an architecture and a lineage) as a candidate, written to ``--soup-out``. Prints one JSON line
 per candidate and the choice. The official test split chooses nothing.
 """
@@ -40,6 +44,23 @@ def make_soup(a: Path, b: Path, out: Path) -> Path:
     return out
 
 
+def choose(rows: list[dict], tolerance: float = 0.005, bars: float = 0.0) -> dict:
+    """The chosen candidate among ``rows`` (dicts with "model", "validation_accuracy", "dev_behaviour",
+    "dev_target_mean"): ``{"chosen": model, "rule": str}``. See the module docstring for the two rules."""
+    if bars:
+        passing = [r for r in rows if all(r["dev_behaviour"][k] >= bars for k in TARGET_CAPABILITIES)
+                   and all(v >= 0.95 for k, v in r["dev_behaviour"].items() if k.startswith("plain"))]
+        if passing:
+            best = max(passing, key=lambda r: (r["validation_accuracy"], r["dev_target_mean"]))
+            return {"chosen": best["model"], "rule": f"dev pass rate >= {bars:.2f} on {', '.join(TARGET_CAPABILITIES)} "
+                    "and >= 0.95 on the plain capabilities, then the best validation accuracy"}
+    best_val = max(r["validation_accuracy"] for r in rows)
+    eligible = [r for r in rows if r["validation_accuracy"] >= best_val - tolerance]
+    chosen = max(eligible, key=lambda r: (r["dev_target_mean"], r["validation_accuracy"]))
+    return {"chosen": chosen["model"], "rule": f"validation within {tolerance:.3f} of the best ({best_val:.4f}), "
+            f"then the best mean dev pass rate on {', '.join(TARGET_CAPABILITIES)}"}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Score the candidates, print the choice; returns the exit code."""
     p = argparse.ArgumentParser(description="Choose a model folder by validation accuracy, then behaviour.")
@@ -48,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--soup", nargs=2, metavar=("A", "B"))
     p.add_argument("--soup-out", default="runs/soup")
     p.add_argument("--tolerance", type=float, default=0.005)
+    p.add_argument("--bars", type=float, default=0.0, help="behavioural bars first (e.g. 0.8); 0: tolerance rule")
     args = p.parse_args(argv)
     from .. import Predictor
 
@@ -67,11 +89,7 @@ def main(argv: list[str] | None = None) -> int:
                "dev_target_mean": float(np.mean([behaviour[k]["pass_rate"] for k in TARGET_CAPABILITIES]))}
         rows.append(row)
         print(json.dumps(row), flush=True)
-    best_val = max(r["validation_accuracy"] for r in rows)
-    eligible = [r for r in rows if r["validation_accuracy"] >= best_val - args.tolerance]
-    chosen = max(eligible, key=lambda r: (r["dev_target_mean"], r["validation_accuracy"]))
-    print(json.dumps({"chosen": chosen["model"], "rule": f"validation within {args.tolerance:.3f} of the best "
-                      f"({best_val:.4f}), then the best mean dev pass rate on {', '.join(TARGET_CAPABILITIES)}"}))
+    print(json.dumps(choose(rows, args.tolerance, args.bars)))
     return 0
 
 
