@@ -119,7 +119,7 @@ def counterfactuals(rows: list[dict], lexicon: dict[str, int], max_words: int = 
         lexicon: :func:`polarity_lexicon` output.
 
     Returns:
-        ``(rows, info)``: rows ``{"text", "logits", "source"}``; info counts and the most negated words.
+        ``(rows, info)``: rows ``{"text", "logits", "source", "word"}``; info counts and the most negated words.
     """
     found: dict[int, list[dict]] = {1: [], -1: []}
     for row in rows:
@@ -127,8 +127,10 @@ def counterfactuals(rows: list[dict], lexicon: dict[str, int], max_words: int = 
         if len(text.split()) > max_words:
             continue
         margin = z[1] - z[0]
+        if abs(margin) < min_margin:
+            continue
         hit = negate(text, lexicon)
-        if hit is None or abs(margin) < min_margin or (margin > 0) != (hit[1] > 0):
+        if hit is None or (margin > 0) != (hit[1] > 0):
             continue
         found[hit[1]].append({"text": hit[0], "logits": [-flip_scale * z[0], -flip_scale * z[1]], "source": text,
                               "word": hit[2]})
