@@ -107,6 +107,46 @@ def test_model_soup_averages_weights(tmp_path):
         assert np.allclose(v.numpy(), (wa[k].numpy() + wb[k].numpy()) / 2, atol=1e-6)
 
 
+def test_wise_interpolation_weights_and_errors(tmp_path):
+    from model.core.weights import load_state
+    from model.testing import make_random_model_dir
+    from model.training.select import make_soup
+
+    a = make_random_model_dir(tmp_path / "a", seed=1)
+    b = make_random_model_dir(tmp_path / "b", seed=2)
+    wa, wb = load_state(a / "model.safetensors"), load_state(b / "model.safetensors")
+    for alpha in (0.0, 0.25, 1.0):
+        mix = load_state(make_soup(a, b, tmp_path / f"w{alpha}", alpha) / "model.safetensors")
+        for k, v in mix.items():
+            assert np.allclose(v.numpy(), (1 - alpha) * wa[k].numpy() + alpha * wb[k].numpy(), atol=1e-6), (alpha, k)
+    with pytest.raises(ValueError, match="alpha"):
+        make_soup(a, b, tmp_path / "bad", 1.5)
+    from model.core.config import EncoderConfig
+
+    other = make_random_model_dir(tmp_path / "c", EncoderConfig(max_len=64, d_model=16, n_heads=2, n_layers=1, d_ff=32))
+    with pytest.raises(KeyError, match="different parameters"):
+        make_soup(a, other, tmp_path / "bad2")
+
+
+def test_precision_auto_is_fp32_on_a_cpu_without_bf16(monkeypatch):
+    import torch
+
+    from model.training import common
+
+    monkeypatch.setattr(common, "cpu_has_native_bf16", lambda: False)
+    assert common.resolve_precision("auto", torch.device("cpu")) == "fp32"
+    assert common.resolve_precision("auto", torch.device("cuda")) == "bf16"
+    monkeypatch.setattr(common, "cpu_has_native_bf16", lambda: True)
+    assert common.resolve_precision("auto", torch.device("cpu")) == "bf16"
+    assert common.resolve_precision("fp32", torch.device("cuda")) == "fp32"
+    with pytest.raises(ValueError, match="precision"):
+        common.resolve_precision("fp16", torch.device("cpu"))
+    with common.autocast(torch.device("cpu"), "fp32"):
+        assert (torch.ones(2, 2) @ torch.ones(2, 2)).dtype == torch.float32
+    with common.autocast(torch.device("cpu"), "bf16"):
+        assert (torch.ones(2, 2) @ torch.ones(2, 2)).dtype == torch.bfloat16
+
+
 def test_counterfactual_negation_inserts_not_after_the_copula_and_flips_the_label():
     from model.training.counterfactual import counterfactuals, negate
 

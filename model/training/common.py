@@ -111,6 +111,34 @@ def pick_device(name: str = "auto") -> torch.device:
     return torch.device(name)
 
 
+def cpu_has_native_bf16() -> bool:
+    """Whether this CPU has bf16 matrix instructions (AVX512-BF16 or AMX), read from ``/proc/cpuinfo`` (Linux);
+    False when it cannot be read. Without them PyTorch emulates bf16 and autocast *slows* training: on this
+    project's 2-core AVX2 AMD EPYC, one distillation step of 36,000 tokens took about 24 s in bf16 against 5 s in
+    float32."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text(errors="replace")
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+def resolve_precision(precision: str, device: torch.device) -> str:
+    """``"bf16"`` or ``"fp32"`` for ``--precision`` (``auto``: bf16 on CUDA and on CPUs with native bf16, else
+    fp32). Raises ``ValueError`` for another name."""
+    if precision == "auto":
+        return "bf16" if device.type == "cuda" or cpu_has_native_bf16() else "fp32"
+    if precision not in ("bf16", "fp32"):
+        raise ValueError(f"precision must be auto, bf16 or fp32, got {precision!r}")
+    return precision
+
+
+def autocast(device: torch.device, precision: str):
+    """The forward-pass context for ``precision`` (a :func:`resolve_precision` result): bf16 autocast, or a
+    disabled autocast (plain float32)."""
+    return torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16")
+
+
 def adamw(model: torch.nn.Module, lr: float, weight_decay: float, betas=(0.9, 0.98), eps: float = 1e-6):
     """AdamW (Loshchilov & Hutter 2019) with weight decay on matrices only (biases, norms, 1-D tensors excluded)."""
     named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
@@ -147,6 +175,8 @@ def add_data_args(p, work: str, max_len: int = 512) -> None:
     p.add_argument("--max-len", type=int, default=max_len, help="tokens per review, special tokens included")
     p.add_argument("--device", default="auto", help="auto, cpu or cuda")
     p.add_argument("--threads", type=int, default=0, help="CPU threads (0: torch's default)")
+    p.add_argument("--precision", default="auto", choices=["auto", "bf16", "fp32"],
+                   help="autocast: auto = bf16 on CUDA and on CPUs with native bf16 (AVX512-BF16/AMX), else fp32")
 
 
 def setup_run(args) -> torch.device:
@@ -154,7 +184,9 @@ def setup_run(args) -> torch.device:
     if getattr(args, "threads", 0):
         torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
-    return pick_device(getattr(args, "device", "auto"))
+    device = pick_device(getattr(args, "device", "auto"))
+    args.precision = resolve_precision(getattr(args, "precision", "auto"), device)
+    return device
 
 
 def train_split(data: str | Path, seed: int = 0) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:

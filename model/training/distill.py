@@ -22,7 +22,8 @@ Recipe (``resources/model/README.md`` documents the shipped run):
 The validation reviews (the seeded split of :mod:`model.training.common`) are never trained on, nor are
 the teachers' labels of them; the official test split is scored once, at the end. Each stage writes its
 result to ``--work`` (safetensors + JSON) and is skipped when rerun, so an interrupted run resumes at the
-stage it was in. CUDA is used when present (bf16 autocast), otherwise the CPU.
+stage it was in. CUDA is used when present, otherwise the CPU; bf16 autocast where the hardware has bf16
+(``--precision``).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from .common import (
     adamw,
     add_architecture_args,
     add_data_args,
+    autocast,
     binary_f1,
     ema_update,
     hardware,
@@ -150,7 +152,7 @@ def run_mlm(args, config: EncoderConfig, seqs: list[np.ndarray], mask_id: int, d
             inputs, chosen, ids, mask = inputs.to(device), chosen.to(device), ids.to(device), mask.to(device)
             for g in opt.param_groups:
                 g["lr"] = lr_at(step, total, warmup, args.mlm_lr)
-            with torch.autocast(device.type, dtype=torch.bfloat16):
+            with autocast(device, args.precision):
                 h = hidden_states(model, inputs, mask)[chosen]  # (N, D)
                 loss = F.cross_entropy(head(h).float(), ids[chosen])
             losses.append(optimizer_step(loss, opt, params))
@@ -266,7 +268,7 @@ def run_distill(args, config, seqs, targets, val_seqs, val_y, device, work: Path
             for g in opt.param_groups:
                 g["lr"] = lr_at(step, total, warmup, args.lr)
             ids, mask = pad_batch([seqs[i] for i in idx], config.pad_id)
-            with torch.autocast(device.type, dtype=torch.bfloat16):
+            with autocast(device, args.precision):
                 logits, _ = model(ids.to(device), mask.to(device))
             loss = F.cross_entropy(logits.float() / T, y[idx].to(device)) * T * T
             losses.append(optimizer_step(loss, opt, model.parameters()))

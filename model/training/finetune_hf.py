@@ -13,7 +13,8 @@ output folder holds ``model.safetensors``, ``config.json`` (with ``id2label``), 
 Recipe: ``AutoModelForSequenceClassification`` (safetensors only, no remote code); the seeded validation
 split of :mod:`model.training.common` is held out; inputs are cut by the app's head+tail policy to
 ``--max-len`` tokens (special tokens included), with the app's own encoder (:func:`model.hf.encode_head_tail`); length-bucketed batches; AdamW with linear warm-up and
-decay; bf16 autocast (CUDA when present, else the CPU); the best epoch on the validation split is kept.
+decay; bf16 autocast where the hardware has bf16 (CUDA when present, else the CPU; ``--precision``); the best
+epoch on the validation split is kept.
 The official test split is scored once, at the end.
 
 ``--soft-labels FILE`` also writes the fine-tuned model's logits (float32 [N, 2]) for every review of the
@@ -40,6 +41,7 @@ from ..hf.encoding import encode_head_tail
 from .common import (
     adamw,
     add_data_args,
+    autocast,
     binary_f1,
     hardware,
     length_bucketed_batches,
@@ -47,6 +49,7 @@ from .common import (
     optimizer_step,
     pad_batch,
     read_split,
+    resolve_precision,
     setup_run,
     train_split,
 )
@@ -99,8 +102,11 @@ def load_base(base: Path, num_labels: int = 2):
 
 
 @torch.inference_mode()
-def logits_of(model, seqs: list[np.ndarray], pad_id: int, device: torch.device, tokens_per_batch: int = 65536) -> np.ndarray:
-    """float32 [N, C] logits, in input order (length-sorted batches of at most ``tokens_per_batch`` tokens)."""
+def logits_of(model, seqs: list[np.ndarray], pad_id: int, device: torch.device, tokens_per_batch: int = 65536,
+              precision: str = "auto") -> np.ndarray:
+    """float32 [N, C] logits, in input order (length-sorted batches of at most ``tokens_per_batch`` tokens);
+    ``precision`` as in :func:`model.training.common.resolve_precision`."""
+    precision = resolve_precision(precision, device)
     model.eval()
     order = np.argsort([len(s) for s in seqs], kind="stable")
     out = np.zeros((len(seqs), model.config.num_labels), dtype=np.float32)
@@ -109,7 +115,7 @@ def logits_of(model, seqs: list[np.ndarray], pad_id: int, device: torch.device, 
         n = max(1, tokens_per_batch // len(seqs[order[min(s + 7, len(order) - 1)]]))
         idx = order[s : s + n]
         ids, mask = pad_batch([seqs[i] for i in idx], pad_id)
-        with torch.autocast(device.type, dtype=torch.bfloat16):
+        with autocast(device, precision):
             z = model(input_ids=ids.to(device), attention_mask=mask.to(device).long()).logits
         out[idx] = z.float().cpu().numpy()
         s += n
@@ -158,12 +164,13 @@ def main(argv: list[str] | None = None) -> int:
             for g in opt.param_groups:
                 g["lr"] = lr_at(epoch * steps_per_epoch + b, total, warmup, args.lr)
             ids, mask = pad_batch([fit_ids[i] for i in idx], pad_id)
-            with torch.autocast(device.type, dtype=torch.bfloat16):
+            with autocast(device, args.precision):
                 logits = model(input_ids=ids.to(device), attention_mask=mask.to(device).long()).logits
             loss = F.cross_entropy(logits.float(), y_fit[idx].to(device))
             losses.append(optimizer_step(loss, opt, model.parameters()))
         meta["train_s"] += time.time() - t0
-        val_acc = float((logits_of(model, [train_ids[i] for i in val_idx], pad_id, device).argmax(1) == val_y).mean())
+        val_logits = logits_of(model, [train_ids[i] for i in val_idx], pad_id, device, precision=args.precision)
+        val_acc = float((val_logits.argmax(1) == val_y).mean())
         meta["history"].append({"epoch": epoch + 1, "train_loss": float(np.mean(losses)), "val_accuracy": val_acc,
                                 "epoch_s": time.time() - t0})
         print(json.dumps(meta["history"][-1]), file=sys.stderr, flush=True)
@@ -189,7 +196,8 @@ def main(argv: list[str] | None = None) -> int:
         sel = np.random.default_rng(args.seed).permutation(len(test_texts))[: args.test_limit]
         test_texts, test_labels = [test_texts[i] for i in sel], test_labels[sel]
     t0 = time.time()
-    test_logits = logits_of(model, encode_head_tail(tok, test_texts, args.max_len), pad_id, device)
+    test_logits = logits_of(model, encode_head_tail(tok, test_texts, args.max_len), pad_id, device,
+                            precision=args.precision)
     pred = test_logits.argmax(1)
     metrics.update(test_accuracy=float((pred == test_labels).mean()), test_f1=binary_f1(test_labels, pred),
                    test_count=len(test_labels), test_reviews_per_s=len(test_labels) / (time.time() - t0))
@@ -197,8 +205,9 @@ def main(argv: list[str] | None = None) -> int:
         unsup_texts, _ = read_split(args.data, "unsup")
         np.savez_compressed(
             args.soft_labels,
-            train=logits_of(model, train_ids, pad_id, device),
-            unsup=logits_of(model, encode_head_tail(tok, unsup_texts, args.max_len), pad_id, device),
+            train=logits_of(model, train_ids, pad_id, device, precision=args.precision),
+            unsup=logits_of(model, encode_head_tail(tok, unsup_texts, args.max_len), pad_id, device,
+                            precision=args.precision),
             test=test_logits if not args.test_limit else np.zeros((0, 2), np.float32),
         )
     return _save(model, tok, out, metrics, meta, args, t_start)

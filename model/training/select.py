@@ -33,12 +33,21 @@ from ..core.weights import WEIGHTS_FILE, load_state, save_state
 from .common import train_split
 
 
-def make_soup(a: Path, b: Path, out: Path) -> Path:
-    """Write the uniform average of the weights of model folders ``a`` and ``b`` (config, tokenizer from ``a``)."""
+def make_soup(a: Path, b: Path, out: Path, alpha: float = 0.5) -> Path:
+    """Write the weight interpolation ``(1 - alpha) * a + alpha * b`` of model folders ``a`` and ``b``
+    (config, tokenizer from ``a``); ``alpha`` 0.5 is the uniform "model soup" (Wortsman et al. 2022, "Model
+    soups"), other values the WiSE-FT interpolation (Wortsman et al. 2022, "Robust fine-tuning of zero-shot
+    models", eq. 1) between a model and its fine-tuned descendant. Both folders must share an architecture and a
+    lineage. Raises ``KeyError`` when their parameter names differ and ``ValueError`` when alpha is outside
+    [0, 1]."""
+    if not 0.0 <= alpha <= 1.0:
+        raise ValueError(f"alpha must lie in [0, 1], got {alpha}")
     out.mkdir(parents=True, exist_ok=True)
     wa, wb = load_state(a / WEIGHTS_FILE), load_state(b / WEIGHTS_FILE)
-    save_state({k: (wa[k].float() + wb[k].float()) / 2 if wa[k].dtype.is_floating_point else wa[k] for k in wa},
-               out / WEIGHTS_FILE)
+    if set(wa) != set(wb):
+        raise KeyError(f"{a} and {b} have different parameters: {sorted(set(wa) ^ set(wb))[:5]}")
+    save_state({k: (1 - alpha) * wa[k].float() + alpha * wb[k].float() if wa[k].dtype.is_floating_point else wa[k]
+                for k in wa}, out / WEIGHTS_FILE)
     for name in ("config.json", "tokenizer.json"):
         shutil.copyfile(a / name, out / name)
     return out
@@ -68,6 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data", required=True)
     p.add_argument("--soup", nargs=2, metavar=("A", "B"))
     p.add_argument("--soup-out", default="runs/soup")
+    p.add_argument("--wise", nargs=2, metavar=("BASE", "FINETUNED"),
+                   help="add WiSE-FT interpolations (1-a)*BASE + a*FINETUNED for each a in --alphas")
+    p.add_argument("--alphas", default="0.25,0.5,0.75", help="comma-separated alphas in [0, 1] for --wise")
     p.add_argument("--tolerance", type=float, default=0.005)
     p.add_argument("--bars", type=float, default=0.0, help="behavioural bars first (e.g. 0.8); 0: tolerance rule")
     args = p.parse_args(argv)
@@ -76,6 +88,10 @@ def main(argv: list[str] | None = None) -> int:
     candidates = [Path(c) for c in args.candidates]
     if args.soup:
         candidates.append(make_soup(Path(args.soup[0]), Path(args.soup[1]), Path(args.soup_out)))
+    if args.wise:
+        for alpha in (float(a) for a in args.alphas.split(",")):
+            candidates.append(make_soup(Path(args.wise[0]), Path(args.wise[1]),
+                                        Path(f"{args.soup_out}_wise{alpha:.2f}"), alpha))
     texts, labels, val_idx, _ = train_split(args.data)
     val_texts, val_y = [texts[i] for i in val_idx], labels[val_idx]
     dev_cases = build_cases(dev=True)
