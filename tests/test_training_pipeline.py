@@ -128,6 +128,24 @@ def test_wise_interpolation_weights_and_errors(tmp_path):
         make_soup(a, other, tmp_path / "bad2")
 
 
+def test_path_point_scales_each_stage_and_equal_coefficients_are_wise(tmp_path):
+    from model.core.weights import load_state
+    from model.testing import make_random_model_dir
+    from model.training.select import make_path_point, make_soup
+
+    dirs = [make_random_model_dir(tmp_path / n, seed=i) for i, n in enumerate("abc")]
+    w = [load_state(d / "model.safetensors") for d in dirs]
+    point = load_state(make_path_point(dirs, [0.5, 2.0], tmp_path / "p") / "model.safetensors")
+    for k, v in point.items():
+        want = w[0][k].numpy() + 0.5 * (w[1][k].numpy() - w[0][k].numpy()) + 2.0 * (w[2][k].numpy() - w[1][k].numpy())
+        assert np.allclose(v.numpy(), want, atol=1e-5), k
+    same = load_state(make_path_point(dirs, [0.7, 0.7], tmp_path / "q") / "model.safetensors")
+    wise = load_state(make_soup(dirs[0], dirs[2], tmp_path / "r", 0.7) / "model.safetensors")
+    assert all(np.allclose(same[k].numpy(), wise[k].numpy(), atol=1e-5) for k in same)
+    with pytest.raises(ValueError, match="coefficients"):
+        make_path_point(dirs, [1.0], tmp_path / "bad")
+
+
 def test_precision_auto_is_fp32_on_a_cpu_without_bf16(monkeypatch):
     import torch
 

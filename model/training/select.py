@@ -14,7 +14,9 @@ wins. With ``--bars B`` (the rule of the negation stage, 2026-11-23) the behavio
 candidates whose development pass rate is at least B on each negation and contrast capability and at least
 0.95 on the plain ones are kept, and the best validation accuracy among them wins (the tolerance rule applies
 when none qualifies). ``--soup A B`` adds the uniform average of two folders' weights (a "model soup", Wortsman et al. 2022;
-both must share an architecture and a lineage) as a candidate, written to ``--soup-out``. Prints one JSON line
+both must share an architecture and a lineage) as a candidate, written to ``--soup-out``; ``--wise BASE FINETUNED
+--alphas ...`` adds WiSE-FT interpolations, and ``--path BASE STAGE... --coefs ...`` points that scale each
+fine-tuning stage's task vector on its own (:func:`make_path_point`). Prints one JSON line
 per candidate and the choice. The official test split chooses nothing.
 """
 
@@ -53,6 +55,35 @@ def make_soup(a: Path, b: Path, out: Path, alpha: float = 0.5) -> Path:
     return out
 
 
+def make_path_point(folders: list[Path], coefs: list[float], out: Path) -> Path:
+    """Write the point ``w_0 + sum_i coefs[i-1] * (w_i - w_(i-1))`` on the training path ``folders`` (a model
+    and its successive fine-tuned descendants, e.g. step 4 -> step 5 -> step 7) to ``out`` (config, tokenizer
+    from ``folders[0]``). Each fine-tuning stage is a task vector (Ilharco et al. 2023, "Editing models with
+    task arithmetic") scaled on its own; equal coefficients give the WiSE-FT interpolation between the first
+    and the last folder. Raises ``ValueError`` unless there is one coefficient per stage (``len(folders) - 1``)
+    and ``KeyError`` when the folders' parameter names differ."""
+    if len(folders) < 2 or len(coefs) != len(folders) - 1:
+        raise ValueError(f"{len(folders)} folders need {max(1, len(folders) - 1)} coefficients, got {len(coefs)}")
+    states = [load_state(f / WEIGHTS_FILE) for f in folders]
+    for f, w in zip(folders[1:], states[1:]):
+        if set(w) != set(states[0]):
+            raise KeyError(f"{folders[0]} and {f} have different parameters: {sorted(set(w) ^ set(states[0]))[:5]}")
+    mixed = {}
+    for k, v in states[0].items():
+        if not v.dtype.is_floating_point:
+            mixed[k] = v
+            continue
+        acc = v.float().clone()
+        for c, prev, cur in zip(coefs, states[:-1], states[1:]):
+            acc += c * (cur[k].float() - prev[k].float())
+        mixed[k] = acc
+    out.mkdir(parents=True, exist_ok=True)
+    save_state(mixed, out / WEIGHTS_FILE)
+    for name in ("config.json", "tokenizer.json"):
+        shutil.copyfile(folders[0] / name, out / name)
+    return out
+
+
 def choose(rows: list[dict], tolerance: float = 0.005, bars: float = 0.0) -> dict:
     """The chosen candidate among ``rows`` (dicts with "model", "validation_accuracy", "dev_behaviour",
     "dev_target_mean"): ``{"chosen": model, "rule": str}``. See the module docstring for the two rules."""
@@ -73,13 +104,16 @@ def choose(rows: list[dict], tolerance: float = 0.005, bars: float = 0.0) -> dic
 def main(argv: list[str] | None = None) -> int:
     """Score the candidates, print the choice; returns the exit code."""
     p = argparse.ArgumentParser(description="Choose a model folder by validation accuracy, then behaviour.")
-    p.add_argument("candidates", nargs="+")
+    p.add_argument("candidates", nargs="*")
     p.add_argument("--data", required=True)
     p.add_argument("--soup", nargs=2, metavar=("A", "B"))
     p.add_argument("--soup-out", default="runs/soup")
     p.add_argument("--wise", nargs=2, metavar=("BASE", "FINETUNED"),
                    help="add WiSE-FT interpolations (1-a)*BASE + a*FINETUNED for each a in --alphas")
     p.add_argument("--alphas", default="0.25,0.5,0.75", help="comma-separated alphas in [0, 1] for --wise")
+    p.add_argument("--path", nargs="+", metavar="DIR", help="a training path BASE STAGE1 STAGE2 ...: adds the points "
+                   "of --coefs (task arithmetic, one coefficient per stage)")
+    p.add_argument("--coefs", default="", help="for --path: points separated by ';', coefficients by ',' (e.g. 0.6,1;1,0.85)")
     p.add_argument("--tolerance", type=float, default=0.005)
     p.add_argument("--bars", type=float, default=0.0, help="behavioural bars first (e.g. 0.8); 0: tolerance rule")
     args = p.parse_args(argv)
@@ -92,6 +126,15 @@ def main(argv: list[str] | None = None) -> int:
         for alpha in (float(a) for a in args.alphas.split(",")):
             candidates.append(make_soup(Path(args.wise[0]), Path(args.wise[1]),
                                         Path(f"{args.soup_out}_wise{alpha:.2f}"), alpha))
+    if args.path:
+        if len(args.path) < 2:
+            p.error("--path needs a base folder and at least one fine-tuned stage")
+        for point in filter(None, args.coefs.split(";")):
+            coefs = [float(c) for c in point.split(",")]
+            candidates.append(make_path_point([Path(f) for f in args.path], coefs,
+                                              Path(f"{args.soup_out}_path{'_'.join(f'{c:.2f}' for c in coefs)}")))
+    if not candidates:
+        p.error("no candidates: name folders, or use --soup, --wise or --path")
     texts, labels, val_idx, _ = train_split(args.data)
     val_texts, val_y = [texts[i] for i in val_idx], labels[val_idx]
     dev_cases = build_cases(dev=True)
