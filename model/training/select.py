@@ -35,6 +35,22 @@ from ..core.weights import WEIGHTS_FILE, load_state, save_state
 from .common import train_split
 
 
+def _write_mix(folders: list[Path], out: Path, combine) -> Path:
+    """Write ``combine(tensors)`` (one float32 tensor per folder, in order) for every floating-point weight of
+    the model folders ``folders`` to ``out`` (integer tensors, config and tokenizer from ``folders[0]``).
+    Raises ``KeyError`` when the folders' parameter names differ."""
+    states = [load_state(f / WEIGHTS_FILE) for f in folders]
+    for f, w in zip(folders[1:], states[1:]):
+        if set(w) != set(states[0]):
+            raise KeyError(f"{folders[0]} and {f} have different parameters: {sorted(set(w) ^ set(states[0]))[:5]}")
+    out.mkdir(parents=True, exist_ok=True)
+    save_state({k: combine([w[k].float() for w in states]) if v.dtype.is_floating_point else v
+                for k, v in states[0].items()}, out / WEIGHTS_FILE)
+    for name in ("config.json", "tokenizer.json"):
+        shutil.copyfile(folders[0] / name, out / name)
+    return out
+
+
 def make_soup(a: Path, b: Path, out: Path, alpha: float = 0.5) -> Path:
     """Write the weight interpolation ``(1 - alpha) * a + alpha * b`` of model folders ``a`` and ``b``
     (config, tokenizer from ``a``); ``alpha`` 0.5 is the uniform "model soup" (Wortsman et al. 2022, "Model
@@ -44,15 +60,7 @@ def make_soup(a: Path, b: Path, out: Path, alpha: float = 0.5) -> Path:
     [0, 1]."""
     if not 0.0 <= alpha <= 1.0:
         raise ValueError(f"alpha must lie in [0, 1], got {alpha}")
-    out.mkdir(parents=True, exist_ok=True)
-    wa, wb = load_state(a / WEIGHTS_FILE), load_state(b / WEIGHTS_FILE)
-    if set(wa) != set(wb):
-        raise KeyError(f"{a} and {b} have different parameters: {sorted(set(wa) ^ set(wb))[:5]}")
-    save_state({k: (1 - alpha) * wa[k].float() + alpha * wb[k].float() if wa[k].dtype.is_floating_point else wa[k]
-                for k in wa}, out / WEIGHTS_FILE)
-    for name in ("config.json", "tokenizer.json"):
-        shutil.copyfile(a / name, out / name)
-    return out
+    return _write_mix([a, b], out, lambda w: (1 - alpha) * w[0] + alpha * w[1])
 
 
 def make_path_point(folders: list[Path], coefs: list[float], out: Path) -> Path:
@@ -64,24 +72,7 @@ def make_path_point(folders: list[Path], coefs: list[float], out: Path) -> Path:
     and ``KeyError`` when the folders' parameter names differ."""
     if len(folders) < 2 or len(coefs) != len(folders) - 1:
         raise ValueError(f"{len(folders)} folders need {max(1, len(folders) - 1)} coefficients, got {len(coefs)}")
-    states = [load_state(f / WEIGHTS_FILE) for f in folders]
-    for f, w in zip(folders[1:], states[1:]):
-        if set(w) != set(states[0]):
-            raise KeyError(f"{folders[0]} and {f} have different parameters: {sorted(set(w) ^ set(states[0]))[:5]}")
-    mixed = {}
-    for k, v in states[0].items():
-        if not v.dtype.is_floating_point:
-            mixed[k] = v
-            continue
-        acc = v.float().clone()
-        for c, prev, cur in zip(coefs, states[:-1], states[1:]):
-            acc += c * (cur[k].float() - prev[k].float())
-        mixed[k] = acc
-    out.mkdir(parents=True, exist_ok=True)
-    save_state(mixed, out / WEIGHTS_FILE)
-    for name in ("config.json", "tokenizer.json"):
-        shutil.copyfile(folders[0] / name, out / name)
-    return out
+    return _write_mix(folders, out, lambda w: w[0] + sum(c * (cur - prev) for c, prev, cur in zip(coefs, w, w[1:])))
 
 
 def choose(rows: list[dict], tolerance: float = 0.005, bars: float = 0.0) -> dict:
