@@ -65,7 +65,7 @@ def check_text(text: object) -> str:
             longer than ``MAX_TEXT_CHARS`` characters.
     """
     if not isinstance(text, str):
-        raise ValueError(f"expected text as str, got {type(text).__name__}")
+        raise ValueError(f"expected text as str, got {type(text).__name__}")  # noqa: TRY004 (one error type for bad input)
     if not text.strip():
         raise ValueError("the text is empty")
     if len(text) > MAX_TEXT_CHARS:

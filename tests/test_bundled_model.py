@@ -14,10 +14,10 @@ BUNDLED_MODEL = ROOT / "resources" / "model"
 IMDB = ROOT.parent / "shared" / "data" / "imdb"
 
 CLEAR_REVIEWS = [
-    ("This is one of the best films I have ever seen. The acting is superb, the script is witty and moving, "
-     "and the direction is masterful. A wonderful, beautiful movie that I will watch again and again.", "positive"),
-    ("What a waste of time. The plot makes no sense, the acting is wooden and the dialogue is laughably bad. "
-     "Boring from start to finish; easily the worst movie I have seen this year. Avoid it.", "negative"),
+    (("This is one of the best films I have ever seen. The acting is superb, the script is witty and moving, "
+      "and the direction is masterful. A wonderful, beautiful movie that I will watch again and again."), "positive"),
+    (("What a waste of time. The plot makes no sense, the acting is wooden and the dialogue is laughably bad. "
+      "Boring from start to finish; easily the worst movie I have seen this year. Avoid it."), "negative"),
 ]
 
 

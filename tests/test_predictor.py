@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import threading
 
 import numpy as np
@@ -71,7 +72,7 @@ def test_score_many_matches_predict_and_keeps_order(tiny_predictor):
             p = tiny_predictor.predict(t)
             np.testing.assert_allclose(s.probabilities, p.probabilities, atol=1e-5)
             assert s.label == p.label and s.num_tokens == p.num_tokens and s.truncated == p.truncated
-    assert calls[-1] == (5, 5) and all(a <= b for (a, _), (b, _) in zip(calls, calls[1:]))
+    assert calls[-1] == (5, 5) and all(a <= b for (a, _), (b, _) in itertools.pairwise(calls))
 
 
 def test_score_many_stops_early_with_a_scored_prefix(tiny_predictor):

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from model.batch import ResultRow, Record, iter_records, read_results, score_records, ray_engine
+from model.batch import Record, ResultRow, iter_records, ray_engine, read_results, score_records
 from model.batch.cli import main as score_main
 from model.batch.shards import ShardWriter
 

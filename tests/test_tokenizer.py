@@ -24,7 +24,7 @@ def test_offsets_slice_back_to_their_text(encoder):
     enc = encoder.encode(text)
     assert enc.tokens[0] == CLS and tuple(enc.offsets[0]) == (0, 0)
     for token, (s, e) in zip(enc.tokens[1:], enc.offsets[1:]):
-        piece = token[2:] if token.startswith("##") else token
+        piece = token.removeprefix("##")
         if token != "[UNK]":
             assert text[s:e].lower() == piece
 

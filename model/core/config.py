@@ -102,7 +102,7 @@ class EncoderConfig:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             if not isinstance(data, dict):
-                raise ValueError("expected a JSON object")
+                raise ValueError("expected a JSON object")  # noqa: TRY004 (callers catch ValueError for bad files)
             return cls.from_dict(data)
         except (ValueError, TypeError) as exc:
             raise ValueError(f"invalid model config {path}: {exc}") from exc
