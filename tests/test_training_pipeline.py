@@ -221,3 +221,33 @@ def test_select_rules_tolerance_then_behaviour_or_bars_first():
     assert choose(rows)["chosen"] == "close"  # within 0.5 points of the best, then behaviour
     assert choose(rows, bars=0.8)["chosen"] == "negation"  # the only one meeting every bar
     assert choose(rows[:2], bars=0.8)["chosen"] == "close"  # none meets the bars: the tolerance rule
+
+
+def test_relabel_writes_student_logits_on_the_teacher_scale(data_dir, tmp_path):
+    from model import Predictor
+    from model.training import relabel
+    from model.training.distill import read_augmented
+
+    model_dir = ROOT / "resources" / "model"
+    n_train = len(read_split(data_dir, "train")[0])
+    teacher = tmp_path / "teacher.npz"
+    rng = np.random.default_rng(1)
+    np.savez(teacher, train=rng.normal(0, 3, (n_train, 2)).astype(np.float32), unsup=np.zeros((80, 2), np.float32))
+    reviews, sentences = tmp_path / "self.npz", tmp_path / "sentences.jsonl.gz"
+    assert relabel.main(["--data", str(data_dir), "--model", str(model_dir), "--reviews", str(reviews),
+                         "--unsup-limit", "30", "--sentences", str(sentences), "--max-sentences", "20",
+                         "--scale-to", str(teacher), "--device", "cpu"]) == 0
+    z = np.load(reviews)
+    assert z["train"].shape == (n_train, 2) and z["unsup"].shape == (30, 2)
+    # the written logits have the teacher's (row-centred) spread, so distill sharpens them like the teacher's
+    assert relabel.centred_std(z["train"]) == pytest.approx(relabel.centred_std(np.load(teacher)["train"]), rel=1e-4)
+    # and they are the model's own predictions, rescaled: same labels as the product's predictor
+    texts = read_split(data_dir, "train")[0][:40]
+    predictor = Predictor.from_pretrained(model_dir, device="cpu")
+    labels = np.array([predictor.predict(t).label_index for t in texts])
+    assert (z["train"][:40].argmax(1) == labels).all()
+    rows, logits, used = read_augmented(str(sentences))
+    assert used == len(rows) == 20 and all(len(r.split()) >= 4 for r in rows)
+    assert np.asarray(logits).shape == (20, 2)
+    with pytest.raises(SystemExit):
+        relabel.main(["--data", str(data_dir), "--model", str(model_dir)])  # nothing asked for
