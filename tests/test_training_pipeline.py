@@ -251,3 +251,7 @@ def test_relabel_writes_student_logits_on_the_teacher_scale(data_dir, tmp_path):
     assert np.asarray(logits).shape == (20, 2)
     with pytest.raises(SystemExit):
         relabel.main(["--data", str(data_dir), "--model", str(model_dir)])  # nothing asked for
+    missing = ["--data", str(data_dir), "--reviews", str(tmp_path / "x.npz"), "--device", "cpu"]
+    assert relabel.main([*missing, "--model", str(tmp_path / "no_such_model")]) == 2
+    assert relabel.main(["--model", str(model_dir), *missing[2:], "--data", str(tmp_path / "no_data")]) == 2
+    assert not (tmp_path / "x.npz").exists()

@@ -59,7 +59,7 @@ def centred_std(z: np.ndarray) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Write the requested label files; returns the exit code."""
+    """Write the requested label files; returns the exit code (2 for a bad model folder or data folder)."""
     p = argparse.ArgumentParser(description="Soft labels from one of our student models (LwF anchor).")
     p.add_argument("--data", required=True)
     p.add_argument("--model", required=True, help="student model folder (config.json, model.safetensors, tokenizer)")
@@ -74,7 +74,12 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.reviews or args.sentences):
         p.error("give --reviews and/or --sentences")
     t0, device = time.time(), pick_device(args.device)
-    texts, _, _, fit_idx = train_split(args.data, args.seed)
+    try:
+        load_model(args.model)  # a bad folder fails here, before the reviews are read
+        texts, _, _, fit_idx = train_split(args.data, args.seed)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"relabel: {exc}", file=sys.stderr)
+        return 2
     z_train = student_logits(args.model, texts, device)  # (25000, C): also gives the scale
     scale = 1.0
     if args.scale_to:
