@@ -54,6 +54,11 @@ def validation_split(n_train: int, seed: int = 0, val_size: int = VAL_SIZE) -> t
     return perm[:val_size], perm[val_size:]
 
 
+def seeded_subset(n: int, k: int, seed: int = 0) -> np.ndarray:
+    """Sorted indices of a seeded random sample of ``k`` of ``n`` rows (all ``n`` when ``k >= n``): int64 [min(k, n)]."""
+    return np.sort(np.random.default_rng(seed).permutation(n)[:k])
+
+
 def length_bucketed_batches(lengths: np.ndarray, batch_size: int, rng: np.random.Generator) -> list[np.ndarray]:
     """Shuffle, sort within windows of 50 batches by length, cut into batches, shuffle the batches.
 

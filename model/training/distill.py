@@ -60,6 +60,7 @@ from .common import (
     optimizer_step,
     pad_batch,
     read_split,
+    seeded_subset,
     setup_run,
     train_split,
 )
@@ -223,7 +224,7 @@ def read_augmented(spec: str, seed: int = 0) -> tuple[list[str], list[list[float
             texts.append(row["text"])
             z.append(row["logits"])
     if sample and sample < len(texts):
-        keep = np.sort(np.random.default_rng(seed).permutation(len(texts))[:sample])
+        keep = seeded_subset(len(texts), sample, seed)
         texts, z = [texts[i] for i in keep], [z[i] for i in keep]
     return texts * repeat, z * repeat, len(texts)
 

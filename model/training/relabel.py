@@ -17,7 +17,7 @@ the new data is learned. This writes such targets in the formats :mod:`model.tra
   on every training review (validation reviews included, as in a teacher file: distillation never trains on
   them) and on the first M = ``--unsup-limit`` unlabeled reviews; ``distill --teacher FILE.npz`` reads it.
 * ``--sentences FILE.jsonl.gz``: the sentences of the fitting training reviews
-  (:func:`model.training.sentences.review_sentences`), one ``{"text", "logits"}`` line each;
+  (:func:`model.training.sentences.fit_sentences`), one ``{"text", "logits"}`` line each;
   ``distill --augmented FILE`` reads it.
 
 ``--scale-to TEACHER.npz`` multiplies the logits by std(teacher train logits) / std(student train logits),
@@ -36,20 +36,26 @@ from pathlib import Path
 
 import numpy as np
 
+from ..core.encoder import TransformerClassifier
 from ..core.tokenizer import TextEncoder, load_tokenizer
 from ..core.weights import TOKENIZER_FILE, load_model
-from .common import pick_device, read_split, train_split
+from .common import pick_device, read_split, seeded_subset, train_split
 from .distill import predict
-from .sentences import review_sentences
+from .sentences import fit_sentences
 
 
-def student_logits(model_dir: str | Path, texts: list[str], device) -> np.ndarray:
-    """float32 [N, C] logits of the model folder ``model_dir`` for ``texts`` (cut to its ``max_len`` tokens).
+def load_student(model_dir: str | Path, device) -> tuple[TransformerClassifier, TextEncoder]:
+    """The model of the folder ``model_dir`` (eval mode, on ``device``) and its text encoder (``max_len`` tokens).
 
-    Raises FileNotFoundError / ValueError from :func:`model.core.weights.load_model` for a bad folder.
+    Raises FileNotFoundError / ValueError (from :func:`model.core.weights.load_model` and the tokenizer) for a
+    missing or broken folder.
     """
     model = load_model(model_dir, device)
-    encoder = TextEncoder(load_tokenizer(Path(model_dir) / TOKENIZER_FILE), model.config.max_len)
+    return model, TextEncoder(load_tokenizer(Path(model_dir) / TOKENIZER_FILE), model.config.max_len)
+
+
+def student_logits(model: TransformerClassifier, encoder: TextEncoder, texts: list[str], device) -> np.ndarray:
+    """float32 [N, C] logits of ``model`` for ``texts`` (cut by ``encoder`` to the model's ``max_len`` tokens)."""
     return predict(model, [ids for ids, _ in encoder.encode_ids_batch(texts)], device)
 
 
@@ -75,27 +81,26 @@ def main(argv: list[str] | None = None) -> int:
         p.error("give --reviews and/or --sentences")
     t0, device = time.time(), pick_device(args.device)
     try:
-        load_model(args.model)  # a bad folder fails here, before the reviews are read
+        model, encoder = load_student(args.model, device)  # a bad folder fails here, before the reviews are read
         texts, _, _, fit_idx = train_split(args.data, args.seed)
     except (FileNotFoundError, ValueError) as exc:
         print(f"relabel: {exc}", file=sys.stderr)
         return 2
-    z_train = student_logits(args.model, texts, device)  # (25000, C): also gives the scale
+    z_train = student_logits(model, encoder, texts, device)  # (25000, C): also gives the scale
     scale = 1.0
     if args.scale_to:
         scale = centred_std(np.load(args.scale_to)["train"]) / centred_std(z_train)
     report = {"model": args.model, "scale": scale}
     if args.reviews:
         unsup = read_split(args.data, "unsup")[0][: args.unsup_limit] if args.unsup_limit else []
-        z_unsup = student_logits(args.model, unsup, device) if unsup else np.zeros((0, z_train.shape[1]), np.float32)
+        z_unsup = student_logits(model, encoder, unsup, device) if unsup else np.zeros((0, z_train.shape[1]), np.float32)
         np.savez_compressed(args.reviews, train=z_train * scale, unsup=z_unsup * scale)
         report.update(reviews=args.reviews, train=len(z_train), unsup=len(z_unsup))
     if args.sentences:
-        sentences = [s for i in fit_idx for s in review_sentences(texts[i])]
-        if args.max_sentences and args.max_sentences < len(sentences):
-            keep = np.sort(np.random.default_rng(args.seed).permutation(len(sentences))[: args.max_sentences])
-            sentences = [sentences[i] for i in keep]
-        z = student_logits(args.model, sentences, device) * scale
+        sentences = fit_sentences(texts, fit_idx)
+        if args.max_sentences:
+            sentences = [sentences[i] for i in seeded_subset(len(sentences), args.max_sentences, args.seed)]
+        z = student_logits(model, encoder, sentences, device) * scale
         with gzip.open(args.sentences, "wt", encoding="utf-8") as fh:
             for text, row in zip(sentences, z):
                 fh.write(json.dumps({"text": text, "logits": [round(float(v), 4) for v in row]}) + "\n")

@@ -21,6 +21,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 from .augment import label_and_write
 from .common import pick_device, train_split
 
@@ -37,6 +39,11 @@ def review_sentences(text: str, min_words: int = 4, max_words: int = 40) -> list
     return out
 
 
+def fit_sentences(texts: list[str], fit_idx: np.ndarray) -> list[str]:
+    """The sentences (:func:`review_sentences`) of the fitting training reviews ``texts[fit_idx]``, in order."""
+    return [s for i in fit_idx for s in review_sentences(texts[i])]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Write the teacher-labelled sentences; returns the exit code."""
     p = argparse.ArgumentParser(description="Teacher-labelled review sentences for distillation.")
@@ -49,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     t0 = time.time()
     texts, _, _, fit_idx = train_split(args.data, args.seed)
-    sentences = [s for i in fit_idx for s in review_sentences(texts[i])]
+    sentences = fit_sentences(texts, fit_idx)
     if args.max_sentences:
         sentences = sentences[: args.max_sentences]
     label_and_write(sentences, Path(args.teacher), Path(args.out), 128, pick_device(args.device))
