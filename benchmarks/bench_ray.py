@@ -20,7 +20,8 @@ Steps, all on this machine:
    reviews/s, with the efficiency measured in 4 (Ray's rate per actor over
    the single-thread rate of 3) and the per-worker rate of 3, or ``--gpu-rate``
    (reviews/s of one GPU worker, measured on a GPU machine with
-   ``python -m model.bench_batch``) for GPU workers.
+   ``python -m benchmarks.predict --device cuda``, its
+   ``score_many_reviews_per_s``) for GPU workers.
 """
 
 from __future__ import annotations
@@ -114,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     print("paper estimate, min(N x per-worker rate x efficiency, driver read rate):")
     for label, rate in (("CPU worker (1 core)", one), ("GPU worker", args.gpu_rate)):
         if rate is None:
-            print(f"  {label}: pass --gpu-rate R (one GPU worker's reviews/s from model.bench_batch on a GPU)")
+            print(f"  {label}: pass --gpu-rate R (one GPU worker's reviews/s from benchmarks.predict --device cuda)")
             continue
         est = ", ".join(f"N={w}: {paper_estimate(w, rate, efficiency, read_rate):,.0f}/s"
                         for w in (int(x) for x in args.workers.split(",")))
