@@ -255,3 +255,96 @@ def test_relabel_writes_student_logits_on_the_teacher_scale(data_dir, tmp_path):
     assert relabel.main([*missing, "--model", str(tmp_path / "no_such_model")]) == 2
     assert relabel.main(["--model", str(model_dir), *missing[2:], "--data", str(tmp_path / "no_data")]) == 2
     assert not (tmp_path / "x.npz").exists()
+
+
+def test_diagonal_fisher_equals_the_sum_over_both_labels(tmp_path):
+    """The one-backward-pass Fisher (p0 p1 (dm)^2) equals sum_y p(y) (d log p(y))^2 computed label by label."""
+    import torch
+
+    from model.core.weights import load_model
+    from model.testing import make_random_model_dir
+    from model.training.fisher import diagonal_fisher
+
+    model = load_model(make_random_model_dir(tmp_path / "a", seed=3), "cpu")
+    for m in model.modules():  # make the margin far from zero so that p0 p1 is not a constant
+        if isinstance(m, torch.nn.Linear) and m.out_features == 2:
+            torch.nn.init.normal_(m.weight, std=2.0)
+    seqs = [np.array([1, 7, 9, 12, 5, 2]), np.array([1, 30, 31, 2]), np.array([1, 44, 2])]
+    fisher = diagonal_fisher(model, seqs)
+    params = dict(model.named_parameters())
+    want = {n: torch.zeros_like(p) for n, p in params.items()}
+    for ids in seqs:
+        x = torch.as_tensor(ids)[None]
+        for y in (0, 1):
+            logp = torch.log_softmax(model(x, torch.ones_like(x, dtype=torch.bool))[0][0], -1)
+            grads = torch.autograd.grad(logp[y], list(params.values()), allow_unused=True)
+            for (n, _), g in zip(params.items(), grads):
+                if g is not None:
+                    want[n] += logp[y].exp().detach() * g.pow(2) / len(seqs)
+    assert set(fisher) == set(want)
+    assert sum(float(f.sum()) for f in fisher.values()) > 0
+    for n, expected in want.items():
+        assert torch.allclose(fisher[n], expected, rtol=1e-4, atol=1e-9), n
+    with pytest.raises(ValueError, match="at least one"):
+        diagonal_fisher(model, [])
+
+
+def test_fisher_merge_follows_the_fisher_and_falls_back_to_wise(tmp_path):
+    import torch
+
+    from model.core.weights import load_state
+    from model.testing import make_random_model_dir
+    from model.training.fisher import fisher_merge, normalised
+
+    a = make_random_model_dir(tmp_path / "a", seed=1)
+    b = make_random_model_dir(tmp_path / "b", seed=2)
+    wa, wb = load_state(a / "model.safetensors"), load_state(b / "model.safetensors")
+    names = [k for k, v in wa.items() if v.is_floating_point()]
+    first, rest = names[0], names[1:]
+    # model A's predictions depend on the first weight only, model B's on all the others
+    fa = {n: torch.full_like(wa[n], 1.0 if n == first else 0.0) for n in names}
+    fb = {n: torch.full_like(wa[n], 0.0 if n == first else 1.0) for n in names}
+    merged = load_state(fisher_merge(a, b, fa, fb, 0.5, tmp_path / "m", eps=1e-9) / "model.safetensors")
+    assert torch.allclose(merged[first], wa[first], atol=1e-6)
+    assert all(torch.allclose(merged[n], wb[n], atol=1e-6) for n in rest)
+    # no information on either side: the WiSE-FT interpolation with alpha = lambda
+    zero = {n: torch.zeros_like(wa[n]) for n in names}
+    wise = load_state(fisher_merge(a, b, zero, zero, 0.25, tmp_path / "w") / "model.safetensors")
+    assert all(torch.allclose(wise[n], 0.75 * wa[n] + 0.25 * wb[n], atol=1e-6) for n in names)
+    norm = normalised(fb)
+    assert abs(sum(float(f.sum()) for f in norm.values()) / sum(f.numel() for f in norm.values()) - 1.0) < 1e-5
+    with pytest.raises(ValueError, match="lambda"):
+        fisher_merge(a, b, fa, fb, 1.5, tmp_path / "bad")
+
+
+@pytest.mark.slow
+def test_gpu_retraining_script_runs_every_stage_on_tiny_data(data_dir, tmp_path):
+    """build_scripts/retrain_gpu.sh (the prepared GPU run) end to end on the CPU: a tiny BERT teacher, 2 MLM steps,
+    one tiny distillation variant; the 2-copy augmented set is the first half of the 4-copy one."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("transformers")
+    from model import Predictor
+    from model.testing_hf import make_tiny_hf_dir
+
+    base = make_tiny_hf_dir(tmp_path / "bert", "bert", head=False, positions=512)
+    runs = tmp_path / "runs"
+    small = "--d-model 16 --n-heads 2 --d-ff 32 --max-len 64"
+    env = {**os.environ, "PYTHON": sys.executable, "TEACHER_ARGS": "--epochs 1 --max-len 64 --batch-size 16",
+           "MLM_ARGS": f"--mlm-steps 2 {small}", "DISTILL_ARGS": f"--epochs 1 {small}"}
+    cmd = ["bash", str(ROOT / "build_scripts" / "retrain_gpu.sh"), str(data_dir), str(base), str(runs), "unused", "v1"]
+    done = subprocess.run(cmd, check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    logs = {p.name: p.read_text(errors="replace")[-2000:] for p in runs.glob("*.log")}
+    assert done.returncode == 0, (done.stderr[-2000:], logs)
+    stages = [line.split()[1] for line in (runs / "done.txt").read_text().splitlines()]
+    assert stages == ["teacher", "transfer", "mlm", "v1", "all"], stages
+    with gzip.open(runs / "aug4.jsonl.gz", "rt") as a4, gzip.open(runs / "aug2.jsonl.gz", "rt") as a2:
+        four, two = a4.readlines(), a2.readlines()
+    assert len(four) == 4 * (len(read_split(data_dir, "train")[0]) - VAL_SIZE + 80) and two == four[: len(four) // 2]
+    assert np.load(runs / "teacher_logits.npz")["unsup"].shape == (80, 2)
+    metrics = json.loads((runs / "v1_model" / "metrics.json").read_text())
+    assert metrics["teachers"]["augmented"]["texts"] > len(four) // 2  # aug2 + sentences + negations x 12
+    assert Predictor.from_pretrained(runs / "v1_model", device="cpu").predict("a wonderful film").label in (
+        "negative", "positive")
