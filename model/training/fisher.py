@@ -47,9 +47,9 @@ def diagonal_fisher(model: TransformerClassifier, seqs: list[np.ndarray]) -> dic
 
     Per example, one backward pass of the logit margin m = z[1] - z[0]: F += p0 p1 (dm/dtheta)^2 (the true
     Fisher of a two-class softmax, summed over both labels). Returns float32 tensors shaped like each trainable
-    parameter, keyed by parameter name. Cost: one forward and one backward pass per sequence (about 20 ms for a
-    250-token review on one CPU core for the bundled 2 x 128 encoder). Raises ``ValueError`` for an empty ``seqs``
-    or a model with other than 2 classes.
+    parameter, keyed by parameter name. Cost: one forward and one backward pass per sequence (for the bundled
+    2 x 128 encoder on 2 CPU cores, 2,000 reviews and 3,780 sentences took 33 s, reading the data included).
+    Raises ``ValueError`` for an empty ``seqs`` or a model with other than 2 classes.
     """
     if not seqs:
         raise ValueError("diagonal_fisher needs at least one sequence")
@@ -124,7 +124,8 @@ def fisher_of(folder: Path, texts: list[str], cache: Path) -> dict[str, torch.Te
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Compute both Fishers and write one merged folder per lambda; returns the exit code (2 for bad input)."""
+    """Compute both Fishers (cached in ``--out``, keyed by folder name, sample sizes and seed) and write one merged
+    folder per lambda; returns the exit code (2 for bad input)."""
     p = argparse.ArgumentParser(description="Fisher-weighted merge of two student model folders.")
     p.add_argument("--data", required=True)
     p.add_argument("--a", required=True, help="model whose skill is whole reviews (e.g. step 4)")
@@ -139,10 +140,16 @@ def main(argv: list[str] | None = None) -> int:
     torch.manual_seed(args.seed)
     try:
         lambdas = [float(x) for x in args.lambdas.split(",")]
+    except ValueError:
+        p.error(f"--lambdas takes comma-separated numbers in [0, 1], got {args.lambdas!r}")
+    if not all(0.0 <= lam <= 1.0 for lam in lambdas):
+        p.error(f"--lambdas must lie in [0, 1], got {args.lambdas!r}")
+    try:
         reviews, sentences = skill_texts(args.data, args.seed, args.n_reviews, args.n_sentences)
         out = Path(args.out)
-        fa = normalised(fisher_of(Path(args.a), reviews, out / f"fisher_a_{Path(args.a).name}.safetensors"))
-        fb = normalised(fisher_of(Path(args.b), sentences, out / f"fisher_b_{Path(args.b).name}.safetensors"))
+        tag = f"r{args.n_reviews}_s{args.n_sentences}_seed{args.seed}"  # the cache depends on the samples
+        fa = normalised(fisher_of(Path(args.a), reviews, out / f"fisher_a_{Path(args.a).name}_{tag}.safetensors"))
+        fb = normalised(fisher_of(Path(args.b), sentences, out / f"fisher_b_{Path(args.b).name}_{tag}.safetensors"))
         folders = [fisher_merge(Path(args.a), Path(args.b), fa, fb, lam, Path(f"{args.out}_lam{lam:.2f}"))
                    for lam in lambdas]
     except (FileNotFoundError, ValueError, KeyError) as exc:
