@@ -17,6 +17,7 @@
 #   3. distillation variants from the MLM weights (or step 4), all side by side, each with the counterfactual
 #      negations and the sentences in the main distillation rather than in a later stage.
 # TEACHER_ARGS, MLM_ARGS and DISTILL_ARGS add options to those stages (a smoke test: --epochs 1, --mlm-steps 3).
+# Transfer sets are written under a .part name and renamed when complete, so a rerun never takes a cut file.
 # Logs go to RUNS/*.log; RUNS/done.txt lists each finished stage. On a GPU the whole run takes about 20 minutes.
 set -euo pipefail
 DATA=$1; MINILM=$2; R=$3; STEP4=$4; VARIANTS=${5:-"v1 v2 v3 v4"}
@@ -40,13 +41,13 @@ fi
 
 # 2. transfer sets, labelled by the teacher (both at once)
 if [ ! -f "$R/aug4.jsonl.gz" ]; then
-    $PY -m model.training.augment --data "$DATA" --teacher "$R/teacher" --copies 4 --out "$R/aug4.jsonl.gz" \
-        > "$R/aug.log" 2>&1 &
+    ( $PY -m model.training.augment --data "$DATA" --teacher "$R/teacher" --copies 4 --out "$R/aug4.part.jsonl.gz" \
+        && mv "$R/aug4.part.jsonl.gz" "$R/aug4.jsonl.gz" ) > "$R/aug.log" 2>&1 &
     aug_pid=$!
 fi
 if [ ! -f "$R/sentences.jsonl.gz" ]; then
-    $PY -m model.training.sentences --data "$DATA" --teacher "$R/teacher" --out "$R/sentences.jsonl.gz" \
-        > "$R/sentences.log" 2>&1 &
+    ( $PY -m model.training.sentences --data "$DATA" --teacher "$R/teacher" --out "$R/sentences.part.jsonl.gz" \
+        && mv "$R/sentences.part.jsonl.gz" "$R/sentences.jsonl.gz" ) > "$R/sentences.log" 2>&1 &
     sent_pid=$!
 fi
 [ -n "${aug_pid:-}" ] && wait "$aug_pid"
