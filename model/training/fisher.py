@@ -36,7 +36,7 @@ from ..core.encoder import TransformerClassifier
 from ..core.weights import load_state, save_state
 from .common import seeded_subset, train_split
 from .relabel import load_student
-from .select import _write_mix
+from .select import write_mix
 from .sentences import fit_sentences
 
 NEGATIONS = Path(__file__).parent / "artifacts" / "negations.jsonl.gz"
@@ -95,7 +95,7 @@ def fisher_merge(a: Path, b: Path, fisher_a: dict, fisher_b: dict, lam: float, o
         wa, wb = (1 - lam) * (fa + eps), lam * (fisher_b[name] + eps)
         return (wa * w[0] + wb * w[1]) / (wa + wb)
 
-    return _write_mix([a, b], out, combine)
+    return write_mix([a, b], out, combine)
 
 
 def skill_texts(data: str, seed: int = 0, n_reviews: int = 2000, n_sentences: int = 2000) -> tuple[list[str], list[str]]:
@@ -137,7 +137,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     t0 = time.time()
-    torch.manual_seed(args.seed)
     try:
         lambdas = [float(x) for x in args.lambdas.split(",")]
     except ValueError:

@@ -35,7 +35,7 @@ from ..core.weights import WEIGHTS_FILE, load_state, save_state
 from .common import train_split
 
 
-def _write_mix(folders: list[Path], out: Path, combine) -> Path:
+def write_mix(folders: list[Path], out: Path, combine) -> Path:
     """Write ``combine(name, tensors)`` (the weight's name and one float32 tensor per folder, in order) for every
     floating-point weight of the model folders ``folders`` to ``out`` (integer tensors, config and tokenizer from ``folders[0]``).
     Raises ``KeyError`` when the folders' parameter names differ."""
@@ -60,7 +60,7 @@ def make_soup(a: Path, b: Path, out: Path, alpha: float = 0.5) -> Path:
     [0, 1]."""
     if not 0.0 <= alpha <= 1.0:
         raise ValueError(f"alpha must lie in [0, 1], got {alpha}")
-    return _write_mix([a, b], out, lambda _, w: (1 - alpha) * w[0] + alpha * w[1])
+    return write_mix([a, b], out, lambda _, w: (1 - alpha) * w[0] + alpha * w[1])
 
 
 def make_path_point(folders: list[Path], coefs: list[float], out: Path) -> Path:
@@ -72,7 +72,7 @@ def make_path_point(folders: list[Path], coefs: list[float], out: Path) -> Path:
     and ``KeyError`` when the folders' parameter names differ."""
     if len(folders) < 2 or len(coefs) != len(folders) - 1:
         raise ValueError(f"{len(folders)} folders need {max(1, len(folders) - 1)} coefficients, got {len(coefs)}")
-    return _write_mix(folders, out, lambda _, w: w[0] + sum(c * (cur - prev) for c, prev, cur in zip(coefs, w, w[1:])))
+    return write_mix(folders, out, lambda _, w: w[0] + sum(c * (cur - prev) for c, prev, cur in zip(coefs, w, w[1:])))
 
 
 def choose(rows: list[dict], tolerance: float = 0.005, bars: float = 0.0) -> dict:
