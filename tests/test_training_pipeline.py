@@ -195,7 +195,7 @@ def test_counterfactual_lexicon_is_measured_and_keeps_the_test_words_out():
 
 
 def test_read_augmented_repeats_and_samples(tmp_path):
-    from model.training.distill import read_augmented
+    from model.training.transfer import read_augmented
 
     path = tmp_path / "aug.jsonl.gz"
     _write(path, [{"text": f"t{i}", "logits": [float(i), -float(i)]} for i in range(10)])
@@ -226,7 +226,7 @@ def test_select_rules_tolerance_then_behaviour_or_bars_first():
 def test_relabel_writes_student_logits_on_the_teacher_scale(data_dir, tmp_path):
     from model import Predictor
     from model.training import relabel
-    from model.training.distill import read_augmented
+    from model.training.transfer import read_augmented
 
     model_dir = ROOT / "resources" / "model"
     n_train = len(read_split(data_dir, "train")[0])
@@ -315,6 +315,61 @@ def test_fisher_merge_follows_the_fisher_and_falls_back_to_wise(tmp_path):
     assert abs(sum(float(f.sum()) for f in norm.values()) / sum(f.numel() for f in norm.values()) - 1.0) < 1e-5
     with pytest.raises(ValueError, match="lambda"):
         fisher_merge(a, b, fa, fb, 1.5, tmp_path / "bad")
+
+
+def test_grow_stacks_a_trained_layer_on_the_frozen_base(data_dir, tmp_path):
+    import torch
+
+    from model import Predictor
+    from model.core.weights import load_model
+    from model.testing import make_random_model_dir
+    from model.training import grow
+    from model.training.common import pad_batch
+
+    base_dir = make_random_model_dir(tmp_path / "base")
+    base = load_model(base_dir)
+    # the two initialisations: a copy of the top layer, with its residual branches zeroed for "identity"
+    ident, stack = grow.grown_model(base, "identity"), grow.grown_model(base, "stack")
+    assert ident.config.n_layers == stack.config.n_layers == base.config.n_layers + 1
+    assert not ident.layers[2].attn.out.weight.any() and not ident.layers[2].ff.fc2.weight.any()
+    assert torch.equal(stack.layers[2].attn.out.weight, base.layers[1].attn.out.weight)
+    with pytest.raises(ValueError):
+        grow.grown_model(base, "random")
+    # the training path (cached base states + top layer + head) computes what the whole model computes
+    seqs = [np.array([2, 5, 9, 11, 7]), np.array([2, 8, 6]), np.arange(2, 40)]
+    states = grow.base_states(base, seqs, torch.device("cpu"))
+    assert states.data.dtype == torch.float16 and states.data.shape == (5 + 3 + 38, 16)
+    stack.eval()
+    ids, mask = pad_batch(seqs, 0)
+    with torch.no_grad():
+        full = stack(ids, mask)[0].numpy()
+    assert np.abs(grow.top_predict(stack, states, torch.device("cpu")) - full).max() < 1e-2  # float16 states
+
+    teacher = tmp_path / "teacher.npz"
+    labels = read_split(data_dir, "train")[1]
+    np.savez(teacher, train=np.stack([-labels, labels], 1).astype(np.float32) * 3, unsup=np.zeros((80, 2), np.float32))
+    extra = tmp_path / "extra.jsonl.gz"
+    _write(extra, [{"text": "not a wonderful film", "logits": [2.0, -2.0]}, {"text": "a superb story", "logits": [-2.0, 2.0]}])
+    out, work = tmp_path / "grown", tmp_path / "work"
+    args = ["--data", str(data_dir), "--base", str(base_dir), "--out", str(out), "--work", str(work),
+            "--teacher", str(teacher), "--augmented", f"{extra}:3", "--unsup-limit", "30", "--limit", "64",
+            "--epochs", "2", "--batch-size", "16", "--device", "cpu"]
+    assert grow.main(args) == 0
+    grown = load_model(out)
+    assert grown.config.n_layers == 3
+    trained = grown.state_dict()
+    for name, value in base.state_dict().items():  # the base's weights are frozen: exactly as they were
+        if not name.startswith("head."):
+            assert torch.equal(trained[name], value), name
+    assert not torch.equal(trained["layers.2.attn.out.weight"], ident.layers[2].attn.out.weight)  # trained
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert len(metrics["grow"]["epochs"]) == 2 and metrics["grow"]["texts"] == 64 + 30 + 6
+    assert metrics["validation"]["size"] == VAL_SIZE and "test_accuracy" not in metrics
+    assert Predictor.from_pretrained(out, device="cpu").predict("a wonderful film").probabilities.shape == (2,)
+    before = (out / "model.safetensors").read_bytes()
+    assert grow.main(args) == 0  # the trained top is in --work: nothing retrained, the same weights written
+    assert (out / "model.safetensors").read_bytes() == before
+    assert grow.main([*args[:2], "--base", str(tmp_path / "missing"), *args[4:]]) == 2
 
 
 @pytest.mark.slow

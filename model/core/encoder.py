@@ -282,17 +282,22 @@ class TransformerClassifier(nn.Module):
         return self.final_norm(x), maps
 
     def run_layers(
-        self, x: torch.Tensor, attention_mask: torch.Tensor, need_weights: bool = False, stop: int | None = None
+        self, x: torch.Tensor, attention_mask: torch.Tensor, need_weights: bool = False, stop: int | None = None,
+        start: int = 0,
     ) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        """The encoder layers ``0 .. stop-1`` (all when ``stop`` is None) on embedded inputs, without the final norm.
+        """The encoder layers ``start .. stop-1`` (to the last when ``stop`` is None), without the final norm.
+
+        ``x`` is the embedded input (``start`` 0; the embedding dropout applies) or the input of layer ``start``
+        (the output of layer ``start - 1``, as this method returns it with ``stop=start``).
 
         Returns:
             ``(x (B, T, D), maps)``: x is the input of layer ``stop`` (the last layer's output when None);
-            maps as in :meth:`hidden_states`.
+            maps as in :meth:`hidden_states`, for the layers run.
         """
-        x = self.embed_dropout(x)
+        if start == 0:
+            x = self.embed_dropout(x)
         maps = []
-        for layer in self.layers[:stop]:
+        for layer in self.layers[start:stop]:
             x, p_attn = layer(x, attention_mask, need_weights)  # (B, T, D), (B, H, T, T)
             if need_weights:
                 maps.append(p_attn)
@@ -346,12 +351,25 @@ class TransformerClassifier(nn.Module):
             ``need_weights``, else ``[]``.
         """
         x, maps = self.hidden_states(x, attention_mask, need_weights)  # (B, T, D)
+        return self.read_out(x, attention_mask), maps  # (B, C)
+
+    def read_out(self, x: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """The classification head on final hidden states: pooling (``config.pooling``: the classification
+        token's state, or the mean over real tokens), dropout, linear layer.
+
+        Args:
+            x: (B, T, D) final hidden states (:meth:`hidden_states`).
+            attention_mask: bool (B, T), True for real tokens.
+
+        Returns:
+            logits (B, C).
+        """
         if self.config.pooling == "cls":
             pooled = x[:, 0]  # (B, D)
         else:
             m = attention_mask.unsqueeze(-1).to(x.dtype)  # (B, T, 1)
             pooled = (x * m).sum(1) / m.sum(1).clamp_min(1.0)  # (B, D)
-        return self.head(self.head_dropout(pooled)), maps  # (B, C)
+        return self.head(self.head_dropout(pooled))  # (B, C)
 
     def encode(
         self, x: torch.Tensor, attention_mask: torch.Tensor, need_weights: bool = False

@@ -206,3 +206,14 @@ def add_architecture_args(p) -> None:
     for flag, kind, default in (("--d-model", int, 128), ("--n-heads", int, 4), ("--n-layers", int, 2),
                                 ("--d-ff", int, 512), ("--dropout", float, 0.1)):
         p.add_argument(flag, type=kind, default=default)
+
+
+def add_optimizer_args(p, epochs: int, batch_size: int = 64, lr: float = 5e-4) -> None:
+    """The distillation optimiser's options: --epochs, --batch-size, --lr (peak), --weight-decay, --warmup-frac
+    (share of the steps), --ema-decay."""
+    p.add_argument("--epochs", type=int, default=epochs)
+    p.add_argument("--batch-size", type=int, default=batch_size)
+    p.add_argument("--lr", type=float, default=lr)
+    p.add_argument("--weight-decay", type=float, default=0.01)
+    p.add_argument("--warmup-frac", type=float, default=0.05)
+    p.add_argument("--ema-decay", type=float, default=0.999)

@@ -29,7 +29,6 @@ stage it was in. CUDA is used when present, otherwise the CPU; bf16 autocast whe
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import math
 import sys
@@ -51,6 +50,7 @@ from .common import (
     adamw,
     add_architecture_args,
     add_data_args,
+    add_optimizer_args,
     autocast,
     binary_f1,
     ema_update,
@@ -60,10 +60,9 @@ from .common import (
     optimizer_step,
     pad_batch,
     read_split,
-    seeded_subset,
     setup_run,
-    train_split,
 )
+from .transfer import add_transfer_args, review_split, transfer_set
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -71,7 +70,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description="MLM pretraining + knowledge distillation of the bundled encoder.")
     add_data_args(p, work="runs/distill")
     p.add_argument("--tokenizer", default="resources/model/tokenizer.json", help="WordPiece tokenizer to use")
-    p.add_argument("--teacher", action="append", default=[], help="teacher logits .npz (train, unsup); repeatable")
+    add_transfer_args(p)
     p.add_argument("--stage", choices=["all", "mlm", "distill"], default="all")
     add_architecture_args(p)
     p.add_argument("--mlm-steps", type=int, default=12000)
@@ -79,21 +78,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--mlm-batch-size", type=int, default=128)
     p.add_argument("--mlm-lr", type=float, default=1e-3)
     p.add_argument("--mlm-prob", type=float, default=0.15)
-    p.add_argument("--epochs", type=int, default=8)
-    p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--lr", type=float, default=5e-4)
-    p.add_argument("--weight-decay", type=float, default=0.01)
-    p.add_argument("--warmup-frac", type=float, default=0.05)
-    p.add_argument("--temperature", type=float, default=2.0)
-    p.add_argument("--gold-weight", type=float, default=0.3, help="share of the one-hot label in gold targets")
-    p.add_argument("--ema-decay", type=float, default=0.999)
-    p.add_argument("--augmented", action="append", default=[],
-                   help="teacher-labelled texts (model.training.augment / sentences / counterfactual), one teacher; "
-                        "repeatable; FILE:K uses every row K times, FILE%%N a seeded sample of N rows")
+    add_optimizer_args(p, epochs=8)
     p.add_argument("--init-from", default="", help="start distillation from this model folder (not from MLM)")
-    p.add_argument("--no-unsup", action="store_true", help="use no unlabeled reviews (no unsup file needed)")
-    p.add_argument("--unsup-limit", type=int, default=0, help="use the first N unlabeled reviews (0: all)")
-    p.add_argument("--limit", type=int, default=0, help="use the first N fitting reviews (smoke tests)")
     return p.parse_args(argv)
 
 
@@ -173,62 +159,6 @@ def run_mlm(args, config: EncoderConfig, seqs: list[np.ndarray], mask_id: int, d
     return info
 
 
-def combine_teachers(paths: list[str], val_idx: np.ndarray, val_y: np.ndarray) -> tuple[dict, dict]:
-    """Teacher logits ``{"train": [N, 2], "unsup": [M, 2]}`` combined as w z_1 + (1 - w) z_2, w picked on validation.
-
-    The logits are first put on one scale (divided by their standard deviation on the train split).
-    Returns ``(logits, info)``; info records each teacher's validation accuracy and the chosen w.
-    """
-    teachers = [np.load(p) for p in paths]
-    scaled = []
-    info = {"files": paths, "validation_accuracy": [], "scales": []}
-    for t in teachers:
-        z = {k: t[k] - t[k].mean(1, keepdims=True) for k in ("train", "unsup")}
-        s = float(z["train"].std()) or 1.0
-        info["scales"].append(s)
-        scaled.append({k: v / s for k, v in z.items()})
-        info["validation_accuracy"].append(float((t["train"][val_idx].argmax(1) == val_y).mean()))
-    if len(scaled) == 1:
-        info["weights"] = [1.0]
-        return scaled[0], info
-    if len(scaled) != 2:
-        raise ValueError("give one or two --teacher files")
-    grid = np.round(np.linspace(0, 1, 21), 2)
-    accs = [float(((w * scaled[0]["train"][val_idx] + (1 - w) * scaled[1]["train"][val_idx]).argmax(1) == val_y).mean())
-            for w in grid]
-    best = max(range(len(grid)), key=lambda i: (accs[i], grid[i]))  # ties: the larger weight of teacher 1
-    w = float(grid[best])
-    info.update(weights=[w, 1 - w], combined_validation_accuracy=accs[best], grid={str(g): a for g, a in zip(grid, accs)})
-    return {k: w * scaled[0][k] + (1 - w) * scaled[1][k] for k in ("train", "unsup")}, info
-
-
-def read_augmented(spec: str, seed: int = 0) -> tuple[list[str], list[list[float]], int]:
-    """Rows of one ``--augmented`` file: ``(texts, logits rows [negative, positive], rows used)``.
-
-    ``spec`` is a ``.jsonl.gz`` path, optionally ``PATH:K`` (every row K times) or ``PATH%N`` (a sample of N
-    rows, seeded by ``seed``). Raises ValueError for a malformed suffix, FileNotFoundError for a missing file.
-    """
-    repeat, sample = 1, 0
-    if ":" in spec and spec.rsplit(":", 1)[1].isdigit():
-        spec, k = spec.rsplit(":", 1)
-        repeat = int(k)
-    elif "%" in spec:
-        spec, n = spec.rsplit("%", 1)
-        if not n.isdigit():
-            raise ValueError(f"--augmented {spec}%{n}: N must be a whole number")
-        sample = int(n)
-    texts, z = [], []
-    with gzip.open(spec, "rt", encoding="utf-8") as fh:
-        for line in fh:
-            row = json.loads(line)
-            texts.append(row["text"])
-            z.append(row["logits"])
-    if sample and sample < len(texts):
-        keep = seeded_subset(len(texts), sample, seed)
-        texts, z = [texts[i] for i in keep], [z[i] for i in keep]
-    return texts * repeat, z * repeat, len(texts)
-
-
 @torch.inference_mode()
 def predict(model: TransformerClassifier, seqs: list[np.ndarray], device: torch.device, batch: int = 256) -> np.ndarray:
     """float32 [N, C] logits in input order."""
@@ -301,17 +231,8 @@ def main(argv: list[str] | None = None) -> int:
     config = EncoderConfig(vocab_size=tokenizer.get_vocab_size(), max_len=args.max_len, d_model=args.d_model,
                            n_heads=args.n_heads, n_layers=args.n_layers, d_ff=args.d_ff, dropout=args.dropout)
     encoder = TextEncoder(tokenizer, config.max_len)
-    train_texts, train_labels, val_idx, fit_idx = train_split(args.data, args.seed)
-    unsup_texts = [] if args.no_unsup else read_split(args.data, "unsup")[0]
-    if args.limit:
-        fit_idx = fit_idx[: args.limit]
-    unsup_idx = np.arange(args.unsup_limit or len(unsup_texts))
-    print("tokenizing ...", file=sys.stderr)
-    fit_seqs = [ids for ids, _ in encoder.encode_ids_batch([train_texts[i] for i in fit_idx])]
-    unsup_seqs = [ids for ids, _ in encoder.encode_ids_batch([unsup_texts[i] for i in unsup_idx])]
-    val_seqs = [ids for ids, _ in encoder.encode_ids_batch([train_texts[i] for i in val_idx])]
-    val_y = train_labels[val_idx]
-    seqs = fit_seqs + unsup_seqs
+    reviews = review_split(args, encoder)
+    seqs, val_seqs, val_y = reviews.seqs, reviews.val_seqs, reviews.val_y
     report = {}
     if args.stage in ("all", "mlm"):
         report["mlm"] = (json.loads((work / "mlm.json").read_text()) if (work / "mlm.json").is_file()
@@ -320,28 +241,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
     if (work / "mlm.json").is_file():
         report.setdefault("mlm", json.loads((work / "mlm.json").read_text()))
-    if not args.teacher:
-        raise SystemExit("--teacher is required for the distillation stage")
-    z, teacher_info = combine_teachers(args.teacher, val_idx, val_y)
-    T = args.temperature
-    p_fit = torch.softmax(torch.from_numpy(z["train"][fit_idx]) / T, -1).numpy()
-    onehot = np.eye(config.num_classes, dtype=np.float32)[train_labels[fit_idx]]
-    targets = np.concatenate([args.gold_weight * onehot + (1 - args.gold_weight) * p_fit,
-                              torch.softmax(torch.from_numpy(z["unsup"][unsup_idx]) / T, -1).numpy()]).astype(np.float32)
-    if args.augmented:
-        if len(args.teacher) != 1:
-            raise SystemExit("--augmented needs exactly one --teacher (the one that labelled the augmented texts)")
-        aug_texts, aug_z, files = [], [], []
-        for spec in args.augmented:
-            texts, z_rows, used = read_augmented(spec, args.seed)
-            aug_texts += texts
-            aug_z += z_rows
-            files.append({"spec": spec, "texts": used})
-        z_aug = np.asarray(aug_z, np.float32)
-        z_aug = (z_aug - z_aug.mean(1, keepdims=True)) / teacher_info["scales"][0]
-        seqs = seqs + [ids for ids, _ in encoder.encode_ids_batch(aug_texts)]
-        targets = np.concatenate([targets, torch.softmax(torch.from_numpy(z_aug) / T, -1).numpy()])
-        teacher_info["augmented"] = {"files": files, "texts": len(aug_texts)}
+    seqs, targets, teacher_info = transfer_set(args, encoder, config.num_classes, reviews)
     report["distill"] = run_distill(args, config, seqs, targets, val_seqs, val_y, device, work)
 
     model = TransformerClassifier(config)
@@ -358,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     metrics = {
         "test_accuracy": float((pred == test_labels).mean()) if len(pred) else None,
         "test_f1": binary_f1(test_labels, pred) if len(pred) else None, "test_count": len(test_labels),
-        "validation": {"size": len(val_idx), "best_accuracy": report["distill"]["best_validation_accuracy"],
+        "validation": {"size": len(reviews.val_idx), "best_accuracy": report["distill"]["best_validation_accuracy"],
                        "chosen": report["distill"]["chosen"]},
         "teachers": teacher_info, "mlm": report.get("mlm"), "epochs": report["distill"]["epochs"],
         "train_wall_s": report["distill"]["train_wall_s"] + (report.get("mlm") or {}).get("wall_s", 0.0),

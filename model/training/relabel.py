@@ -60,7 +60,7 @@ def student_logits(model: TransformerClassifier, encoder: TextEncoder, texts: li
 
 
 def centred_std(z: np.ndarray) -> float:
-    """The standard deviation of row-centred logits [N, C] (the scale ``distill.combine_teachers`` divides by)."""
+    """The standard deviation of row-centred logits [N, C] (the scale ``transfer.combine_teachers`` divides by)."""
     return float((z - z.mean(1, keepdims=True)).std()) or 1.0
 
 
