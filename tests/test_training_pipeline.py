@@ -185,6 +185,23 @@ def test_counterfactual_negation_inserts_not_after_the_copula_and_flips_the_labe
     assert by_text == {"The writing is not abysmal.": [-1.5, 1.0], "The chase was not awesome!": [0.5, -2.0]}
 
 
+def test_contrast_pairs_join_opposite_sentences_and_take_the_second_label():
+    from model.training.counterfactual import contrast_pairs
+
+    rows = [{"text": "The plot was dreadful.", "logits": [2.0, -2.0]}, {"text": "The cast is superb!", "logits": [-1.0, 1.5]},
+            {"text": "Its score was lovely.", "logits": [-2.5, 2.5]}, {"text": "Lee was wooden.", "logits": [1.0, -1.0]}]
+    out = contrast_pairs(rows, 40, seed=3)
+    assert len(out) == 40 and sum(r["logits"][1] > r["logits"][0] for r in out) == 20  # balanced
+    by_text = {r["text"]: r["logits"] for r in rows}
+    for r in out:
+        assert r["logits"] == by_text[r["second"]]  # the second clause decides
+        assert (by_text[r["first"]][1] > by_text[r["first"]][0]) != (r["logits"][1] > r["logits"][0])
+        assert r["text"].endswith(".") and ("but" in r["text"] or "however" in r["text"] or r["text"].startswith("Although"))
+        assert "Lee" in r["text"] or "Lee" not in r["first"] + r["second"]  # names keep their capital
+    assert any(", but the cast is superb." in r["text"] for r in out)  # "The" lower-cased mid-sentence
+    assert contrast_pairs(rows[:1], 10) == []  # no sentence of the other polarity: nothing to pair
+
+
 def test_counterfactual_lexicon_is_measured_and_keeps_the_test_words_out():
     from model.training.counterfactual import polarity_lexicon
 

@@ -146,12 +146,71 @@ def counterfactuals(rows: list[dict], lexicon: dict[str, int], max_words: int = 
     return out, info
 
 
+#: How two clauses are joined; in each, the second clause decides the label. Not the behavioural tests'
+#: templates ("I expected it to be X, but it was Y."): real sentences, joined.
+CONTRAST_FORMS = ("{a}, but {b}", "{a}, but {b}", "Although {a_lower}, {b}", "{a}; however, {b}")
+
+
+_LOWERABLE = frozenset(["the", "this", "that", "these", "those", "it", "its", "a", "an", "his", "her", "their", "there", "he", "she", "they", "we", "you", "my", "our"])
+
+
+def _clause(text: str) -> str:
+    return text.strip().rstrip(".!?;,: ").strip()
+
+
+def _lower_start(clause: str) -> str:
+    """The clause with its first letter lower-cased when its first word is a determiner or pronoun ("The plot"
+    -> "the plot"); names and "I" keep their capital."""
+    first = clause.split(" ", 1)[0]
+    return clause[:1].lower() + clause[1:] if first.lower() in _LOWERABLE else clause
+
+
+def contrast_pairs(rows: list[dict], n: int, seed: int = 0) -> list[dict]:
+    """Contrast counterfactuals: two real sentences of opposite polarity joined by a contrast ("A, but B.",
+    "Although a, B.", "A; however, B."), labelled with the second sentence's logits.
+
+    Args:
+        rows: ``{"text", "logits": [negative, positive]}`` single-polarity sentences (for example the
+            ``source`` sentences of :func:`counterfactuals` with the teacher's logits).
+        n: pairs to write, half ending positive and half ending negative (fewer when the rows run out).
+
+    Returns:
+        rows ``{"text", "logits", "first", "second"}``; ``logits`` are the second sentence's.
+    """
+    rng = np.random.default_rng(seed)
+    by_sign = {s: [r for r in rows if (r["logits"][1] > r["logits"][0]) == (s > 0)] for s in (1, -1)}
+    out = []
+    for s in (1, -1):  # s: polarity of the deciding (second) clause
+        second, first = by_sign[s], by_sign[-s]
+        if not second or not first:
+            continue
+        for i in range(n // 2):
+            a, b = first[rng.integers(len(first))], second[rng.integers(len(second))]
+            form = CONTRAST_FORMS[rng.integers(len(CONTRAST_FORMS))]
+            clause_a, clause_b = _clause(a["text"]), _clause(b["text"])
+            text = form.format(a=clause_a, a_lower=_lower_start(clause_a), b=_lower_start(clause_b)) + "."
+            out.append({"text": text, "logits": list(b["logits"]), "first": a["text"], "second": b["text"]})
+    return out
+
+
+def write_rows(rows: list[dict], path: str | Path) -> None:
+    """Write ``rows`` as gzipped JSON lines to ``path`` (folders created)."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row) + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Write the counterfactual sentences; returns the exit code."""
     p = argparse.ArgumentParser(description="Counterfactual negations of teacher-labelled review sentences.")
-    p.add_argument("--data", required=True, help="IMDB folder (the fitting train reviews give the lexicon)")
-    p.add_argument("--sentences", required=True, help="model.training.sentences output (.jsonl.gz)")
+    p.add_argument("--data", help="IMDB folder (the fitting train reviews give the lexicon); not needed with --contrast-from")
+    p.add_argument("--sentences", help="model.training.sentences output (.jsonl.gz)")
     p.add_argument("--out", required=True, help=".jsonl.gz to write")
+    p.add_argument("--contrast-from", help="instead of negations: write --contrast contrast counterfactuals built "
+                   "from the source sentences of this negation file (its logits are the flipped teacher's, "
+                   "--flip-scale 1.0)")
+    p.add_argument("--contrast", type=int, default=1780, help="how many contrast counterfactuals")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--min-count", type=int, default=40)
     p.add_argument("--min-ratio", type=float, default=1.0)
@@ -160,16 +219,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--flip-scale", type=float, default=0.5)
     args = p.parse_args(argv)
     t0 = time.time()
+    if args.contrast_from:
+        with gzip.open(args.contrast_from, "rt", encoding="utf-8") as fh:
+            sources = [json.loads(line) for line in fh]
+        rows = [{"text": r["source"], "logits": [-z for z in r["logits"]]} for r in sources]
+        out = contrast_pairs(rows, args.contrast, args.seed)
+        write_rows(out, args.out)
+        print(json.dumps({"sources": len(rows), "written": len(out), "wall_s": time.time() - t0}))
+        return 0
+    if not (args.sentences and args.data):
+        p.error("--data and --sentences are required (or --contrast-from)")
     texts, labels, _, fit_idx = train_split(args.data, args.seed)
     exclude = _TEST_WORDS | _NOT_FLIPPABLE
     lexicon = polarity_lexicon([texts[i] for i in fit_idx], labels[fit_idx], args.min_count, args.min_ratio, exclude)
     with gzip.open(args.sentences, "rt", encoding="utf-8") as fh:
         rows = [json.loads(line) for line in fh]
     out, info = counterfactuals(rows, lexicon, args.max_words, args.min_margin, args.flip_scale, args.seed)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    with gzip.open(args.out, "wt", encoding="utf-8") as fh:
-        for row in out:
-            fh.write(json.dumps(row) + "\n")
+    write_rows(out, args.out)
     info.update(lexicon_size=len(lexicon), sentences=len(rows), written=len(out), wall_s=time.time() - t0)
     print(json.dumps(info))
     return 0
