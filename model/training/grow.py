@@ -94,7 +94,7 @@ def grown_model(base: TransformerClassifier, init: str = "identity") -> Transfor
 class StateCache:
     """Per-text hidden states kept in one float16 buffer: ``data`` (sum of T_i, D) and ``offsets`` int64 [N + 1];
     text i's states are ``data[offsets[i]:offsets[i + 1]]`` (T_i, D). One buffer, not one tensor per text,
-    keeps the memory at 2 bytes per number (about 3.5 GB for 44,000 reviews at d_model 128)."""
+    keeps the memory at 2 bytes per number (3.0 GB for the 43,750 reviews of a 12.7 M-token transfer set at d_model 128)."""
 
     def __init__(self, lengths: np.ndarray, d_model: int) -> None:
         self.lengths = np.asarray(lengths, np.int64)
@@ -231,7 +231,6 @@ def main(argv: list[str] | None = None) -> int:
     if (work / "top.json").is_file() and (work / "top.safetensors").is_file():
         log = json.loads((work / "top.json").read_text())
         print(f"grow: {work / 'top.json'} exists; training skipped", file=sys.stderr)
-        teacher_info = log.get("teachers")
     else:
         seqs, targets, teacher_info = transfer_set(args, encoder, base.config.num_classes, reviews)
         base.to(device)
