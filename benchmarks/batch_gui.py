@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from benchmarks.batch_cli import DEFAULT_DATA
-from model.evaluate import read_labelled
+from model.textio import read_labelled
 
 
 def prepare(data: Path) -> bool:
@@ -50,7 +50,7 @@ def open_loaded_window(model: Path | None, timeout_s: float = 120.0):
     from PySide6.QtWidgets import QApplication
 
     from desktop_app.app import attach_panels
-    from desktop_app.main_window import MainWindow
+    from desktop_app.window.main_window import MainWindow
 
     QCoreApplication.setApplicationName("Attention Explorer bench")
     app = QApplication.instance() or QApplication(sys.argv[:1])
@@ -87,7 +87,7 @@ def _run(args: argparse.Namespace, tmp: Path) -> int:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from desktop_app.settings import SETTINGS_ENV
+    from desktop_app.window.settings import SETTINGS_ENV
 
     os.environ[SETTINGS_ENV] = str(tmp / "settings.ini")  # leave the user's settings alone
     texts = read_labelled(args.data)[0][: args.n]
@@ -113,8 +113,8 @@ def _run(args: argparse.Namespace, tmp: Path) -> int:
         edits.append(time.perf_counter())
         window.editor.setPlainText(texts[(state["i"] * 97) % len(texts)])
 
-    def on_prediction(_pred) -> None:
-        if edits:
+    def on_prediction(pred) -> None:
+        if pred is not None and edits:
             latencies.append(time.perf_counter() - edits[-1])
 
     def on_finished(summary) -> None:
@@ -123,7 +123,7 @@ def _run(args: argparse.Namespace, tmp: Path) -> int:
     typer = QTimer()
     typer.setInterval(int(args.type_every * 1000))
     typer.timeout.connect(type_review)
-    window.prediction_changed.connect(on_prediction)
+    window.state.prediction_changed.connect(on_prediction)
     batch.scoring_finished.connect(on_finished)
 
     t0 = time.perf_counter()

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from benchmarks.batch_cli import DEFAULT_DATA, run_cli, sample_reviews
 from model.batch import iter_records
-from model.batch.ray_engine import plan_pool
+from model.batch.ray_pool import plan_pool
 from model.core.paths import default_model_dir
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from benchmarks.batch_cli import DEFAULT_DATA
 from benchmarks.batch_gui import open_loaded_window, prepare
-from model.evaluate import read_labelled
+from model.textio import read_labelled
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     if not prepare(args.data):
         return 2
     with tempfile.TemporaryDirectory(prefix="ae-bench-long-") as tmp:
-        from desktop_app.settings import SETTINGS_ENV
+        from desktop_app.window.settings import SETTINGS_ENV
 
         os.environ[SETTINGS_ENV] = str(Path(tmp) / "settings.ini")  # leave the user's settings alone
         return _run(args)
@@ -53,7 +53,7 @@ def _run(args: argparse.Namespace) -> int:
         print(json.dumps({"ok": False, "error": "the model did not load"}))
         return 1
     shown: list = []
-    window.prediction_changed.connect(shown.append)
+    window.state.prediction_changed.connect(lambda pred: shown.append(pred) if pred is not None else None)
     ticks: list[float] = []
     timer = QTimer()
     timer.setInterval(5)

@@ -30,8 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
+    from desktop_app.state import ExplorerState
     from desktop_app.views.neuron_view import NeuronView
-    from desktop_app.views.state import ExplorerState
     from model.internals import AttentionInternals
 
     internals = AttentionInternals.synthetic(n_heads=4, num_tokens=args.tokens, d_head=args.d_head)

@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
-    from desktop_app.main_window import MainWindow
+    from desktop_app.window.main_window import MainWindow
 
     win = MainWindow(model_dir, device="cpu")
     win.resize(1400, 900)
@@ -74,7 +74,6 @@ def main(argv: list[str] | None = None) -> int:
         k += 1
     pred = win.predictor.predict(" ".join(SAMPLE_TEXTS * k))
     win.state.set_prediction(pred)
-    win.prediction_panel.set_prediction(pred)
     for v in (win.token_view, win.heatmap, win.links_view, win.model_view, win.pe_view):
         v.flush()
     for _ in range(10):

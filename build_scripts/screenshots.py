@@ -46,7 +46,7 @@ def write_review_folder(imdb: Path, n: int, root: Path) -> Path:
     Reviews come from ``imdb`` (IMDB ``test.jsonl.gz``) when it exists, else from ``resources/samples``.
     """
     from model.core.paths import samples_dir
-    from model.evaluate import read_labelled
+    from model.textio import read_labelled
 
     rows = []
     if imdb.is_file():
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     from desktop_app.app import attach_panels
-    from desktop_app.main_window import MainWindow
+    from desktop_app.window.main_window import MainWindow
 
     win = MainWindow(model_dir)
     panels = attach_panels(win)
@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         if wanted(name):
             widget.grab().save(str(out / name))
     # the Explanations panel (another helper's) when present
-    explain_dock = win._docks.get("Explanations")
+    explain_dock = win.dock("Explanations")
     shots = [] if explain_dock is None else [(explain_dock, explain_dock.widget(), "explanations.png")]
     shots += [
         (win.heatmap_dock, win.heatmap, "heatmap.png"),
@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
         wait_until(app, lambda: bool(finished), 600)
         from PySide6.QtCore import Qt
 
-        from desktop_app.batch_model import P_POSITIVE
+        from desktop_app.panels.batch_model import P_POSITIVE
 
         batch.view.sortByColumn(P_POSITIVE, Qt.SortOrder.AscendingOrder)  # the most negative reviews first
         settle()

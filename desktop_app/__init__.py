@@ -6,10 +6,13 @@ cheap: Qt, pyqtgraph and torch are imported only by the submodules that need
 them.
 
 Layout:
-    app.py          command line, panel wiring, self-test
-    main_window.py  :class:`MainWindow` (menus, docks, settings, drops)
-    worker.py       model loading and inference on a background QThread
-    views/          the read-only views (NumPy results in, pixels out)
+    app.py       command line, panel wiring, self-test
+    state.py     :class:`ExplorerState`: the one owner of what is shown (model, prediction, results, selection,
+                 token colours)
+    window/      :class:`MainWindow` (docks, menus, settings, drops), the Model menu, sessions, export, About
+    panels/      the review editor, the Explanations panel, the Batch scoring panel
+    workers/     background jobs: one :class:`WorkerHandle` each (inference, internals, explanations, batch)
+    views/       the read-only views (the state's NumPy results in, pixels out)
 """
 
 __all__ = ["__version__"]

@@ -74,61 +74,43 @@ def _show_batch_dock(window, dock) -> None:
 
 
 def attach_panels(window) -> dict:
-    """Add the batch and explanation panels (when their modules exist) and wire them to ``window``.
+    """Add the batch and explanation panels to ``window`` and wire them.
 
     Wiring: predictor_loaded -> set_predictor (both); paths_dropped -> BatchPanel.add_paths;
-    BatchPanel.review_activated -> open_review; prediction_changed ->
-    ExplanationPanel.set_prediction; ExplanationPanel.importance_selected ->
-    token_view.set_importance. A panel whose module is missing or fails to build is
-    skipped with a logged warning.
+    model_switch_started -> BatchPanel.cancel_if_running; BatchPanel.review_activated -> open_review. The
+    explanation panel follows the window's explorer state itself (each new prediction, the selected layer;
+    its chosen method colours the tokens through the state).
 
     Returns:
-        {"batch": BatchPanel | None, "explain": ExplanationPanel | None}
+        {"batch": BatchPanel, "explain": ExplanationPanel}
     """
     from PySide6.QtCore import Qt
 
-    panels: dict = {"batch": None, "explain": None}
-    try:
-        from desktop_app.batch_panel import BatchPanel
+    from desktop_app.panels.batch_panel import BatchPanel
+    from desktop_app.panels.explain_panel import ExplanationPanel
 
-        batch = BatchPanel()
-        dock = window.add_panel(batch, "Batch scoring", Qt.BottomDockWidgetArea)
-        if getattr(window, "_saved_state", None) is None:
-            window.resizeDocks([dock], [220], Qt.Vertical)
-        batch.scoring_started.connect(lambda _job, d=dock: _show_batch_dock(window, d))
-        window.predictor_loaded.connect(batch.set_predictor)
-        window.paths_dropped.connect(batch.add_paths)
-        batch.review_activated.connect(window.open_review)
-        if window.predictor is not None:
-            batch.set_predictor(window.predictor)
-        panels["batch"] = batch
-    except ImportError as exc:
-        log.warning("batch panel unavailable (%s); dropped files will not be scored", exc)
-    except Exception as exc:  # a broken panel must not take the explorer down  # noqa: BLE001 - any failure becomes a message
-        log.warning("batch panel failed to start: %s: %s", type(exc).__name__, exc)
-    try:
-        from desktop_app.explain_panel import ExplanationPanel
+    batch = BatchPanel()
+    dock = window.add_panel(batch, "Batch scoring", Qt.BottomDockWidgetArea)
+    if not window.has_saved_layout:
+        window.resizeDocks([dock], [220], Qt.Vertical)
+    batch.scoring_started.connect(lambda _job, d=dock: _show_batch_dock(window, d))
+    window.predictor_loaded.connect(batch.set_predictor)
+    window.paths_dropped.connect(batch.add_paths)
+    window.model_switch_started.connect(lambda _folder: batch.cancel_if_running())  # rows scored so far stay
+    batch.review_activated.connect(window.open_review)
+    if window.predictor is not None:
+        batch.set_predictor(window.predictor)
 
-        explain = ExplanationPanel(state=getattr(window, "state", None))  # results flow through the explorer state
-        window.add_panel(explain, "Explanations", Qt.RightDockWidgetArea)
-        window.predictor_loaded.connect(explain.set_predictor)
-        window.prediction_changed.connect(explain.set_prediction)
-        explain.importance_selected.connect(window.token_view.set_importance)
-        if hasattr(explain, "set_layer"):
-            window.state.layer_head_changed.connect(lambda layer, _head: explain.set_layer(layer))
-        if window.predictor is not None:
-            explain.set_predictor(window.predictor)
-        if window.current_prediction is not None:
-            explain.set_prediction(window.current_prediction)
-        panels["explain"] = explain
-    except ImportError as exc:
-        log.warning("explanation panel unavailable (%s)", exc)
-    except Exception as exc:  # noqa: BLE001 - any failure becomes a message
-        log.warning("explanation panel failed to start: %s: %s", type(exc).__name__, exc)
-    heatmap_dock = getattr(window, "heatmap_dock", None)
-    if heatmap_dock is not None and getattr(window, "_saved_state", None) is None:
-        heatmap_dock.raise_()  # the attention heatmap stays the first right-hand tab on show
-    return panels
+    explain = ExplanationPanel(state=window.state)
+    window.add_panel(explain, "Explanations", Qt.RightDockWidgetArea)
+    window.predictor_loaded.connect(explain.set_predictor)
+    if window.predictor is not None:
+        explain.set_predictor(window.predictor)
+    if window.current_prediction is not None:
+        explain.set_prediction(window.current_prediction)
+    if not window.has_saved_layout:
+        window.heatmap_dock.raise_()  # the attention heatmap stays the first right-hand tab on show
+    return {"batch": batch, "explain": explain}
 
 
 def first_sample_text() -> str:
@@ -178,13 +160,14 @@ def run_self_test(app, window) -> dict:
             fail(f"bundled sample unavailable: {exc}")
 
     def on_prediction(pred) -> None:
-        result["prediction"] = pred
-        loop.quit()
+        if pred is not None:
+            result["prediction"] = pred
+            loop.quit()
 
     window.predictor_loaded.connect(on_loaded)
     window.model_load_failed.connect(fail)
     window.analysis_failed.connect(fail)
-    window.prediction_changed.connect(on_prediction)
+    window.state.prediction_changed.connect(on_prediction)
     QTimer.singleShot(int(SELF_TEST_TIMEOUT_S * 1000), lambda: fail(f"timed out after {SELF_TEST_TIMEOUT_S:.0f} s"))
     if window.predictor is not None:
         on_loaded(window.predictor)
@@ -195,7 +178,7 @@ def run_self_test(app, window) -> dict:
     for view in (window.token_view, window.heatmap, window.links_view, window.model_view, window.pe_view):
         view.flush()
     app.processEvents()
-    info = window.controller.info
+    info = window.model_info
     return {
         "ok": True,
         "label": pred.label,
@@ -245,7 +228,7 @@ def main(argv: list[str] | None = None, process_start: float | None = None) -> i
         QCoreApplication.setApplicationName("Attention Explorer")
         app = QApplication.instance() or QApplication(sys.argv[:1])
         set_app_icon(app)
-        from desktop_app.main_window import MainWindow
+        from desktop_app.window.main_window import MainWindow
 
         window = MainWindow(args.model, args.device)
         window.persist_settings = not headless

@@ -4,7 +4,8 @@
 encoder folder (:mod:`model.hf`: the same API; without a classification head, attention-only mode); ``predict`` returns
 a :class:`Prediction` (with attention for every layer and head) and
 ``score_many`` scores many texts in length-bucketed batches on the fast SDPA
-path.
+path; ``model_info`` summarises the loaded model for a user interface (:class:`model.info.ModelInfo`). Input
+checks and the token-budget batching are in :mod:`model.inputs`.
 """
 
 from __future__ import annotations
@@ -12,82 +13,24 @@ from __future__ import annotations
 import copy
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from .core.config import EncoderConfig
-from .core.encoder import TransformerClassifier, sinusoidal_positional_encoding
+from .core.encoder import TransformerClassifier
 from .core.paths import default_model_dir
+from .core.positional import sinusoidal_positional_encoding
 from .core.tokenizer import Encoded, TextEncoder, load_tokenizer
 from .core.weights import TOKENIZER_FILE, load_model, read_metrics
 from .hf.backend import HFEncoder, HFModelSummary
 from .hf.loading import is_hf_folder, load_hf_folder
+from .info import PE_WORKED_EXAMPLE, ModelInfo, build_model_info
+from .inputs import check_text, resolve_device, token_budget_batches
 from .internals import AttentionInternals, EmbeddingNorms
 from .prediction import NoClassificationHead, NoPositionalMatrix, Prediction, Score
-
-MAX_TEXT_CHARS = 2_000_000  # longer inputs are rejected with ValueError (about 2 MB of text)
-
-
-def token_budget_batches(
-    lengths: Sequence[int], order: Sequence[int], batch_size: int, max_tokens: int
-) -> Iterator[np.ndarray]:
-    """Cut length-sorted items into batches of at most ``batch_size`` items and ``max_tokens`` padded tokens.
-
-    Args:
-        lengths: token count of each item, in the sorted order (ascending).
-        order: the item indices, sorted by length (same order as ``lengths``).
-        batch_size: most items per batch.
-        max_tokens: most ``items * longest`` tokens per batch; an item longer
-            than the budget still forms a batch of one.
-
-    Yields:
-        int64 index arrays (slices of ``order``).
-    """
-    order = np.asarray(order, dtype=np.int64)
-    start = 0
-    for i, n in enumerate(lengths):
-        count = i - start + 1
-        if i > start and (count > batch_size or count * n > max_tokens):
-            yield order[start:i]
-            start = i
-    if start < len(order):
-        yield order[start:]
-
-
-def check_text(text: object) -> str:
-    """Validate one input text; returns it unchanged.
-
-    Raises:
-        ValueError: if it is not a string, is empty or whitespace only, or is
-            longer than ``MAX_TEXT_CHARS`` characters.
-    """
-    if not isinstance(text, str):
-        raise ValueError(f"expected text as str, got {type(text).__name__}")  # noqa: TRY004 (one error type for bad input)
-    if not text.strip():
-        raise ValueError("the text is empty")
-    if len(text) > MAX_TEXT_CHARS:
-        raise ValueError(f"the text has {len(text):,} characters; the limit is {MAX_TEXT_CHARS:,}")
-    return text
-
-
-def resolve_device(device: str | torch.device | None) -> torch.device:
-    """``None`` -> CUDA when available, else CPU; strings pass to ``torch.device``.
-
-    Raises:
-        ValueError: for an unknown device string or CUDA requested without CUDA.
-    """
-    if device is None:
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        dev = torch.device(device)
-    except RuntimeError as exc:
-        raise ValueError(f"unknown device {device!r}: {exc}") from exc
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError("CUDA was requested but is not available")
-    return dev
 
 
 class Predictor:
@@ -190,7 +133,7 @@ class Predictor:
         """Tokenize ``text`` as the model will see it (see :class:`model.core.tokenizer.Encoded`).
 
         Raises:
-            ValueError: see :func:`check_text`.
+            ValueError: see :func:`~model.inputs.check_text`.
         """
         return self.encoder.encode(check_text(text))
 
@@ -200,7 +143,7 @@ class Predictor:
 
         Raises:
             ValueError: empty/whitespace-only text, a non-string, or more than
-                ``MAX_TEXT_CHARS`` characters.
+                ``model.inputs.MAX_TEXT_CHARS`` characters.
         """
         t0 = time.perf_counter()
         enc = self.encode(text)
@@ -245,7 +188,7 @@ class Predictor:
             :class:`model.internals.AttentionInternals` (read-only float32 arrays).
 
         Raises:
-            ValueError: bad text (see :func:`check_text`). IndexError: ``layer`` out of range.
+            ValueError: bad text (see :func:`~model.inputs.check_text`). IndexError: ``layer`` out of range.
         """
         n_layers = self.config.n_layers
         if not -n_layers <= layer < n_layers:
@@ -271,7 +214,7 @@ class Predictor:
         ``self.model.embedding_norms``, like :meth:`attention_internals`).
 
         Raises:
-            ValueError: bad text (see :func:`check_text`).
+            ValueError: bad text (see :func:`~model.inputs.check_text`).
         """
         enc = self.encode(text)
         ids = torch.from_numpy(enc.ids).unsqueeze(0).to(self.device)  # (1, T)
@@ -381,6 +324,18 @@ class Predictor:
             return buf[:num_positions].cpu().numpy().copy()
         return sinusoidal_positional_encoding(num_positions, self.config.d_model, self.config.pe_base).numpy()
 
+    def model_info(self, load_s: float = 0.0) -> ModelInfo:
+        """What a user interface needs to know about this model, as an immutable NumPy record.
+
+        Args:
+            load_s: seconds it took to load the model (the caller measured them).
+
+        Returns:
+            :class:`model.info.ModelInfo`: shape, labels, device, positional-encoding matrix (read-only), the
+            worked positional-encoding table, metrics and model card.
+        """
+        return build_model_info(self, load_s, sinusoidal_positional_encoding(*PE_WORKED_EXAMPLE).numpy())
+
     def explain(self, text: str, method: str, target: int | None = None, **kwargs):
         """Token importance for ``text`` by one method; see :func:`model.explain.explain`.
 
@@ -404,15 +359,15 @@ class Predictor:
         return explain(self, text, method, target=target, **kwargs)
 
     def faithfulness(self, text: str, explanation, **kwargs):
-        """ERASER comprehensiveness/sufficiency AOPC of an explanation; see :func:`model.faithfulness.faithfulness`.
+        """ERASER comprehensiveness/sufficiency AOPC of an explanation; see :func:`model.explain.erasure.faithfulness`.
 
         Returns:
-            :class:`model.faithfulness.Faithfulness`.
+            :class:`model.explain.Faithfulness`.
 
         Raises:
             ValueError: bad text or an explanation of another length; NoClassificationHead in attention-only mode.
         """
-        from .explain.faithfulness import faithfulness
+        from .explain.erasure import faithfulness
 
         self.require_head("measuring faithfulness")
         return faithfulness(self, text, explanation, **kwargs)

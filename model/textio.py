@@ -9,7 +9,9 @@ Used by the batch readers (:mod:`model.batch.readers`) and by the GUI's "Open re
 4. otherwise charset-normalizer guesses the code page from at most :data:`DETECT_BYTES`
    bytes, ties within :data:`CP1252_TOLERANCE` going to cp1252 (:func:`guess_encoding`).
 
-:func:`read_labelled_rows` reads ``{"text", "label"}`` JSON Lines (optionally gzip-ed) datasets.
+:func:`read_labelled_rows` reads ``{"text", "label"}`` JSON Lines (optionally gzip-ed) datasets; :func:`read_labelled`
+is the one reader of the 0/1-labelled review sets (the IMDB splits) for the dataset CLIs (:mod:`model.evaluation`), the
+benchmarks and the screenshot script.
 
 Binary files are recognised by their magic number (:func:`binary_kind`) and refused.
 Errors: :func:`decode_bytes` raises ValueError (or UnicodeDecodeError, a ValueError) for
@@ -24,6 +26,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 from charset_normalizer import from_bytes
 
 SAMPLE_BYTES = 64 * 1024  # bytes sniffed for magic numbers, NUL bytes and the encoding of streamed files
@@ -244,3 +247,24 @@ def read_labelled_rows(path: str | Path, label_of: Callable[[dict], int]) -> tup
             except (ValueError, KeyError, TypeError) as exc:
                 raise ValueError(f"{path}:{lineno}: bad row: {exc}") from exc
     return texts, labels
+
+
+def read_labelled(path: str | Path) -> tuple[list[str], np.ndarray]:
+    """Read ``{"text", "label"}`` rows (label 0/1) from ``.jsonl`` or ``.jsonl.gz``.
+
+    Returns:
+        ``(texts, labels)`` with labels int64 [N].
+
+    Raises:
+        FileNotFoundError: if the file is missing.
+        ValueError: on a malformed row or a row without a 0/1 label (file and line named).
+    """
+    texts, labels = read_labelled_rows(path, _binary_label)
+    return texts, np.asarray(labels, dtype=np.int64)
+
+
+def _binary_label(row: dict) -> int:
+    label = int(row["label"])
+    if label not in (0, 1):
+        raise ValueError(f"label must be 0 or 1, got {label}")
+    return label

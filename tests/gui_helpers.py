@@ -9,13 +9,13 @@ def loaded_window(qtbot, model_dir, size=(1400, 860), panels=False):
     """A shown MainWindow over ``model_dir`` with its model loaded; settings never saved; message boxes
     recorded in ``win.errors`` instead of shown. ``panels``: attach the batch and explanation panels
     (``win.panels``)."""
-    from desktop_app.main_window import MainWindow
+    from desktop_app.window.main_window import MainWindow
 
     win = MainWindow(model_dir, device="cpu")
     qtbot.addWidget(win)
     win.persist_settings = False
     win.errors = []
-    win._show_error = win.errors.append
+    win.show_error = win.errors.append
     if panels:
         from desktop_app.app import attach_panels
 

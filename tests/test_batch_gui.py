@@ -1,4 +1,4 @@
-"""The batch panel (desktop_app.batch_panel) offscreen: drops, queued scoring, cancel, filter, open, export."""
+"""The batch panel (desktop_app.panels.batch_panel) offscreen: drops, queued scoring, cancel, filter, open, export."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
-from desktop_app.batch_model import CORRECT, EXCERPT, P_POSITIVE, BatchFilterProxy, BatchTableModel
-from desktop_app.batch_panel import BatchPanel
+from desktop_app.panels.batch_model import CORRECT, EXCERPT, P_POSITIVE, BatchFilterProxy, BatchTableModel
+from desktop_app.panels.batch_panel import BatchPanel
 from model.batch import read_results
 
 pytestmark = [pytest.mark.gui, pytest.mark.timeout(120)]
@@ -121,18 +121,11 @@ def test_cancel_midway_keeps_partial_rows(qtbot, panel, tmp_path):
 
     def stop_on_first_progress(_job, done, _total):
         # runs on the worker thread (direct connection), right after the first batch reports progress
-        if done > 0 and not stopped and panel._worker is not None:
+        if done > 0 and not stopped:
             stopped.append(True)
-            panel._worker.request_stop()
+            panel.handle.request_stop()
 
-    original_start = panel._start_next
-
-    def start_and_hook():
-        original_start()
-        if panel._worker is not None:
-            panel._worker.progress.connect(stop_on_first_progress, Qt.ConnectionType.DirectConnection)
-
-    panel._start_next = start_and_hook
+    panel.handle.worker.progress.connect(stop_on_first_progress, Qt.ConnectionType.DirectConnection)
     with qtbot.waitSignal(panel.scoring_finished, timeout=WAIT_MS) as blocker:
         panel.add_paths([str(folder)])
     summary = blocker.args[0]
@@ -262,7 +255,7 @@ def test_a_drop_on_the_window_brings_the_closed_batch_dock_back(qtbot, tiny_mode
     """Files dropped on the explorer are scored into the batch panel, which is shown even if the user closed it."""
     monkeypatch.setenv("ATTENTION_EXPLORER_SETTINGS", str(tmp_path / "settings.ini"))
     from desktop_app.app import attach_panels
-    from desktop_app.main_window import MainWindow
+    from desktop_app.window.main_window import MainWindow
 
     win = MainWindow(tiny_model_dir, device="cpu")
     qtbot.addWidget(win)
@@ -271,7 +264,7 @@ def test_a_drop_on_the_window_brings_the_closed_batch_dock_back(qtbot, tiny_mode
     win.show()
     with qtbot.waitSignal(win.predictor_loaded, timeout=WAIT_MS):
         pass
-    batch, dock = panels["batch"], win._docks["Batch scoring"]
+    batch, dock = panels["batch"], win.dock("Batch scoring")
     dock.close()
     assert not dock.isVisible()
     folder = make_folder(tmp_path / "reviews", 3, 2)

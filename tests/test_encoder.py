@@ -9,7 +9,9 @@ import pytest
 import torch
 
 from model.core.config import EncoderConfig
-from model.core.encoder import TransformerClassifier, attention, sinusoidal_positional_encoding
+from model.core.encoder import TransformerClassifier
+from model.core.layers import attention
+from model.core.positional import sinusoidal_positional_encoding
 from model.core.weights import CONFIG_FILE, WEIGHTS_FILE, load_model, save_model
 
 CFG = EncoderConfig(vocab_size=50, max_len=32, d_model=16, n_heads=4, n_layers=2, d_ff=32, dropout=0.0)

@@ -7,8 +7,8 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from desktop_app.explain_panel import ExplanationPanel
-from desktop_app.views.common import colours_for
+from desktop_app.panels.explain_panel import ExplanationPanel
+from desktop_app.views.colours import colours_for
 from model.explain import CHEAP_METHODS, EXPLANATION_METHODS
 
 pytestmark = pytest.mark.gui

@@ -12,8 +12,9 @@ import pytest
 import torch
 from torch import nn
 
+from model.evaluation.faithfulness import bootstrap_ci, main
 from model.explain import Explanation, random_importance
-from model.explain.faithfulness import (
+from model.explain.erasure import (
     AOPC_PERCENTS,
     erasure_inputs,
     erasure_scores,
@@ -21,7 +22,6 @@ from model.explain.faithfulness import (
     tokens_for_percent,
     top_token_positions,
 )
-from model.faithfulness import bootstrap_ci, main
 
 CLS, PAD = 2, 0
 KEY = 7  # the stub's only decisive token id

@@ -18,7 +18,7 @@ def isolated_settings(tmp_path, monkeypatch):
 
 
 def test_display_text_turns_br_into_newlines():
-    from desktop_app.editor import display_text
+    from desktop_app.panels.editor import display_text
 
     shown = display_text(IMDB_TEXT)
     assert "<br" not in shown.lower() and shown.count("\n") == 4
@@ -26,7 +26,7 @@ def test_display_text_turns_br_into_newlines():
 
 @pytest.mark.parametrize("which", ["tiny_predictor", "bundled_predictor"])
 def test_newlines_and_br_tokenize_and_predict_the_same(which, request):
-    from desktop_app.editor import display_text
+    from desktop_app.panels.editor import display_text
 
     predictor = request.getfixturevalue(which)
     a, b = predictor.predict(IMDB_TEXT), predictor.predict(display_text(IMDB_TEXT))
@@ -38,14 +38,14 @@ def test_newlines_and_br_tokenize_and_predict_the_same(which, request):
 @pytest.mark.gui
 def test_app_opens_with_a_sample_analysed(qtbot, tiny_model_dir):
     from desktop_app.app import first_sample_text, open_sample_when_empty
-    from desktop_app.main_window import MainWindow
+    from desktop_app.window.main_window import MainWindow
 
     win = MainWindow(tiny_model_dir, device="cpu")
     qtbot.addWidget(win)
     win.persist_settings = False
     with qtbot.waitSignal(win.predictor_loaded, timeout=LOAD_TIMEOUT_MS):
         pass
-    with qtbot.waitSignal(win.prediction_changed, timeout=LOAD_TIMEOUT_MS):
+    with qtbot.waitSignal(win.state.prediction_changed, timeout=LOAD_TIMEOUT_MS):
         assert open_sample_when_empty(win)
     assert win.current_prediction is not None
     assert "<br" not in win.editor.toPlainText().lower()

@@ -38,7 +38,7 @@ def model512_dir(tmp_path_factory) -> Path:
 
 def open_window(qtbot, model_dir):
     """A MainWindow over ``model_dir``, shown, with its model loaded."""
-    from desktop_app.main_window import MainWindow
+    from desktop_app.window.main_window import MainWindow
 
     win = MainWindow(model_dir, device="cpu")
     qtbot.addWidget(win)
@@ -52,7 +52,7 @@ def open_window(qtbot, model_dir):
 
 def analyze(qtbot, win, text: str):
     """open_review(text) and wait for its prediction; renders every view."""
-    with qtbot.waitSignal(win.prediction_changed, timeout=LOAD_TIMEOUT_MS) as blocker:
+    with qtbot.waitSignal(win.state.prediction_changed, timeout=LOAD_TIMEOUT_MS) as blocker:
         win.open_review(text)
     pred = blocker.args[0]
     flush(win)
@@ -70,7 +70,7 @@ def window(qtbot, tiny_model_dir):
 
 
 def test_window_opens_with_title_and_loading_state(qtbot, tiny_model_dir):
-    from desktop_app.main_window import MainWindow
+    from desktop_app.window.main_window import MainWindow
 
     win = MainWindow(tiny_model_dir, device="cpu")
     qtbot.addWidget(win)
@@ -96,7 +96,7 @@ def test_typing_a_positive_review_predicts_positive(qtbot):
 
 def test_typing_runs_a_debounced_analysis(qtbot, window):
     received = []
-    window.prediction_changed.connect(received.append)
+    window.state.prediction_changed.connect(received.append)
     qtbot.keyClicks(window.editor, "a great film")
     qtbot.waitUntil(lambda: bool(received), timeout=10_000)
     qtbot.wait(window.debounce.interval() + 200)
@@ -115,7 +115,7 @@ def test_ctrl_enter_analyzes_now(qtbot, window):
     window.editor.setPlainText("The acting was superb.")
     window.activateWindow()
     window.editor.setFocus()
-    with qtbot.waitSignal(window.prediction_changed, timeout=10_000) as blocker:
+    with qtbot.waitSignal(window.state.prediction_changed, timeout=10_000) as blocker:
         window.analyze_action.trigger()
     assert blocker.args[0].text == "The acting was superb."
     assert any(s.toString() == "Ctrl+Return" for s in window.analyze_action.shortcuts())
@@ -123,7 +123,7 @@ def test_ctrl_enter_analyzes_now(qtbot, window):
 
 def test_latest_request_wins(qtbot, window):
     received = []
-    window.prediction_changed.connect(received.append)
+    window.state.prediction_changed.connect(received.append)
     texts = [f"review number {i}: boring and far too long" for i in range(5)]
     for t in texts:
         window.open_review(t)
@@ -137,7 +137,7 @@ def test_empty_text_and_bad_model_give_messages_not_tracebacks(qtbot, window, tm
     assert window.current_prediction is None
     assert "review" in window.prediction_panel.label.text().lower()
 
-    from desktop_app.main_window import MainWindow
+    from desktop_app.window.main_window import MainWindow
 
     bad = tmp_path / "broken"
     bad.mkdir()
@@ -207,7 +207,7 @@ def test_hovering_a_key_shows_only_its_links(qtbot, window):
 
 
 def test_switching_layer_and_head_shows_exactly_that_matrix(qtbot, window):
-    from desktop_app.views.common import MAX_HEADS, MEAN_HEADS
+    from desktop_app.state import MAX_HEADS, MEAN_HEADS
 
     pred = analyze(qtbot, window, "Brilliant direction and excellent photography.")
     L, H = pred.attention.shape[:2]
@@ -338,7 +338,7 @@ def test_settings_remember_layer_head_and_layout(qtbot, tiny_model_dir, isolated
 def test_panels_missing_from_a_saved_layout_are_shown(qtbot, tiny_model_dir, isolated_settings):
     """A layout saved before the batch/explanation panels existed must not hide them; a never-shown window saves nothing."""
     from desktop_app.app import attach_panels
-    from desktop_app.main_window import MainWindow
+    from desktop_app.window.main_window import MainWindow
 
     hidden = MainWindow(tiny_model_dir, device="cpu")
     qtbot.addWidget(hidden)
@@ -350,8 +350,8 @@ def test_panels_missing_from_a_saved_layout_are_shown(qtbot, tiny_model_dir, iso
     win2 = open_window(qtbot, tiny_model_dir)
     panels = attach_panels(win2)
     try:
-        assert win2._docks["Batch scoring"].isVisible()
-        assert not win2._docks["Explanations"].isHidden()  # a tab behind the heatmap: not hidden
+        assert win2.dock("Batch scoring").isVisible()
+        assert not win2.dock("Explanations").isHidden()  # a tab behind the heatmap: not hidden
     finally:
         panels["batch"].shutdown()
         panels["explain"].shutdown()
@@ -378,9 +378,9 @@ def test_samples_menu_lists_bundled_reviews(qtbot, window):
     assert len(window.samples) >= 6 and len(titles) == len(window.samples)
     labels = {s["label"] for s in window.samples}
     assert labels == {"positive", "negative"}
-    with qtbot.waitSignal(window.prediction_changed, timeout=10_000) as blocker:
+    with qtbot.waitSignal(window.state.prediction_changed, timeout=10_000) as blocker:
         window.samples_menu.actions()[0].trigger()
-    from desktop_app.editor import display_text
+    from desktop_app.panels.editor import display_text
 
     # the editor shows IMDB's <br /> as line breaks (issue 11); the model reads both the same way
     assert blocker.args[0].text == display_text(Path(window.samples[0]["path"]).read_text(encoding="utf-8"))
@@ -405,7 +405,7 @@ def test_event_loop_keeps_turning_during_a_512_token_analysis(qtbot, model512_di
     timer.setInterval(10)
     timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
     received = []
-    win.prediction_changed.connect(received.append)
+    win.state.prediction_changed.connect(received.append)
     timer.start()
     qtbot.wait(100)
     win.open_review(text)

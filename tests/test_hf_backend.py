@@ -15,7 +15,7 @@ pytest.importorskip("transformers")
 import torch
 
 from model import Predictor
-from model.explain.faithfulness import erasure_inputs
+from model.explain.erasure import erasure_inputs
 from model.explain.gradients import class_log_odds, ig_baseline_ids
 from model.hf import normalise_breaks
 from model.prediction import NoClassificationHead, NoPositionalMatrix

@@ -51,7 +51,7 @@ def _open_via_menu(qtbot, win, folder, monkeypatch):
 
 
 def _analyze(qtbot, win, text):
-    with qtbot.waitSignal(win.prediction_changed, timeout=TIMEOUT_MS,
+    with qtbot.waitSignal(win.state.prediction_changed, timeout=TIMEOUT_MS,
                           check_params_cb=lambda p: p is not None) as blocker:
         win.open_review(text)
     for v in (win.token_view, win.heatmap, win.links_view, win.model_view, win.pe_view):
@@ -63,7 +63,7 @@ def test_open_hf_folder_analyse_switch_heads_and_back_to_bundled(qtbot, tiny_mod
     start = tiny_model_dir if not BUNDLED.is_file() else None
     win = open_window(qtbot, start)
     _open_via_menu(qtbot, win, hf12_dir, monkeypatch)
-    info = win.controller.info
+    info = win.model_info
     assert (info.n_layers, info.n_heads, info.family) == (12, 12, "BERT")
     assert "BERT" in win.model_label.text() and "12 layers" in win.model_label.text() and "learned" in info.pe_kind
     pred = _analyze(qtbot, win, REVIEW)
@@ -90,9 +90,9 @@ def test_open_hf_folder_analyse_switch_heads_and_back_to_bundled(qtbot, tiny_mod
             next(a for a in win.model_menu.menu.actions() if a.text().startswith("&Bundled")).trigger()
         else:
             win.model_menu.open_model(start)
-    assert win.controller.info.n_layers != 12
+    assert win.model_info.n_layers != 12
     pred = _analyze(qtbot, win, "A wonderful film.")
-    assert pred.attention.shape[0] == win.controller.info.n_layers and pred.probabilities.shape == (2,)
+    assert pred.attention.shape[0] == win.model_info.n_layers and pred.probabilities.shape == (2,)
     win.close()
 
 
@@ -100,7 +100,7 @@ def test_attention_only_model_and_a_failing_folder_keep_the_app_usable(qtbot, ti
                                                                         tmp_path, monkeypatch):
     win = open_window(qtbot, tiny_model_dir)
     _open_via_menu(qtbot, win, deberta_base_dir, monkeypatch)
-    info = win.controller.info
+    info = win.model_info
     assert not info.has_head and info.positional_encoding is None and "relative" in info.pe_kind
     pred = _analyze(qtbot, win, "A wonderful film.<br />Great cast!")
     assert pred.probabilities.shape == (0,) and pred.labels == ()
@@ -116,7 +116,7 @@ def test_attention_only_model_and_a_failing_folder_keep_the_app_usable(qtbot, ti
     assert "pickled" in blocker.args[0]
     assert win.model_menu.error_box is not None and win.model_menu.error_box.isVisible()
     win.model_menu.error_box.close()
-    assert win.controller.info.family == "DeBERTa-v2/v3" and win.predictor is not None
+    assert win.model_info.family == "DeBERTa-v2/v3" and win.predictor is not None
     assert "DeBERTa" in win.model_label.text()
 
     gpt2 = shutil.copytree(deberta_base_dir, tmp_path / "gpt2")

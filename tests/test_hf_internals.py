@@ -1,4 +1,4 @@
-"""Attention internals of Hugging Face encoders (model.hf.internals): softmax(scores) is the model's attention."""
+"""Attention internals of Hugging Face encoders (model.hf.projections): softmax(scores) is the model's attention."""
 
 from __future__ import annotations
 

@@ -18,8 +18,8 @@ def isolated_settings(tmp_path, monkeypatch):
 
 
 def test_neuron_view_from_synthetic_internals(qtbot):
+    from desktop_app.state import ExplorerState
     from desktop_app.views.neuron_view import NeuronView
-    from desktop_app.views.state import ExplorerState
     from model.internals import AttentionInternals
 
     state = ExplorerState()
@@ -72,8 +72,8 @@ def test_neuron_view_in_the_window_follows_selection_and_click_selects(qtbot, ti
 
 
 def test_stale_internals_are_dropped(qtbot, tiny_predictor):
-    from desktop_app.internals_worker import InternalsController
-    from desktop_app.views.state import ExplorerState
+    from desktop_app.state import ExplorerState
+    from desktop_app.workers.internals import InternalsController
 
     state = ExplorerState()
     ctl = InternalsController(state)
@@ -90,7 +90,7 @@ def test_stale_internals_are_dropped(qtbot, tiny_predictor):
 
 
 def test_steps_view_shows_the_six_steps(qtbot):
-    from desktop_app.views.state import ExplorerState
+    from desktop_app.state import ExplorerState
     from desktop_app.views.steps_view import TOP_K, AttentionStepsView
     from model.internals import AttentionInternals
 

@@ -13,9 +13,7 @@ ROW_1 = [0.8415, 0.5403, 0.0998, 0.9950]  # sin(1), cos(1), sin(1/10), cos(1/10)
 
 
 def test_worked_table_matches_the_tutorial(tiny_predictor):
-    from desktop_app.model_info import model_info
-
-    info = model_info(tiny_predictor)
+    info = tiny_predictor.model_info()
     t = info.pe_worked_example
     assert t.shape == (4, 4) and not t.flags.writeable
     np.testing.assert_allclose(t[0], [0, 1, 0, 1], atol=1e-6)
@@ -38,15 +36,14 @@ def test_embedding_norms(tiny_predictor):
 
 
 def test_pe_view_shows_the_worked_table_and_norms(qtbot, tiny_predictor):
-    from desktop_app.model_info import model_info
+    from desktop_app.state import ExplorerState
     from desktop_app.views.pe_view import PositionalEncodingView
-    from desktop_app.views.state import ExplorerState
 
     state = ExplorerState()
     view = PositionalEncodingView(state)
     qtbot.addWidget(view)
     view.show()
-    state.set_model(model_info(tiny_predictor))
+    state.set_model(tiny_predictor.model_info())
     assert [float(view.worked.item(1, c).text()) for c in range(4)] == ROW_1
     state.set_embedding_norms(tiny_predictor.embedding_norms("a fine film"))
     x, y = view.pe_norm_curve.getData()

@@ -194,3 +194,24 @@ def test_replica_for_another_thread_has_its_own_weights_and_the_same_results(tin
     a, b = tiny_predictor.predict(text), r.predict(text)
     np.testing.assert_allclose(b.attention, a.attention, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(b.probabilities, a.probabilities, rtol=1e-6, atol=1e-7)
+
+
+def test_model_info_is_an_immutable_numpy_summary(tiny_predictor):
+    """``Predictor.model_info()`` (what the GUI shows of the loaded model): plain types, read-only arrays, frozen."""
+    from model import ModelInfo
+
+    info = tiny_predictor.model_info(load_s=1.5)
+    cfg = tiny_predictor.config
+    assert isinstance(info, ModelInfo)
+    assert (info.n_layers, info.n_heads, info.d_model, info.max_len) == (cfg.n_layers, cfg.n_heads, cfg.d_model,
+                                                                          cfg.max_len)
+    assert info.labels == tuple(cfg.labels) and info.has_head and info.load_s == 1.5
+    assert info.model_dir == str(tiny_predictor.model_dir) and info.device_name == "CPU"
+    np.testing.assert_array_equal(info.positional_encoding, tiny_predictor.positional_encoding(cfg.max_len))
+    assert info.positional_encoding.dtype == np.float32 and info.pe_worked_example.shape == (4, 4)
+    assert not info.positional_encoding.flags.writeable and not info.pe_worked_example.flags.writeable
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        info.n_layers = 1  # type: ignore[misc]
+    info.metrics["changed"] = True
+    assert "changed" not in tiny_predictor.metrics
+    assert f"{cfg.n_layers} layers" in info.summary()

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from model.batch import Record, ResultRow, iter_records, ray_engine, read_results, score_records
+from model.batch import Record, ResultRow, iter_records, ray_engine, ray_pool, read_results, score_records
 from model.batch.cli import main as score_main
 from model.batch.shards import ShardWriter
 
@@ -106,17 +106,17 @@ def assert_same_rows(local: list[ResultRow], ray_rows: list[ResultRow]) -> None:
 
 
 def test_plan_pool_keeps_a_cpu_for_ray_data():
-    assert ray_engine.plan_pool({"CPU": 2.0}) == ray_engine.PoolPlan(2, 0.5, 0.0, 1)
-    assert ray_engine.plan_pool({"CPU": 16.0}) == ray_engine.PoolPlan(15, 1.0, 0.0, 1)
-    assert ray_engine.plan_pool({"CPU": 16.0}, num_workers=3) == ray_engine.PoolPlan(3, 5.0, 0.0, 5)
-    assert ray_engine.plan_pool({"CPU": 1.0}) == ray_engine.PoolPlan(1, 0.5, 0.0, 1)
-    assert ray_engine.plan_pool({"CPU": 64.0}, num_workers=2, max_node_cpus=16).cpus_per_worker == 16.0
-    assert ray_engine.plan_pool({"CPU": 32.0, "GPU": 4.0}, gpus_per_worker=1) == ray_engine.PoolPlan(4, 1.0, 1.0, 1)
-    assert ray_engine.plan_pool({"CPU": 8.0, "GPU": 1.0}, gpus_per_worker=0.5).num_workers == 2
+    assert ray_pool.plan_pool({"CPU": 2.0}) == ray_pool.PoolPlan(2, 0.5, 0.0, 1)
+    assert ray_pool.plan_pool({"CPU": 16.0}) == ray_pool.PoolPlan(15, 1.0, 0.0, 1)
+    assert ray_pool.plan_pool({"CPU": 16.0}, num_workers=3) == ray_pool.PoolPlan(3, 5.0, 0.0, 5)
+    assert ray_pool.plan_pool({"CPU": 1.0}) == ray_pool.PoolPlan(1, 0.5, 0.0, 1)
+    assert ray_pool.plan_pool({"CPU": 64.0}, num_workers=2, max_node_cpus=16).cpus_per_worker == 16.0
+    assert ray_pool.plan_pool({"CPU": 32.0, "GPU": 4.0}, gpus_per_worker=1) == ray_pool.PoolPlan(4, 1.0, 1.0, 1)
+    assert ray_pool.plan_pool({"CPU": 8.0, "GPU": 1.0}, gpus_per_worker=0.5).num_workers == 2
     with pytest.raises(ValueError, match="GPU"):
-        ray_engine.plan_pool({"CPU": 8.0}, gpus_per_worker=1)
+        ray_pool.plan_pool({"CPU": 8.0}, gpus_per_worker=1)
     with pytest.raises(ValueError):
-        ray_engine.plan_pool({"CPU": 8.0}, num_workers=0)
+        ray_pool.plan_pool({"CPU": 8.0}, num_workers=0)
 
 
 def test_a_review_that_breaks_scoring_gets_its_status(tiny_predictor):

@@ -34,10 +34,10 @@ def _fake_result(pred, method="grad_x_input"):
 
 
 def test_session_round_trip(qtbot, tiny_model_dir, tmp_path):
-    from desktop_app import session
+    from desktop_app.window import session
 
     win = _window(qtbot, tiny_model_dir)
-    with qtbot.waitSignal(win.prediction_changed, timeout=LOAD_TIMEOUT_MS):
+    with qtbot.waitSignal(win.state.prediction_changed, timeout=LOAD_TIMEOUT_MS):
         win.open_review("A slow start.\nThen a wonderful second half that I would watch again.")
     pred = win.state.prediction
     win.state.set_layer_head(1, 0)
@@ -64,7 +64,7 @@ def test_session_round_trip(qtbot, tiny_model_dir, tmp_path):
     st = other.state
     assert other.editor.toPlainText() == pred.text and st.prediction.tokens == pred.tokens
     assert (st.layer, st.head, st.selection) == (1, 0, (2, 4))
-    assert other._current_view_name() == "Neuron view"
+    assert other.current_view_name() == "Neuron view"
     res = st.explanations["grad_x_input"]
     np.testing.assert_allclose(res.explanation.scores, _fake_result(pred).explanation.scores)
     assert res.faithfulness.comprehensiveness_aopc == 0.25 and res.faithfulness.per_k[5]["tokens"] == 1
@@ -82,7 +82,7 @@ def test_session_round_trip(qtbot, tiny_model_dir, tmp_path):
     ],
 )
 def test_bad_session_files_get_a_clear_message(tmp_path, content, words):
-    from desktop_app.session import SessionError, read_session
+    from desktop_app.window.session import SessionError, read_session
 
     p = tmp_path / "bad.aesession.json"
     p.write_text(content, encoding="utf-8", errors="surrogateescape")
@@ -91,7 +91,7 @@ def test_bad_session_files_get_a_clear_message(tmp_path, content, words):
 
 
 def test_opening_a_damaged_session_shows_a_message_and_keeps_the_text(qtbot, tiny_model_dir, tmp_path):
-    from desktop_app import session
+    from desktop_app.window import session
 
     win = _window(qtbot, tiny_model_dir)
     win.editor.setPlainText("keep me")

@@ -35,7 +35,7 @@ def _window(qtbot, model_dir, size=(1400, 860), panels=False):
 
 # -- token view: the caption must not change height, so a second click clears the selection --------------------
 def test_token_view_caption_height_is_stable_and_second_click_clears(qtbot, tiny_predictor):
-    from desktop_app.views.state import ExplorerState
+    from desktop_app.state import ExplorerState
     from desktop_app.views.token_view import TokenView
 
     state = ExplorerState()
@@ -64,7 +64,7 @@ def test_token_view_caption_height_is_stable_and_second_click_clears(qtbot, tiny
 def test_faithfulness_table_shows_all_rows_at_default_size(qtbot, tiny_model_dir):
     win = _window(qtbot, tiny_model_dir, panels=True)
     explain = win.panels["explain"]
-    dock = win._docks["Explanations"]
+    dock = win.dock("Explanations")
     dock.show()
     dock.raise_()
     qtbot.wait(50)
@@ -77,7 +77,7 @@ def test_faithfulness_table_shows_all_rows_at_default_size(qtbot, tiny_model_dir
 
 # -- batch summary follows the filter and the search box -------------------------------------------------------
 def test_batch_summary_describes_the_filtered_rows(qtbot):
-    from desktop_app.batch_panel import BatchPanel
+    from desktop_app.panels.batch_panel import BatchPanel
 
     panel = BatchPanel()
     qtbot.addWidget(panel)
@@ -111,10 +111,10 @@ def _mode(p) -> int:
 
 
 def test_every_export_path_honours_umask_and_keeps_mode(qtbot, tmp_path, umask_027, tiny_model_dir, tiny_predictor):
-    from desktop_app.batch_panel import BatchPanel
-    from desktop_app.view_export import export_widget
+    from desktop_app.panels.batch_panel import BatchPanel
+    from desktop_app.state import ExplorerState
     from desktop_app.views.heatmap import AttentionHeatmap
-    from desktop_app.views.state import ExplorerState
+    from desktop_app.window.view_export import export_widget
     from model.atomic import atomic_path, atomic_write_bytes
     from model.core.config import EncoderConfig
 
@@ -159,8 +159,8 @@ def test_every_export_path_honours_umask_and_keeps_mode(qtbot, tmp_path, umask_0
 
 # -- the empty heatmap has no SI-prefixed axes and a sensible colour bar ---------------------------------------
 def test_empty_heatmap_has_no_unit_prefix_and_a_unit_colour_bar(qtbot):
+    from desktop_app.state import ExplorerState
     from desktop_app.views.heatmap import AttentionHeatmap
-    from desktop_app.views.state import ExplorerState
 
     state = ExplorerState()
     heat = AttentionHeatmap(state)
@@ -202,7 +202,7 @@ def test_drop_indicator_shows_while_dragging(qtbot, tiny_model_dir, tmp_path):
 
 # -- batch table's Source column: the path relative to what was dropped ------------------------------------------
 def test_source_column_shows_path_relative_to_dropped_folder(qtbot, tmp_path):
-    from desktop_app.batch_model import SOURCE, BatchTableModel
+    from desktop_app.panels.batch_model import SOURCE, BatchTableModel
 
     model = BatchTableModel()
     root = tmp_path / "train"
@@ -219,7 +219,7 @@ def test_source_column_shows_path_relative_to_dropped_folder(qtbot, tmp_path):
 
 # -- File > Open offers only what the readers read -------------------------------------------------------------
 def test_open_files_filter_matches_the_readers():
-    from desktop_app.file_actions import review_file_filter
+    from desktop_app.window.file_actions import review_file_filter
     from model.batch.readers import READERS
 
     filt = review_file_filter()
@@ -231,7 +231,7 @@ def test_open_files_filter_matches_the_readers():
 
 # -- CSV export: an excerpt-only export for spreadsheets -------------------------------------------------------
 def test_csv_excerpt_export_keeps_cells_short(qtbot, tmp_path):
-    from desktop_app.batch_panel import SPREADSHEET_CELL_LIMIT, BatchPanel
+    from desktop_app.panels.batch_panel import SPREADSHEET_CELL_LIMIT, BatchPanel
 
     panel = BatchPanel()
     qtbot.addWidget(panel)

@@ -1,4 +1,4 @@
-"""Background threads yield the CPU to the GUI thread (desktop_app.worker.lower_thread_priority)."""
+"""Background threads yield the CPU to the GUI thread (desktop_app.workers.handle.lower_thread_priority)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from desktop_app.worker import lower_thread_priority
+from desktop_app.workers.handle import lower_thread_priority
 
 
 def _nice_after(nice: int) -> tuple[bool, int, int, int]:

@@ -10,7 +10,8 @@ import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QScrollArea, QVBoxLayout, QWidget
 
-from .common import DeferredRender, colours_for
+from .colours import colours_for
+from .render import DeferredRender
 from .token_view import TokenCanvas, token_pieces
 
 
@@ -18,7 +19,7 @@ class ComparisonView(DeferredRender, QWidget):
     """Two explanation methods over the same tokens, one strip each, coloured like the main token view.
 
     Each strip is a :class:`desktop_app.views.token_view.TokenCanvas` (one custom-painted widget, no rich
-    text), coloured with :func:`desktop_app.views.common.colours_for`: signed scores on the diverging map
+    text), coloured with :func:`desktop_app.views.colours.colours_for`: signed scores on the diverging map
     (red: for the explained class, blue: against), unsigned ones on the sequential map, each strip scaled to
     its own largest magnitude. Hovering a token shows its score. Rendering is deferred and skipped while the
     view is hidden (:class:`DeferredRender`), so new results never stall the GUI thread.

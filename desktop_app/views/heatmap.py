@@ -15,16 +15,11 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QComboBox, QGraphicsPathItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from .common import (
-    HEATMAP_CMAP,
-    DeferredRender,
-    TokenAxis,
-    colormap,
-    head_matrix,
-    head_name,
-    style_plot,
-)
+from .colours import HEATMAP_CMAP, colormap
+from .heads import head_matrix, head_name
+from .render import DeferredRender
 from .selectors import LayerHeadSelector
+from .widgets import TokenAxis, style_plot
 
 
 class AttentionHeatmap(DeferredRender, QWidget):

@@ -21,7 +21,10 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QCheckBox, QGraphicsPathItem, QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
 
-from .common import MAX_HEADS, MEAN_HEADS, DeferredRender, TokenAxis, head_colour, style_plot
+from ..state import MAX_HEADS, MEAN_HEADS
+from .colours import head_colour
+from .render import DeferredRender
+from .widgets import TokenAxis, style_plot
 
 N_OPACITY_BINS = 8
 MAX_LINES_PER_HEAD = 1500  # without a focus token, only the strongest links per head are drawn
@@ -241,18 +244,8 @@ class AttentionLinksView(DeferredRender, QWidget):
             self.focus_dots.clear()
             self.info.setText("")
             return
-        T = pred.num_tokens
         layer = min(self.state.layer, pred.attention.shape[0] - 1)
-        key = (id(pred), T)
-        if key != self._tokens_key:
-            self._tokens_key = key
-            self.q_axis.set_tokens(pred.tokens)
-            self.k_axis.set_tokens(pred.tokens)
-            ys = np.arange(T) + 0.5
-            self.anchors.setData(np.r_[np.full(T, QUERY_X), np.full(T, KEY_X)], np.r_[ys, ys])
-            vb = self.plot.getViewBox()
-            vb.setLimits(yMin=-0.5, yMax=T + 0.5, minYRange=3)
-            vb.setRange(xRange=(QUERY_X - 0.02, KEY_X + 0.02), yRange=(0, T), padding=0)
+        self._set_tokens(pred)
         if self.hover is not None:
             side, idx = self.hover
             self.focus = (side, (idx,))
@@ -260,26 +253,65 @@ class AttentionLinksView(DeferredRender, QWidget):
             self.focus = ("query", tuple(self.state.selection))
         else:
             self.focus = None
-        A = pred.attention[layer]  # (H, T, T)
+        per_head, rows, cols, cap = self._candidates(pred.attention[layer])
+        wmax = max((float(w.max()) for w in per_head.values() if w.size), default=0.0)
+        self.shown_links = self._draw_links(per_head, rows, cols, cap, wmax)
+        if self.focus is None:
+            self.focus_dots.clear()
+            self.focus_dots.setVisible(False)
+            what = "all queries"
+        else:
+            side, idxs = self.focus
+            fx = QUERY_X if side == "query" else KEY_X
+            self.focus_dots.setData(np.full(len(idxs), fx), np.asarray(idxs) + 0.5)
+            self.focus_dots.setVisible(True)
+            names = ", ".join(f"\u201c{pred.tokens[i]}\u201d" for i in idxs[:3]) + ("\u2026" if len(idxs) > 3 else "")
+            what = f"{side} {names}"
+        self.info.setText(
+            f"Layer {layer + 1}: {self.shown_links:,} links from {what}; opacity \u221d weight / {wmax:.3g}"
+            + (f" (strongest {MAX_LINES_PER_HEAD:,} per head)" if self.focus is None else "")
+        )
+
+    def _set_tokens(self, pred) -> None:
+        """Axis labels, anchor dots and view range for a new prediction (once per prediction)."""
+        T = pred.num_tokens
+        key = (id(pred), T)
+        if key == self._tokens_key:
+            return
+        self._tokens_key = key
+        self.q_axis.set_tokens(pred.tokens)
+        self.k_axis.set_tokens(pred.tokens)
+        ys = np.arange(T) + 0.5
+        self.anchors.setData(np.r_[np.full(T, QUERY_X), np.full(T, KEY_X)], np.r_[ys, ys])
+        vb = self.plot.getViewBox()
+        vb.setLimits(yMin=-0.5, yMax=T + 0.5, minYRange=3)
+        vb.setRange(xRange=(QUERY_X - 0.02, KEY_X + 0.02), yRange=(0, T), padding=0)
+
+    def _candidates(self, A: np.ndarray):
+        """The candidate links of the enabled heads for the current focus.
+
+        Args:
+            A: float32 [H, T, T], one layer's attention.
+
+        Returns:
+            (per_head {head: weights [N]}, query rows [N], key cols [N], cap: links kept per head or None).
+        """
+        T = A.shape[-1]
         heads = sorted(h for h in self.enabled_heads if h < A.shape[0])
         if self.focus is None:
             rows, cols = np.divmod(np.arange(T * T), T)
-            cap = MAX_LINES_PER_HEAD
-        elif self.focus[0] == "query":
+            return {h: A[h].ravel() for h in heads}, rows, cols, MAX_LINES_PER_HEAD  # row-major: i * T + j
+        if self.focus[0] == "query":
             sel = np.array(self.focus[1], dtype=np.int64)
             rows = np.repeat(sel, T)
             cols = np.tile(np.arange(T), len(sel))
-            cap = None
         else:
-            k = self.focus[1][0]
             rows = np.arange(T)
-            cols = np.full(T, k)
-            cap = None
-        if self.focus is None:
-            per_head = {h: A[h].ravel() for h in heads}  # row-major: index i * T + j
-        else:
-            per_head = {h: A[h][rows, cols] for h in heads}
-        wmax = max((float(w.max()) for w in per_head.values() if w.size), default=0.0)
+            cols = np.full(T, self.focus[1][0])
+        return {h: A[h][rows, cols] for h in heads}, rows, cols, None
+
+    def _draw_links(self, per_head: dict, rows: np.ndarray, cols: np.ndarray, cap: int | None, wmax: float) -> int:
+        """Set each (head, opacity bin) path to its links above the threshold; returns how many are drawn."""
         threshold = self.threshold_fraction * wmax
         total = 0
         for h, row in enumerate(self.path_items):
@@ -305,22 +337,7 @@ class AttentionLinksView(DeferredRender, QWidget):
                 y[0::2] = r[m] + 0.5
                 y[1::2] = c[m] + 0.5
                 item.setPath(pg.arrayToQPath(x, y, connect="pairs"))
-        self.shown_links = total
-        if self.focus is None:
-            self.focus_dots.clear()
-            self.focus_dots.setVisible(False)
-            what = "all queries"
-        else:
-            side, idxs = self.focus
-            fx = QUERY_X if side == "query" else KEY_X
-            self.focus_dots.setData(np.full(len(idxs), fx), np.asarray(idxs) + 0.5)
-            self.focus_dots.setVisible(True)
-            names = ", ".join(f"\u201c{pred.tokens[i]}\u201d" for i in idxs[:3]) + ("\u2026" if len(idxs) > 3 else "")
-            what = f"{side} {names}"
-        self.info.setText(
-            f"Layer {layer + 1}: {total:,} links from {what}; opacity \u221d weight / {wmax:.3g}"
-            + (f" (strongest {MAX_LINES_PER_HEAD:,} per head)" if self.focus is None else "")
-        )
+        return total
 
     def export_item(self):
         """The graphics scene that PNG/SVG export should render."""

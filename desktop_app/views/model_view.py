@@ -12,7 +12,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QImage, QPixmap
 from PySide6.QtWidgets import QGridLayout, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
-from .common import HEATMAP_CMAP, DeferredRender, lookup_table
+from .colours import HEATMAP_CMAP, lookup_table
+from .render import DeferredRender
 
 THUMB_PX = 112  # thumbnail side in pixels
 

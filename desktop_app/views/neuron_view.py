@@ -11,7 +11,7 @@ Source: Vaswani et al. 2017, section 3.2.1, equation 1; the layout follows Vig 2
 Visualization of Attention in the Transformer Model", bertviz's neuron view).
 
 The numbers come from :class:`model.internals.AttentionInternals` in the explorer state (computed on a
-worker, :mod:`desktop_app.internals_worker`); the view never imports torch. Hover shows values;
+worker, :mod:`desktop_app.workers.internals`); the view never imports torch. Hover shows values;
 clicking a key row selects that token in every view.
 """
 
@@ -23,7 +23,10 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import QGraphicsRectItem, QLabel, QVBoxLayout, QWidget
 
-from .common import DIVERGING_CMAP, DeferredRender, TokenAxis, colormap, head_name, style_plot
+from .colours import DIVERGING_CMAP, colormap
+from .heads import head_name
+from .render import DeferredRender
+from .widgets import TokenAxis, style_plot
 
 BAR_BRUSH = "#4c72b0"
 SOFTMAX_BRUSH = "#dd8452"

@@ -29,7 +29,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .common import DIVERGING_CMAP, HEATMAP_CMAP, DeferredRender, colormap, fit_table_height, style_plot
+from .colours import DIVERGING_CMAP, HEATMAP_CMAP, colormap
+from .render import DeferredRender
+from .widgets import fit_table_height, style_plot
 
 
 def similarity(pe: np.ndarray, kind: str = "cosine") -> np.ndarray:
@@ -81,6 +83,38 @@ class PositionalEncodingView(DeferredRender, QWidget):
         self.formula.setTextFormat(Qt.RichText)
         self.formula.setWordWrap(True)
         self.used_label = QLabel("")
+        self.norm_label = QLabel("")
+        self.norm_label.setWordWrap(True)
+        self.worked_title = QLabel("Worked example: d_model = 4, n = 100, positions 0–3")
+        self._build_plots()
+        self._build_worked_table()
+        controls = QHBoxLayout()
+        controls.addWidget(QLabel("Show"))
+        controls.addWidget(self.positions)
+        controls.addWidget(QLabel("Similarity:"))
+        controls.addWidget(self.kind)
+        controls.addWidget(self.used_label, 1)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.addLayout(controls)
+        teach = QHBoxLayout()
+        teach.addWidget(self.formula, 1)
+        worked_box = QVBoxLayout()
+        worked_box.addWidget(self.worked_title)
+        worked_box.addWidget(self.worked)
+        teach.addLayout(worked_box)
+        lay.addLayout(teach)
+        lay.addWidget(self.norm_label)
+        lay.addWidget(self.glw, 1)
+        self.pe_matrix: np.ndarray | None = None  # [max_len, d_model] from ModelInfo
+        self.positions.valueChanged.connect(lambda *_: self.request_render())
+        self.kind.currentTextChanged.connect(lambda *_: self.request_render())
+        state.model_changed.connect(self.set_model)
+        state.prediction_changed.connect(lambda *_: self._mark_used())
+        state.embedding_norms_changed.connect(self.set_norms)
+
+    def _build_plots(self) -> None:
+        """The PE matrix and the similarity heatmaps (with colour bars and used-positions lines), the norms plot."""
         self.glw = pg.GraphicsLayoutWidget()
         self.glw.setBackground("w")
         self.glw.setAcceptDrops(False)
@@ -126,6 +160,9 @@ class PositionalEncodingView(DeferredRender, QWidget):
         )
         self.glw.ci.layout.setRowStretchFactor(0, 3)
         self.glw.ci.layout.setRowStretchFactor(1, 1)
+
+    def _build_worked_table(self) -> None:
+        """The tutorial's 4 x 4 worked example (filled by :meth:`set_worked_example`)."""
         self.worked = QTableWidget(4, 4)
         self.worked.setHorizontalHeaderLabels(["i=0: sin", "i=0: cos", "i=1: sin", "i=1: cos"])
         self.worked.setVerticalHeaderLabels([f"pos {p}" for p in range(4)])
@@ -133,36 +170,9 @@ class PositionalEncodingView(DeferredRender, QWidget):
         self.worked.setToolTip("PE(pos, 2i) = sin(pos / 100^(2i/4)), PE(pos, 2i+1) = cos(pos / 100^(2i/4)):"
                                " the tutorial's worked example, computed by the model's own function")
         self.worked.resizeColumnsToContents()
-        self.norm_label = QLabel("")
-        self.norm_label.setWordWrap(True)
-        self.worked_title = QLabel("Worked example: d_model = 4, n = 100, positions 0–3")
-        controls = QHBoxLayout()
-        controls.addWidget(QLabel("Show"))
-        controls.addWidget(self.positions)
-        controls.addWidget(QLabel("Similarity:"))
-        controls.addWidget(self.kind)
-        controls.addWidget(self.used_label, 1)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(2, 2, 2, 2)
-        lay.addLayout(controls)
-        teach = QHBoxLayout()
-        teach.addWidget(self.formula, 1)
-        worked_box = QVBoxLayout()
-        worked_box.addWidget(self.worked_title)
-        worked_box.addWidget(self.worked)
-        teach.addLayout(worked_box)
-        lay.addLayout(teach)
-        lay.addWidget(self.norm_label)
-        lay.addWidget(self.glw, 1)
-        self.pe_matrix: np.ndarray | None = None  # [max_len, d_model] from ModelInfo
-        self.positions.valueChanged.connect(lambda *_: self.request_render())
-        self.kind.currentTextChanged.connect(lambda *_: self.request_render())
-        state.model_changed.connect(self.set_model)
-        state.prediction_changed.connect(lambda *_: self._mark_used())
-        state.embedding_norms_changed.connect(self.set_norms)
 
     def set_model(self, info) -> None:
-        """Adopt a :class:`desktop_app.worker.ModelInfo`: its PE matrix [max_len, d_model], base and d_model.
+        """Adopt a :class:`model.info.ModelInfo`: its PE matrix [max_len, d_model], base and d_model.
 
         A model without a positional matrix (``info.positional_encoding`` None, e.g. DeBERTa's relative
         positions) gets its explanation (``info.pe_note``) in place of the formula and empty plots.
@@ -179,7 +189,7 @@ class PositionalEncodingView(DeferredRender, QWidget):
         else:
             self.formula.setText(f"<b>{info.family}</b>: {info.pe_kind} position embeddings, the rows the model adds "
                                  "to the token embeddings for positions 0, 1, 2, \u2026")
-        self.set_worked_example(getattr(info, "pe_worked_example", None))
+        self.set_worked_example(info.pe_worked_example)
         self.request_render()
 
     def set_worked_example(self, table: np.ndarray | None) -> None:

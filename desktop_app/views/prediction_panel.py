@@ -55,12 +55,17 @@ class ProbabilityBar(QWidget):
 class PredictionPanel(QWidget):
     """Shows one ``model.Prediction``: predicted label, P(class) bars, truncated?, T, inference time, device.
 
-    ``set_loading(message)`` shows the "loading model" state; ``set_error``
-    shows a one-line error; ``set_prediction(None)`` clears.
+    Follows the state: each new prediction is shown, each new model gets its class bars. A cleared prediction
+    (None) is left to the window, which says why: ``set_loading(message)`` shows the "loading model" state,
+    ``set_idle`` a hint, ``set_error`` a one-line error; ``set_prediction(None)`` clears.
+
+    Args:
+        state: the shared :class:`desktop_app.state.ExplorerState`.
     """
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, state, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.state = state
         self.label = QLabel("Loading model\u2026")
         self.label.setObjectName("predictionLabel")
         f = self.label.font()
@@ -82,6 +87,12 @@ class PredictionPanel(QWidget):
         lay.addStretch(1)
         self.prediction = None
         self.device_name = ""
+        state.model_changed.connect(lambda info: self.set_labels(info.labels, info.device_name))
+        state.prediction_changed.connect(self._on_prediction)
+
+    def _on_prediction(self, pred) -> None:
+        if pred is not None:  # None: the window shows why (loading, idle hint, error)
+            self.set_prediction(pred)
 
     def _show_label(self, text: str, colour: str) -> None:
         """Set the big label; restyle only when the colour changes (a style sheet change re-polishes)."""

@@ -11,7 +11,8 @@ from __future__ import annotations
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QComboBox
 
-from .common import MAX_HEADS, MEAN_HEADS, head_name
+from ..state import MAX_HEADS, MEAN_HEADS
+from .heads import head_name
 
 
 class LayerHeadSelector(QObject):

@@ -27,7 +27,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .common import DIVERGING_CMAP, DeferredRender, TokenAxis, colormap, fit_table_height, style_plot
+from .colours import DIVERGING_CMAP, colormap
+from .render import DeferredRender
+from .widgets import TokenAxis, fit_table_height, style_plot
 
 TOP_K = 12  # keys listed when the text has more tokens than this
 STEPS_HTML = (

@@ -3,8 +3,8 @@
 Default colour: attention from the classification position, mean of heads, for
 the selected layer (``Prediction.classification_attention(layer)``). With
 query tokens selected: the sum of their attention rows (selected layer and
-head choice). An explanation panel can substitute any per-token importance
-with :meth:`TokenView.set_importance` (signed scores use a diverging map).
+head choice). The state's token importance (:attr:`desktop_app.state.ExplorerState.importance`, set by
+the explanation panel) replaces it with any per-token scores (signed scores use a diverging map).
 
 Tokens are drawn by one custom-painted widget (no widget per token), so 512
 tokens lay out and paint in a few milliseconds.
@@ -16,19 +16,13 @@ import re
 
 import numpy as np
 from PySide6.QtCore import QEvent, QPoint, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPen, QPixmap
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QToolTip, QVBoxLayout, QWidget
 
-from .common import (
-    DIVERGING_CMAP,
-    SEQUENTIAL_CMAP,
-    DeferredRender,
-    ElidedLabel,
-    colours_for,
-    head_matrix,
-    head_name,
-    lookup_table,
-)
+from .colours import DIVERGING_CMAP, SEQUENTIAL_CMAP, colours_for, gradient_pixmap
+from .heads import head_matrix, head_name
+from .render import DeferredRender
+from .widgets import ElidedLabel
 
 _BR = re.compile(r"(?i)<br\s*/?\s*>")
 PAD_X = 2.0  # pixels of padding left/right inside a token box
@@ -268,29 +262,17 @@ class TokenCanvas(QWidget):
         return f"\u201c{self.pieces[i][0]}\u201d  (token {i})\n{self.value_name}: {float(self.values[i]):.4f}"
 
 
-def gradient_pixmap(cmap: str, width: int = 120, height: int = 12) -> QPixmap:
-    """A horizontal colour-bar pixmap of colour map ``cmap`` (for the legend)."""
-    lut = lookup_table(cmap)
-    idx = np.linspace(0, len(lut) - 1, width).astype(int)
-    row = np.ascontiguousarray(np.repeat(lut[idx][None, :, :], height, axis=0))
-    img = QImage(row.data, width, height, 4 * width, QImage.Format_RGBA8888)
-    return QPixmap.fromImage(img.copy())
-
-
 class TokenView(DeferredRender, QWidget):
     """The review as tokens coloured by importance (see module docstring).
 
     Args:
-        state: the shared :class:`desktop_app.views.state.ExplorerState`.
+        state: the shared :class:`desktop_app.state.ExplorerState`.
     """
 
     def __init__(self, state, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._init_deferred()
         self.state = state
-        self.importance: np.ndarray | None = None
-        self.importance_signed = False
-        self.importance_name = ""
         self.canvas = TokenCanvas()
         self.scroll = QScrollArea()
         self.scroll.setWidget(self.canvas)
@@ -314,9 +296,9 @@ class TokenView(DeferredRender, QWidget):
         state.prediction_changed.connect(self._on_prediction)
         state.layer_head_changed.connect(lambda *_: self.request_render())
         state.selection_changed.connect(self._on_selection)
+        state.importance_changed.connect(lambda *_: self.request_render())
 
     def _on_prediction(self, pred) -> None:
-        self.importance = None
         self.canvas.set_tokens(token_pieces(pred) if pred is not None else [])
         self.request_render()
 
@@ -327,6 +309,9 @@ class TokenView(DeferredRender, QWidget):
     def set_importance(self, scores: np.ndarray | None, signed: bool = False, name: str = "") -> None:
         """Colour tokens by an external per-token importance, or return to the default with None.
 
+        The colouring belongs to the state (:meth:`desktop_app.state.ExplorerState.set_importance`); this also
+        says in the caption why scores that do not fit the current prediction were ignored.
+
         Args:
             scores: float32 [T] aligned with the current prediction's tokens, or None.
             signed: scores can be negative (diverging blue-white-red map, 0 = white).
@@ -334,20 +319,11 @@ class TokenView(DeferredRender, QWidget):
 
         Bad input (wrong length, no prediction) shows a message in the caption instead of raising.
         """
-        pred = self.state.prediction
-        if scores is None:
-            self.importance = None
-        else:
-            arr = np.asarray(scores, dtype=np.float32).reshape(-1)
-            if pred is None or len(arr) != pred.num_tokens:
-                n = pred.num_tokens if pred is not None else 0
-                self.importance = None
-                self.caption.setText(f"Ignored importance \u201c{name}\u201d: {len(arr)} scores for {n} tokens")
-                return
-            self.importance = arr
-            self.importance_signed = bool(signed)
-            self.importance_name = name or "importance"
-        self.request_render()
+        if not self.state.set_importance(scores, signed, name):
+            pred = self.state.prediction
+            n = pred.num_tokens if pred is not None else 0
+            count = len(np.asarray(scores).reshape(-1))
+            self.caption.setText(f"Ignored importance \u201c{name}\u201d: {count} scores for {n} tokens")
 
     def current_values(self) -> tuple[np.ndarray, bool, str]:
         """The per-token values being shown: (float32 [T], signed, description)."""
@@ -355,8 +331,9 @@ class TokenView(DeferredRender, QWidget):
         if pred is None:
             return np.zeros(0, np.float32), False, ""
         layer = min(self.state.layer, pred.attention.shape[0] - 1)
-        if self.importance is not None:
-            return self.importance, self.importance_signed, self.importance_name
+        importance = self.state.importance
+        if importance is not None:
+            return importance.scores, importance.signed, importance.name
         if self.state.selection:
             m = head_matrix(pred.attention, layer, self.state.head)
             v = m[list(self.state.selection)].sum(axis=0).astype(np.float32)

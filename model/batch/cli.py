@@ -1,4 +1,4 @@
-"""Command line batch scoring: ``attention-explorer-score`` / ``python -m model.score``.
+"""Command line batch scoring: ``attention-explorer-score`` (also ``python -m model.batch.cli``).
 
 Scores every review found in the given files and folders (see
 :mod:`model.batch.readers` for the formats and folder rules) and writes one row per
@@ -146,51 +146,61 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-def _main(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
-        return int(exc.code or 0)
-    if (usage := _ray_usage(args)) is not None:
-        parser.print_usage(sys.stderr)
-        print(f"{parser.prog}: error: {usage}", file=sys.stderr)
-        return 2
-    shards = _is_shard_folder(args)
+class _Stop(Exception):
+    """Ends the run early with an exit status (the message is already on stderr)."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+def _usage_error(parser: argparse.ArgumentParser, message: str) -> _Stop:
+    parser.print_usage(sys.stderr)
+    print(f"{parser.prog}: error: {message}", file=sys.stderr)
+    return _Stop(2)
+
+
+def _output_format(parser: argparse.ArgumentParser, args: argparse.Namespace, shards: bool) -> str:
+    """The output format of the parsed ``args``; raises :class:`_Stop` (2) on a usage error."""
     try:
         fmt = "parquet" if shards else format_for_path(args.out, args.format) if args.out else (args.format or "csv")
     except ValueError as exc:
-        parser.print_usage(sys.stderr)
-        print(f"{parser.prog}: error: {exc}; or pass --format", file=sys.stderr)
-        return 2
+        raise _usage_error(parser, f"{exc}; or pass --format") from None
     if fmt == "parquet" and not args.out:
-        parser.print_usage(sys.stderr)
-        print(f"{parser.prog}: error: Parquet is binary; give --out FILE.parquet", file=sys.stderr)
-        return 2
+        raise _usage_error(parser, "Parquet is binary; give --out FILE.parquet")
+    return fmt
 
+
+def _load_predictor(prog: str, args: argparse.Namespace):
+    """The :class:`model.Predictor` of ``--model``; raises :class:`_Stop` (1) when it cannot load or has no head."""
     from model.predictor import Predictor  # imported late: --help and usage errors stay fast
 
     try:
         predictor = Predictor.from_pretrained(args.model, device="cpu" if args.engine == "ray" else args.device)
     except (FileNotFoundError, ValueError, OSError, ImportError) as exc:
-        print(f"{parser.prog}: cannot load the model: {exc}", file=sys.stderr)
-        return 1
+        print(f"{prog}: cannot load the model: {exc}", file=sys.stderr)
+        raise _Stop(1) from None
     if not predictor.has_head:
-        print(f"{parser.prog}: the model in {args.model} has no classification head (a bare encoder): it can show "
+        print(f"{prog}: the model in {args.model} has no classification head (a bare encoder): it can show "
               "attention in the app but cannot score reviews; fine-tune it first (python -m model.training.finetune_hf)",
               file=sys.stderr)
-        return 1
+        raise _Stop(1)
+    return predictor
 
-    max_bytes = int(args.max_file_mb * 2**20)
+
+def _open_writer(prog: str, args: argparse.Namespace, fmt: str, shards: bool) -> RowWriter | ShardWriter:
+    """The writer of ``--out`` (a file, a shard folder) or stdout; raises :class:`_Stop` (1) when it cannot open."""
     try:
         if shards:
-            writer = ShardWriter(args.out)
-        else:
-            writer = RowWriter(args.out, fmt, stream=None if args.out else sys.stdout)
+            return ShardWriter(args.out)
+        return RowWriter(args.out, fmt, stream=None if args.out else sys.stdout)
     except (ValueError, RuntimeError, OSError) as exc:
-        print(f"{parser.prog}: cannot write {args.out or 'stdout'}: {exc}", file=sys.stderr)
-        return 1
+        print(f"{prog}: cannot write {args.out or 'stdout'}: {exc}", file=sys.stderr)
+        raise _Stop(1) from None
 
+
+def _progress_bar(args: argparse.Namespace, max_bytes: int):
+    """``(bar or None, progress(done))``: a tqdm bar on stderr sized by a quick count, unless ``--no-progress``."""
     bar = None
     if not args.no_progress:
         from tqdm import tqdm
@@ -203,6 +213,15 @@ def _main(argv: Sequence[str] | None) -> int:
             bar.total = max(bar.total, done)
             bar.update(done - bar.n)
 
+    return bar, progress
+
+
+def _score_into(prog: str, args: argparse.Namespace, predictor, writer, max_bytes: int) -> tuple[Summary, bool]:
+    """Score every input into ``writer`` (not committed yet); returns ``(summary, interrupted)``.
+
+    Raises :class:`_Stop`: 0 on a broken pipe (e.g. piped into ``head``), 1 when scoring failed (the writer aborted).
+    """
+    bar, progress = _progress_bar(args, max_bytes)
     summary = Summary()
     timer = Timer()
     interrupted = False
@@ -219,24 +238,22 @@ def _main(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         interrupted = True
     except BrokenPipeError:  # e.g. piped into `head`
-        return 0
+        raise _Stop(0) from None
     except Exception as exc:  # noqa: BLE001 - a bug or an unexpected runtime error: no traceback for the user, no temp file left
         writer.abort()
-        print(f"{parser.prog}: scoring failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
+        print(f"{prog}: scoring failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        raise _Stop(1) from None
     finally:
         summary.elapsed_s = timer.elapsed_s
         if chunks is not None and hasattr(chunks, "close"):
             chunks.close()  # the Ray engine shuts down the Ray instance it started
         if bar is not None:
             bar.close()
-    try:
-        writer.commit()
-    except OSError as exc:
-        writer.abort()
-        print(f"{parser.prog}: cannot write {args.out}: {exc}", file=sys.stderr)
-        return 1
+    return summary, interrupted
 
+
+def _report(args: argparse.Namespace, summary: Summary, writer, shards: bool, interrupted: bool) -> int:
+    """The summary and failures on stderr; returns the exit status (0 ok, 1 failures, 130 interrupted)."""
     rss = peak_rss_bytes()
     line = summary.line() + (f" · peak RSS {rss / 2**20:,.0f} MiB" if rss else "")
     print(line, file=sys.stderr)
@@ -254,6 +271,37 @@ def _main(argv: Sequence[str] | None) -> int:
         shard_note = f" ({len(writer.shards)} Parquet shard(s))" if shards else ""
         print(f"wrote {writer.rows_written:,} rows to {args.out}{shard_note}", file=sys.stderr)
     return 1 if summary.failed else 0
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
+        return int(exc.code or 0)
+    try:
+        return _run(parser, args)
+    except _Stop as stop:
+        return stop.code
+
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """Check the options, load the model, score, commit the output and report; :class:`_Stop` ends it early."""
+    if (usage := _ray_usage(args)) is not None:
+        raise _usage_error(parser, usage)
+    shards = _is_shard_folder(args)
+    fmt = _output_format(parser, args, shards)
+    predictor = _load_predictor(parser.prog, args)
+    max_bytes = int(args.max_file_mb * 2**20)
+    writer = _open_writer(parser.prog, args, fmt, shards)
+    summary, interrupted = _score_into(parser.prog, args, predictor, writer, max_bytes)
+    try:
+        writer.commit()
+    except OSError as exc:
+        writer.abort()
+        print(f"{parser.prog}: cannot write {args.out}: {exc}", file=sys.stderr)
+        return 1
+    return _report(args, summary, writer, shards, interrupted)
 
 
 if __name__ == "__main__":

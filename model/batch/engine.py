@@ -112,18 +112,13 @@ def score_records(
     """
     if batch_size < 1 or chunk < 1:
         raise ValueError(f"batch_size and chunk must be >= 1, got {batch_size} and {chunk}")
-    labels = tuple(predictor.labels)
-    pos = _positive_index(labels)
+    pos = _positive_index(tuple(predictor.labels))
     it = iter(records)
     base = 0
     while True:
         if should_stop is not None and should_stop():
             return
-        block: list[Record] = []
-        for rec in it:
-            block.append(rec)
-            if len(block) >= chunk:
-                break
+        block = _take(it, chunk)
         if not block:
             return
         ok_idx = [i for i, r in enumerate(block) if r.ok]
@@ -134,38 +129,54 @@ def score_records(
                 progress(_base + _failed + done)
 
         scores = predictor.score_many(texts, batch_size, chunk_progress, should_stop) if texts else []
-        stopped = len(scores) < len(texts)
-        rows: list[ResultRow] = []
-        score_at = dict(zip(ok_idx, scores))
-        for i, rec in enumerate(block):
-            if rec.ok:
-                if i not in score_at:
-                    break  # stopped: keep only the scored prefix
-                s = score_at[i]
-                if s.error is not None:
-                    rows.append(failed_row(rec, s.error))
-                    continue
-                gold = rec.gold or ""
-                rows.append(ResultRow(
-                    source=rec.source,
-                    text=rec.text or "",
-                    label=s.label,
-                    p_positive=float(s.probabilities[pos]),
-                    num_tokens=int(s.num_tokens),
-                    truncated=bool(s.truncated),
-                    gold=gold,
-                    correct=(s.label == gold) if gold else None,
-                    status="ok",
-                ))
-            else:
-                rows.append(failed_row(rec))
+        rows = _block_rows(block, dict(zip(ok_idx, scores)), pos)
         base += len(block)
         if not texts and progress is not None:
             progress(base)
         if rows:
             yield rows
-        if stopped:
+        if len(scores) < len(texts):  # stopped
             return
+
+
+def _take(it: Iterator[Record], n: int) -> list[Record]:
+    """The next (up to) ``n`` records of ``it``."""
+    block: list[Record] = []
+    for rec in it:
+        block.append(rec)
+        if len(block) >= n:
+            break
+    return block
+
+
+def _block_rows(block: list[Record], score_at: dict[int, Any], pos: int) -> list[ResultRow]:
+    """The rows of one block, in order: a scored row per readable record with a score (``score_at``: block index ->
+    :class:`model.Score`), a failed row per unreadable one; stops at the first readable record without a score (the
+    scoring stopped: only the scored prefix is kept). ``pos`` is the positive class's index."""
+    rows: list[ResultRow] = []
+    for i, rec in enumerate(block):
+        if not rec.ok:
+            rows.append(failed_row(rec))
+            continue
+        if i not in score_at:
+            break  # stopped: keep only the scored prefix
+        s = score_at[i]
+        if s.error is not None:
+            rows.append(failed_row(rec, s.error))
+            continue
+        gold = rec.gold or ""
+        rows.append(ResultRow(
+            source=rec.source,
+            text=rec.text or "",
+            label=s.label,
+            p_positive=float(s.probabilities[pos]),
+            num_tokens=int(s.num_tokens),
+            truncated=bool(s.truncated),
+            gold=gold,
+            correct=(s.label == gold) if gold else None,
+            status="ok",
+        ))
+    return rows
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """The Ray engine for batch scoring: the same records, rows and writers as the local engine, scored on a Ray cluster.
 
-``attention-explorer-score PATH... --engine ray`` (see :mod:`model.score`) calls
+``attention-explorer-score PATH... --engine ray`` (see :mod:`model.batch.cli`) calls
 :func:`score_paths_ray`, which
 
 1. reads the inputs on the driver with the same reader as the local engine
@@ -19,11 +19,8 @@ The record stream is processed in windows of ``window_rows`` records (one Ray
 Dataset and one actor pool per window), so the driver's memory is bounded by a
 window whatever the input size.
 
-Pool sizing (:func:`plan_pool`): measured with Ray 2.60 on a 2-CPU local
-instance, 2 actors x 1 CPU starved Ray Data's other tasks and hung, while
-2 actors x 0.5 CPU ran; so one CPU of the cluster is kept free for Ray Data
-and the driver, the rest is shared among the actors, and each actor runs
-``max(1, floor(cpu share))`` torch threads.
+Pool sizing: :func:`model.batch.ray_pool.plan_pool` (one CPU of the cluster kept
+free for Ray Data and the driver, the rest shared among the actors).
 
 Faults: an actor that dies (OOM kill, lost node) is restarted and its block
 retried (``max_restarts`` / ``max_task_retries``); a block whose scoring raises
@@ -38,16 +35,15 @@ is missing.
 from __future__ import annotations
 
 import logging
-import math
 import os
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .engine import ResultRow, failed_row, score_records
 from .export import _import_pyarrow, parquet_schema
+from .ray_pool import PoolPlan, plan_pool
 from .readers import Record
 from .walk import iter_records
 
@@ -57,7 +53,6 @@ CLUSTER_HINT = "the Ray engine needs the 'cluster' extra: pip install 'attention
 TEST_CRASH_ENV = "ATTENTION_EXPLORER_RAY_TEST_CRASH_MARKER"
 MAX_RESTARTS = 3  # per actor; each restart reloads the model
 MAX_TASK_RETRIES = 3  # per block, on an actor that died
-RESERVED_CPUS = 1.0  # kept free for Ray Data's own tasks and the driver (see the module docstring)
 _INPUT_COLUMNS = ("source", "text", "gold", "status")
 
 
@@ -73,75 +68,6 @@ def import_ray() -> Any:
     except ImportError as exc:
         raise RuntimeError(f"{CLUSTER_HINT} ({exc})") from exc
     return ray
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Pool sizing
-
-
-@dataclass(frozen=True)
-class PoolPlan:
-    """How many scoring actors to start and what each one asks Ray for.
-
-    Attributes:
-        num_workers: actors in the pool (>= 1).
-        cpus_per_worker: Ray ``num_cpus`` of one actor (fractional, > 0).
-        gpus_per_worker: Ray ``num_gpus`` of one actor (0 on CPU).
-        torch_threads: ``torch.set_num_threads`` inside one actor (>= 1).
-    """
-
-    num_workers: int
-    cpus_per_worker: float
-    gpus_per_worker: float
-    torch_threads: int
-
-
-def plan_pool(resources: dict[str, float], num_workers: int | None = None, gpus_per_worker: float = 0.0,
-              max_node_cpus: float | None = None) -> PoolPlan:
-    """Size the actor pool from the cluster's resources (``ray.cluster_resources()``).
-
-    Rules: ``RESERVED_CPUS`` CPU stays free for Ray Data and the driver (half
-    the CPUs on a cluster of fewer than 2); the default pool is one actor per
-    GPU share when ``gpus_per_worker`` > 0, else one actor per CPU on up to 3
-    CPUs and ``CPUs - 1`` above; the remaining CPUs are split evenly among
-    the actors (rounded down to 0.01 CPU, at most 1 CPU per GPU actor, at
-    most ``max_node_cpus`` so that an actor fits on one node).
-
-    Args:
-        resources: at least ``"CPU"`` (count); ``"GPU"`` when present.
-        num_workers: the pool size; None chooses it as above.
-        gpus_per_worker: GPUs per actor (fractions share a GPU); 0 for CPU scoring.
-        max_node_cpus: CPUs of the largest node (None: no cap).
-
-    Returns:
-        The :class:`PoolPlan`. E.g. 2 CPUs -> 2 actors x 0.5 CPU x 1 thread;
-        16 CPUs -> 15 actors x 1 CPU.
-
-    Raises:
-        ValueError: ``num_workers`` < 1, ``gpus_per_worker`` < 0, or more GPUs
-        requested than the cluster has.
-    """
-    cpus = float(resources.get("CPU", 0.0)) or 1.0
-    gpus = float(resources.get("GPU", 0.0))
-    if num_workers is not None and num_workers < 1:
-        raise ValueError(f"num_workers must be >= 1, got {num_workers}")
-    if gpus_per_worker < 0:
-        raise ValueError(f"gpus_per_worker must be >= 0, got {gpus_per_worker}")
-    if gpus_per_worker > 0:
-        n = num_workers or max(1, int(gpus // gpus_per_worker))
-        if n * gpus_per_worker > gpus + 1e-9:
-            raise ValueError(f"{n} worker(s) x {gpus_per_worker:g} GPU need {n * gpus_per_worker:g} GPUs; "
-                             f"the cluster has {gpus:g}")
-    else:
-        n = num_workers or (max(1, int(cpus)) if cpus < 4 else int(cpus - RESERVED_CPUS))
-    free = cpus - RESERVED_CPUS if cpus >= 2 else cpus / 2
-    share = math.floor(100 * free / n) / 100
-    if gpus_per_worker > 0:
-        share = min(share, 1.0)
-    if max_node_cpus:
-        share = min(share, float(max_node_cpus))
-    share = max(share, 0.01)
-    return PoolPlan(n, share, float(gpus_per_worker), max(1, int(share)))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -219,7 +145,7 @@ class ScoringActor:
         model_dir: a model folder every node can read (absolute path, or a shared mount).
         batch_size: texts per forward pass.
         device: ``"cpu"``, ``"cuda"``, ...; ``"cuda"`` falls back to the CPU where no GPU is visible.
-        torch_threads: intra-op threads of this actor (see :func:`plan_pool`).
+        torch_threads: intra-op threads of this actor (see :func:`model.batch.ray_pool.plan_pool`).
     """
 
     def __init__(self, model_dir: str, batch_size: int, device: str, torch_threads: int) -> None:
@@ -314,17 +240,17 @@ def score_paths_ray(
         address: None starts a local Ray instance (``num_cpus`` CPUs, default
             all); ``"auto"`` or ``"ray://host:port"`` joins a running cluster.
             If Ray is already initialised in this process it is reused.
-        num_workers, gpus_per_worker: the pool (see :func:`plan_pool`).
+        num_workers, gpus_per_worker: the pool (see :func:`model.batch.ray_pool.plan_pool`).
         device: the actors' torch device; default ``"cuda"`` when
             ``gpus_per_worker`` > 0, else ``"cpu"``.
         block_rows: records per block (one actor call); default ``4 * batch_size``.
         window_rows: records per Ray Dataset (bounds the driver's memory).
         progress: called as ``progress(done)`` with the rows received so far.
-        on_plan: called once with the :class:`PoolPlan` chosen.
+        on_plan: called once with the :class:`~model.batch.ray_pool.PoolPlan` chosen.
 
     Raises:
         RuntimeError: Ray is not installed (:data:`CLUSTER_HINT`).
-        ValueError: bad pool arguments (see :func:`plan_pool`).
+        ValueError: bad pool arguments (see :func:`model.batch.ray_pool.plan_pool`).
         ray.exceptions.RayError: the cluster failed beyond the retries.
 
     The Ray instance this call started is shut down when the generator
@@ -338,36 +264,14 @@ def score_paths_ray(
         plan = plan_pool(ray.cluster_resources(), num_workers, gpus_per_worker, max(node_cpus, default=None))
         if on_plan is not None:
             on_plan(plan)
-        ctx = ray.data.DataContext.get_current()
-        ctx.execution_options.preserve_order = True
-        ctx.enable_progress_bars = False
-        ctx.print_on_execution_start = False
-        logging.getLogger("ray.data").setLevel(logging.WARNING)
-        logging.getLogger("ray.data._internal.progress").setLevel(logging.ERROR)  # "progress bars disabled": ours run
-        # bounded (Ray Data's default is -1: a review that kills its process every time would loop forever)
-        remote_args: dict[str, Any] = {"max_restarts": MAX_RESTARTS, "max_task_retries": MAX_TASK_RETRIES}
-        crash_marker = os.environ.get(TEST_CRASH_ENV)
-        runtime_env = {"env_vars": {TEST_CRASH_ENV: crash_marker}} if crash_marker else None
+        _quiet_ray_data(ray)
         ctor = {"model_dir": str(Path(model_dir).resolve()), "batch_size": batch_size,
                 "device": device or ("cuda" if gpus_per_worker > 0 else "cpu"), "torch_threads": plan.torch_threads}
+        options = _map_options(plan, ctor)
         records = iter_records(paths, text_column=text_column, max_file_bytes=max_file_bytes)
-        blocks = _blocks(records, block_rows)
         done = 0
-        while True:
-            tables = []
-            for block in blocks:
-                tables.append(records_to_table(block))
-                if len(tables) * block_rows >= window_rows:
-                    break
-            if not tables:
-                return
-            with warnings.catch_warnings():  # max_restarts/max_task_retries: "ray_remote_args is deprecated" (2.60)
-                warnings.simplefilter("ignore", DeprecationWarning)
-                ds = ray.data.from_arrow(tables).map_batches(
-                    ScoringActor, batch_size=None, batch_format="pyarrow", zero_copy_batch=True,
-                    compute=ray.data.ActorPoolStrategy(size=min(plan.num_workers, len(tables))),
-                    num_cpus=plan.cpus_per_worker, num_gpus=plan.gpus_per_worker or None, fn_constructor_kwargs=ctor,
-                    runtime_env=runtime_env, **remote_args)
+        for tables in _windows(_blocks(records, block_rows), block_rows, window_rows):
+            ds = _score_window(ray, tables, plan, options)
             for table in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
                 rows = table_to_rows(table)
                 done += len(rows)
@@ -379,12 +283,52 @@ def score_paths_ray(
             ray.shutdown()
 
 
+def _quiet_ray_data(ray: Any) -> None:
+    """Ray Data in this process: results in input order, no progress bars or banners of its own (ours run)."""
+    ctx = ray.data.DataContext.get_current()
+    ctx.execution_options.preserve_order = True
+    ctx.enable_progress_bars = False
+    ctx.print_on_execution_start = False
+    logging.getLogger("ray.data").setLevel(logging.WARNING)
+    logging.getLogger("ray.data._internal.progress").setLevel(logging.ERROR)  # "progress bars disabled": ours run
+
+
+def _windows(blocks: Iterator[list[Record]], block_rows: int, window_rows: int) -> Iterator[list[Any]]:
+    """The input blocks as Arrow tables, grouped into windows of about ``window_rows`` records (one Ray Dataset each);
+    a window is read from ``blocks`` only when the previous one has been scored."""
+    while True:
+        tables = []
+        for block in blocks:
+            tables.append(records_to_table(block))
+            if len(tables) * block_rows >= window_rows:
+                break
+        if not tables:
+            return
+        yield tables
+
+
+def _map_options(plan: PoolPlan, ctor: dict[str, Any]) -> dict[str, Any]:
+    """The ``map_batches`` options of every window but the pool size: resources, actor arguments, retries."""
+    crash_marker = os.environ.get(TEST_CRASH_ENV)
+    return {"num_cpus": plan.cpus_per_worker, "num_gpus": plan.gpus_per_worker or None, "fn_constructor_kwargs": ctor,
+            "runtime_env": {"env_vars": {TEST_CRASH_ENV: crash_marker}} if crash_marker else None,
+            # bounded (Ray Data's default is -1: a review that kills its process every time would loop forever)
+            "max_restarts": MAX_RESTARTS, "max_task_retries": MAX_TASK_RETRIES}
+
+
+def _score_window(ray: Any, tables: list[Any], plan: PoolPlan, options: dict[str, Any]) -> Any:
+    """The Ray Dataset that scores one window's ``tables`` on an actor pool of :class:`ScoringActor` (lazy)."""
+    with warnings.catch_warnings():  # max_restarts/max_task_retries: "ray_remote_args is deprecated" (2.60)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return ray.data.from_arrow(tables).map_batches(
+            ScoringActor, batch_size=None, batch_format="pyarrow", zero_copy_batch=True,
+            compute=ray.data.ActorPoolStrategy(size=min(plan.num_workers, len(tables))), **options)
+
+
 __all__ = [
     "CLUSTER_HINT",
-    "PoolPlan",
     "ScoringActor",
     "import_ray",
-    "plan_pool",
     "records_to_table",
     "rows_to_table",
     "score_block",

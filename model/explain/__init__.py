@@ -6,10 +6,10 @@ Modules:
   the entry point :func:`explain`;
 * :mod:`.rollout`: pure-NumPy attention rollout and the random baseline;
 * :mod:`.gradients`: gradient x input, gradient-weighted rollout, integrated gradients (torch, captum);
-* :mod:`.faithfulness`: ERASER comprehensiveness / sufficiency of one explanation;
+* :mod:`.erasure`: ERASER comprehensiveness / sufficiency of one explanation (faithfulness by erasure);
 * :mod:`.records`: the immutable result record :class:`Explanation`.
 
-The dataset-level faithfulness table is the CLI :mod:`model.faithfulness`. This package imports
+The dataset-level faithfulness table is the CLI :mod:`model.evaluation.faithfulness`. This package imports
 :mod:`model.core` only, never :mod:`model.predictor`.
 """
 

@@ -3,7 +3,7 @@
 Attention weights are not by themselves an explanation (Jain & Wallace 2019,
 "Attention is not Explanation"; Wiegreffe & Pinter 2019, "Attention is not
 not Explanation"), so this module offers several methods side by side; their
-faithfulness is measured by :mod:`model.explain.faithfulness`.
+faithfulness is measured by :mod:`model.explain.erasure`.
 
 Methods (:data:`EXPLANATION_METHODS`), each giving one score per token the
 model saw (T tokens, ``[CLS]`` included, aligned with
@@ -81,7 +81,7 @@ from .rollout import random_importance, rollout_importance
 
 
 class ExplainablePredictor(Protocol):
-    """What :func:`explain` and :func:`~model.explain.faithfulness.faithfulness` need of a predictor.
+    """What :func:`explain` and :func:`~model.explain.erasure.faithfulness` need of a predictor.
 
     :class:`model.Predictor` has this shape: ``labels`` (C class names), ``device``,
     ``model`` (a :class:`~model.core.encoder.TransformerClassifier` in eval mode),

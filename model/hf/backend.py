@@ -188,13 +188,13 @@ class HFEncoder(nn.Module):
         return table[start : start + num_positions].detach().float().cpu().numpy().copy()
 
     def attention_internals(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, layer: int) -> dict:
-        """One layer's queries, keys, values and scores (see :func:`model.hf.internals.hf_attention_internals`)."""
-        from .internals import hf_attention_internals
+        """One layer's queries, keys, values and scores (see :func:`model.hf.projections.hf_attention_internals`)."""
+        from .projections import hf_attention_internals
 
         return hf_attention_internals(self, input_ids, attention_mask, layer)
 
     def embedding_norms(self, input_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Per-position position- and token-embedding norms, float32 (B, T) each (see :mod:`model.hf.internals`)."""
-        from .internals import hf_embedding_norms
+        """Per-position position- and token-embedding norms, float32 (B, T) each (see :mod:`model.hf.projections`)."""
+        from .projections import hf_embedding_norms
 
         return hf_embedding_norms(self, input_ids)

@@ -128,19 +128,13 @@ def explanation_from_json(data: dict):
 
 
 # -- the main window side -------------------------------------------------------------------------------------
-def _explain_panel(window):
-    dock = getattr(window, "_docks", {}).get("Explanations")
-    return dock.widget() if dock is not None else None
-
-
 def capture(window) -> Session:
     """The window's current session (text, model folder, layer/head, selection, active view, explanations)."""
-    state = window.state
-    info = getattr(window.controller, "info", None)
+    state, info = window.state, window.model_info
     return Session(
         text=window.editor.toPlainText(), model_dir=info.model_dir if info is not None else str(window.model_dir or ""),
         layer=state.layer, head=state.head, selection=tuple(state.selection),
-        active_view=window._current_view_name(),
+        active_view=window.current_view_name(),
         explanations={m: explanation_to_json(r) for m, r in state.explanations.items()},
     )
 
@@ -148,68 +142,62 @@ def capture(window) -> Session:
 def restore(window, session: Session, done=None) -> None:
     """Analyse ``session.text`` and, when its prediction arrives, restore the rest of ``session``.
 
+    The explanations go into the explorer state (the explanation panel shows what the state holds).
     ``done(session)`` is called once everything is restored (optional).
     """
-    from .views.registry import DOCKED_VIEWS
+    state = window.state
 
     def on_prediction(pred) -> None:
-        window.prediction_changed.disconnect(on_prediction)
-        window.state.set_layer_head(session.layer, session.head)
-        window.state.set_selection(i for i in session.selection if 0 <= i < pred.num_tokens)
-        for spec in DOCKED_VIEWS:
-            if spec.title == session.active_view:
-                dock = getattr(window, spec.dock_attr)
-                dock.show()
-                dock.raise_()
-        panel = _explain_panel(window)
+        if pred is None:  # cleared on the way (e.g. a model switch): wait for the analysis
+            return
+        state.prediction_changed.disconnect(on_prediction)
+        state.set_layer_head(session.layer, session.head)
+        state.set_selection(i for i in session.selection if 0 <= i < pred.num_tokens)
+        window.raise_view(session.active_view)
         for data in session.explanations.values():
             try:
                 result = explanation_from_json(data)
             except (KeyError, TypeError, ValueError):
                 continue
             if list(result.explanation.tokens) == list(pred.tokens):
-                if panel is not None and hasattr(panel, "adopt_result"):
-                    panel.adopt_result(result)
-                else:
-                    window.state.add_explanation(result)
+                state.add_explanation(result)
         if done is not None:
             done(session)
 
-    info = getattr(window.controller, "info", None)
+    info = window.model_info
     current = info.model_dir if info is not None else ""
     if session.model_dir and current and Path(session.model_dir).resolve() != Path(current).resolve():
         window.statusBar().showMessage(
             f"This session was saved with the model in {session.model_dir}; it is shown with {current}.", 10000
         )
-    window.prediction_changed.connect(on_prediction)
-    window.editor.setPlainText(session.text)
-    window.analyze_now()
+    state.prediction_changed.connect(on_prediction)
+    window.analyze_text(session.text)
 
 
 def save_session_dialog(window) -> None:
     """File > Save session: ask for a file name and write the session (errors as a message box)."""
     from PySide6.QtWidgets import QFileDialog
 
-    default = str(Path(window._last_folder()) / f"session{SUFFIX}")
+    default = str(Path(window.last_folder()) / f"session{SUFFIX}")
     path, _ = QFileDialog.getSaveFileName(window, "Save session", default, f"Sessions (*{SUFFIX} *.json)")
     if not path:
         return
-    window._remember_folder(path)
+    window.remember_folder(path)
     try:
         write_session(capture(window), path)
         window.statusBar().showMessage(f"Saved session {path}", 5000)
     except OSError as exc:
-        window._show_error(f"Cannot save the session: {exc}")
+        window.show_error(f"Cannot save the session: {exc}")
 
 
 def open_session_dialog(window) -> None:
     """File > Open session: ask for a file and restore it (a damaged or newer file: a clear message box)."""
     from PySide6.QtWidgets import QFileDialog
 
-    path, _ = QFileDialog.getOpenFileName(window, "Open session", window._last_folder(),
+    path, _ = QFileDialog.getOpenFileName(window, "Open session", window.last_folder(),
                                           f"Sessions (*{SUFFIX} *.json);;All files (*)")
     if path:
-        window._remember_folder(path)
+        window.remember_folder(path)
         open_session(window, path)
 
 
@@ -219,7 +207,7 @@ def open_session(window, path: str | Path, done=None) -> bool:
     try:
         session = read_session(path)
     except SessionError as exc:
-        window._show_error(str(exc))
+        window.show_error(str(exc))
         return False
     restore(window, session, done)
     return True

@@ -1,4 +1,4 @@
-"""Faithfulness of token-importance explanations: ERASER comprehensiveness and sufficiency.
+"""Faithfulness of token-importance explanations by erasure: ERASER comprehensiveness and sufficiency.
 
 Source: DeYoung et al. 2020, "ERASER: A Benchmark to Evaluate Rationalized
 NLP Models", section 4 (comprehensiveness, sufficiency and their
@@ -22,7 +22,8 @@ earlier token). All 1 + 2 |K| inputs of one text go through one padded
 forward pass on the fast SDPA path.
 
 The dataset-level table (mean AOPC with 95% bootstrap intervals) is the CLI
-:mod:`model.faithfulness` (``python -m model.faithfulness --data ../shared/data/imdb/test.jsonl.gz --n 500``).
+:mod:`model.evaluation.faithfulness`
+(``python -m model.evaluation.faithfulness --data ../shared/data/imdb/test.jsonl.gz --n 500``).
 """
 
 from __future__ import annotations

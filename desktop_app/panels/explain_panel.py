@@ -4,21 +4,23 @@ Attention is not by itself an explanation (Jain & Wallace 2019; Wiegreffe &
 Pinter 2019), so the panel computes several methods for the current
 prediction (:mod:`model.explain`) and measures each one's ERASER
 comprehensiveness and sufficiency (DeYoung et al. 2020,
-:mod:`model.explain.faithfulness`).
+:mod:`model.explain.erasure`).
 
-Threading: :class:`~desktop_app.explain_worker.ExplanationWorker` lives on its own
-``QThread``; only it calls the model. The panel receives immutable NumPy result records
-(:class:`model.explain.ExplanationResult`) and keeps them in the explorer state
-(:class:`~desktop_app.views.state.ExplorerState`), like predictions.
-Every new prediction starts a new *generation*: the worker checks the
-generation between methods and between integrated-gradients batches, so the
-latest request wins, and results of an older generation are dropped.
+Threading: :class:`~desktop_app.workers.explanations.ExplanationWorker` lives on its own
+``QThread``, owned by the panel's :class:`~desktop_app.workers.handle.WorkerHandle`; only it calls the
+model. The panel follows the explorer state (:class:`~desktop_app.state.ExplorerState`): each new
+prediction is explained, the selected layer is the ``attention`` method's layer; it keeps the immutable
+NumPy results (:class:`model.explain.ExplanationResult`) in the state and shows what the state holds (so a
+result restored from a session shows like a computed one), and the method chosen under "Colour tokens by"
+becomes the state's token importance. Every new prediction starts a new *generation*: the worker checks
+the generation between methods and between integrated-gradients batches, so the latest request wins, and
+results of an older generation are dropped.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QCoreApplication, Signal, Slot
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
@@ -32,22 +34,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from model.explain import (
-    CHEAP_METHODS,
-    DEFAULT_IG_STEPS,
-    EXPLANATION_METHODS,
-    METHOD_TITLES,
-    SIGNED_METHODS,
-    ExplanationResult,
-)
+from model.explain import CHEAP_METHODS, DEFAULT_IG_STEPS, EXPLANATION_METHODS, METHOD_TITLES, ExplanationResult
 
-from .explain_worker import ExplanationWorker
-from .views.common import DIVERGING_CMAP, SEQUENTIAL_CMAP, fit_table_height
-from .views.comparison_view import ComparisonView
-from .views.faithfulness_table import FaithfulnessTable
-from .views.state import ExplorerState
-from .views.token_view import gradient_pixmap
-from .worker import EXPLANATION_NICE, start_worker_thread
+from ..state import ExplorerState
+from ..views.faithfulness_table import FaithfulnessTable
+from ..views.widgets import fit_table_height
+from ..workers.explanations import ExplanationWorker
+from ..workers.handle import EXPLANATION_NICE, WorkerHandle
+from .method_compare import MethodComparison
 
 NONE_ITEM = "(none: plain tokens)"
 
@@ -62,8 +56,11 @@ class ExplanationPanel(QWidget):
         cheap methods (:data:`model.explain.CHEAP_METHODS`) on the worker.
         ``set_layer(layer)``: the attention layer of the ``attention`` method.
         ``run_integrated_gradients(n_steps=None)`` / ``cancel_integrated_gradients()``.
-        ``select_method(name or None)``: colour the main view by that method.
+        ``select_method(name or None)``: colour the main view by that method (the state's importance).
         ``shutdown()``: stop the worker thread (also done on application quit).
+
+    Args:
+        state: the explorer state to follow and fill; None: a state of its own (the panel alone, in tests).
 
     Signals:
         importance_selected(object scores, bool signed, str method): float32
@@ -78,33 +75,26 @@ class ExplanationPanel(QWidget):
     method_computed = Signal(str)
     integrated_gradients_finished = Signal(bool)
 
-    _request_cheap = Signal(int, object, object, object, int)
-    _request_ig = Signal(int, object, object, int)
-
     def __init__(self, parent: QWidget | None = None, state: ExplorerState | None = None) -> None:
         super().__init__(parent)
         self._predictor = None
         self._prediction = None
         self._layer = -1
-        self._generation = 0
-        self.state = state if state is not None else ExplorerState(self)  # holds the results
         self._ig_running = False
-
+        self._pending = False
+        self.state = state if state is not None else ExplorerState(self)  # holds the results
         self._build_ui()
-
-        self._worker = ExplanationWorker()
-        self._request_cheap.connect(self._worker.compute)
-        self._request_ig.connect(self._worker.compute_integrated_gradients)
-        self._worker.result.connect(self._on_result)
-        self._worker.failed.connect(self._on_failed)
-        self._worker.batch_finished.connect(self._on_batch_finished)
-        self._worker.ig_progress.connect(self._on_ig_progress)
-        self._worker.ig_cancelled.connect(self._on_ig_cancelled)
-        self._thread = start_worker_thread(self._worker, "explanation-worker", EXPLANATION_NICE, parent=self,
-                                           delete_worker=True)
-        app = QCoreApplication.instance()
-        if app is not None:
-            app.aboutToQuit.connect(self.shutdown)
+        self.handle = WorkerHandle(ExplanationWorker(), "explanation-worker", EXPLANATION_NICE, parent=self,
+                                   wait_ms=None)
+        worker = self.handle.worker
+        worker.result.connect(self._on_result)
+        worker.failed.connect(self._on_failed)
+        worker.batch_finished.connect(self._on_batch_finished)
+        worker.ig_progress.connect(self._on_ig_progress)
+        worker.ig_cancelled.connect(self._on_ig_cancelled)
+        self.state.prediction_changed.connect(self.set_prediction)
+        self.state.layer_head_changed.connect(self._on_layer_head)
+        self.state.explanation_added.connect(self._show_result)
         self._update_enabled()
 
     # ----------------------------------------------------------------- UI
@@ -118,7 +108,7 @@ class ExplanationPanel(QWidget):
         for m in EXPLANATION_METHODS:
             self.colour_combo.addItem(METHOD_TITLES[m], m)
         self.colour_combo.setToolTip("Colour the main token view by this method's importance scores")
-        self.colour_combo.currentIndexChanged.connect(self._on_colour_changed)
+        self.colour_combo.currentIndexChanged.connect(self._emit_selected)
         pick.addRow("Colour tokens by:", self.colour_combo)
         layout.addLayout(pick)
 
@@ -149,40 +139,9 @@ class ExplanationPanel(QWidget):
         box_layout.addLayout(ig_row)
         layout.addWidget(box)
 
-        cmp_box = QGroupBox("Compare two methods")
-        cmp_layout = QVBoxLayout(cmp_box)
-        cmp_pick = QHBoxLayout()
-        self.compare_left = QComboBox()
-        self.compare_right = QComboBox()
-        for combo in (self.compare_left, self.compare_right):
-            for m in EXPLANATION_METHODS:
-                combo.addItem(METHOD_TITLES[m], m)
-        self.compare_left.setCurrentIndex(EXPLANATION_METHODS.index("attention"))
-        self.compare_right.setCurrentIndex(EXPLANATION_METHODS.index("grad_x_input"))
-        cmp_pick.addWidget(self.compare_left)
-        cmp_pick.addWidget(QLabel("vs"))
-        cmp_pick.addWidget(self.compare_right)
-        cmp_layout.addLayout(cmp_pick)
-        self.compare_view = ComparisonView()
-        self.compare_view.setMinimumHeight(120)
-        cmp_layout.addWidget(self.compare_view, 1)
-        for combo in (self.compare_left, self.compare_right):
-            combo.currentIndexChanged.connect(self._render_comparison)
-        legend = QHBoxLayout()
-        for cmap, words in ((DIVERGING_CMAP, ("signed: against", "for")),
-                            (SEQUENTIAL_CMAP, ("unsigned: 0", "max"))):
-            swatch = QLabel()
-            swatch.setPixmap(gradient_pixmap(cmap, 60, 10))
-            legend.addWidget(QLabel(words[0]))
-            legend.addWidget(swatch)
-            legend.addWidget(QLabel(words[1]))
-            legend.addSpacing(12)
-        legend.addStretch(1)
-        cmp_layout.addLayout(legend)
-        note = QLabel("Each strip is scaled to its own maximum; hover a token for its score.")
-        note.setWordWrap(True)
-        cmp_layout.addWidget(note)
-        layout.addWidget(cmp_box, 1)
+        self.compare = MethodComparison(self.state)
+        self.compare_left, self.compare_right, self.compare_view = self.compare.left, self.compare.right, self.compare.view
+        layout.addWidget(self.compare, 1)
 
         self.status = QLabel("No review analysed yet.")
         self.status.setWordWrap(True)
@@ -220,7 +179,8 @@ class ExplanationPanel(QWidget):
         if self._prediction is not None and self._predictor is not None:
             self.state.discard_explanation("attention")
             self._pending = True
-            self._request_cheap.emit(self._generation, self._predictor, self._prediction, ("attention",), self._layer)
+            self.handle.submit(self.handle.worker.compute, self.handle.generation, self._predictor, self._prediction,
+                               ("attention",), self._layer)
 
     def set_prediction(self, prediction) -> None:
         """Explain ``prediction`` (a :class:`model.Prediction`): the cheap methods start on the worker.
@@ -237,13 +197,14 @@ class ExplanationPanel(QWidget):
         if self._predictor is None:
             self.status.setText("No model loaded: explanations are unavailable.")
             return
-        if not getattr(self._predictor, "has_head", True):
+        if not self._predictor.has_head:
             self.status.setText("This model has no classification head (attention-only mode): there is no "
                                 "decision to explain. Attention, links, model and positional views still work.")
             return
         self._pending = True
         self.status.setText(f"Computing explanations for {prediction.num_tokens} tokens\u2026")
-        self._request_cheap.emit(self._generation, self._predictor, prediction, CHEAP_METHODS, self._layer)
+        self.handle.submit(self.handle.worker.compute, self.handle.generation, self._predictor, prediction,
+                           CHEAP_METHODS, self._layer)
         self._update_enabled()
 
     def select_method(self, method: str | None) -> None:
@@ -269,40 +230,32 @@ class ExplanationPanel(QWidget):
             return
         steps = int(n_steps or self.ig_steps.value())
         self._ig_running = True
-        self._worker.reset_stop()
+        self.handle.reset_stop()
         self.ig_progress.setRange(0, 0)  # busy until the first batch reports
         self.status.setText(f"Integrated gradients ({steps} steps) running\u2026")
         self.table.set_cell("integrated_gradients", 1, "running\u2026")
-        self._request_ig.emit(self._generation, self._predictor, self._prediction, steps)
+        self.handle.submit(self.handle.worker.compute_integrated_gradients, self.handle.generation, self._predictor,
+                           self._prediction, steps)
         self._update_enabled()
 
     def cancel_integrated_gradients(self) -> None:
         """Ask the worker to stop integrated gradients after its current internal batch."""
         if self._ig_running:
-            self._worker.request_stop()
+            self.handle.request_stop()
             self.status.setText("Cancelling integrated gradients\u2026")
 
     def shutdown(self) -> None:
         """Abandon running work and stop the worker thread (waits for the current batch)."""
-        if self._thread.isRunning():
-            self._worker.latest = -1
-            self._worker.request_stop()
-            self._thread.quit()
-            self._thread.wait()
+        self.handle.shutdown()
 
     def comparison(self) -> list[tuple[str, np.ndarray | None]]:
         """The two compared methods as ``(title, scores float32 [T] or None)``; None: not computed yet."""
-        self.compare_view.flush()
-        return [(title.text(), canvas.values if len(canvas.values) else None)
-                for title, canvas in zip(self.compare_view.titles, self.compare_view.canvases)]
+        return self.compare.comparison()
 
     # ----------------------------------------------------------------- internals
 
-    _pending = False
-
     def _new_generation(self) -> None:
-        self._generation += 1
-        self._worker.latest = self._generation
+        self.handle.next_generation()
         self.state.clear_explanations()
         self._pending = False
         if self._ig_running:
@@ -311,10 +264,13 @@ class ExplanationPanel(QWidget):
         self.ig_progress.setRange(0, 1)
         self.ig_progress.setValue(0)
         self.table.clear_results()
-        self.compare_view.set_entries(None, [])
+        self.compare.set_prediction(self._prediction)
         if self.colour_combo.currentData() is not None:
-            self.importance_selected.emit(None, False, "")
+            self._select_importance(None, False, "")
         self._update_enabled()
+
+    def _on_layer_head(self, layer: int, _head: int) -> None:
+        self.set_layer(layer)
 
     def _update_enabled(self) -> None:
         ready = self._prediction is not None and self._predictor is not None
@@ -322,15 +278,12 @@ class ExplanationPanel(QWidget):
         self.ig_steps.setEnabled(not self._ig_running)
         self.ig_cancel_button.setEnabled(self._ig_running)
 
-    def adopt_result(self, result: ExplanationResult) -> None:
-        """Show a finished result for the current text (e.g. restored from a session) as if just computed."""
-        self._on_result(self._generation, result)
-
-    @Slot(int, object)
     def _on_result(self, generation: int, res: ExplanationResult) -> None:
-        if generation != self._generation:
-            return  # stale: a newer text was requested
-        self.state.add_explanation(res)
+        if self.handle.is_current(generation):  # else stale: a newer text was requested
+            self.state.add_explanation(res)  # shown by _show_result
+
+    def _show_result(self, res: ExplanationResult) -> None:
+        """A result reached the state (computed here or restored): its row, IG's controls, colours, comparison."""
         self.table.show_result(res)
         ms = 1000 * res.explanation.elapsed_s
         if res.method == "integrated_gradients":
@@ -345,13 +298,12 @@ class ExplanationPanel(QWidget):
             self.integrated_gradients_finished.emit(True)
         if self.colour_combo.currentData() == res.method:
             self._emit_selected()
-        if res.method in (self.compare_left.currentData(), self.compare_right.currentData()):
-            self._render_comparison()
+        if res.method in self.compare.methods():
+            self.compare.render()
         self.method_computed.emit(res.method)
 
-    @Slot(int, str, str)
     def _on_failed(self, generation: int, method: str, message: str) -> None:
-        if generation != self._generation:
+        if not self.handle.is_current(generation):
             return
         self.table.set_cell(method, 1, "error")
         self.status.setText(f"{METHOD_TITLES.get(method, method)} failed: {message}")
@@ -362,9 +314,8 @@ class ExplanationPanel(QWidget):
             self._update_enabled()
             self.integrated_gradients_finished.emit(False)
 
-    @Slot(int)
     def _on_batch_finished(self, generation: int) -> None:
-        if generation != self._generation:
+        if not self.handle.is_current(generation):
             return
         self._pending = False
         if not self._ig_running and self._prediction is not None:
@@ -373,16 +324,14 @@ class ExplanationPanel(QWidget):
                 "Integrated gradients runs on demand."
             )
 
-    @Slot(int, int, int)
     def _on_ig_progress(self, generation: int, done: int, total: int) -> None:
-        if generation != self._generation or not self._ig_running:
+        if not self.handle.is_current(generation) or not self._ig_running:
             return
         self.ig_progress.setRange(0, total)
         self.ig_progress.setValue(done)
 
-    @Slot(int)
     def _on_ig_cancelled(self, generation: int) -> None:
-        if generation != self._generation:
+        if not self.handle.is_current(generation):
             return
         self._ig_running = False
         self.ig_progress.setRange(0, 1)
@@ -397,13 +346,10 @@ class ExplanationPanel(QWidget):
         if method is not None:
             self.select_method(method)
 
-    def _on_colour_changed(self, _index: int) -> None:
-        self._emit_selected()
-
-    def _emit_selected(self) -> None:
+    def _emit_selected(self, *_args) -> None:
         method = self.colour_combo.currentData()
         if method is None:
-            self.importance_selected.emit(None, False, "")
+            self._select_importance(None, False, "")
             return
         res = self.state.explanations.get(method)
         if res is None:
@@ -413,17 +359,9 @@ class ExplanationPanel(QWidget):
                 )
             return  # emitted when the result arrives
         e = res.explanation
-        self.importance_selected.emit(np.array(e.scores, dtype=np.float32, copy=True), bool(e.signed), method)
+        self._select_importance(np.array(e.scores, dtype=np.float32, copy=True), bool(e.signed), method)
 
-    def _render_comparison(self, *_args) -> None:
-        entries = []
-        for m in (self.compare_left.currentData(), self.compare_right.currentData()):
-            res = self.state.explanations.get(m)
-            if res is None:
-                entries.append((METHOD_TITLES[m], "", None, False))
-                continue
-            f = res.faithfulness
-            detail = (f"comprehensiveness {f.comprehensiveness_aopc:.3f}, sufficiency {f.sufficiency_aopc:.3f}"
-                      + (" (signed)" if m in SIGNED_METHODS else ""))
-            entries.append((METHOD_TITLES[m], detail, res.explanation.scores, bool(res.explanation.signed)))
-        self.compare_view.set_entries(self._prediction, entries)
+    def _select_importance(self, scores: np.ndarray | None, signed: bool, method: str) -> None:
+        """Colour the tokens through the state, and announce it (``importance_selected``)."""
+        self.state.set_importance(scores, signed, method)
+        self.importance_selected.emit(scores, signed, method)

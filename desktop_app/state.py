@@ -1,58 +1,93 @@
-"""The shared view state: current prediction, its explanations, selected layer/head and selected query tokens.
+"""ExplorerState: the one owner of what the explorer shows.
 
-Every view reads this one object and listens to its signals, so clicking a
-token in any view selects it in all of them.
+Everything on screen is drawn from this one object and changes only through its setters, each of which
+announces the change with a signal:
+
+* the model: :attr:`ExplorerState.info`, the :class:`model.info.ModelInfo` of the loaded model;
+* the text: :attr:`~ExplorerState.prediction` and what was computed for it on the workers
+  (:attr:`~ExplorerState.explanations`, :attr:`~ExplorerState.internals`,
+  :attr:`~ExplorerState.embedding_norms`);
+* the selection: :attr:`~ExplorerState.layer`, :attr:`~ExplorerState.head` (a head, or
+  :data:`MEAN_HEADS` / :data:`MAX_HEADS`) and the selected query tokens :attr:`~ExplorerState.selection`;
+* the token colouring: :attr:`~ExplorerState.importance` (None: attention; else one explanation's scores).
+
+Views read it and listen to it, so clicking a token in any view selects it in all of them, and nothing
+else tells a view what to show. A new choice of what to show (the attention-flow choice is next) is one
+more attribute, setter and signal here, beside layer and head. No torch: NumPy records only.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
 from PySide6.QtCore import QObject, Signal
-
-from .common import MAX_HEADS, MEAN_HEADS
 
 if TYPE_CHECKING:  # pragma: no cover - the records import no torch, but model.explain's package does
     from model.explain.records import ExplanationResult
+    from model.info import ModelInfo
     from model.prediction import Prediction
+
+MEAN_HEADS = -1  # head choice: mean over heads
+MAX_HEADS = -2  # head choice: element-wise max over heads
+
+
+@dataclass(frozen=True)
+class TokenImportance:
+    """Per-token scores that colour the tokens instead of attention.
+
+    Attributes:
+        scores: float32 [T], read-only, aligned with the current prediction's tokens.
+        signed: the scores can be negative (a diverging colour map, 0 = white).
+        name: what they are, e.g. "integrated gradients" (captions and tooltips).
+    """
+
+    scores: np.ndarray
+    signed: bool
+    name: str
 
 
 class ExplorerState(QObject):
-    """Current ``model.Prediction``, its explanations, model info, layer, head choice and token selection.
+    """The model, the prediction and its results, the selection and the token colouring (see the module docstring).
 
     Signals:
+        model_changed(object): a new :class:`model.info.ModelInfo`.
         prediction_changed(object): a new Prediction (or None when cleared).
         explanation_added(object): an :class:`model.explain.ExplanationResult` for the current text.
         explanations_cleared(): the explanations no longer fit (new text or model).
-        model_changed(object): a new :class:`desktop_app.worker.ModelInfo`.
+        internals_changed(object): new :class:`model.internals.AttentionInternals` for the current text and
+            layer (computed on a worker, :mod:`desktop_app.workers.internals`), or None.
+        embedding_norms_changed(object): new :class:`model.internals.EmbeddingNorms` for the current text.
         layer_head_changed(int, int): (layer, head choice); head is 0-based or
             :data:`MEAN_HEADS` / :data:`MAX_HEADS`.
         selection_changed(tuple): the selected query token indices (sorted; empty = none).
-        internals_changed(object): new :class:`model.internals.AttentionInternals` for the current text and
-            layer (computed on a worker, :mod:`desktop_app.internals_worker`), or None.
-        embedding_norms_changed(object): new :class:`model.internals.EmbeddingNorms` for the current text.
+        importance_changed(object): the new :class:`TokenImportance`, or None (colour by attention).
     """
 
+    model_changed = Signal(object)
     prediction_changed = Signal(object)
     explanation_added = Signal(object)
     explanations_cleared = Signal()
-    model_changed = Signal(object)
-    layer_head_changed = Signal(int, int)
-    selection_changed = Signal(tuple)
     internals_changed = Signal(object)
     embedding_norms_changed = Signal(object)
+    layer_head_changed = Signal(int, int)
+    selection_changed = Signal(tuple)
+    importance_changed = Signal(object)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        self.info: ModelInfo | None = None
         self.prediction: Prediction | None = None
         self.explanations: dict[str, ExplanationResult] = {}  # method -> result, for the current text
-        self.info = None
+        self.internals = None  # model.internals.AttentionInternals of (current text, some layer), or None
+        self.embedding_norms = None  # model.internals.EmbeddingNorms of the current text, or None
         self.layer = 0
         self.head = MEAN_HEADS
         self.selection: tuple[int, ...] = ()
-        self.internals = None  # model.internals.AttentionInternals of (current text, some layer), or None
-        self.embedding_norms = None  # model.internals.EmbeddingNorms of the current text, or None
+        self.importance: TokenImportance | None = None
 
+    # ------------------------------------------------------------------ the model
     @property
     def n_layers(self) -> int:
         """L, or 0 before a model is known."""
@@ -63,16 +98,22 @@ class ExplorerState(QObject):
         """H, or 0 before a model is known."""
         return self.info.n_heads if self.info is not None else 0
 
-    def set_model(self, info) -> None:
-        """Adopt a newly loaded model's :class:`ModelInfo`; clamps layer/head to its size."""
+    def set_model(self, info: ModelInfo) -> None:
+        """Adopt a newly loaded model's :class:`model.info.ModelInfo`; clamps layer/head to its size."""
         self.info = info
         self.model_changed.emit(info)
         self.set_layer_head(self.layer, self.head, force=True)
 
+    # ------------------------------------------------------------------ the text and its results
     def set_prediction(self, pred) -> None:
-        """Show ``pred``; the token selection survives only if the tokens are unchanged."""
+        """Show ``pred``; the token selection survives only if the tokens are unchanged.
+
+        The token colouring returns to attention (scores of another text do not fit); views redraw on
+        ``prediction_changed``, so no ``importance_changed`` is sent for it.
+        """
         old = self.prediction
         self.prediction = pred
+        self.importance = None
         if pred is None or old is None or list(old.tokens) != list(pred.tokens):
             self.selection = ()
             self.selection_changed.emit(())
@@ -110,6 +151,29 @@ class ExplorerState(QObject):
             self.explanations.clear()
         self.explanations_cleared.emit()
 
+    # ------------------------------------------------------------------ the token colouring
+    def set_importance(self, scores, signed: bool = False, name: str = "") -> bool:
+        """Colour the tokens by per-token ``scores`` (float [T] for the current prediction), or by attention (None).
+
+        Returns:
+            True when adopted. Scores that do not fit the current prediction (wrong length, or no
+            prediction) are refused: False, and the colouring is attention again (no signal: the caller
+            says why, e.g. :meth:`desktop_app.views.token_view.TokenView.set_importance`).
+        """
+        if scores is None:
+            self.importance = None
+            self.importance_changed.emit(None)
+            return True
+        arr = np.array(scores, dtype=np.float32).reshape(-1)
+        if self.prediction is None or len(arr) != self.prediction.num_tokens:
+            self.importance = None
+            return False
+        arr.setflags(write=False)
+        self.importance = TokenImportance(arr, bool(signed), name or "importance")
+        self.importance_changed.emit(self.importance)
+        return True
+
+    # ------------------------------------------------------------------ the selection
     def set_layer_head(self, layer: int, head: int, force: bool = False) -> None:
         """Select ``layer`` (0-based) and head choice (0-based, MEAN_HEADS or MAX_HEADS), clamped to the model."""
         if self.info is not None:

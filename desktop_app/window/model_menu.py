@@ -1,17 +1,17 @@
 """Choosing the model: File > Open model folder..., the Model menu (bundled model + recently opened folders).
 
 A folder is either one of our own model folders or a local Hugging Face encoder folder (``model.hf``: safetensors,
-a fast tokenizer, no remote code). The model loads on the inference thread (:meth:`InferenceController.switch_model`)
-while the status bar shows a busy indicator; analysis still queued for the old model is dropped, the results on
-display (prediction, explanations) are cleared, running batch scoring is cancelled, and the review in the editor is analysed again once the new
-model is ready. A folder that fails to load shows one message and the current model stays loaded.
+a fast tokenizer, no remote code). The menu asks the window to load it
+(:meth:`~desktop_app.window.main_window.MainWindow.switch_model`: the model loads on the inference thread while
+the status bar shows a busy indicator; analysis still queued for the old model is dropped, the results on display
+are cleared, running batch scoring is cancelled, and the review in the editor is analysed again once the new model
+is ready). A folder that fails to load shows one message and the current model stays loaded.
 
 Recently opened folders (at most :data:`MAX_RECENT`) are kept in QSettings under ``models/recent``.
 """
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 from PySide6.QtCore import QObject
@@ -19,8 +19,6 @@ from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
 from .settings import APP_NAME
-
-log = logging.getLogger(__name__)
 
 MAX_RECENT = 8
 RECENT_KEY = "models/recent"
@@ -37,7 +35,7 @@ def _as_list(value) -> list[str]:
 
 
 class ModelMenu(QObject):
-    """The model-choosing actions of a :class:`~desktop_app.main_window.MainWindow` (see the module docstring).
+    """The model-choosing actions of a :class:`~desktop_app.window.main_window.MainWindow` (see the module docstring).
 
     Attributes:
         menu: the "Model" menu.
@@ -125,56 +123,21 @@ class ModelMenu(QObject):
         Clears the results on display and drops queued analysis; the answer arrives as the window's
         ``predictor_loaded`` (then the editor's review is analysed again) or as one message (:meth:`switch_failed`).
         """
-        w = self.window
         self.loading = str(Path(folder).resolve()) if folder else BUNDLED
-        name = Path(self.loading).name if self.loading else "the bundled model"
-        w.debounce.stop()
-        w.controller.switch_model(self.loading or None, w.device)
-        w.state.set_prediction(None)
-        w.state.clear_explanations()
-        w.prediction_changed.emit(None)  # the explanation panel abandons its jobs
-        self._cancel_batch_jobs()
-        w.prediction_panel.set_loading(f"Loading {name}\u2026")
-        w.model_label.setText(f"loading {name}\u2026")
-        w.busy.setVisible(True)
-        w.statusBar().showMessage(f"Loading model {self.loading or name}\u2026")
-
-    def _cancel_batch_jobs(self) -> None:
-        """Stop batch scoring with the old model (the rows scored so far stay, labelled by the old model)."""
-        from .batch_panel import BatchPanel
-
-        for panel in self.window.findChildren(BatchPanel):
-            if panel.is_running():
-                panel.cancel()
+        self.window.switch_model(self.loading or None)
 
     def _on_loaded(self, _predictor) -> None:
-        w = self.window
         if self.loading is None:  # the first load at start-up (--model DIR); automated runs leave settings alone
-            if w.persist_settings:
+            if self.window.persist_settings:
                 self._remember(self.current)
             return
         self.current, self.loading = self.loading, None
-        w.model_dir = self.current or None
         self._remember(self.current)
-        w.busy.setVisible(False)
         self.rebuild()
-        if w.editor.toPlainText().strip():
-            w.analyze_now()
 
     def switch_failed(self, message: str) -> None:
-        """Show ``message`` once (a non-modal box) and keep the current model (called by the window)."""
-        w = self.window
+        """Show ``message`` once (a non-modal box); the current model stays (called by the window)."""
         self.loading = None
-        w.busy.setVisible(False)
-        info = w.controller.info
-        if info is not None:
-            w.model_label.setText(info.summary())
-        w.statusBar().showMessage(message, 10000)
-        log.warning("%s", message)
         self.error_box = QMessageBox(QMessageBox.Warning, APP_NAME, f"{message}\n\nThe current model stays loaded.",
-                                     QMessageBox.Ok, w)
+                                     QMessageBox.Ok, self.window)
         self.error_box.open()
-        if w.editor.toPlainText().strip():
-            w.analyze_now()
-        else:
-            w.prediction_panel.set_idle()

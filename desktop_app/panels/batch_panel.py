@@ -1,78 +1,59 @@
 """The batch panel: drop files or folders of reviews, score them all, sort/filter/open/export the results.
 
-Scoring runs on a :class:`BatchWorker` (a QObject moved to its own QThread,
-one thread per job) that streams :func:`model.batch.iter_records` through
-:func:`model.batch.score_records` and sends rows back in chunks. The GUI
-thread only appends rows to the :class:`~desktop_app.batch_model.BatchTableModel`.
+Scoring runs on a :class:`~desktop_app.workers.batch.BatchWorker` on its own QThread, owned by the panel's
+:class:`~desktop_app.workers.handle.WorkerHandle`: one job per request, each with a new generation (the job
+id). The worker streams :func:`model.batch.iter_records` through :func:`model.batch.score_records` and sends
+rows back in chunks. The GUI thread only appends rows to the
+:class:`~desktop_app.panels.batch_model.BatchTableModel`.
 
 * ``add_paths`` while a job runs queues the paths as the next job;
   ``set_predictor`` starts queued jobs once a model is there.
-* Cancel sets a flag that the engine checks before every batch; rows scored
+* Cancel sets the worker's abort flag, which the engine checks before every batch; rows scored
   so far stay in the table. Clear cancels, drops queued jobs and any rows
-  still in flight from the old job (stale results are recognised by job id).
+  still in flight from the old job (a new generation makes them stale).
 * Progress reaches the GUI at most ``PROGRESS_INTERVAL_S`` apart; the bar
   shows the percentage of the estimated review count and an ETA.
 * Export writes CSV, JSON Lines or Parquet atomically with the same columns
   as the command line (:data:`model.batch.EXPORT_COLUMNS`).
 
 Public interface used by the main window: :meth:`BatchPanel.set_predictor`,
-:meth:`BatchPanel.add_paths`, :meth:`BatchPanel.cancel`,
+:meth:`BatchPanel.add_paths`, :meth:`BatchPanel.cancel`, :meth:`BatchPanel.cancel_if_running`,
 :meth:`BatchPanel.shutdown`, signal :attr:`BatchPanel.review_activated`.
 """
 
 from __future__ import annotations
 
-import logging
 import time
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QThread, Signal, Slot
-from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QApplication,
     QComboBox,
     QDoubleSpinBox,
     QFileDialog,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QProgressBar,
     QPushButton,
     QSizePolicy,
-    QTableView,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from model.batch import (
-    DEFAULT_MAX_FILE_BYTES,
-    SUPPORTED_EXTENSIONS,
-    Summary,
-    write_rows,
-)
+from model.batch import DEFAULT_MAX_FILE_BYTES, SUPPORTED_EXTENSIONS, Summary, write_rows
 from model.batch.export import SPREADSHEET_CELL_LIMIT, excerpt_rows
 
+from ..workers.batch import DEFAULT_BATCH_SIZE, DEFAULT_CHUNK, BatchWorker
+from ..workers.handle import BATCH_NICE, WorkerHandle
 from .batch_export import ask_export_path, export_hint, export_menu
-from .batch_model import COLUMNS, EXCERPT, FILTERS, P_POSITIVE, ROW_ROLE, SOURCE, BatchFilterProxy, BatchTableModel
-from .batch_worker import DEFAULT_BATCH_SIZE, DEFAULT_CHUNK, PROGRESS_INTERVAL_S, BatchWorker  # noqa: F401
-from .editor import drop_hint, local_paths
-from .worker import BATCH_NICE, start_worker_thread
-
-log = logging.getLogger(__name__)
+from .batch_model import FILTERS, ROW_ROLE, BatchFilterProxy, BatchTableModel, format_duration, results_view
+from .editor import PathDropTarget
 
 
-
-def _fmt_duration(seconds: float) -> str:
-    s = round(seconds)
-    h, rem = divmod(s, 3600)
-    m, s = divmod(rem, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
-
-
-class BatchPanel(QWidget):
+class BatchPanel(PathDropTarget, QWidget):
     """Batch scoring of files and folders of reviews, with a sortable, filterable results table.
 
     Signals:
@@ -97,35 +78,49 @@ class BatchPanel(QWidget):
         super().__init__(parent)
         self.setObjectName("BatchPanel")
         self.setAcceptDrops(True)
-        self.batch_size = batch_size
-        self.chunk = chunk
         self._predictor = None
         self._queue: list[list[str]] = []
-        self._job_id = 0
-        self._thread: QThread | None = None
-        self._worker: BatchWorker | None = None
+        self._running: int | None = None  # the job (generation) being scored
         self._job_t0 = 0.0
         self._scoring_s = 0.0  # seconds spent scoring in finished jobs
-        self._last_done = 0
-        self._last_total = 0
-
         self.table_model = BatchTableModel(self)
         self.proxy = BatchFilterProxy(self)
         self.proxy.setSourceModel(self.table_model)
         self._build_ui()
-        app = QApplication.instance()
-        if app is not None:
-            app.aboutToQuit.connect(self.shutdown)
+        self.handle = WorkerHandle(BatchWorker(batch_size, chunk), "batch-scoring", BATCH_NICE, parent=self,
+                                   wait_ms=10000)
+        worker = self.handle.worker
+        worker.progress.connect(self._on_progress)
+        worker.rows_ready.connect(self._on_rows)
+        worker.finished.connect(self._on_finished)
+        worker.failed.connect(self._on_failed)
 
     # -- UI ---------------------------------------------------------------------------------------------------
     def _build_ui(self) -> None:
+        self.view = results_view(self.proxy)
+        self.view.doubleClicked.connect(self._on_double_clicked)
+        self.summary_label = QLabel("Drop files or folders of reviews here (.txt, .csv, .tsv, .jsonl, .json).")
+        self.summary_label.setWordWrap(True)
+        self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.message_label = QLabel("")
+        self.message_label.setWordWrap(True)
+        self.message_label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+        layout = QVBoxLayout(self)
+        layout.addLayout(self._build_top_row())
+        layout.addLayout(self._build_settings_row())
+        layout.addWidget(self.view, 1)
+        layout.addLayout(self._build_progress_row())
+        layout.addWidget(self.summary_label)
+        layout.addWidget(self.message_label)
+
+    def _build_top_row(self) -> QHBoxLayout:
+        """Add files, Add folder, the category filter, the search box, Export, Clear."""
         self.add_files_button = QPushButton("Add files…")
         self.add_files_button.setToolTip("Score .txt, .csv, .tsv, .jsonl or .json files of reviews")
         self.add_files_button.clicked.connect(self._choose_files)
         self.add_folder_button = QPushButton("Add folder…")
         self.add_folder_button.setToolTip("Score every review file in a folder (recursive; pos/ and neg/ give gold labels)")
         self.add_folder_button.clicked.connect(self._choose_folder)
-
         self.category_combo = QComboBox()
         self.category_combo.addItems(FILTERS)
         self.category_combo.setToolTip("Show only some rows")
@@ -136,7 +131,6 @@ class BatchPanel(QWidget):
         self.search_edit.textChanged.connect(self.proxy.set_search)
         self.category_combo.currentTextChanged.connect(lambda _text: self._update_summary())
         self.search_edit.textChanged.connect(lambda _text: self._update_summary())
-
         self.export_button = QToolButton()
         self.export_button.setText("Export")
         self.export_button.setToolTip("Save all rows (not only the filtered ones) with the command line's columns")
@@ -145,7 +139,6 @@ class BatchPanel(QWidget):
         self.clear_button = QPushButton("Clear")
         self.clear_button.setToolTip("Cancel scoring and remove all rows")
         self.clear_button.clicked.connect(self.clear)
-
         top = QHBoxLayout()
         top.addWidget(self.add_files_button)
         top.addWidget(self.add_folder_button)
@@ -153,7 +146,10 @@ class BatchPanel(QWidget):
         top.addWidget(self.search_edit, 1)
         top.addWidget(self.export_button)
         top.addWidget(self.clear_button)
+        return top
 
+    def _build_settings_row(self) -> QHBoxLayout:
+        """The text column and the largest one-review file."""
         self.text_column_edit = QLineEdit()
         self.text_column_edit.setPlaceholderText("auto (text / review / content)")
         self.text_column_edit.setToolTip("CSV/TSV column or JSON field with the review text; empty detects it")
@@ -168,27 +164,10 @@ class BatchPanel(QWidget):
         settings.addWidget(self.text_column_edit, 1)
         settings.addWidget(QLabel("Max file size:"))
         settings.addWidget(self.max_mb_spin)
+        return settings
 
-        self.view = QTableView()
-        self.view.setModel(self.proxy)
-        self.view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # arrival order until sorted
-        self.view.setSortingEnabled(True)
-        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.view.setAlternatingRowColors(True)
-        self.view.setWordWrap(False)
-        self.view.verticalHeader().setDefaultSectionSize(self.view.fontMetrics().height() + 6)
-        hh = self.view.horizontalHeader()
-        hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        hh.setStretchLastSection(True)  # the status column takes the remaining width
-        for c in range(len(COLUMNS)):
-            hh.resizeSection(c, 72)
-        hh.resizeSection(SOURCE, 160)
-        hh.resizeSection(EXCERPT, 380)
-        hh.resizeSection(P_POSITIVE, 84)
-        self.view.doubleClicked.connect(self._on_double_clicked)
-        self.view.setToolTip("Double-click a row to analyse the review")
-
+    def _build_progress_row(self) -> QHBoxLayout:
+        """The progress bar and Cancel."""
         self.progress_bar = QProgressBar()
         self.progress_bar.setRange(0, 1)
         self.progress_bar.setValue(0)
@@ -201,21 +180,7 @@ class BatchPanel(QWidget):
         bottom = QHBoxLayout()
         bottom.addWidget(self.progress_bar, 1)
         bottom.addWidget(self.cancel_button)
-
-        self.summary_label = QLabel("Drop files or folders of reviews here (.txt, .csv, .tsv, .jsonl, .json).")
-        self.summary_label.setWordWrap(True)
-        self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.message_label = QLabel("")
-        self.message_label.setWordWrap(True)
-        self.message_label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
-
-        layout = QVBoxLayout(self)
-        layout.addLayout(top)
-        layout.addLayout(settings)
-        layout.addWidget(self.view, 1)
-        layout.addLayout(bottom)
-        layout.addWidget(self.summary_label)
-        layout.addWidget(self.message_label)
+        return bottom
 
     # -- public API -------------------------------------------------------------------------------------------
     def set_predictor(self, predictor) -> None:
@@ -244,15 +209,20 @@ class BatchPanel(QWidget):
     def cancel(self) -> None:
         """Stop the running job after its current batch and drop queued jobs; rows scored so far stay."""
         self._queue.clear()
-        if self._worker is not None:
-            self._worker.request_stop()
+        if self._running is not None:
+            self.handle.request_stop()
             self.cancel_button.setEnabled(False)
             self.progress_bar.setFormat("cancelling…")
+
+    def cancel_if_running(self) -> None:
+        """:meth:`cancel` while a job is scoring (another model is being loaded); jobs waiting for a model stay."""
+        if self.is_running():
+            self.cancel()
 
     def clear(self) -> None:
         """Cancel everything and remove all rows (rows still in flight from the old job are dropped)."""
         self.cancel()
-        self._job_id += 1  # anything still arriving from the cancelled job is stale now
+        self.handle.next_generation()  # anything still arriving from the cancelled job is stale now
         self.table_model.clear()
         self._scoring_s = 0.0
         self._update_summary()
@@ -260,7 +230,7 @@ class BatchPanel(QWidget):
 
     def is_running(self) -> bool:
         """True while a job is scoring."""
-        return self._worker is not None
+        return self._running is not None
 
     def rows(self):
         """All result rows in arrival order (a list of :class:`model.batch.ResultRow`)."""
@@ -290,116 +260,71 @@ class BatchPanel(QWidget):
         self._set_message(f"Exported {n:,} rows to {path}")
         return True
 
-    def shutdown(self, timeout_ms: int = 10000) -> None:
-        """Cancel and wait (up to ``timeout_ms`` milliseconds) for the worker thread; call before the app exits."""
+    def shutdown(self) -> None:
+        """Drop queued jobs, cancel the running one and wait (up to 10 s) for the worker thread; call before the
+        app exits (done on application quit and when the main window closes)."""
         self._queue.clear()
-        if self._worker is not None:
-            self._worker.request_stop()
-        if self._thread is not None:
-            self._thread.quit()
-            self._thread.wait(timeout_ms)
+        self.handle.shutdown()
 
-    # -- drag and drop ----------------------------------------------------------------------------------------
-    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        """Accept drags that carry local files or folders (the window's drop banner shows)."""
-        paths = local_paths(event.mimeData())
-        if paths:
-            event.acceptProposedAction()
-            drop_hint(self, paths)
-        else:
-            event.ignore()
-
-    def dragLeaveEvent(self, event) -> None:
-        """Hide the window's drop banner."""
-        drop_hint(self, None)
-        super().dragLeaveEvent(event)
-
-    def dragMoveEvent(self, event) -> None:
-        """Keep accepting while the drag moves over the panel."""
-        if event.mimeData().hasUrls():
-            event.acceptProposedAction()
-
-    def dropEvent(self, event: QDropEvent) -> None:
-        """Score the dropped files/folders (see :meth:`add_paths`)."""
-        drop_hint(self, None)
-        paths = local_paths(event.mimeData())
-        if not paths:
-            event.ignore()
-            return
-        event.acceptProposedAction()
+    def paths_dropped_here(self, paths: list[str]) -> None:
+        """Score files/folders dropped on the panel (:class:`~desktop_app.panels.editor.PathDropTarget`)."""
         self.add_paths(paths)
 
     # -- job control ------------------------------------------------------------------------------------------
     def _start_next(self) -> None:
-        if self._worker is not None or self._predictor is None or not self._queue:
+        if self._running is not None or self._predictor is None or not self._queue or self.handle.stopped:
             return
         paths = self._queue.pop(0)
         self.table_model.add_roots(paths)
-        self._job_id += 1
-        job = self._job_id
+        job = self._running = self.handle.next_generation()
         text_column = self.text_column_edit.text().strip() or None
         max_bytes = int(self.max_mb_spin.value() * 2**20)
-        worker = BatchWorker(job, self._predictor, paths, text_column, max_bytes, self.batch_size, self.chunk)
-        worker.progress.connect(self._on_progress)
-        worker.rows_ready.connect(self._on_rows)
-        worker.finished.connect(self._on_finished)
-        worker.failed.connect(self._on_failed)
-        self._worker = worker
         self._job_t0 = time.monotonic()
-        self._last_done, self._last_total = 0, 0
         self.cancel_button.setEnabled(True)
         self.progress_bar.setRange(0, 0)  # busy until the count estimate arrives
         self.progress_bar.setFormat("reading…")
         names = ", ".join(Path(p).name or p for p in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
         self._set_message(f"Scoring {names}…")
         self.scoring_started.emit(job)
-        self._thread = start_worker_thread(worker, f"batch-{job}", BATCH_NICE, run=worker.run)
+        self.handle.reset_stop()  # the previous job has finished: a Cancel of it must not stop this one
+        self.handle.submit(self.handle.worker.run, job, self._predictor, paths, text_column, max_bytes)
 
-    @Slot(int, int, int)
     def _on_progress(self, job: int, done: int, total: int) -> None:
-        if job != self._job_id:
+        if not self.handle.is_current(job):
             return
-        self._last_done, self._last_total = done, total
         total = max(total, done, 1)
         self.progress_bar.setRange(0, total)
         self.progress_bar.setValue(done)
         elapsed = time.monotonic() - self._job_t0
         eta = ""
         if 0 < done < total and elapsed > 0.5:
-            eta = f" · ETA {_fmt_duration((total - done) * elapsed / done)}"
-        if self._worker is not None and self._worker.stop_requested():
+            eta = f" · ETA {format_duration((total - done) * elapsed / done)}"
+        if self.handle.stop_requested():
             self.progress_bar.setFormat("cancelling…")
         else:
             self.progress_bar.setFormat(f"{done:,} / ~{total:,} reviews (%p%){eta}")
         self._update_summary()
         self.progress_changed.emit(done, total)
 
-    @Slot(int, list)
     def _on_rows(self, job: int, rows: list) -> None:
-        if job != self._job_id:
+        if not self.handle.is_current(job):
             return  # stale: the table was cleared after this job started
         self.table_model.append_rows(rows)
         self._update_summary()
 
-    @Slot(int, str)
     def _on_failed(self, job: int, message: str) -> None:
-        if job == self._job_id:
+        if self.handle.is_current(job):
             self._set_message(f"Scoring stopped by an error: {message}", error=True)
 
-    @Slot(int, object, bool)
     def _on_finished(self, job: int, summary: Summary, cancelled: bool) -> None:
-        thread = self._thread
-        self._worker, self._thread = None, None
-        if thread is not None:
-            thread.quit()
-            thread.wait()
+        self._running = None
         self._scoring_s += summary.elapsed_s
         self.cancel_button.setEnabled(False)
         self.progress_bar.setRange(0, 1)
         self.progress_bar.setValue(1 if not cancelled else 0)
-        if job == self._job_id:
+        if self.handle.is_current(job):
             word = "Cancelled" if cancelled else "Done"
-            self.progress_bar.setFormat(f"{word}: {summary.count:,} reviews in {_fmt_duration(summary.elapsed_s)}")
+            self.progress_bar.setFormat(f"{word}: {summary.count:,} reviews in {format_duration(summary.elapsed_s)}")
             if not self.message_label.text().startswith("Scoring stopped by an error"):
                 failed = f"; {summary.failed:,} could not be read (filter 'Failed' to see why)" if summary.failed else ""
                 self._set_message(f"{word}: {summary.ok:,} reviews scored{failed}.")
@@ -410,7 +335,7 @@ class BatchPanel(QWidget):
     # -- helpers ----------------------------------------------------------------------------------------------
     def _update_summary(self) -> None:
         s = self.table_model.summary
-        running = time.monotonic() - self._job_t0 if self._worker is not None else 0.0
+        running = time.monotonic() - self._job_t0 if self._running is not None else 0.0
         s.elapsed_s = self._scoring_s + running
         if s.count == 0:
             self.summary_label.setText("Drop files or folders of reviews here (.txt, .csv, .tsv, .jsonl, .json).")
@@ -456,4 +381,4 @@ class BatchPanel(QWidget):
             self.export_to(path, fmt, excerpt_chars)
 
 
-__all__ = ["SPREADSHEET_CELL_LIMIT", "BatchPanel", "BatchWorker"]
+__all__ = ["SPREADSHEET_CELL_LIMIT", "BatchPanel"]

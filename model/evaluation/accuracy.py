@@ -1,8 +1,8 @@
-"""Evaluate a model folder on a labelled ``.jsonl(.gz)`` file.
+"""Accuracy of a model folder on a labelled ``.jsonl(.gz)`` file.
 
 Usage::
 
-    python -m model.evaluate --data ../shared/data/imdb/test.jsonl.gz [--model DIR]
+    python -m model.evaluation.accuracy --data ../shared/data/imdb/test.jsonl.gz [--model DIR]
 
 Prints one JSON line: accuracy, f1 (positive class), count, reviews_per_s,
 elapsed_s, model_dir, device.
@@ -14,33 +14,11 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-from .predictor import Predictor
-from .textio import read_labelled_rows
-
-
-def read_labelled(path: str | Path) -> tuple[list[str], np.ndarray]:
-    """Read ``{"text", "label"}`` rows (label 0/1) from ``.jsonl`` or ``.jsonl.gz``.
-
-    Returns:
-        ``(texts, labels)`` with labels int64 [N].
-
-    Raises:
-        FileNotFoundError: if the file is missing.
-        ValueError: on a malformed row or a row without a 0/1 label (file and line named).
-    """
-    texts, labels = read_labelled_rows(path, _binary_label)
-    return texts, np.asarray(labels, dtype=np.int64)
-
-
-def _binary_label(row: dict) -> int:
-    label = int(row["label"])
-    if label not in (0, 1):
-        raise ValueError(f"label must be 0 or 1, got {label}")
-    return label
+from ..predictor import Predictor
+from ..textio import read_labelled
 
 
 def evaluate(predictor: Predictor, texts: list[str], labels: np.ndarray, batch_size: int = 64) -> dict:
@@ -70,7 +48,8 @@ def evaluate(predictor: Predictor, texts: list[str], labels: np.ndarray, batch_s
 
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point; returns the exit code (0 ok, 1 error, 2 usage)."""
-    p = argparse.ArgumentParser(description="Evaluate the classifier on a labelled jsonl(.gz) file.")
+    p = argparse.ArgumentParser(prog="python -m model.evaluation.accuracy",
+                                description="Evaluate the classifier on a labelled jsonl(.gz) file.")
     p.add_argument("--data", required=True)
     p.add_argument("--model", default=None, help="model folder (default: bundled resources/model)")
     p.add_argument("--device", default=None)

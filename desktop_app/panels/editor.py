@@ -1,4 +1,5 @@
-"""The review editor and the one helper that reads local paths out of a drag (QMimeData).
+"""The review editor and the drag-and-drop helpers: local paths out of a drag (QMimeData), the window's drop
+banner, and :class:`PathDropTarget` for a widget that takes dropped files itself (the batch panel).
 
 Dropped files and folders are reported (``paths_dropped``), never pasted as text; the main window
 and the batch panel use :func:`local_paths` too.
@@ -14,7 +15,7 @@ from PySide6.QtWidgets import QPlainTextEdit
 
 def drop_hint(widget, paths: list[str] | None) -> None:
     """Show (``paths``) or hide (None) the top-level window's drop banner, when it has one
-    (:meth:`desktop_app.layout.LayoutMixin.show_drop_hint`): child widgets that take drops themselves
+    (:meth:`desktop_app.window.layout.LayoutMixin.show_drop_hint`): child widgets that take drops themselves
     call this, since the window then sees no drag events."""
     window = widget.window()
     fn = getattr(window, "show_drop_hint" if paths else "hide_drop_hint", None)
@@ -27,6 +28,40 @@ def local_paths(mime) -> list[str]:
     if mime is None or not mime.hasUrls():
         return []
     return [u.toLocalFile() for u in mime.urls() if u.isLocalFile() and u.toLocalFile()]
+
+
+class PathDropTarget:
+    """Mixin for a QWidget that takes dropped local files/folders itself: while they are dragged over it the
+    window's drop banner shows (:func:`drop_hint`); a drop calls ``self.paths_dropped_here(paths)``."""
+
+    def dragEnterEvent(self, event) -> None:
+        """Accept drags that carry local files or folders (the window's drop banner shows)."""
+        paths = local_paths(event.mimeData())
+        if paths:
+            event.acceptProposedAction()
+            drop_hint(self, paths)
+        else:
+            event.ignore()
+
+    def dragLeaveEvent(self, event) -> None:
+        """Hide the window's drop banner."""
+        drop_hint(self, None)
+        super().dragLeaveEvent(event)
+
+    def dragMoveEvent(self, event) -> None:
+        """Keep accepting while the drag moves over the widget."""
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:
+        """Hand the dropped local paths to ``paths_dropped_here``."""
+        drop_hint(self, None)
+        paths = local_paths(event.mimeData())
+        if not paths:
+            event.ignore()
+            return
+        event.acceptProposedAction()
+        self.paths_dropped_here(paths)
 
 
 _BR = re.compile(r"(?i)<br\s*/?\s*>")

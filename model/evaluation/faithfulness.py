@@ -1,11 +1,11 @@
-"""Dataset-level faithfulness of the explanation methods: ``python -m model.faithfulness``.
+"""Dataset-level faithfulness of the explanation methods: ``python -m model.evaluation.faithfulness``.
 
 Usage::
 
-    python -m model.faithfulness --data ../shared/data/imdb/test.jsonl.gz --n 500 [--methods ...] [--json-out F]
+    python -m model.evaluation.faithfulness --data ../shared/data/imdb/test.jsonl.gz --n 500 [--methods ...] [--json-out F]
 
 Samples ``--n`` reviews, explains each with every method (:func:`model.explain.explain`), measures
-ERASER comprehensiveness / sufficiency AOPC (:mod:`model.explain.faithfulness`, probability units)
+ERASER comprehensiveness / sufficiency AOPC (:mod:`model.explain.erasure`, probability units)
 and prints a Markdown table plus one JSON line with means and 95% percentile-bootstrap intervals.
 Exit codes: 0 ok, 2 bad arguments or unreadable data.
 """
@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .explain import DEFAULT_IG_STEPS, EXPLANATION_METHODS, METHOD_TITLES, explain
-from .explain.faithfulness import AOPC_PERCENTS, faithfulness
+from ..explain import DEFAULT_IG_STEPS, EXPLANATION_METHODS, METHOD_TITLES, explain
+from ..explain.erasure import AOPC_PERCENTS, faithfulness
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .predictor import Predictor
+    from ..predictor import Predictor
 
 def bootstrap_ci(
     values: np.ndarray, n_resamples: int = 1000, seed: int = 0, level: float = 0.95
@@ -149,12 +149,12 @@ def markdown_table(result: dict) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command line: ``python -m model.faithfulness --data test.jsonl.gz --n 500 --seed 0``.
+    """Command line: ``python -m model.evaluation.faithfulness --data test.jsonl.gz --n 500 --seed 0``.
 
     Prints a markdown table and then one JSON line with the same numbers.
     Returns the exit status (0 ok, 2 bad arguments or files).
     """
-    ap = argparse.ArgumentParser(prog="python -m model.faithfulness", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m model.evaluation.faithfulness", description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", required=True, help="a .jsonl or .jsonl.gz file of {'text': ..., 'label': ...} rows")
     ap.add_argument("--n", type=int, default=500, help="reviews to sample (default 500)")
     ap.add_argument("--seed", type=int, default=0, help="sampling, random-baseline and bootstrap seed")
@@ -166,9 +166,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = ap.parse_args(argv)
 
-    from .atomic import atomic_write_bytes
-    from .evaluate import read_labelled
-    from .predictor import Predictor
+    from ..atomic import atomic_write_bytes
+    from ..predictor import Predictor
+    from ..textio import read_labelled
 
     if args.n < 1 or args.ig_steps < 1:
         print("error: --n and --ig-steps must be >= 1", file=sys.stderr)

@@ -1,8 +1,8 @@
 """The main window's layout persistence and window-wide drops.
 
-:class:`LayoutMixin` is mixed into :class:`desktop_app.main_window.MainWindow`: it restores and saves
+:class:`LayoutMixin` is mixed into :class:`desktop_app.window.main_window.MainWindow`: it restores and saves
 the geometry, dock layout (``window/state``, ``window/docks``), zoom and layer/head in the window's
-QSettings (:mod:`desktop_app.settings`), records that the window was shown (only a shown window's
+QSettings (:mod:`desktop_app.window.settings`), records that the window was shown (only a shown window's
 layout is saved), and turns local files/folders dropped anywhere on the window into ``paths_dropped``;
 while they are dragged over the window, :attr:`LayoutMixin.drop_overlay` says what a drop will do.
 """
@@ -14,7 +14,7 @@ import os
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
 
-from .editor import local_paths
+from ..panels.editor import local_paths
 
 
 def describe_drop(paths: list[str]) -> str:
@@ -65,7 +65,7 @@ class LayoutMixin:
     @property
     def drop_overlay(self) -> QLabel:
         """The translucent banner shown over the window while files are dragged over it (made on first use)."""
-        overlay = getattr(self, "_drop_overlay", None)
+        overlay = self._drop_overlay
         if overlay is None:
             overlay = QLabel(self)
             overlay.setObjectName("dropOverlay")
@@ -96,7 +96,7 @@ class LayoutMixin:
         overlay.show()
 
     def _hide_drop_overlay(self) -> None:
-        if getattr(self, "_drop_overlay", None) is not None:
+        if self._drop_overlay is not None:
             self._drop_overlay.hide()
 
     def dragEnterEvent(self, event) -> None:
@@ -126,7 +126,7 @@ class LayoutMixin:
         paths = local_paths(event.mimeData())
         if paths:
             event.acceptProposedAction()
-            self._remember_folder(paths[0])
+            self.remember_folder(paths[0])
             self.paths_dropped.emit(paths)
         else:
             event.ignore()

@@ -5,20 +5,19 @@ Layout (all docks can be moved, tabbed, floated or hidden; QSettings remembers i
     centre  the token view
     right   "Attention heatmap", "Token links", "Model view", "Positional encoding" (tabbed)
 
-Analysis runs live on a background thread (:mod:`desktop_app.worker`),
-250 ms after the last keystroke, or at once with Ctrl+Enter.
+Analysis runs live on a background thread (:mod:`desktop_app.workers.inference`),
+250 ms after the last keystroke, or at once with Ctrl+Enter. What is shown lives in one
+:class:`~desktop_app.state.ExplorerState` (``window.state``); the views and panels follow it.
 """
 
 from __future__ import annotations
 
 import gc
-import json
 import logging
 import sys
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QDialog,
@@ -28,25 +27,24 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QProgressBar,
     QPushButton,
-    QToolBar,
     QVBoxLayout,
     QWidget,
 )
 
-from . import session
+from ..panels.editor import ReviewEditor, display_text
+from ..state import ExplorerState
+from ..views.prediction_panel import PredictionPanel
+from ..views.registry import DOCKED_VIEWS
+from ..views.token_view import TokenView
+from ..workers.handle import WorkerHandle
+from ..workers.inference import InferenceController
+from ..workers.internals import InternalsController
 from .about import about_dialog, about_html
-from .editor import ReviewEditor, display_text
 from .file_actions import FileActionsMixin
-from .internals_worker import InternalsController
 from .layout import LayoutMixin
+from .menus import MenusMixin
 from .model_menu import ModelMenu
-from .settings import APP_NAME, SETTINGS_ENV, app_settings  # noqa: F401  (SETTINGS_ENV: re-exported)
-from .views.prediction_panel import PredictionPanel
-from .views.registry import CENTRAL_VIEW_TITLE, DOCKED_VIEWS, WHOLE_WINDOW_TITLE
-from .views.selectors import LayerHeadSelector
-from .views.state import ExplorerState
-from .views.token_view import TokenView
-from .worker import InferenceController
+from .settings import APP_NAME, app_settings
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +52,7 @@ DEBOUNCE_MS = 250  # milliseconds after the last keystroke before live analysis
 GUI_SWITCH_INTERVAL_S = 0.001  # seconds; see MainWindow.__init__
 
 
-class MainWindow(FileActionsMixin, LayoutMixin, QMainWindow):
+class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
     """The Attention Explorer window (see module docstring).
 
     Args:
@@ -62,18 +60,22 @@ class MainWindow(FileActionsMixin, LayoutMixin, QMainWindow):
             ``tokenizer.json``); None for the bundled ``resources/model``.
         device: "cpu", "cuda", ...; None for CUDA when available, else CPU.
 
+    Attributes:
+        state: the :class:`~desktop_app.state.ExplorerState`: the model summary, the prediction (its
+            ``prediction_changed`` announces each new one), its results, the selection and the token colours.
+
     Signals:
         predictor_loaded(object): the ``model.Predictor``, once loaded (off the GUI thread).
-        prediction_changed(object): each new ``model.Prediction``.
         paths_dropped(list): local paths (list[str]) dropped on the window or chosen
             with File > Open files... / Open folder....
+        model_switch_started(str): another model folder is being loaded ("" for the bundled model).
         model_load_failed(str): why the model could not be loaded.
         analysis_failed(str): why the last analysis failed.
     """
 
     predictor_loaded = Signal(object)
-    prediction_changed = Signal(object)
     paths_dropped = Signal(list)
+    model_switch_started = Signal(str)
     model_load_failed = Signal(str)
     analysis_failed = Signal(str)
 
@@ -101,12 +103,29 @@ class MainWindow(FileActionsMixin, LayoutMixin, QMainWindow):
         self._font_pt = float(QApplication.font().pointSizeF() if QApplication.font().pointSizeF() > 0 else 10.0)
         self._zoom_pt = self._font_pt + 1
         self._predictor = None
+        self._loading_dir: str | None = None  # the folder being switched to ("" bundled), None when not switching
         self._docks: dict[str, QDockWidget] = {}
         self._saved_state = None
         self._saved_docks: set[str] = set()  # objectNames of the docks in the saved layout
+        self._drop_overlay: QLabel | None = None
         self.samples: list[dict] = []
+        self._build_widgets()
+        self.busy = QProgressBar()
+        self.busy.setRange(0, 0)
+        self.busy.setMaximumWidth(120)
+        self.busy.setVisible(False)
+        self.model_label = QLabel("loading model\u2026")
+        self.statusBar().addPermanentWidget(self.busy)
+        self.statusBar().addPermanentWidget(self.model_label)
+        self._connect()
+        self._restore_settings()
+        self.set_zoom(self._zoom_pt)
+        self.prediction_panel.set_loading("Loading model\u2026")
+        self.statusBar().showMessage("Loading model\u2026")
+        self.controller.load(model_dir, device)
 
-        # -- widgets --
+    def _build_widgets(self) -> None:
+        """The editor, the prediction panel, the token view, the docked views, the menus and the toolbar."""
         self.editor = ReviewEditor()
         self.editor.setObjectName("reviewEditor")
         self.editor.setPlaceholderText(
@@ -118,7 +137,7 @@ class MainWindow(FileActionsMixin, LayoutMixin, QMainWindow):
         rl.setContentsMargins(2, 2, 2, 2)
         rl.addWidget(self.editor, 1)
         rl.addWidget(self.analyze_button)
-        self.prediction_panel = PredictionPanel()
+        self.prediction_panel = PredictionPanel(self.state)
         self.token_view = TokenView(self.state)
         for spec in DOCKED_VIEWS:
             setattr(self, spec.attr, spec.factory(self.state))
@@ -126,7 +145,7 @@ class MainWindow(FileActionsMixin, LayoutMixin, QMainWindow):
 
         self.view_menu_docks = None
         self._build_menus()
-        self.model_menu = ModelMenu(self)  # File > Open model folder..., the Model menu, switching models
+        self.model_menu = ModelMenu(self)  # File > Open model folder..., the Model menu, recent folders
         self.review_dock = self._add_dock(review, "Review", Qt.LeftDockWidgetArea)
         self.prediction_dock = self._add_dock(self.prediction_panel, "Prediction", Qt.LeftDockWidgetArea)
         docks = [self._add_dock(getattr(self, v.attr), v.title, Qt.RightDockWidgetArea) for v in DOCKED_VIEWS]
@@ -139,15 +158,8 @@ class MainWindow(FileActionsMixin, LayoutMixin, QMainWindow):
         self.resizeDocks([self.review_dock, self.prediction_dock], [420, 200], Qt.Vertical)
         self._build_toolbar()
 
-        self.busy = QProgressBar()
-        self.busy.setRange(0, 0)
-        self.busy.setMaximumWidth(120)
-        self.busy.setVisible(False)
-        self.model_label = QLabel("loading model\u2026")
-        self.statusBar().addPermanentWidget(self.busy)
-        self.statusBar().addPermanentWidget(self.model_label)
-
-        # -- behaviour --
+    def _connect(self) -> None:
+        """Live analysis (debounced typing, the button) and the inference controller's answers."""
         self.debounce = QTimer(self)
         self.debounce.setSingleShot(True)
         self.debounce.setInterval(DEBOUNCE_MS)
@@ -162,12 +174,6 @@ class MainWindow(FileActionsMixin, LayoutMixin, QMainWindow):
         self.controller.busy_changed.connect(self.busy.setVisible)
         self.model_view.head_selected.connect(lambda *_: self._raise_dock(self.heatmap_dock))
 
-        self._restore_settings()
-        self.set_zoom(self._zoom_pt)
-        self.prediction_panel.set_loading("Loading model\u2026")
-        self.statusBar().showMessage("Loading model\u2026")
-        self.controller.load(model_dir, device)
-
     # ------------------------------------------------------------------ public API
     @property
     def predictor(self):
@@ -179,10 +185,68 @@ class MainWindow(FileActionsMixin, LayoutMixin, QMainWindow):
         """The ``model.Prediction`` on display, or None."""
         return self.state.prediction
 
+    @property
+    def model_info(self):
+        """The :class:`model.info.ModelInfo` of the model in use (the state's), or None before it loaded."""
+        return self.state.info
+
+    @property
+    def has_saved_layout(self) -> bool:
+        """True when the window restored a dock layout saved by an earlier run."""
+        return self._saved_state is not None
+
     def open_review(self, text: str) -> None:
         """Put ``text`` in the editor (``<br />`` shown as line breaks) and analyze it now."""
-        self.editor.setPlainText(display_text(str(text)))
+        self.analyze_text(display_text(str(text)))
+
+    def analyze_text(self, text: str) -> None:
+        """Put ``text`` in the editor exactly as given and analyze it now."""
+        self.editor.setPlainText(text)
         self.analyze_now()
+
+    def analyze_now(self) -> None:
+        """Analyze the editor's text now (cancels the pending debounce)."""
+        self.debounce.stop()
+        text = self.editor.toPlainText()
+        if not text.strip():
+            self.state.set_prediction(None)
+            self.prediction_panel.set_idle(
+                "Type or paste a review" if self._predictor is not None else "Loading model\u2026"
+            )
+            return
+        self.controller.analyze(text)
+
+    def switch_model(self, folder: str | Path | None) -> None:
+        """Load the model in ``folder`` (None: the bundled model) on the inference thread.
+
+        Analysis still queued for the current model is dropped, the results on display are cleared
+        (``model_switch_started`` lets panels stop work of the old model), and a busy indicator shows. The
+        answer is ``predictor_loaded`` (then the editor's review is analysed again) or ``model_load_failed``
+        (one message; the current model stays loaded).
+        """
+        self._loading_dir = str(folder) if folder else ""
+        name = Path(self._loading_dir).name if self._loading_dir else "the bundled model"
+        self.debounce.stop()
+        self.controller.switch_model(self._loading_dir or None, self.device)
+        self.state.set_prediction(None)  # the explanation panel abandons its jobs
+        self.state.clear_explanations()
+        self.model_switch_started.emit(self._loading_dir)
+        self.prediction_panel.set_loading(f"Loading {name}\u2026")
+        self.model_label.setText(f"loading {name}\u2026")
+        self.busy.setVisible(True)
+        self.statusBar().showMessage(f"Loading model {self._loading_dir or name}\u2026")
+
+    def set_layer_head(self, layer: int, head: int) -> None:
+        """Select a layer (0-based) and head choice (0-based, or ``MEAN_HEADS``/``MAX_HEADS``) in every view."""
+        self.state.set_layer_head(layer, head)
+
+    def set_zoom(self, point_size: float) -> None:
+        """Font size (points) of the editor and the token view."""
+        self._zoom_pt = max(6.0, min(40.0, float(point_size)))
+        f = self.editor.font()
+        f.setPointSizeF(self._zoom_pt)
+        self.editor.setFont(f)
+        self.token_view.set_font_point_size(self._zoom_pt)
 
     def add_panel(self, widget: QWidget, title: str, area=Qt.RightDockWidgetArea) -> QDockWidget:
         """Add ``widget`` as a dock titled ``title`` (objectName derived from it, so layouts persist).
@@ -203,29 +267,35 @@ class MainWindow(FileActionsMixin, LayoutMixin, QMainWindow):
             dock.show()
         return dock
 
-    def analyze_now(self) -> None:
-        """Analyze the editor's text now (cancels the pending debounce)."""
+    def dock(self, title: str) -> QDockWidget | None:
+        """The dock titled ``title`` (a view's, "Review", "Prediction" or an added panel's), or None."""
+        return self._docks.get(title)
+
+    def raise_view(self, title: str) -> None:
+        """Show and raise the dock titled ``title`` (nothing for an unknown title, e.g. the central token view)."""
+        dock = self._docks.get(title)
+        if dock is not None:
+            self._raise_dock(dock)
+
+    def show_error(self, message: str) -> None:
+        """Show ``message`` in the status bar and in a message box."""
+        self.statusBar().showMessage(message, 10000)
+        QMessageBox.warning(self, APP_NAME, message)
+
+    def about_html(self) -> tuple[str, str]:
+        """(model card markdown, metrics as HTML) for the About dialog."""
+        return about_html(self.state.info)
+
+    def show_about(self) -> QDialog:
+        """Show the About dialog: model card and metrics (non-modal; returned for tests)."""
+        return about_dialog(self, self.state.info)
+
+    def shutdown_workers(self) -> None:
+        """Stop every background job of this window, its own and its panels' (the one shutdown path; each job's
+        :class:`~desktop_app.workers.handle.WorkerHandle` also stops on application quit)."""
         self.debounce.stop()
-        text = self.editor.toPlainText()
-        if not text.strip():
-            self.state.set_prediction(None)
-            self.prediction_panel.set_idle(
-                "Type or paste a review" if self._predictor is not None else "Loading model\u2026"
-            )
-            return
-        self.controller.analyze(text)
-
-    def set_layer_head(self, layer: int, head: int) -> None:
-        """Select a layer (0-based) and head choice (0-based, or ``MEAN_HEADS``/``MAX_HEADS``) in every view."""
-        self.state.set_layer_head(layer, head)
-
-    def set_zoom(self, point_size: float) -> None:
-        """Font size (points) of the editor and the token view."""
-        self._zoom_pt = max(6.0, min(40.0, float(point_size)))
-        f = self.editor.font()
-        f.setPointSizeF(self._zoom_pt)
-        self.editor.setFont(f)
-        self.token_view.set_font_point_size(self._zoom_pt)
+        for handle in self.findChildren(WorkerHandle):
+            handle.shutdown()
 
     # ------------------------------------------------------------------ building
     def _add_dock(self, widget: QWidget, title: str, area) -> QDockWidget:
@@ -242,103 +312,16 @@ class MainWindow(FileActionsMixin, LayoutMixin, QMainWindow):
         dock.show()
         dock.raise_()
 
-    def _action(self, menu, text: str, slot, shortcut=None) -> QAction:
-        act = QAction(text, self)
-        if shortcut is not None:
-            if isinstance(shortcut, (list, tuple)):
-                act.setShortcuts([QKeySequence(s) for s in shortcut])
-            else:
-                act.setShortcut(QKeySequence(shortcut))
-        act.triggered.connect(slot)
-        menu.addAction(act)
-        return act
-
-    def _build_menus(self) -> None:
-        mb = self.menuBar()
-        fm = mb.addMenu("&File")
-        self._action(fm, "Open &files\u2026", self._open_files, QKeySequence.Open)
-        self._action(fm, "Open f&older\u2026", self._open_folder, "Ctrl+Shift+O")
-        self._action(fm, "&Load review from text file\u2026", self._load_review_file, "Ctrl+L")
-        fm.addSeparator()
-        self._action(fm, "&Save analysis as JSON\u2026", self._save_json, QKeySequence.Save)
-        self._action(fm, "Save sessi&on\u2026", lambda: session.save_session_dialog(self))
-        self._action(fm, "Open sess&ion\u2026", lambda: session.open_session_dialog(self))
-        self._action(fm, "&Export current view (PNG/SVG)\u2026", self._export_current_view, "Ctrl+E")
-        self.export_menu = fm.addMenu("Export &view")
-        for name in (*(v.title for v in DOCKED_VIEWS), CENTRAL_VIEW_TITLE, WHOLE_WINDOW_TITLE):
-            self._action(self.export_menu, name + "\u2026", lambda _=False, n=name: self._export_view_dialog(n))
-        fm.addSeparator()
-        self._action(fm, "&Quit", self.close, QKeySequence.Quit)
-
-        am = mb.addMenu("&Analysis")
-        self.analyze_action = self._action(am, "&Analyze now", self.analyze_now, ("Ctrl+Return", "Ctrl+Enter"))
-        self._action(am, "Clear token &selection", self.state.clear_selection, "Esc")
-        self._action(am, "Reset token colours to attention", lambda: self.token_view.set_importance(None))
-
-        self.samples_menu = mb.addMenu("&Samples")
-        placeholder = self.samples_menu.addAction("(available once the model has loaded)")
-        placeholder.setEnabled(False)
-
-        vm = mb.addMenu("&View")
-        self._action(vm, "Zoom &in", lambda: self.set_zoom(self._zoom_pt + 1), QKeySequence.ZoomIn)
-        self._action(vm, "Zoom &out", lambda: self.set_zoom(self._zoom_pt - 1), QKeySequence.ZoomOut)
-        self._action(vm, "&Reset zoom", lambda: self.set_zoom(self._font_pt + 1), "Ctrl+0")
-        vm.addSeparator()
-        self.view_menu_docks = vm.addMenu("&Panels")
-
-        hm = mb.addMenu("&Help")
-        self._action(hm, "&About Attention Explorer\u2026", self.show_about)
-        self._action(hm, "About &Qt\u2026", lambda: QMessageBox.aboutQt(self))
-
-    def _build_toolbar(self) -> None:
-        tb = QToolBar("Layer and head")
-        tb.setObjectName("toolbar_layer_head")
-        self.addToolBar(Qt.TopToolBarArea, tb)
-        tb.addWidget(QLabel(" Layer: "))
-        self.layer_head = LayerHeadSelector(self.state, self)
-        self.layer_combo, self.head_combo = self.layer_head.layer_combo, self.layer_head.head_combo
-        self.layer_combo.setMinimumContentsLength(8)
-        tb.addWidget(self.layer_combo)
-        tb.addWidget(QLabel("  Head: "))
-        self.head_combo.setMinimumContentsLength(12)
-        tb.addWidget(self.head_combo)
-        tb.addSeparator()
-        tb.addAction(self.analyze_action)
-
-    def _fill_samples_menu(self) -> None:
-        self.samples_menu.clear()
-        self.samples = []
-        try:
-            from model.core.paths import samples_dir  # torch is already imported by the loader by now
-
-            folder = samples_dir()
-            index = json.loads((folder / "index.json").read_text(encoding="utf-8"))
-            for entry in index.get("samples", []):
-                path = folder / entry["file"]
-                if path.is_file():
-                    self.samples.append({**entry, "path": str(path)})
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            log.warning("sample reviews unavailable: %s", exc)
-        if not self.samples:
-            act = self.samples_menu.addAction("(no sample reviews found)")
-            act.setEnabled(False)
-            return
-        for s in self.samples:
-            stars = f", {s['rating']}/10" if "rating" in s else ""
-            text = f"{s.get('title', Path(s['path']).stem)}  ({s.get('label', '?')}{stars})"
-            self._action(self.samples_menu, text, lambda _=False, p=s["path"]: self.open_review_file(p))
-
     # ------------------------------------------------------------------ worker results
     def _on_loaded(self, predictor, info) -> None:
-        self._predictor = predictor
+        switched, self._predictor = self._loading_dir is not None, predictor
         # What is alive now (modules, Qt wrappers, the model) lives as long as the app: keep it out of the
         # cyclic collector's full scans, which otherwise stalled the event loop ~100 ms mid-batch.
         gc.collect()
         gc.freeze()
         self.setWindowTitle(f"{APP_NAME} \u2014 {Path(info.model_dir).name or 'model'} on {info.device_name}")
-        self.prediction_panel.set_labels(info.labels, info.device_name)
         self.model_label.setText(info.summary())
-        self.state.set_model(info)
+        self.state.set_model(info)  # the prediction panel's bars, the selectors, the views
         saved = self.settings.value("view/layer"), self.settings.value("view/head")
         if saved[0] is not None and saved[1] is not None:
             try:
@@ -349,11 +332,26 @@ class MainWindow(FileActionsMixin, LayoutMixin, QMainWindow):
         self.statusBar().showMessage(f"Model loaded in {info.load_s:.1f} s", 5000)
         if self.state.prediction is None and not self.controller.busy:
             self.prediction_panel.set_idle()
+        if switched:
+            self.model_dir, self._loading_dir = self._loading_dir or None, None
+            self.busy.setVisible(False)
         self.predictor_loaded.emit(predictor)
+        if switched and self.editor.toPlainText().strip():
+            self.analyze_now()
 
     def _on_load_failed(self, message: str) -> None:
         if self._predictor is not None:  # switching failed: the current model stays loaded
+            self._loading_dir = None
+            self.busy.setVisible(False)
+            if self.state.info is not None:
+                self.model_label.setText(self.state.info.summary())
+            self.statusBar().showMessage(message, 10000)
+            log.warning("%s", message)
             self.model_menu.switch_failed(message)
+            if self.editor.toPlainText().strip():
+                self.analyze_now()
+            else:
+                self.prediction_panel.set_idle()
             self.model_load_failed.emit(message)
             return
         self.setWindowTitle(f"{APP_NAME} \u2014 no model")
@@ -363,50 +361,25 @@ class MainWindow(FileActionsMixin, LayoutMixin, QMainWindow):
         self.model_load_failed.emit(message)
 
     def _on_prediction(self, pred) -> None:
-        self.state.set_prediction(pred)
-        self.prediction_panel.set_prediction(pred)
         verdict = f"{pred.label} ({pred.probabilities.max() * 100:.1f} %)" if len(pred.probabilities) else "attention only"
         self.statusBar().showMessage(f"{verdict}, {pred.num_tokens} tokens, {pred.elapsed_s * 1000:.0f} ms", 4000)
-        self.prediction_changed.emit(pred)
+        self.state.set_prediction(pred)  # the views, the prediction panel and the explanation panel follow
 
     def _on_error(self, message: str) -> None:
         self.prediction_panel.set_error(message)
         self.statusBar().showMessage(f"Analysis failed: {message}", 10000)
         self.analysis_failed.emit(message)
 
-    def _show_error(self, message: str) -> None:
-        self.statusBar().showMessage(message, 10000)
-        QMessageBox.warning(self, APP_NAME, message)
-
-    # ------------------------------------------------------------------ about
-    def about_html(self) -> tuple[str, str]:
-        """(model card markdown, metrics as HTML) for the About dialog."""
-        return about_html(self.controller.info)
-
-    def show_about(self) -> QDialog:
-        """Show the About dialog: model card and metrics (non-modal; returned for tests)."""
-        return about_dialog(self, self.controller.info)
-
     # ------------------------------------------------------------------ close
     def closeEvent(self, event) -> None:
         """Save settings (see :attr:`persist_settings`) and stop the worker threads (ours, and added panels')."""
         if self.persist_settings and self._shown:
             self.save_settings()
-        self.debounce.stop()
-        self.controller.shutdown()
-        self.internals.shutdown()
-        for dock in self._docks.values():
-            stop = getattr(dock.widget(), "shutdown", None)
-            if callable(stop):
-                try:
-                    stop()
-                except Exception as exc:  # noqa: BLE001 - closing must not fail
-                    log.warning("%s.shutdown failed: %s", type(dock.widget()).__name__, exc)
+        self.shutdown_workers()
         super().closeEvent(event)
 
     def event(self, ev) -> bool:
-        """Also stop the worker when the window is destroyed without being closed (tests)."""
+        """Also stop the workers when the window is destroyed without being closed (tests)."""
         if ev.type() == QEvent.DeferredDelete:
-            self.controller.shutdown()
-            self.internals.shutdown()
+            self.shutdown_workers()
         return super().event(ev)

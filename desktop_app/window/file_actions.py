@@ -1,8 +1,8 @@
 """The main window's file actions: open files/folders, load a review, save the analysis as JSON, export views.
 
-:class:`FileActionsMixin` is mixed into :class:`desktop_app.main_window.MainWindow`; it uses the
+:class:`FileActionsMixin` is mixed into :class:`desktop_app.window.main_window.MainWindow`; it uses the
 window's ``settings``, ``state``, ``statusBar()``, ``paths_dropped``, ``open_review``,
-``view_widgets``/``export_view`` and ``_show_error``. Review files are decoded by
+``view_widgets``/``export_view`` and ``show_error``. Review files are decoded by
 :func:`model.textio.read_text_file` (at most :data:`MAX_REVIEW_FILE_BYTES` bytes); every file is
 written atomically (:mod:`model.atomic`). Errors reach the user as a message box, never a traceback.
 """
@@ -18,8 +18,8 @@ from model.atomic import atomic_write_bytes
 from model.batch import SUPPORTED_EXTENSIONS
 from model.textio import read_text_file
 
+from ..views.registry import CENTRAL_VIEW_TITLE, DOCKED_VIEWS, WHOLE_WINDOW_TITLE
 from .view_export import export_widget
-from .views.registry import CENTRAL_VIEW_TITLE, DOCKED_VIEWS, WHOLE_WINDOW_TITLE
 
 MAX_REVIEW_FILE_BYTES = 5_000_000  # larger text files are refused with a message
 
@@ -33,10 +33,12 @@ def review_file_filter() -> str:
 class FileActionsMixin:
     """File menu behaviour of the main window (see the module docstring)."""
 
-    def _last_folder(self) -> str:
+    def last_folder(self) -> str:
+        """The folder of the last file dialog (the home folder at first)."""
         return str(self.settings.value("files/last_folder", str(Path.home())))
 
-    def _remember_folder(self, path: str) -> None:
+    def remember_folder(self, path: str) -> None:
+        """Start the next file dialog in ``path``'s folder (``path`` itself when it is a folder)."""
         p = Path(path)
         self.settings.setValue("files/last_folder", str(p if p.is_dir() else p.parent))
 
@@ -44,23 +46,23 @@ class FileActionsMixin:
         paths, _ = QFileDialog.getOpenFileNames(
             self,
             "Open review files",
-            self._last_folder(),
+            self.last_folder(),
             review_file_filter(),
         )
         if paths:
-            self._remember_folder(paths[0])
+            self.remember_folder(paths[0])
             self.paths_dropped.emit(list(paths))
 
     def _open_folder(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Open a folder of reviews", self._last_folder())
+        folder = QFileDialog.getExistingDirectory(self, "Open a folder of reviews", self.last_folder())
         if folder:
             self.settings.setValue("files/last_folder", folder)
             self.paths_dropped.emit([folder])
 
     def _load_review_file(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Load a review", self._last_folder(), "Text (*.txt);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(self, "Load a review", self.last_folder(), "Text (*.txt);;All files (*)")
         if path:
-            self._remember_folder(path)
+            self.remember_folder(path)
             self.open_review_file(path)
 
     def open_review_file(self, path: str | Path) -> None:
@@ -68,7 +70,7 @@ class FileActionsMixin:
         try:
             self.open_review(read_text_file(path, MAX_REVIEW_FILE_BYTES))
         except ValueError as exc:
-            self._show_error(str(exc))
+            self.show_error(str(exc))
 
     def save_json(self, path: str | Path) -> None:
         """Write the current analysis (``Prediction.to_json_dict()``) to ``path`` atomically.
@@ -84,19 +86,19 @@ class FileActionsMixin:
 
     def _save_json(self) -> None:
         if self.state.prediction is None:
-            self._show_error("There is no analysis to save yet.")
+            self.show_error("There is no analysis to save yet.")
             return
         path, _ = QFileDialog.getSaveFileName(
-            self, "Save analysis", str(Path(self._last_folder()) / "analysis.json"), "JSON (*.json)"
+            self, "Save analysis", str(Path(self.last_folder()) / "analysis.json"), "JSON (*.json)"
         )
         if not path:
             return
-        self._remember_folder(path)
+        self.remember_folder(path)
         try:
             self.save_json(path)
             self.statusBar().showMessage(f"Saved {path}", 5000)
         except (OSError, ValueError) as exc:
-            self._show_error(str(exc))
+            self.show_error(str(exc))
 
     def view_widgets(self) -> dict[str, QWidget]:
         """Name -> widget of every exportable view."""
@@ -104,7 +106,7 @@ class FileActionsMixin:
         return {**views, CENTRAL_VIEW_TITLE: self.token_view, WHOLE_WINDOW_TITLE: self}
 
     def export_view(self, name: str, path: str | Path) -> None:
-        """Export view ``name`` (see :meth:`view_widgets`) to ``path``; see :func:`desktop_app.view_export.export_widget`.
+        """Export view ``name`` (see :meth:`view_widgets`) to ``path``; see :func:`desktop_app.window.view_export.export_widget`.
 
         Raises:
             ValueError: unknown view or a suffix other than .png/.svg.
@@ -115,7 +117,8 @@ class FileActionsMixin:
             raise ValueError(f"unknown view {name!r}")
         export_widget(widget, path)
 
-    def _current_view_name(self) -> str:
+    def current_view_name(self) -> str:
+        """The title of the docked view on screen (the first visible one), else the central token view's."""
         for spec in DOCKED_VIEWS:
             w = getattr(self, spec.attr)
             if w.isVisible() and not w.visibleRegion().isEmpty():
@@ -123,18 +126,18 @@ class FileActionsMixin:
         return CENTRAL_VIEW_TITLE
 
     def _export_current_view(self) -> None:
-        self._export_view_dialog(self._current_view_name())
+        self._export_view_dialog(self.current_view_name())
 
     def _export_view_dialog(self, name: str) -> None:
-        default = Path(self._last_folder()) / (name.lower().replace(" ", "_") + ".png")
+        default = Path(self.last_folder()) / (name.lower().replace(" ", "_") + ".png")
         path, _ = QFileDialog.getSaveFileName(
             self, f"Export {name}", str(default), "PNG image (*.png);;SVG vector (*.svg)"
         )
         if not path:
             return
-        self._remember_folder(path)
+        self.remember_folder(path)
         try:
             self.export_view(name, path)
             self.statusBar().showMessage(f"Exported {name} to {path}", 5000)
         except (OSError, ValueError) as exc:
-            self._show_error(str(exc))
+            self.show_error(str(exc))

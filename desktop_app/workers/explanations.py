@@ -1,19 +1,20 @@
 """The explanation worker: explanations and their faithfulness for the current prediction, off the GUI thread.
 
-A :class:`~desktop_app.worker.BackgroundWorker` (generation token + abort flag) on its own QThread,
-reniced to :data:`~desktop_app.worker.EXPLANATION_NICE`; the only code of the explanation panel that
-calls the model. Results are immutable :class:`model.explain.ExplanationResult` records (NumPy only).
+A :class:`~desktop_app.workers.handle.BackgroundWorker` (generation token + abort flag) on its own QThread,
+owned by the explanation panel's :class:`~desktop_app.workers.handle.WorkerHandle` and reniced to
+:data:`~desktop_app.workers.handle.EXPLANATION_NICE`; the only code of the explanation panel that calls the
+model. Results are immutable :class:`model.explain.ExplanationResult` records (NumPy only).
 The cheap methods stop between methods when their generation is stale; integrated gradients also
 checks the abort flag (Cancel) between its internal batches.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal, Slot
+from PySide6.QtCore import Signal
 
 from model.explain import ExplanationCancelled, ExplanationResult
 
-from .worker import BackgroundWorker
+from .handle import BackgroundWorker
 
 
 class ExplanationWorker(BackgroundWorker):
@@ -34,7 +35,6 @@ class ExplanationWorker(BackgroundWorker):
     ig_progress = Signal(int, int, int)
     ig_cancelled = Signal(int)
 
-    @Slot(int, object, object, object, int)
     def compute(self, generation: int, predictor, prediction, methods, layer: int) -> None:
         """Explain ``prediction.text`` with each method in ``methods`` and score its faithfulness.
 
@@ -61,11 +61,9 @@ class ExplanationWorker(BackgroundWorker):
             self.result.emit(generation, ExplanationResult(method, e, f))
         self.batch_finished.emit(generation)
 
-    @Slot(int, object, object, int)
     def compute_integrated_gradients(self, generation: int, predictor, prediction, n_steps: int) -> None:
         """Integrated gradients with ``n_steps`` steps, progress per internal batch, cancellable."""
         predictor = self.own_predictor(predictor)
-
         try:
             e = predictor.explain(
                 prediction.text,

@@ -1,4 +1,5 @@
-"""Attention internals of a Hugging Face encoder: one layer's queries, keys, values and pre-softmax scores.
+"""Q/K/V projections of a Hugging Face encoder read by forward hooks: one layer's queries, keys, values and
+pre-softmax scores (the Hugging Face side of :class:`model.internals.AttentionInternals`).
 
 The projections are read with forward hooks on the layer's query/key/value ``nn.Linear`` modules during one
 forward pass without attention maps (``transformers``' own code runs; nothing is re-implemented but the scaled dot product):

@@ -1,15 +1,22 @@
-"""What the views need to know about the loaded model: :class:`ModelInfo` (NumPy and plain types only).
+"""What a user interface needs to know about a loaded model: :class:`ModelInfo` (NumPy and plain types only).
 
-Built on the inference thread by :func:`model_info` from a ``model.Predictor``; the GUI thread and
-the views only ever see the immutable record (its positional-encoding matrix is read-only).
+Built by :meth:`model.Predictor.model_info` (in the GUI on the inference thread, right after loading); the GUI
+thread and the views only ever see the immutable record: a frozen dataclass whose arrays are read-only. This
+module never imports torch, not even lazily (the views may name :class:`ModelInfo`, and the import-linter contract
+"views never import torch" follows every chain): the worked positional-encoding table is computed by the predictor
+with the model's own function and handed in.
 """
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+
+from .prediction import freeze_arrays
 
 PE_WORKED_EXAMPLE = (4, 4, 100.0)
 """(positions, d_model, base n) of the positional-encoding tutorial's worked table."""
@@ -17,7 +24,7 @@ PE_WORKED_EXAMPLE = (4, 4, 100.0)
 
 @dataclass(frozen=True)
 class ModelInfo:
-    """What the views need to know about the loaded model (NumPy and plain types only).
+    """What the views need to know about the loaded model (NumPy and plain types only; arrays read-only).
 
     Attributes:
         n_layers: L, encoder layers.
@@ -35,8 +42,8 @@ class ModelInfo:
             (relative positions, e.g. DeBERTa-v2/v3): ``pe_note`` says why.
         pe_worked_example: float32 [4, 4], the positional-encoding tutorial's worked table (d_model = 4,
             base n = 100, positions 0-3) computed by the app's own
-            :func:`model.core.encoder.sinusoidal_positional_encoding`.
-        metrics: the model folder's ``metrics.json`` (may be empty).
+            :func:`model.core.positional.sinusoidal_positional_encoding`.
+        metrics: the model folder's ``metrics.json`` (may be empty; a copy, not shared with the predictor).
         model_card: the text of ``README.md`` in the model folder, or "".
         load_s: seconds it took to load the model.
         family: the architecture family, e.g. "BERT" (Hugging Face) or "Attention Explorer encoder".
@@ -64,6 +71,9 @@ class ModelInfo:
     pe_note: str = ""
     has_head: bool = True
 
+    def __post_init__(self) -> None:
+        freeze_arrays(self)
+
     def summary(self) -> str:
         """One line for the status bar: family, layers x heads, d_model, positional encoding, device."""
         head = "" if self.has_head else ", attention only (no classification head)"
@@ -71,25 +81,30 @@ class ModelInfo:
                 f"max {self.max_len} tokens, PE {self.pe_kind}{head} \u2014 {self.device_name}")
 
 
-def model_info(predictor, load_s: float = 0.0) -> ModelInfo:
-    """Summarise a loaded ``model.Predictor`` as a :class:`ModelInfo` (runs on the worker thread)."""
+def _model_card(model_dir: Path | None) -> str:
+    """The text of ``README.md`` in ``model_dir``, or "" (no folder, no file, unreadable)."""
+    if model_dir is None or not (model_dir / "README.md").is_file():
+        return ""
+    try:
+        return (model_dir / "README.md").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def build_model_info(predictor: Any, load_s: float, pe_worked_example: np.ndarray) -> ModelInfo:
+    """Summarise a loaded :class:`model.Predictor` as a :class:`ModelInfo` (see :meth:`model.Predictor.model_info`).
+
+    Args:
+        predictor: the loaded predictor (its ``config``, ``model_dir``, ``metrics``, ``device_name`` and
+            ``positional_encoding``).
+        load_s: seconds it took to load the model (shown in the GUI).
+        pe_worked_example: float32 [4, 4], the sinusoidal encoding of :data:`PE_WORKED_EXAMPLE`.
+    """
     cfg = predictor.config
-    card = ""
     model_dir = Path(predictor.model_dir) if predictor.model_dir is not None else None
-    if model_dir is not None and (model_dir / "README.md").is_file():
-        try:
-            card = (model_dir / "README.md").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            card = ""
     answer = predictor.positional_encoding(cfg.max_len)  # float32 [max_len, d] or a NoPositionalMatrix record
     note = getattr(answer, "explanation", "")
     pe = None if note else np.asarray(answer, dtype=np.float32)
-    if pe is not None:
-        pe.setflags(write=False)
-    from model.core.encoder import sinusoidal_positional_encoding  # torch is loaded on this (worker) thread
-
-    worked = sinusoidal_positional_encoding(*PE_WORKED_EXAMPLE).numpy()
-    worked.setflags(write=False)
     return ModelInfo(
         n_layers=cfg.n_layers,
         n_heads=cfg.n_heads,
@@ -101,12 +116,15 @@ def model_info(predictor, load_s: float = 0.0) -> ModelInfo:
         device_name=predictor.device_name,
         model_dir=str(model_dir) if model_dir is not None else "",
         positional_encoding=pe,
-        pe_worked_example=worked,
-        metrics=dict(predictor.metrics or {}),
-        model_card=card,
+        pe_worked_example=np.asarray(pe_worked_example, dtype=np.float32),
+        metrics=copy.deepcopy(dict(predictor.metrics or {})),
+        model_card=_model_card(model_dir),
         load_s=load_s,
         family=getattr(cfg, "family", "Attention Explorer encoder"),
         pe_kind=getattr(cfg, "pe_kind", "sinusoidal"),
         pe_note=note,
         has_head=len(cfg.labels) > 0,
     )
+
+
+__all__ = ["PE_WORKED_EXAMPLE", "ModelInfo", "build_model_info"]

@@ -1,4 +1,4 @@
-"""Qt table model and filter proxy for batch-scoring results (:class:`model.batch.ResultRow`).
+"""Qt table model, filter proxy and table view for batch-scoring results (:class:`model.batch.ResultRow`).
 
 :class:`BatchTableModel` holds the rows and only ever appends (with
 ``beginInsertRows``/``endInsertRows``, a chunk at a time), so the view never
@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
 from model.batch import ResultRow, Summary
 
@@ -271,3 +272,35 @@ class BatchFilterProxy(QSortFilterProxyModel):
             n = self._needle
             return n in r.source.lower() or n in r.status.lower() or n in r.text.lower()
         return True
+
+
+def results_view(proxy: BatchFilterProxy) -> QTableView:
+    """The results table over ``proxy``: sortable (arrival order until sorted), whole rows selected, read-only,
+    one line per row, the status column taking the remaining width."""
+    view = QTableView()
+    view.setModel(proxy)
+    view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # arrival order until sorted
+    view.setSortingEnabled(True)
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    view.setAlternatingRowColors(True)
+    view.setWordWrap(False)
+    view.verticalHeader().setDefaultSectionSize(view.fontMetrics().height() + 6)
+    hh = view.horizontalHeader()
+    hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+    hh.setStretchLastSection(True)  # the status column takes the remaining width
+    for c in range(len(COLUMNS)):
+        hh.resizeSection(c, 72)
+    hh.resizeSection(SOURCE, 160)
+    hh.resizeSection(EXCERPT, 380)
+    hh.resizeSection(P_POSITIVE, 84)
+    view.setToolTip("Double-click a row to analyse the review")
+    return view
+
+
+def format_duration(seconds: float) -> str:
+    """``m:ss``, or ``h:mm:ss`` from an hour on."""
+    s = round(seconds)
+    h, rem = divmod(s, 3600)
+    m, s = divmod(rem, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"

@@ -1,10 +1,11 @@
-"""The batch worker: one scoring job (files and folders of reviews) off the GUI thread.
+"""The batch worker: scoring jobs (files and folders of reviews) off the GUI thread.
 
-A :class:`~desktop_app.worker.BackgroundWorker` on its own QThread (one per job), reniced to
-:data:`~desktop_app.worker.BATCH_NICE`: it estimates the review count, streams
-:func:`model.batch.iter_records` through :func:`model.batch.score_records` and emits the rows
-chunk by chunk. Cancel is the worker's abort flag, checked by the engine before every batch;
-every signal carries the job id so the panel drops rows of a cleared job.
+A :class:`~desktop_app.workers.handle.BackgroundWorker` on its own QThread, owned by the batch panel's
+:class:`~desktop_app.workers.handle.WorkerHandle` and reniced to :data:`~desktop_app.workers.handle.BATCH_NICE`.
+One job per request (:meth:`BatchWorker.run`): it estimates the review count, streams
+:func:`model.batch.iter_records` through :func:`model.batch.score_records` and emits the rows chunk by chunk.
+Cancel is the worker's abort flag, checked by the engine before every batch; every signal carries the job's
+generation (its id) so the panel drops rows of a cleared job.
 """
 
 from __future__ import annotations
@@ -13,11 +14,11 @@ import logging
 import time
 import traceback
 
-from PySide6.QtCore import Signal, Slot
+from PySide6.QtCore import Signal
 
 from model.batch import DEFAULT_MAX_FILE_BYTES, Summary, Timer, estimate_count, iter_records, score_records
 
-from .worker import BackgroundWorker
+from .handle import BackgroundWorker
 
 log = logging.getLogger(__name__)
 
@@ -25,8 +26,14 @@ PROGRESS_INTERVAL_S = 0.2  # at most 5 progress updates per second reach the GUI
 DEFAULT_BATCH_SIZE = 32
 DEFAULT_CHUNK = 128  # rows per chunk sent to the GUI (also the engine's length-bucketing unit)
 
+
 class BatchWorker(BackgroundWorker):
-    """Scores one job (a list of paths) on a background thread.
+    """Scores jobs (lists of paths) on a background thread, one at a time.
+
+    Args:
+        batch_size: reviews per forward pass.
+        chunk: rows per ``rows_ready`` signal (also the engine's length-bucketing unit).
+        progress_interval_s: at least this many seconds between two ``progress`` signals.
 
     Signals (all carry the job id first so the panel can drop stale ones):
         progress(int, int, int): (job, records done, estimated total records).
@@ -42,40 +49,25 @@ class BatchWorker(BackgroundWorker):
     finished = Signal(int, object, bool)
     failed = Signal(int, str)
 
-    def __init__(
-        self,
-        job_id: int,
-        predictor,
-        paths: list[str],
-        text_column: str | None = None,
-        max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
-        batch_size: int = DEFAULT_BATCH_SIZE,
-        chunk: int = DEFAULT_CHUNK,
-        progress_interval_s: float = PROGRESS_INTERVAL_S,
-    ) -> None:
+    def __init__(self, batch_size: int = DEFAULT_BATCH_SIZE, chunk: int = DEFAULT_CHUNK,
+                 progress_interval_s: float = PROGRESS_INTERVAL_S) -> None:
         super().__init__()
-        self.job_id = job_id
-        self.predictor = predictor
-        self.paths = list(paths)
-        self.text_column = text_column
-        self.max_file_bytes = max_file_bytes
         self.batch_size = batch_size
         self.chunk = chunk
         self.progress_interval_s = progress_interval_s
-        self.latest = job_id  # one job per worker: its generation never goes stale; Cancel is the abort flag
 
-    @Slot()
-    def run(self) -> None:
-        """Estimate the count, then stream, score and emit rows; always ends with ``finished`` (or ``failed``)."""
-        job = self.job_id
+    def run(self, job: int, predictor, paths: list[str], text_column: str | None = None,
+            max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES) -> None:
+        """Score job ``job``: estimate the count, then stream, score and emit rows; always ends with ``finished``
+        (after ``failed`` for an unexpected error). Only the abort flag (Cancel) stops it early."""
         summary = Summary()
         timer = Timer()
         last_emit = [0.0]
         total = [0]
         try:
-            total[0] = estimate_count(self.paths, self.max_file_bytes)
+            total[0] = estimate_count(paths, max_file_bytes)
             self.progress.emit(job, 0, total[0])
-            predictor = self.own_predictor(self.predictor)  # this thread's own weights (one Predictor per thread)
+            mine = self.own_predictor(predictor)  # this thread's own weights (one Predictor per thread)
 
             def on_progress(done: int) -> None:
                 now = time.monotonic()
@@ -84,8 +76,8 @@ class BatchWorker(BackgroundWorker):
                     total[0] = max(total[0], done)
                     self.progress.emit(job, done, total[0])
 
-            records = iter_records(self.paths, text_column=self.text_column, max_file_bytes=self.max_file_bytes)
-            for rows in score_records(predictor, records, batch_size=self.batch_size, chunk=self.chunk,
+            records = iter_records(paths, text_column=text_column, max_file_bytes=max_file_bytes)
+            for rows in score_records(mine, records, batch_size=self.batch_size, chunk=self.chunk,
                                       progress=on_progress, should_stop=self.stop_requested):
                 summary.add(rows)
                 self.rows_ready.emit(job, rows)

@@ -3,7 +3,7 @@ Accuracy: Behavioral Testing of NLP Models with CheckList", ACL): templated mini
 
 Usage::
 
-    python -m model.checklist [--model DIR] [--json]
+    python -m model.evaluation.checklist [--model DIR] [--json] [--dev]
 
 Capabilities (each a set of sentences filled from templates x word lists, with the label a reader expects):
 
@@ -124,12 +124,13 @@ def run_checklist(predictor, cases: list[Case] | None = None) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     """Print the pass rates of a model folder; returns the exit code."""
-    p = argparse.ArgumentParser(description="CheckList-style behavioural tests of a sentiment model.")
+    p = argparse.ArgumentParser(prog="python -m model.evaluation.checklist",
+                                description="CheckList-style behavioural tests of a sentiment model.")
     p.add_argument("--model", default=None, help="model folder (default: the bundled model)")
     p.add_argument("--json", action="store_true", help="print one JSON line")
     p.add_argument("--dev", action="store_true", help="the development set (for choosing between models)")
     args = p.parse_args(argv)
-    from . import Predictor
+    from ..predictor import Predictor
 
     result = run_checklist(Predictor.from_pretrained(args.model, device="cpu"), build_cases(dev=args.dev))
     if args.json:

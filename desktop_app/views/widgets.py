@@ -1,0 +1,125 @@
+"""Widgets shared by the views: token-labelled plot axes, an eliding label, plot and table styling.
+
+Views receive immutable NumPy results (``model.Prediction``, :class:`model.info.ModelInfo`) and never import
+torch; their colours are in :mod:`desktop_app.views.colours`, their render scheduling in
+:mod:`desktop_app.views.render`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
+
+
+def fit_table_height(table) -> int:
+    """Make ``table`` exactly tall enough for its header and every row (no vertical scrolling); returns pixels.
+
+    Without this the faithfulness table got its default size hint and, in the default 1400x860 window,
+    showed one and a half of its rows.
+    """
+    table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    table.resizeRowsToContents()
+    rows = sum(table.rowHeight(r) for r in range(table.rowCount()))
+    height = table.horizontalHeader().sizeHint().height() + rows + 2 * table.frameWidth()
+    table.setFixedHeight(height)
+    return height
+
+
+def display_token(token: str, max_chars: int = 12) -> str:
+    """A token as an axis label: at most ``max_chars`` characters, an ellipsis when cut."""
+    return token if len(token) <= max_chars else token[: max_chars - 1] + "\u2026"
+
+
+def style_plot(plot) -> None:
+    """Dark axis text and lines on a white background for a ``pg.PlotItem`` (all four axes)."""
+    for name in ("left", "bottom", "right", "top"):
+        ax = plot.getAxis(name)
+        ax.setTextPen("#222222")
+        ax.setPen("#666666")
+
+
+class TokenAxis(pg.AxisItem):
+    """An axis whose ticks are token strings at pixel centres (i + 0.5), decimated to stay legible.
+
+    With T = 512 tokens and a 500-pixel axis only every k-th token is labelled,
+    k chosen so labels are at least ``min_spacing_px`` pixels apart; zooming in
+    shows every token.
+    """
+
+    def __init__(self, orientation: str, min_spacing_px: float | None = None, max_chars: int = 12, **kwargs) -> None:
+        super().__init__(orientation, **kwargs)
+        self._labels: list[str] = []
+        self._max_chars = max_chars
+        vertical = orientation in ("left", "right")
+        self._min_spacing = min_spacing_px if min_spacing_px is not None else (14.0 if vertical else 7.0 * max_chars)
+        self.setStyle(autoExpandTextSpace=False, autoReduceTextSpace=False, hideOverlappingLabels=False)
+        if vertical:
+            self.setWidth(int(7 * max_chars + 14))
+
+    def set_tokens(self, tokens: list[str]) -> None:
+        """Use ``tokens`` (T strings) as the tick labels of positions 0..T-1."""
+        self._labels = [display_token(t, self._max_chars) for t in tokens]
+        self.picture = None
+        self.update()
+
+    def tickValues(self, minVal: float, maxVal: float, size: float):
+        """Tick positions (i + 0.5) of every k-th visible token; see the class docstring."""
+        n = len(self._labels)
+        if minVal > maxVal:  # inverted axes pass the range reversed
+            minVal, maxVal = maxVal, minVal
+        if n == 0 or size <= 0 or maxVal <= minVal:
+            return []
+        px_per_token = size / (maxVal - minVal)
+        step = max(1, math.ceil(self._min_spacing / max(px_per_token, 1e-9)))
+        lo = max(0, math.floor(minVal))
+        hi = min(n - 1, math.ceil(maxVal))
+        first = (lo + step - 1) // step * step
+        return [(float(step), [i + 0.5 for i in range(first, hi + 1, step)])]
+
+    def tickStrings(self, values, scale, spacing):
+        """The token strings at tick positions ``values``."""
+        out = []
+        for v in values:
+            i = math.floor(v)
+            out.append(self._labels[i] if 0 <= i < len(self._labels) else "")
+        return out
+
+
+class ElidedLabel(QLabel):
+    """A one-line label: text too long for its width ends in "…"; the full text is the tooltip.
+
+    Its height never depends on the text, so widgets below it do not move when the text changes
+    (a word-wrapped caption grew from 2 to 4 lines and shifted every token by ~28 px).
+    """
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._full = ""
+        self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
+        self.setText(text)
+
+    def setText(self, text: str) -> None:
+        """Show ``text`` (elided to the width; full text as the tooltip)."""
+        self._full = str(text)
+        self.setToolTip(self._full)
+        self._elide()
+
+    def text(self) -> str:
+        """The full text (before eliding)."""
+        return self._full
+
+    def shown_text(self) -> str:
+        """The text as displayed (elided)."""
+        return super().text()
+
+    def _elide(self) -> None:
+        width = max(10, self.width())
+        super().setText(self.fontMetrics().elidedText(self._full, Qt.ElideRight, width))
+
+    def resizeEvent(self, event) -> None:
+        """Re-elide to the new width."""
+        super().resizeEvent(event)
+        self._elide()

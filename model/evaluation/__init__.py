@@ -1,0 +1,16 @@
+"""Dataset-level evaluation of a model folder: the command-line tools that report the model's numbers.
+
+Modules (each a ``python -m`` command that prints one JSON line or a table):
+
+* :mod:`.accuracy`: accuracy and positive-class F1 on a labelled ``.jsonl(.gz)`` file
+  (``python -m model.evaluation.accuracy --data ../shared/data/imdb/test.jsonl.gz``);
+* :mod:`.faithfulness`: ERASER comprehensiveness / sufficiency AOPC of every explanation method over a sample of
+  reviews, with bootstrap intervals (``python -m model.evaluation.faithfulness --data ... --n 500``); the per-review
+  erasure metric itself is :mod:`model.explain.erasure`;
+* :mod:`.checklist`: CheckList-style behavioural tests (``python -m model.evaluation.checklist``), also used by the
+  training pipeline to choose between candidates.
+
+The labelled-data reader they share is :func:`model.textio.read_labelled`. This package sits above the runtime:
+``model.core``, ``model.predictor``, ``model.explain``, ``model.batch``, ... never import it, nor does the GUI
+(import-linter contracts in ``pyproject.toml``); it is left out of the desktop bundle.
+"""

@@ -1,0 +1,76 @@
+"""What goes into the model, checked and cut before any forward pass: the text check (:func:`check_text`), the
+device choice (:func:`resolve_device`) and the token-budget batches of bulk scoring (:func:`token_budget_batches`).
+
+Used by :class:`model.Predictor`; torch is needed only by :func:`resolve_device`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+import torch
+
+MAX_TEXT_CHARS = 2_000_000  # longer inputs are rejected with ValueError (about 2 MB of text)
+
+
+def token_budget_batches(
+    lengths: Sequence[int], order: Sequence[int], batch_size: int, max_tokens: int
+) -> Iterator[np.ndarray]:
+    """Cut length-sorted items into batches of at most ``batch_size`` items and ``max_tokens`` padded tokens.
+
+    Args:
+        lengths: token count of each item, in the sorted order (ascending).
+        order: the item indices, sorted by length (same order as ``lengths``).
+        batch_size: most items per batch.
+        max_tokens: most ``items * longest`` tokens per batch; an item longer
+            than the budget still forms a batch of one.
+
+    Yields:
+        int64 index arrays (slices of ``order``).
+    """
+    order = np.asarray(order, dtype=np.int64)
+    start = 0
+    for i, n in enumerate(lengths):
+        count = i - start + 1
+        if i > start and (count > batch_size or count * n > max_tokens):
+            yield order[start:i]
+            start = i
+    if start < len(order):
+        yield order[start:]
+
+
+def check_text(text: object) -> str:
+    """Validate one input text; returns it unchanged.
+
+    Raises:
+        ValueError: if it is not a string, is empty or whitespace only, or is
+            longer than ``MAX_TEXT_CHARS`` characters.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"expected text as str, got {type(text).__name__}")  # noqa: TRY004 (one error type for bad input)
+    if not text.strip():
+        raise ValueError("the text is empty")
+    if len(text) > MAX_TEXT_CHARS:
+        raise ValueError(f"the text has {len(text):,} characters; the limit is {MAX_TEXT_CHARS:,}")
+    return text
+
+
+def resolve_device(device: str | torch.device | None) -> torch.device:
+    """``None`` -> CUDA when available, else CPU; strings pass to ``torch.device``.
+
+    Raises:
+        ValueError: for an unknown device string or CUDA requested without CUDA.
+    """
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(device)
+    except RuntimeError as exc:
+        raise ValueError(f"unknown device {device!r}: {exc}") from exc
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError("CUDA was requested but is not available")
+    return dev
+
+
+__all__ = ["MAX_TEXT_CHARS", "check_text", "resolve_device", "token_budget_batches"]
