@@ -6,8 +6,8 @@ python3 - <<'PY'
 import gzip, hashlib, json, os, numpy as np
 R, OUT = os.environ.get("R", "/root/r"), os.environ["OUT"]
 arrays, info = {}, {}
-if os.path.exists(f"{R}/teacher_logits.npz"):
-    t = np.load(f"{R}/teacher_logits.npz")
+if os.path.exists(f"{R}/teacher/logits.npz"):
+    t = np.load(f"{R}/teacher/logits.npz")
     for k in t.files:
         arrays["teacher_" + k] = t[k]
 for name in ("aug4", "sentences"):
@@ -29,11 +29,12 @@ if arrays:
     np.savez_compressed(f"{OUT}/logits.npz", **arrays)
 json.dump(info, open(f"{OUT}/logits_info.json", "w"), indent=1)
 PY
-tar czf "$OUT/logs.tgz" --ignore-failed-read *.log done.txt teacher/metrics.json mlm/mlm.json */student.json *_model/metrics.json 2>/dev/null
+tar czf "$OUT/logs.tgz" --ignore-failed-read *.log stages.jsonl teacher/metrics.json mlm/mlm.json v*/metrics.json \
+    model/metrics.json 2>/dev/null
 if [ "$mode" = full ]; then
     for v in v1 v2 v3 v4; do
-        [ -f "$v/student.safetensors" ] && tar cf "$OUT/$v.tar" "$v/student.safetensors" $(ls $v/student.json ${v}_model/metrics.json 2>/dev/null)
+        [ -f "$v/model.safetensors" ] && tar cf "$OUT/$v.tar" "$v/model.safetensors" "$v/config.json" "$v/metrics.json"
     done
-    [ -f mlm/mlm.safetensors ] && cp mlm/mlm.safetensors "$OUT/mlm.safetensors"
+    [ -f mlm/model.safetensors ] && cp mlm/model.safetensors "$OUT/mlm.safetensors"
 fi
 ls -la "$OUT"

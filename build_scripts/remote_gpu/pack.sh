@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Pack what build_scripts/retrain_gpu.sh needs for a remote GPU machine that receives a copy of this repository
-# under a size limit (e.g. 64 MiB a transfer), in two ignored folders sent one after the other:
+# Pack what the GPU recipe (model/training/recipes/gpu.toml) needs for a remote GPU machine that receives a copy of
+# this repository under a size limit (e.g. 64 MiB a transfer), in two ignored folders sent one after the other:
 #   .gpum/minilm  all-MiniLM-L6-v2 with float16 weights (45 MB; fine-tuning loads them as float32)
 #   .gpud/        train/unsup/test as .jsonl.xz (35 MB), the step-4 student (git f06b43b), these helper scripts
 #
@@ -8,7 +8,7 @@
 #
 # Then, on the remote machine (each from the repository root; $OUT is the folder whose files come back):
 #   1. with .gpum:  mkdir -p /root/stash && cp -r .gpum/minilm /root/stash/
-#   2. with .gpud:  bash .gpud/start.sh    (bench on cuda, starts retrain_gpu.sh in its own session, runs the
+#   2. with .gpud:  bash .gpud/start.sh    (bench on cuda, starts the GPU recipe in its own session, runs the
 #                   non-GUI tests, waits up to ~9 minutes, collects logs and logits into $OUT)
 #   3. repeat:      bash /root/repo/.gpud/poll.sh 540 light   (and `full` at the end: the students, the MLM weights)
 set -euo pipefail

@@ -1,9 +1,19 @@
-"""Training-only code: the training loop (:mod:`.train`), IMDB data loading (:mod:`.data`), the TF-IDF
-baseline (:mod:`.baseline`), and the distillation pipeline of the bundled model: fine-tuning a Hugging Face
-teacher (:mod:`.finetune_hf`), the NBSVM peer (:mod:`.nbsvm`), the augmented transfer set (:mod:`.augment`)
-and MLM pretraining + distillation of our encoder (:mod:`.distill`). Never imported by the app, the scorer or
-the bundle (import-linter contract in pyproject.toml); needs the ``train`` extra (gensim, scikit-learn) and,
-for the teacher, ``transformers``.
+"""Training-only code: the pipeline that makes the bundled model, and the peers it is measured against.
 
-Run ``python -m model.training.train``, ``python -m model.training.baseline``, ``python -m model.training.distill``.
+``python -m model.training.pipeline bundled --data ../shared/data/imdb --work runs/bundled [--device cpu|cuda]`` runs
+a recipe of ``model/training/recipes/`` (``docs/retraining.md``). Modules:
+
+* :mod:`.pipeline`: the driver; reads a recipe, runs its named stages in order or side by side, skips done ones.
+* :mod:`.finetune_hf`: the ``teacher`` stage, fine-tuning a Hugging Face encoder into a classifier.
+* :mod:`.transfer`: teacher-labelled transfer sets (``augment``, ``sentences``, ``subset``), read back as targets.
+* :mod:`.distill`: MLM pretraining and knowledge distillation of our encoder (``mlm``, ``distill``).
+* :mod:`.counterfactual`: counterfactual negations of real sentences (``negations``).
+* :mod:`.interpolate`: WiSE-FT weight interpolation (``interpolate``) and model folders from git (``git``).
+* :mod:`.select`: the choice between model folders, behavioural bars then validation (``select``).
+* :mod:`.peers`: the TF-IDF and NBSVM peers (``python -m model.training.peers``).
+* :mod:`.common`: data files, the validation split, batching, schedules, precision, options.
+
+Never imported by the app, the scorer or the bundle (import-linter contract in pyproject.toml); needs the ``train``
+extra. The routes that did not ship (the supervised word2vec recipe, layer growing, Fisher merging, relabelling,
+contrast pairs, soups, task arithmetic, two-teacher distillation) are in git at commit ba0b6d3.
 """

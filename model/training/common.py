@@ -1,72 +1,88 @@
-"""Helpers shared by the training scripts: data files, the validation split, batching, schedules, metrics.
-
-Training-side code only (never imported by the app or the scorer).
-"""
+"""Helpers shared by the training stages: data files, the validation split, batching, schedules, precision, options."""
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
+import gzip
 import json
 import lzma
 import platform
+import sys
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from ..core.tokenizer import pad_sequences
-from .data import read_jsonl_gz
+from ..textio import read_labelled_rows
 
-#: Reviews of the official train split held out for validation (seeded; the same split as ``model.train``).
-VAL_SIZE = 1250
+VAL_SIZE = 1250  # reviews of the official train split held out for validation (seeded; never trained on)
+ROOT = Path(__file__).resolve().parents[2]  # the repository root
+
+
+class UsageError(Exception):
+    """Bad input from the user (missing data folder, bad recipe or option): the CLIs print it on one line and exit 2."""
 
 
 def split_file(data: str | Path, name: str) -> Path:
-    """The file of split ``name`` (train, test, unsup) in ``data``: ``NAME.jsonl.gz``, ``.jsonl.xz`` or ``.jsonl``.
-
-    Raises:
-        FileNotFoundError: if none exists.
-    """
-    data = Path(data)
-    for suffix in (".jsonl.gz", ".jsonl.xz", ".jsonl"):
-        if (data / f"{name}{suffix}").is_file():
-            return data / f"{name}{suffix}"
+    """The file of split ``name`` (train, test, unsup) in ``data``: ``NAME.jsonl.gz``, ``.jsonl.xz`` or ``.jsonl``;
+    FileNotFoundError when none exists."""
+    for path in (Path(data) / f"{name}{suffix}" for suffix in (".jsonl.gz", ".jsonl.xz", ".jsonl")):
+        if path.is_file():
+            return path
     raise FileNotFoundError(f"no {name}.jsonl.gz (or .jsonl.xz / .jsonl) in {data}")
 
 
 def read_split(data: str | Path, name: str) -> tuple[list[str], np.ndarray]:
-    """Texts and int64 [N] labels (-1 unlabeled) of one split; see :func:`split_file`."""
+    """Texts and int64 [N] labels (1 positive, 0 negative, -1 unlabeled) of one split; see :func:`split_file`.
+
+    Raises FileNotFoundError for a missing split, ValueError for a malformed row (naming file and line)."""
     path = split_file(data, name)
     if path.suffix != ".xz":
-        return read_jsonl_gz(path)
-    texts, labels = [], []
+        texts, labels = read_labelled_rows(path, lambda row: int(row.get("label", -1)))
+        return texts, np.asarray(labels, dtype=np.int64)
     with lzma.open(path, "rt", encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                row = json.loads(line)
-                texts.append(str(row["text"]))
-                labels.append(int(row.get("label", -1)))
-    return texts, np.asarray(labels, dtype=np.int64)
+        rows = [json.loads(line) for line in fh if line.strip()]
+    return [str(r["text"]) for r in rows], np.asarray([int(r.get("label", -1)) for r in rows], dtype=np.int64)
 
 
 def validation_split(n_train: int, seed: int = 0, val_size: int = VAL_SIZE) -> tuple[np.ndarray, np.ndarray]:
-    """``(val_idx, fit_idx)``: int64 index arrays into the train split, as ``python -m model.train`` draws them."""
+    """``(val_idx, fit_idx)``: int64 index arrays into the train split (a seeded permutation, first ``val_size``)."""
     perm = np.random.default_rng(seed).permutation(n_train)
     return perm[:val_size], perm[val_size:]
 
 
+def train_split(data: str | Path, seed: int = 0) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """``(texts, labels int64 [N], val_idx, fit_idx)`` of the train split with its seeded validation split."""
+    texts, labels = read_split(data, "train")
+    val_idx, fit_idx = validation_split(len(texts), seed)
+    return texts, labels, val_idx, fit_idx
+
+
 def seeded_subset(n: int, k: int, seed: int = 0) -> np.ndarray:
-    """Sorted indices of a seeded random sample of ``k`` of ``n`` rows (all ``n`` when ``k >= n``): int64 [min(k, n)]."""
+    """Sorted int64 indices of a seeded random sample of ``k`` of ``n`` rows (all ``n`` when ``k >= n``)."""
     return np.sort(np.random.default_rng(seed).permutation(n)[:k])
 
 
-def length_bucketed_batches(lengths: np.ndarray, batch_size: int, rng: np.random.Generator) -> list[np.ndarray]:
-    """Shuffle, sort within windows of 50 batches by length, cut into batches, shuffle the batches.
+def read_rows(path: str | Path) -> list[dict]:
+    """The JSON lines of a ``.jsonl.gz`` transfer set (``{"text", "logits": [negative, positive], ...}`` dicts)."""
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh]
 
-    Args:
-        lengths: int [N] token counts.
-    Returns:
-        list of int64 index arrays, each of at most ``batch_size``.
-    """
+
+def write_rows(rows, path: str | Path) -> None:
+    """Write dicts as gzipped JSON lines to ``path`` (folders created). The gzip header holds no file name and
+    no time, so the same rows always give the same bytes."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
+        for row in rows:
+            gz.write((json.dumps(row) + "\n").encode("utf-8"))
+
+
+def length_bucketed_batches(lengths: np.ndarray, batch_size: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """Batches of indices into int [N] token counts ``lengths``: shuffle, sort within windows of 50 batches by
+    length, cut into int64 arrays of at most ``batch_size``, shuffle the batches."""
     order = rng.permutation(len(lengths))
     window = batch_size * 50
     batches = []
@@ -91,7 +107,7 @@ def lr_at(step: int, total: int, warmup: int, peak: float) -> float:
 
 
 def binary_f1(y_true: np.ndarray, y_pred: np.ndarray, positive: int = 1) -> float:
-    """F1 of the positive class (harmonic mean of precision and recall)."""
+    """F1 of the positive class (harmonic mean of precision and recall) for int [N] labels and predictions."""
     tp = int(((y_pred == positive) & (y_true == positive)).sum())
     fp = int(((y_pred == positive) & (y_true != positive)).sum())
     fn = int(((y_pred != positive) & (y_true == positive)).sum())
@@ -99,28 +115,23 @@ def binary_f1(y_true: np.ndarray, y_pred: np.ndarray, positive: int = 1) -> floa
 
 
 def hardware() -> dict:
-    """Where this ran: platform, torch version and threads, the CUDA device name or None."""
-    return {
-        "platform": platform.platform(),
-        "processor": platform.processor() or platform.machine(),
-        "torch_threads": torch.get_num_threads(),
-        "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
-        "torch": torch.__version__,
-    }
+    """Where this ran: platform, processor, torch version and threads, the CUDA device name or None."""
+    return {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
+            "torch_threads": torch.get_num_threads(), "torch": torch.__version__,
+            "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}
 
 
 def pick_device(name: str = "auto") -> torch.device:
-    """``cuda`` when available (or asked for), else ``cpu``."""
-    if name == "auto":
-        name = "cuda" if torch.cuda.is_available() else "cpu"
-    return torch.device(name)
+    """``cuda`` when available (or asked for), else ``cpu``; raises UsageError for another name."""
+    if name not in ("auto", "cpu", "cuda"):
+        raise UsageError(f"--device must be auto, cpu or cuda, got {name!r}")
+    return torch.device(("cuda" if torch.cuda.is_available() else "cpu") if name == "auto" else name)
 
 
 def cpu_has_native_bf16() -> bool:
     """Whether this CPU has bf16 matrix instructions (AVX512-BF16 or AMX), read from ``/proc/cpuinfo`` (Linux);
-    False when it cannot be read. Without them PyTorch emulates bf16 and autocast *slows* training: on this
-    project's 2-core AVX2 AMD EPYC, one distillation step of 36,000 tokens took about 24 s in bf16 against 5 s in
-    float32."""
+    False when it cannot be read. Without them bf16 autocast *slows* training: 24 s against 5 s in float32 for a
+    36,000-token distillation step on this project's 2-core AVX2 EPYC (``python -m benchmarks.train_step``)."""
     try:
         flags = Path("/proc/cpuinfo").read_text(errors="replace")
     except OSError:
@@ -129,8 +140,8 @@ def cpu_has_native_bf16() -> bool:
 
 
 def resolve_precision(precision: str, device: torch.device) -> str:
-    """``"bf16"`` or ``"fp32"`` for ``--precision`` (``auto``: bf16 on CUDA and on CPUs with native bf16, else
-    fp32). Raises ``ValueError`` for another name."""
+    """``"bf16"`` or ``"fp32"`` for a ``precision`` option (``auto``: bf16 on CUDA and on CPUs with native bf16,
+    else fp32). Raises ``ValueError`` for another name."""
     if precision == "auto":
         return "bf16" if device.type == "cuda" or cpu_has_native_bf16() else "fp32"
     if precision not in ("bf16", "fp32"):
@@ -147,11 +158,9 @@ def autocast(device: torch.device, precision: str):
 def adamw(model: torch.nn.Module, lr: float, weight_decay: float, betas=(0.9, 0.98), eps: float = 1e-6):
     """AdamW (Loshchilov & Hutter 2019) with weight decay on matrices only (biases, norms, 1-D tensors excluded)."""
     named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
-    return torch.optim.AdamW(
-        [{"params": [p for _, p in named if p.ndim >= 2], "weight_decay": weight_decay},
-         {"params": [p for _, p in named if p.ndim < 2], "weight_decay": 0.0}],
-        lr=lr, betas=betas, eps=eps,
-    )
+    return torch.optim.AdamW([{"params": [p for _, p in named if p.ndim >= 2], "weight_decay": weight_decay},
+                              {"params": [p for _, p in named if p.ndim < 2], "weight_decay": 0.0}],
+                             lr=lr, betas=betas, eps=eps)
 
 
 def optimizer_step(loss: torch.Tensor, opt: torch.optim.Optimizer, params, max_norm: float = 1.0) -> float:
@@ -171,49 +180,48 @@ def ema_update(ema: dict, model: torch.nn.Module, step: int, decay: float) -> No
         ema[k].mul_(d).add_(v.detach(), alpha=1 - d) if v.dtype.is_floating_point else ema[k].copy_(v)
 
 
-def add_data_args(p, work: str, max_len: int = 512) -> None:
-    """The options every training script shares: --data, --out, --work, --seed, --max-len, --device, --threads."""
+def make_options(cls, values: dict, where: str):
+    """``cls(**values)`` for an options dataclass (every field has a default); raises UsageError naming ``where``
+    for an unknown option or a value of the wrong type (ints are accepted for floats, one value for a list)."""
+    fields, values = {f.name: f for f in dataclasses.fields(cls)}, dict(values)
+    for key, value in values.items():
+        if key not in fields:
+            raise UsageError(f"{where}: unknown option {key!r} (known: {', '.join(fields)})")
+        kind = type(fields[key].default)
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            values[key] = float(value)
+        elif kind is tuple:  # a list option: one value or a list
+            values[key] = tuple(value) if isinstance(value, list | tuple) else (value,)
+        elif not isinstance(value, kind):
+            raise UsageError(f"{where}: option {key!r} must be {kind.__name__}, got {value!r}")
+    return cls(**values)
+
+
+def stage_cli(run, cls, argv: list[str] | None, description: str) -> int:
+    """A command for one stage: ``--data``, ``--out``, ``--device`` and a ``--flag-name`` per scalar field of the
+    options dataclass ``cls`` (booleans are switches); runs ``run(data, out, options, device)``, prints the scalar
+    items of its result as one JSON line and returns the exit code (2: bad input, one line on stderr)."""
+    p = argparse.ArgumentParser(description=description)
     p.add_argument("--data", required=True, help="folder with train/test/unsup .jsonl.gz (.jsonl.xz, .jsonl)")
-    p.add_argument("--out", required=True, help="model folder to write")
-    p.add_argument("--work", default=work, help="checkpoints and stage results (resumable)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--max-len", type=int, default=max_len, help="tokens per review, special tokens included")
+    p.add_argument("--out", required=True, help="folder to write")
     p.add_argument("--device", default="auto", help="auto, cpu or cuda")
-    p.add_argument("--threads", type=int, default=0, help="CPU threads (0: torch's default)")
-    p.add_argument("--precision", default="auto", choices=["auto", "bf16", "fp32"],
-                   help="autocast: auto = bf16 on CUDA and on CPUs with native bf16 (AVX512-BF16/AMX), else fp32")
+    for f in dataclasses.fields(cls):
+        kw = {"action": "store_true"} if f.default is False else {"type": type(f.default), "default": f.default}
+        p.add_argument("--" + f.name.replace("_", "-"), dest=f.name, **kw)
+    args = vars(p.parse_args(argv))
+    try:
+        data, out, device = check_data(args.pop("data")), Path(args.pop("out")), pick_device(args.pop("device"))
+        out.mkdir(parents=True, exist_ok=True)
+        result = run(data, out, cls(**args), device)
+    except (UsageError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps({k: v for k, v in result.items() if isinstance(v, int | float | str)}))
+    return 0
 
 
-def setup_run(args) -> torch.device:
-    """Apply ``--threads`` and ``--seed`` (torch's global generator) and return the ``--device`` to train on."""
-    if getattr(args, "threads", 0):
-        torch.set_num_threads(args.threads)
-    torch.manual_seed(args.seed)
-    device = pick_device(getattr(args, "device", "auto"))
-    args.precision = resolve_precision(getattr(args, "precision", "auto"), device)
-    return device
-
-
-def train_split(data: str | Path, seed: int = 0) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
-    """``(texts, labels int64 [N], val_idx, fit_idx)`` of the train split with its seeded validation split."""
-    texts, labels = read_split(data, "train")
-    val_idx, fit_idx = validation_split(len(texts), seed)
-    return texts, labels, val_idx, fit_idx
-
-
-def add_architecture_args(p) -> None:
-    """Encoder size options (:class:`model.core.config.EncoderConfig`): --d-model, --n-heads, --n-layers, --d-ff, --dropout."""
-    for flag, kind, default in (("--d-model", int, 128), ("--n-heads", int, 4), ("--n-layers", int, 2),
-                                ("--d-ff", int, 512), ("--dropout", float, 0.1)):
-        p.add_argument(flag, type=kind, default=default)
-
-
-def add_optimizer_args(p, epochs: int, batch_size: int = 64, lr: float = 5e-4) -> None:
-    """The distillation optimiser's options: --epochs, --batch-size, --lr (peak), --weight-decay, --warmup-frac
-    (share of the steps), --ema-decay."""
-    p.add_argument("--epochs", type=int, default=epochs)
-    p.add_argument("--batch-size", type=int, default=batch_size)
-    p.add_argument("--lr", type=float, default=lr)
-    p.add_argument("--weight-decay", type=float, default=0.01)
-    p.add_argument("--warmup-frac", type=float, default=0.05)
-    p.add_argument("--ema-decay", type=float, default=0.999)
+def check_data(data: str | Path) -> Path:
+    """``data`` as a Path; raises UsageError unless it is a folder with a train split (see :func:`split_file`)."""
+    if not any((Path(data) / f"train{suffix}").is_file() for suffix in (".jsonl.gz", ".jsonl.xz", ".jsonl")):
+        raise UsageError(f"data folder not found or without train.jsonl.gz (.jsonl.xz, .jsonl): {data}")
+    return Path(data)

@@ -1,53 +1,31 @@
-"""Counterfactual negation of real review sentences, for teaching the student what "not" does to a polar word.
+"""Counterfactual negations of real review sentences: the pipeline's ``negations`` stage (:func:`write_negations`).
 
-Usage::
+The teacher reads "not bad" as negative (mostly faint praise inside negative IMDB reviews), so distillation alone
+cannot teach it; counterfactual data (Kaushik et al. 2020), made here by rule on sentences of the fitting reviews, can:
 
-    python -m model.training.counterfactual --data ../shared/data/imdb --sentences sentences.jsonl.gz \
-        --out negations.jsonl.gz
+1. :func:`polarity_lexicon`: the log-count ratio r(w) = log((p_w + 1) / (n_pos + 1)) - log((q_w + 1) / (n_neg + 1))
+   of the positive and negative reviews containing w (Wang & Manning 2012); ``|r| >= min_ratio`` in at least
+   ``min_count`` reviews is polar; the behavioural tests' words (:mod:`model.evaluation.checklist`) are left out.
+2. :func:`negate`: a sentence qualifies with no negation, no contrast word, at most ``max_words`` words and one
+   copula followed (after an optional intensifier) by its only polar word, when the teacher agrees with that word
+   with a logit margin of at least ``min_margin`` ("The ending was pointless."); "not" goes after the copula.
+3. :func:`counterfactuals`: the target is the teacher's logits flipped and scaled by ``flip_scale``; both
+   directions are kept in equal numbers, so that "not" alone carries no label.
 
-Why: the teacher (a MiniLM fine-tuned on IMDB reviews) reads "not bad" as negative, because in IMDB reviews
-the phrase is mostly faint praise inside negative reviews ("The actors are not bad, not good either."), so
-distillation alone cannot teach that a negated negative word turns a statement positive. Counterfactually
-augmented data (Kaushik et al. 2020, "Learning the Difference that Makes a Difference with
-Counterfactually-Augmented Data", ICLR) teaches it with minimal edits of real texts whose label flips.
-Here the edit is made by rule, on real sentences of the *fitting* training reviews (never validation or
-test reviews):
-
-1. A polarity lexicon is measured from the fitting reviews: the log-count ratio
-   r(w) = log((p_w + 1) / (n_pos + 1)) - log((q_w + 1) / (n_neg + 1)) of the share of positive and negative
-   reviews containing w (Wang & Manning 2012); words with ``|r| >= --min-ratio`` in at least ``--min-count``
-   reviews are polar. The word lists of the behavioural tests (:mod:`model.checklist`, both the reported and
-   the development set) are removed from it, so that those tests measure generalisation to words the
-   augmentation never negated.
-2. A sentence qualifies when it has no negation yet, no contrast word, at most ``--max-words`` words, one
-   copula followed (after an optional intensifier) by a polar word, and the teacher's label agrees with
-   that word's polarity with a logit margin of at least ``--min-margin``: "The ending was pointless." with
-   the teacher confidently negative.
-3. The counterfactual inserts "not" after the copula ("The ending was not pointless.") and its target is
-   the teacher's logits flipped and scaled by ``--flip-scale`` (0.5: a negated statement is weaker than the
-   opposite statement). Both directions are kept (a negated positive word becomes negative), in equal
-   numbers, so that "not" alone carries no label.
-
-Output: one JSON line per counterfactual, ``{"text": str, "logits": [float, float], "source": str, "word": str}``, the
-format ``python -m model.training.distill --augmented`` reads. None of the behavioural test sentences is
-used. Training-side code only.
+Output rows: ``{"text", "logits": [negative, positive], "source", "word"}`` (a transfer set, :mod:`.transfer`).
 """
 
 from __future__ import annotations
 
-import argparse
 import collections
-import gzip
-import json
 import re
-import sys
-import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..checklist import DEV_NEGATIVE, DEV_POSITIVE, NEGATIVE, POSITIVE
-from .common import train_split
+from ..evaluation.checklist import DEV_NEGATIVE, DEV_POSITIVE, NEGATIVE, POSITIVE
+from .common import read_rows, train_split, write_rows
 
 COPULAS = ("is", "was", "are", "were")  # auxiliaries: "not" goes right after them ("felt not X" is not English)
 INTENSIFIERS = ("very", "really", "so", "quite", "too", "pretty", "particularly", "especially", "terribly",
@@ -62,19 +40,14 @@ _CONTRAST = re.compile(r"\b(?:but|although|though|however|yet|despite|except|whi
 _TEST_WORDS = frozenset(w.lower() for w in POSITIVE + NEGATIVE + DEV_POSITIVE + DEV_NEGATIVE)
 _NOT_FLIPPABLE = frozenset({"supposed", "ok", "okay", "alright", "fine", "plain", "nominated", "only", "even"})
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
-_COPULA_PHRASE = re.compile(rf"\b({'|'.join(COPULAS)})\s+((?:{'|'.join(INTENSIFIERS)})\s+)?([A-Za-z]+)\b", re.IGNORECASE)
+_COPULA_PHRASE = re.compile(rf"\b({'|'.join(COPULAS)})\s+((?:{'|'.join(INTENSIFIERS)})\s+)?([A-Za-z]+)\b",
+                            re.IGNORECASE)
 
 
 def polarity_lexicon(texts: list[str], labels: np.ndarray, min_count: int = 40, min_ratio: float = 1.0,
                      exclude: set[str] | frozenset[str] = frozenset()) -> dict[str, int]:
-    """Polar words measured from labelled reviews: ``{word: +1 | -1}``.
-
-    Args:
-        texts: N reviews; labels: (N,) int array, 1 positive, 0 negative.
-        min_count: the fewest reviews a word must occur in.
-        min_ratio: the least absolute log-count ratio (natural log; Wang & Manning 2012, section 2.1).
-        exclude: words never returned (lowercase).
-    """
+    """Polar words ``{word: +1 | -1}`` of N reviews with int [N] ``labels`` (1 positive, 0 negative): in at least
+    ``min_count`` reviews, absolute log-count ratio (natural log) at least ``min_ratio``, not in ``exclude``."""
     counts = (collections.Counter(), collections.Counter())
     for text, y in zip(texts, labels):
         counts[int(y)].update(set(_WORD.findall(text.lower().replace("<br />", " "))))
@@ -91,12 +64,8 @@ def polarity_lexicon(texts: list[str], labels: np.ndarray, min_count: int = 40, 
 
 
 def negate(text: str, lexicon: dict[str, int]) -> tuple[str, int, str] | None:
-    """``(counterfactual text, polarity of the negated word, the word)``, or None when the sentence does not qualify.
-
-    Qualifies: no negation and no contrast word anywhere, exactly one copula phrase whose word (after an
-    optional intensifier) is in ``lexicon``, and no other word of the sentence in ``lexicon`` (so that the
-    negated word alone carries the sentence's polarity). "not" is inserted right after the copula.
-    """
+    """``(counterfactual text, polarity of the negated word, the word)``, or None when the sentence does not qualify:
+    no negation or contrast word, exactly one copula phrase whose word is in ``lexicon`` and no other polar word."""
     if _NEGATION.search(text) or _CONTRAST.search(text):
         return None
     hits = [m for m in _COPULA_PHRASE.finditer(text) if m.group(3).lower() in lexicon]
@@ -112,15 +81,9 @@ def negate(text: str, lexicon: dict[str, int]) -> tuple[str, int, str] | None:
 
 def counterfactuals(rows: list[dict], lexicon: dict[str, int], max_words: int = 25, min_margin: float = 2.0,
                     flip_scale: float = 0.5, seed: int = 0) -> tuple[list[dict], dict]:
-    """Counterfactual rows from teacher-labelled sentences, balanced between the two directions.
-
-    Args:
-        rows: ``{"text", "logits": [negative, positive]}`` dicts (:mod:`model.training.sentences` output).
-        lexicon: :func:`polarity_lexicon` output.
-
-    Returns:
-        ``(rows, info)``: rows ``{"text", "logits", "source", "word"}``; info counts and the most negated words.
-    """
+    """``(rows, info)``: counterfactuals ``{"text", "logits", "source", "word"}`` of teacher-labelled ``rows``
+    (``{"text", "logits": [negative, positive]}``) with a :func:`polarity_lexicon`, as many per direction (a seeded
+    sample of the larger side); ``info`` counts the candidates and the most negated words."""
     found: dict[int, list[dict]] = {1: [], -1: []}
     for row in rows:
         text, z = row["text"], row["logits"]
@@ -146,100 +109,28 @@ def counterfactuals(rows: list[dict], lexicon: dict[str, int], max_words: int = 
     return out, info
 
 
-#: How two clauses are joined; in each, the second clause decides the label. Not the behavioural tests'
-#: templates ("I expected it to be X, but it was Y."): real sentences, joined.
-CONTRAST_FORMS = ("{a}, but {b}", "{a}, but {b}", "Although {a_lower}, {b}", "{a}; however, {b}")
+@dataclass
+class NegationOptions:
+    """Options of the ``negations`` stage: ``sentences`` (a transfer set of :mod:`.transfer` or its stage) and the
+    thresholds of :func:`polarity_lexicon` and :func:`counterfactuals`."""
+
+    sentences: str = ""
+    seed: int = 0
+    min_count: int = 40
+    min_ratio: float = 1.0
+    max_words: int = 25
+    min_margin: float = 2.0
+    flip_scale: float = 0.5
 
 
-_LOWERABLE = frozenset(["the", "this", "that", "these", "those", "it", "its", "a", "an", "his", "her", "their", "there", "he", "she", "they", "we", "you", "my", "our"])
-
-
-def _clause(text: str) -> str:
-    return text.strip().rstrip(".!?;,: ").strip()
-
-
-def _lower_start(clause: str) -> str:
-    """The clause with its first letter lower-cased when its first word is a determiner or pronoun ("The plot"
-    -> "the plot"); names and "I" keep their capital."""
-    first = clause.split(" ", 1)[0]
-    return clause[:1].lower() + clause[1:] if first.lower() in _LOWERABLE else clause
-
-
-def contrast_pairs(rows: list[dict], n: int, seed: int = 0) -> list[dict]:
-    """Contrast counterfactuals: two real sentences of opposite polarity joined by a contrast ("A, but B.",
-    "Although a, B.", "A; however, B."), labelled with the second sentence's logits.
-
-    Args:
-        rows: ``{"text", "logits": [negative, positive]}`` single-polarity sentences (for example the
-            ``source`` sentences of :func:`counterfactuals` with the teacher's logits).
-        n: pairs to write, half ending positive and half ending negative (fewer when the rows run out).
-
-    Returns:
-        rows ``{"text", "logits", "first", "second"}``; ``logits`` are the second sentence's.
-    """
-    rng = np.random.default_rng(seed)
-    by_sign = {s: [r for r in rows if (r["logits"][1] > r["logits"][0]) == (s > 0)] for s in (1, -1)}
-    out = []
-    for s in (1, -1):  # s: polarity of the deciding (second) clause
-        second, first = by_sign[s], by_sign[-s]
-        if not second or not first:
-            continue
-        for i in range(n // 2):
-            a, b = first[rng.integers(len(first))], second[rng.integers(len(second))]
-            form = CONTRAST_FORMS[rng.integers(len(CONTRAST_FORMS))]
-            clause_a, clause_b = _clause(a["text"]), _clause(b["text"])
-            text = form.format(a=clause_a, a_lower=_lower_start(clause_a), b=_lower_start(clause_b)) + "."
-            out.append({"text": text, "logits": list(b["logits"]), "first": a["text"], "second": b["text"]})
-    return out
-
-
-def write_rows(rows: list[dict], path: str | Path) -> None:
-    """Write ``rows`` as gzipped JSON lines to ``path`` (folders created)."""
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    with gzip.open(path, "wt", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(json.dumps(row) + "\n")
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Write the counterfactual sentences; returns the exit code."""
-    p = argparse.ArgumentParser(description="Counterfactual negations of teacher-labelled review sentences.")
-    p.add_argument("--data", help="IMDB folder (the fitting train reviews give the lexicon); not needed with --contrast-from")
-    p.add_argument("--sentences", help="model.training.sentences output (.jsonl.gz)")
-    p.add_argument("--out", required=True, help=".jsonl.gz to write")
-    p.add_argument("--contrast-from", help="instead of negations: write --contrast contrast counterfactuals built "
-                   "from the source sentences of this negation file (its logits are the flipped teacher's, "
-                   "--flip-scale 1.0)")
-    p.add_argument("--contrast", type=int, default=1780, help="how many contrast counterfactuals")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--min-count", type=int, default=40)
-    p.add_argument("--min-ratio", type=float, default=1.0)
-    p.add_argument("--max-words", type=int, default=25)
-    p.add_argument("--min-margin", type=float, default=2.0)
-    p.add_argument("--flip-scale", type=float, default=0.5)
-    args = p.parse_args(argv)
-    t0 = time.time()
-    if args.contrast_from:
-        with gzip.open(args.contrast_from, "rt", encoding="utf-8") as fh:
-            sources = [json.loads(line) for line in fh]
-        rows = [{"text": r["source"], "logits": [-z for z in r["logits"]]} for r in sources]
-        out = contrast_pairs(rows, args.contrast, args.seed)
-        write_rows(out, args.out)
-        print(json.dumps({"sources": len(rows), "written": len(out), "wall_s": time.time() - t0}))
-        return 0
-    if not (args.sentences and args.data):
-        p.error("--data and --sentences are required (or --contrast-from)")
-    texts, labels, _, fit_idx = train_split(args.data, args.seed)
+def write_negations(data: Path, out: Path, opts: NegationOptions, device=None) -> dict:
+    """The counterfactual negations of ``opts.sentences`` to ``out`` (lexicon from the fitting train reviews of
+    ``data``); returns the counts (:func:`counterfactuals` info, ``lexicon_size``, ``written``)."""
+    texts, labels, _, fit_idx = train_split(data, opts.seed)
     exclude = _TEST_WORDS | _NOT_FLIPPABLE
-    lexicon = polarity_lexicon([texts[i] for i in fit_idx], labels[fit_idx], args.min_count, args.min_ratio, exclude)
-    with gzip.open(args.sentences, "rt", encoding="utf-8") as fh:
-        rows = [json.loads(line) for line in fh]
-    out, info = counterfactuals(rows, lexicon, args.max_words, args.min_margin, args.flip_scale, args.seed)
-    write_rows(out, args.out)
-    info.update(lexicon_size=len(lexicon), sentences=len(rows), written=len(out), wall_s=time.time() - t0)
-    print(json.dumps(info))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    lexicon = polarity_lexicon([texts[i] for i in fit_idx], labels[fit_idx], opts.min_count, opts.min_ratio, exclude)
+    rows = read_rows(opts.sentences)
+    kept, info = counterfactuals(rows, lexicon, opts.max_words, opts.min_margin, opts.flip_scale, opts.seed)
+    write_rows(kept, out)
+    info.update(lexicon_size=len(lexicon), sentences=len(rows), written=len(kept))
+    return info

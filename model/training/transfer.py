@@ -1,101 +1,171 @@
-"""The distillation transfer set: tokenized reviews and augmented texts with their teachers' soft targets.
+"""Transfer sets for knowledge distillation: texts labelled by a fine-tuned teacher, written and read back.
 
-:func:`transfer_set` builds what :mod:`model.training.distill` and :mod:`model.training.grow` train on: the
-fitting train reviews (teacher soft labels mixed with a share of the gold label), unlabeled reviews (teacher
-soft labels) and ``--augmented`` teacher-labelled texts (Hinton et al. 2015; Tang et al. 2019). The seeded
-validation split (:func:`model.training.common.validation_split`) is returned apart and never trained on.
+Written by the ``augment``, ``sentences`` and ``subset`` stages as gzip-ed JSON lines ``{"text", "logits": [negative,
+positive]}`` from the fitting train reviews; read by the ``distill`` stage (:func:`transfer_set`; Hinton et al. 2015):
+
+* :func:`write_augmented`: ``copies`` perturbed copies of every fitting and unlabeled review (Tang et al. 2019,
+  section 3.2): with probability ``p_window`` only a window of 20-70% of the words is kept, then each word becomes
+  ``[MASK]`` with probability ``p_mask`` or a random corpus word with ``p_replace``; rows are copy-major.
+* :func:`write_sentences`: the sentences of 4 to 40 words; "The acting was not bad at all." carries its own
+  sentiment, which a student trained on whole reviews rarely sees alone.
+* :func:`write_subset`: the first ``fraction`` of another set's rows (the first copies of an augmented set).
 """
 
 from __future__ import annotations
 
-import argparse
-import gzip
-import json
+import re
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
 
 from ..core.tokenizer import TextEncoder
-from .common import read_split, seeded_subset, train_split
+from .common import UsageError, read_rows, read_split, seeded_subset, train_split, write_rows
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|<br\s*/?>")
 
 
-def add_transfer_args(p: argparse.ArgumentParser) -> None:
-    """The options of the distillation transfer set (:func:`transfer_set`): --teacher, --temperature,
-    --gold-weight, --augmented, --no-unsup, --unsup-limit, --limit."""
-    p.add_argument("--teacher", action="append", default=[], help="teacher logits .npz (train, unsup); repeatable")
-    p.add_argument("--temperature", type=float, default=2.0)
-    p.add_argument("--gold-weight", type=float, default=0.3, help="share of the one-hot label in gold targets")
-    p.add_argument("--augmented", action="append", default=[],
-                   help="teacher-labelled texts (model.training.augment / sentences / counterfactual), one teacher; "
-                        "repeatable; FILE:K uses every row K times, FILE%%N a seeded sample of N rows")
-    p.add_argument("--no-unsup", action="store_true", help="use no unlabeled reviews (no unsup file needed)")
-    p.add_argument("--unsup-limit", type=int, default=0, help="use the first N unlabeled reviews (0: all)")
-    p.add_argument("--limit", type=int, default=0, help="use the first N fitting reviews (smoke tests)")
+@dataclass
+class SentenceOptions:
+    """Options of the ``sentences`` stage: ``teacher`` (folder or stage), ``max_len`` teacher tokens (head+tail cut)."""
+
+    teacher: str = ""
+    seed: int = 0
+    max_len: int = 128
 
 
-def combine_teachers(paths: list[str], val_idx: np.ndarray, val_y: np.ndarray) -> tuple[dict, dict]:
-    """Teacher logits ``{"train": [N, 2], "unsup": [M, 2]}`` combined as w z_1 + (1 - w) z_2, w picked on validation.
+@dataclass
+class AugmentOptions(SentenceOptions):
+    """Options of the ``augment`` stage: those of ``sentences``, ``copies`` and the perturbation probabilities."""
 
-    The logits are first put on one scale (divided by their standard deviation on the train split).
-    Returns ``(logits, info)``; info records each teacher's validation accuracy and the chosen w.
-    """
-    teachers = [np.load(p) for p in paths]
-    scaled = []
-    info = {"files": paths, "validation_accuracy": [], "scales": []}
-    for t in teachers:
-        z = {k: t[k] - t[k].mean(1, keepdims=True) for k in ("train", "unsup")}
-        s = float(z["train"].std()) or 1.0
-        info["scales"].append(s)
-        scaled.append({k: v / s for k, v in z.items()})
-        info["validation_accuracy"].append(float((t["train"][val_idx].argmax(1) == val_y).mean()))
-    if len(scaled) == 1:
-        info["weights"] = [1.0]
-        return scaled[0], info
-    if len(scaled) != 2:
-        raise ValueError("give one or two --teacher files")
-    grid = np.round(np.linspace(0, 1, 21), 2)
-    accs = [float(((w * scaled[0]["train"][val_idx] + (1 - w) * scaled[1]["train"][val_idx]).argmax(1) == val_y).mean())
-            for w in grid]
-    best = max(range(len(grid)), key=lambda i: (accs[i], grid[i]))  # ties: the larger weight of teacher 1
-    w = float(grid[best])
-    info.update(weights=[w, 1 - w], combined_validation_accuracy=accs[best], grid={str(g): a for g, a in zip(grid, accs)})
-    return {k: w * scaled[0][k] + (1 - w) * scaled[1][k] for k in ("train", "unsup")}, info
+    max_len: int = 512
+    copies: int = 2
+    p_window: float = 0.5
+    p_mask: float = 0.1
+    p_replace: float = 0.05
+
+
+@dataclass
+class SubsetOptions:
+    """Options of the ``subset`` stage: ``source`` (a transfer set or stage) and the ``fraction`` of rows kept."""
+
+    source: str = ""
+    fraction: float = 0.5
+
+
+def augment(words: list[str], pool: list[str], rng: np.random.Generator, p_window: float = 0.5,
+            p_mask: float = 0.1, p_replace: float = 0.05) -> str:
+    """One perturbed copy of a review given as its words; ``pool`` holds words to draw replacements from."""
+    n = len(words)
+    if n > 10 and rng.random() < p_window:
+        length = int(n * rng.uniform(0.2, 0.7))
+        start = int(rng.integers(0, n - length + 1))
+        words = words[start : start + length]
+    out = list(words)
+    roll = rng.random(len(out))
+    for i in np.flatnonzero(roll < p_mask + p_replace):
+        out[i] = "[MASK]" if roll[i] < p_mask else pool[int(rng.integers(len(pool)))]
+    return " ".join(out)
+
+
+def review_sentences(text: str, min_words: int = 4, max_words: int = 40) -> list[str]:
+    """The sentences of one review with ``min_words`` to ``max_words`` words (split after . ! ? and at <br />)."""
+    return [s.strip() for s in _SENTENCE_END.split(text) if min_words <= len(s.split()) <= max_words]
+
+
+def label_and_write(texts: list[str], teacher: Path, out: Path, max_len: int, device) -> None:
+    """Score ``texts`` with the teacher classifier folder and write ``{"text", "logits": [2 floats]}`` rows
+    (:func:`.common.write_rows`) to ``out``; texts are cut head+tail to ``max_len`` tokens for the teacher."""
+    from ..hf.encoding import encode_head_tail
+    from .finetune_hf import load_base, logits_of
+
+    tok, model = load_base(Path(teacher))
+    logits = logits_of(model.to(device), encode_head_tail(tok, texts, max_len), tok.pad_token_id or 0, device)
+    write_rows(({"text": t, "logits": [round(float(v), 4) for v in z]} for t, z in zip(texts, logits)), out)
+
+
+def write_augmented(data: Path, out: Path, opts: AugmentOptions, device) -> dict:
+    """The augmented transfer set (module docstring) to ``out``; returns ``{"texts"}``."""
+    train_texts, _, _, fit_idx = train_split(data, opts.seed)
+    sources = [train_texts[i] for i in fit_idx] + read_split(data, "unsup")[0]
+    rng = np.random.default_rng(opts.seed + 17)
+    split = [t.replace("<br />", " ").split() for t in sources]
+    pool, p = [w for ws in split[:2000] for w in ws], (opts.p_window, opts.p_mask, opts.p_replace)
+    texts = [augment(ws, pool, rng, *p) for _ in range(opts.copies) for ws in split]
+    label_and_write(texts, Path(opts.teacher), out, opts.max_len, device)
+    return {"texts": len(texts)}
+
+
+def write_sentences(data: Path, out: Path, opts: SentenceOptions, device) -> dict:
+    """The teacher-labelled sentences of the fitting train reviews to ``out``; returns ``{"sentences"}``."""
+    texts, _, _, fit_idx = train_split(data, opts.seed)
+    sentences = [s for i in fit_idx for s in review_sentences(texts[i])]
+    label_and_write(sentences, Path(opts.teacher), out, opts.max_len, device)
+    return {"sentences": len(sentences)}
+
+
+def write_subset(data: Path, out: Path, opts: SubsetOptions, device) -> dict:
+    """The first ``fraction`` of the rows of ``opts.source`` to ``out``; returns ``{"rows"}``."""
+    rows = read_rows(opts.source)
+    write_rows(rows[: int(len(rows) * opts.fraction)], out)
+    return {"rows": int(len(rows) * opts.fraction)}
+
+
+def parse_spec(spec: str) -> tuple[str, int, int]:
+    """``(path, repeat, sample)`` of ``PATH`` (1, 0), ``PATH:K`` (every row K times) or ``PATH%N`` (a seeded sample of
+    N rows). Raises UsageError when N is not a whole number."""
+    if ":" in spec and spec.rsplit(":", 1)[1].isdigit():
+        return spec.rsplit(":", 1)[0], int(spec.rsplit(":", 1)[1]), 0
+    if "%" not in spec:
+        return spec, 1, 0
+    if not (n := spec.rsplit("%", 1)[1]).isdigit():
+        raise UsageError(f"augmented {spec}: N must be a whole number")
+    return spec.rsplit("%", 1)[0], 1, int(n)
+
+
+def teacher_logits(path: str, val_idx: np.ndarray, val_y: np.ndarray) -> tuple[dict, dict]:
+    """A teacher's review logits ``{"train": [N, 2], "unsup": [M, 2]}``, centred and divided by their standard
+    deviation on the train split, and ``info`` (file, validation accuracy, scale). ``path`` is an ``.npz`` or a
+    teacher folder holding ``logits.npz`` (:mod:`.finetune_hf`); FileNotFoundError when it is missing."""
+    path = Path(path) / "logits.npz" if Path(path).is_dir() else Path(path)
+    t = np.load(path)
+    z = {k: t[k] - t[k].mean(1, keepdims=True) for k in ("train", "unsup")}
+    s = float(z["train"].std()) or 1.0
+    acc = float((t["train"][val_idx].argmax(1) == val_y).mean())
+    return {k: v / s for k, v in z.items()}, {"file": str(path), "validation_accuracy": acc, "scale": s}
 
 
 def read_augmented(spec: str, seed: int = 0) -> tuple[list[str], list[list[float]], int]:
-    """Rows of one ``--augmented`` file: ``(texts, logits rows [negative, positive], rows used)``.
-
-    ``spec`` is a ``.jsonl.gz`` path, optionally ``PATH:K`` (every row K times) or ``PATH%N`` (a sample of N
-    rows, seeded by ``seed``). Raises ValueError for a malformed suffix, FileNotFoundError for a missing file.
-    """
-    repeat, sample = 1, 0
-    if ":" in spec and spec.rsplit(":", 1)[1].isdigit():
-        spec, k = spec.rsplit(":", 1)
-        repeat = int(k)
-    elif "%" in spec:
-        spec, n = spec.rsplit("%", 1)
-        if not n.isdigit():
-            raise ValueError(f"--augmented {spec}%{n}: N must be a whole number")
-        sample = int(n)
-    texts, z = [], []
-    with gzip.open(spec, "rt", encoding="utf-8") as fh:
-        for line in fh:
-            row = json.loads(line)
-            texts.append(row["text"])
-            z.append(row["logits"])
+    """Rows of one transfer set: ``(texts, logits rows [negative, positive], rows read)``; ``spec`` as in
+    :func:`parse_spec`, the sample seeded by ``seed``. Raises UsageError for a malformed spec, FileNotFoundError for
+    a missing file."""
+    path, repeat, sample = parse_spec(spec)
+    rows = read_rows(path)
+    texts, z = [r["text"] for r in rows], [r["logits"] for r in rows]
     if sample and sample < len(texts):
         keep = seeded_subset(len(texts), sample, seed)
         texts, z = [texts[i] for i in keep], [z[i] for i in keep]
     return texts * repeat, z * repeat, len(texts)
 
 
+@dataclass
+class ReviewOptions:
+    """What a training stage reads: ``limit`` first fitting train reviews (0: all), ``no_unsup`` no unlabeled ones;
+    ``seed`` (validation split, batches, init), autocast ``precision`` (auto, bf16, fp32), AdamW ``weight_decay``."""
+
+    seed: int = 0
+    precision: str = "auto"
+    weight_decay: float = 0.01
+    limit: int = 0
+    no_unsup: bool = False
+
+
 @dataclass(frozen=True)
 class ReviewSplit:
-    """The reviews of a distillation run, tokenized: ``seqs`` (fitting train reviews, then unlabeled ones; int64
-    id arrays), ``val_seqs`` and ``val_y`` (int64 [V]) of the seeded validation split, and the indices they came
-    from (``train_labels`` int64 [N], ``fit_idx``, ``unsup_idx``, ``val_idx``)."""
+    """Tokenized reviews: ``seqs`` (fitting train reviews, then unlabeled ones; int64 id arrays), ``val_seqs`` and
+    ``val_y`` (int64 [V]) of the validation split, ``train_labels`` (int64 [N]) and the index arrays used."""
 
     seqs: list
     val_seqs: list
@@ -106,50 +176,44 @@ class ReviewSplit:
     val_idx: np.ndarray
 
 
-def review_split(args, encoder: TextEncoder) -> ReviewSplit:
-    """Read and tokenize the train split (fitting part, validation part) and ``--unsup-limit`` unlabeled reviews
-    (none with ``--no-unsup``). Raises FileNotFoundError when a split file is missing."""
-    train_texts, train_labels, val_idx, fit_idx = train_split(args.data, args.seed)
-    unsup_texts = [] if args.no_unsup else read_split(args.data, "unsup")[0]
-    if args.limit:
-        fit_idx = fit_idx[: args.limit]
-    unsup_idx = np.arange(min(args.unsup_limit or len(unsup_texts), len(unsup_texts)))
+def review_split(data: Path, opts: ReviewOptions, encoder: TextEncoder) -> ReviewSplit:
+    """The train split (fitting and validation parts) and the unlabeled reviews chosen by ``opts``, tokenized.
+    Raises FileNotFoundError when a split file is missing."""
+    train_texts, train_labels, val_idx, fit_idx = train_split(data, opts.seed)
+    unsup_texts = [] if opts.no_unsup else read_split(data, "unsup")[0]
+    if opts.limit:
+        fit_idx = fit_idx[: opts.limit]
+    unsup_idx = np.arange(len(unsup_texts))
     print("tokenizing ...", file=sys.stderr)
-    fit_seqs = [ids for ids, _ in encoder.encode_ids_batch([train_texts[i] for i in fit_idx])]
-    unsup_seqs = [ids for ids, _ in encoder.encode_ids_batch([unsup_texts[i] for i in unsup_idx])]
-    val_seqs = [ids for ids, _ in encoder.encode_ids_batch([train_texts[i] for i in val_idx])]
-    return ReviewSplit(fit_seqs + unsup_seqs, val_seqs, train_labels[val_idx], train_labels, fit_idx, unsup_idx, val_idx)
+    fit = [ids for ids, _ in encoder.encode_ids_batch([train_texts[i] for i in fit_idx])]
+    unsup = [ids for ids, _ in encoder.encode_ids_batch([unsup_texts[i] for i in unsup_idx])]
+    val = [ids for ids, _ in encoder.encode_ids_batch([train_texts[i] for i in val_idx])]
+    return ReviewSplit(fit + unsup, val, train_labels[val_idx], train_labels, fit_idx, unsup_idx, val_idx)
 
 
-def transfer_set(args, encoder: TextEncoder, num_classes: int, reviews: ReviewSplit) -> tuple[list, np.ndarray, dict]:
-    """The distillation transfer set: ``(seqs, targets float32 [N, C], teacher_info)``.
-
-    ``seqs`` are the reviews' sequences followed by the ``--augmented`` texts'; ``targets`` are softmax(z / T) of
-    the (combined) teacher logits, mixed with a ``--gold-weight`` share of the one-hot label for the fitting
-    train reviews (Hinton et al. 2015). Augmented logits are centred and put on the teacher's scale.
-    Raises SystemExit when no ``--teacher`` is given, or ``--augmented`` with more than one.
-    """
-    if not args.teacher:
-        raise SystemExit("--teacher is required for the distillation stage")
-    z, teacher_info = combine_teachers(args.teacher, reviews.val_idx, reviews.val_y)
-    T = args.temperature
-    fit_idx, unsup_idx = reviews.fit_idx, reviews.unsup_idx
+def transfer_set(opts, encoder: TextEncoder, num_classes: int, reviews: ReviewSplit) -> tuple[list, np.ndarray, dict]:
+    """``(seqs, targets float32 [N, C], teacher_info)``: the reviews' and the ``opts.augmented`` texts' sequences,
+    and softmax(z / T) of the ``opts.teacher`` logits (:func:`teacher_logits`; augmented logits centred and put on
+    its scale), with an ``opts.gold_weight`` share of the one-hot label for the fitting train reviews. Raises
+    ValueError when there is no teacher."""
+    if not opts.teacher:
+        raise ValueError("the distillation stage needs a teacher")
+    z, teacher_info = teacher_logits(opts.teacher, reviews.val_idx, reviews.val_y)
+    T, fit_idx = opts.temperature, reviews.fit_idx
     p_fit = torch.softmax(torch.from_numpy(z["train"][fit_idx]) / T, -1).numpy()
     onehot = np.eye(num_classes, dtype=np.float32)[reviews.train_labels[fit_idx]]
-    targets = np.concatenate([args.gold_weight * onehot + (1 - args.gold_weight) * p_fit,
-                              torch.softmax(torch.from_numpy(z["unsup"][unsup_idx]) / T, -1).numpy()]).astype(np.float32)
+    p_unsup = torch.softmax(torch.from_numpy(z["unsup"][reviews.unsup_idx]) / T, -1).numpy()
+    targets = np.concatenate([opts.gold_weight * onehot + (1 - opts.gold_weight) * p_fit, p_unsup]).astype(np.float32)
     seqs = list(reviews.seqs)
-    if args.augmented:
-        if len(args.teacher) != 1:
-            raise SystemExit("--augmented needs exactly one --teacher (the one that labelled the augmented texts)")
+    if opts.augmented:
         aug_texts, aug_z, files = [], [], []
-        for spec in args.augmented:
-            texts, z_rows, used = read_augmented(spec, args.seed)
+        for spec in opts.augmented:
+            texts, z_rows, used = read_augmented(spec, opts.seed)
             aug_texts += texts
             aug_z += z_rows
             files.append({"spec": spec, "texts": used})
         z_aug = np.asarray(aug_z, np.float32)
-        z_aug = (z_aug - z_aug.mean(1, keepdims=True)) / teacher_info["scales"][0]
+        z_aug = (z_aug - z_aug.mean(1, keepdims=True)) / teacher_info["scale"]
         seqs += [ids for ids, _ in encoder.encode_ids_batch(aug_texts)]
         targets = np.concatenate([targets, torch.softmax(torch.from_numpy(z_aug) / T, -1).numpy()])
         teacher_info["augmented"] = {"files": files, "texts": len(aug_texts)}
