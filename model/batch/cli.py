@@ -7,12 +7,14 @@ review with the columns of :data:`model.batch.EXPORT_COLUMNS`::
     attention-explorer-score aclImdb/test --out results.csv
     attention-explorer-score reviews.jsonl --format jsonl > results.jsonl
     attention-explorer-score data.csv --text-column body --batch-size 128 --out scored.parquet
+    attention-explorer-score aclImdb/test --out rows.csv --report report.html --metrics metrics.json
 
 Rows are written as they are scored (stdout for CSV/JSON Lines, or ``--out``
 atomically: a temporary file renamed into place at the end), so memory does not
 grow with the number of reviews. A tqdm progress bar and a summary line
 (count, positive share, accuracy when gold labels exist, reviews/s, peak RSS)
-go to stderr.
+go to stderr. ``--report``/``--metrics`` add a self-contained HTML report and ``metrics.json`` computed from the
+same rows, with corpus-level token scores from a second pass over the scored texts (:mod:`model.batch.cli_report`).
 
 Exit status: 0 all inputs scored; 1 some input failed (listed on stderr) or
 the model could not be loaded (or has no classification head); 2 usage error; 130 interrupted with Ctrl+C
@@ -26,6 +28,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from .cli_report import add_report_arguments, report_path_error, wants_report, write_corpus_outputs
 from .engine import Summary, Timer, score_records
 from .export import FORMATS, RowWriter, format_for_path
 from .readers import DEFAULT_MAX_FILE_BYTES
@@ -93,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--num-workers", type=_positive_int, metavar="N",
                    help="scoring actors (default: from the cluster's CPUs/GPUs)")
     g.add_argument("--gpus-per-worker", type=_positive_float, metavar="G", help="GPUs per actor (default: 0, CPU)")
+    add_report_arguments(p, _positive_int)  # --report, --metrics, --top-tokens, --min-count, --no-token-scores
     return p
 
 
@@ -216,8 +220,11 @@ def _progress_bar(args: argparse.Namespace, max_bytes: int):
     return bar, progress
 
 
-def _score_into(prog: str, args: argparse.Namespace, predictor, writer, max_bytes: int) -> tuple[Summary, bool]:
+def _score_into(prog: str, args: argparse.Namespace, predictor, writer, max_bytes: int,
+                kept: list | None = None) -> tuple[Summary, bool]:
     """Score every input into ``writer`` (not committed yet); returns ``(summary, interrupted)``.
+
+    ``kept``: when given, every row written is appended to it too (for ``--report``/``--metrics``).
 
     Raises :class:`_Stop`: 0 on a broken pipe (e.g. piped into ``head``), 1 when scoring failed (the writer aborted).
     """
@@ -235,6 +242,8 @@ def _score_into(prog: str, args: argparse.Namespace, predictor, writer, max_byte
         for rows in chunks:
             writer.write(rows)
             summary.add(rows)
+            if kept is not None:
+                kept.extend(rows)
     except KeyboardInterrupt:
         interrupted = True
     except BrokenPipeError:  # e.g. piped into `head`
@@ -289,19 +298,27 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """Check the options, load the model, score, commit the output and report; :class:`_Stop` ends it early."""
     if (usage := _ray_usage(args)) is not None:
         raise _usage_error(parser, usage)
+    if (bad := report_path_error(args)) is not None:
+        print(f"{parser.prog}: error: {bad}", file=sys.stderr)  # one line, before the model loads
+        return 2
     shards = _is_shard_folder(args)
     fmt = _output_format(parser, args, shards)
     predictor = _load_predictor(parser.prog, args)
     max_bytes = int(args.max_file_mb * 2**20)
     writer = _open_writer(parser.prog, args, fmt, shards)
-    summary, interrupted = _score_into(parser.prog, args, predictor, writer, max_bytes)
+    kept: list | None = [] if wants_report(args) else None
+    summary, interrupted = _score_into(parser.prog, args, predictor, writer, max_bytes, kept)
     try:
         writer.commit()
     except OSError as exc:
         writer.abort()
         print(f"{parser.prog}: cannot write {args.out}: {exc}", file=sys.stderr)
         return 1
-    return _report(args, summary, writer, shards, interrupted)
+    status = _report(args, summary, writer, shards, interrupted)
+    if kept is not None:
+        failed, stopped = write_corpus_outputs(parser.prog, args, predictor, kept, interrupted, summary.elapsed_s)
+        status = 130 if stopped else failed or status
+    return status
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Gradient-based token importances on the embedding output of a :class:`~model.core.encoder.TransformerClassifier`.
 
-* :func:`gradient_x_input` (Shrikumar et al. 2016): float32 [T], signed;
+* :func:`gradient_x_input` (Shrikumar et al. 2016): float32 [T], signed; :func:`gradient_x_input_batch`: the same
+  for a padded batch, float32 [B, T];
 * :func:`gradient_weighted_rollout` (Chefer, Gur & Wolf 2021, eqs. 13-14, gradient variant): float32 [T], >= 0;
 * :func:`integrated_gradients` (Sundararajan, Taly & Yan 2017, eq. 1, via captum): float32 [T], signed,
   plus the convergence delta in log-odds units.
@@ -98,6 +99,38 @@ def gradient_x_input(model, input_ids: torch.Tensor, attention_mask: torch.Tenso
         f = class_log_odds(logits, target).sum()
         (grad,) = torch.autograd.grad(f, x)  # (1, T, D)
         scores = (grad * x).sum(-1)[0]  # (T,)
+    return scores.detach().float().cpu().numpy().astype(np.float32)
+
+
+def gradient_x_input_batch(
+    model, input_ids: torch.Tensor, attention_mask: torch.Tensor, target: int
+) -> np.ndarray:
+    """Gradient x input for a padded batch: :func:`gradient_x_input` of every row in one forward + backward pass.
+
+    The reviews of a batch do not interact (attention never crosses rows and padded keys are masked), so the
+    gradient of the summed log-odds with respect to row b's embeddings is row b's own gradient; each row's
+    scores equal :func:`gradient_x_input` of that review alone up to float rounding (the padded attention and
+    pooling sum in another order). Used by :mod:`model.batch.corpus_tokens` (corpus-level token importance).
+
+    Args:
+        model: as for :func:`gradient_x_input`, in eval mode.
+        input_ids: int64 (B, T), right-padded.
+        attention_mask: bool (B, T), True on real tokens.
+        target: the class index explained (the same for every row).
+
+    Returns:
+        float32 [B, T], signed, in log-odds units; 0 at padded positions.
+
+    Raises:
+        ValueError: if the model is in training mode.
+    """
+    _check_eval(model)
+    with _grad_context():
+        x = model.embed(input_ids).detach().requires_grad_(True)  # (B, T, D)
+        logits, _ = model.encode(x, attention_mask)  # (B, C)
+        f = class_log_odds(logits, target).sum()
+        (grad,) = torch.autograd.grad(f, x)  # (B, T, D)
+        scores = (grad * x).sum(-1) * attention_mask  # (B, T)
     return scores.detach().float().cpu().numpy().astype(np.float32)
 
 

@@ -1,0 +1,220 @@
+"""The shareable outputs of a batch job: ``metrics.json`` and a self-contained ``report.html`` (issue 23, section 5).
+
+* :func:`metrics_dict` / :func:`write_metrics_json`: exactly the issue's schema::
+
+      {"n_scored": int, "n_failed": int, "n_with_gold": int,
+       "accuracy": float | null, "f1": float | null,
+       "confusion_matrix": {"labels": ["negative", "positive"], "matrix": [[tn, fp], [fn, tp]]} | null,
+       "ece": float | null,
+       "top_tokens": {"positive": [{"token": str, "score": float, "count": int}, ...], "negative": [...]} | null}
+
+  Rows of ``matrix`` are gold labels, columns predicted labels. The gold-dependent keys (accuracy, f1,
+  confusion_matrix, ece) are null without gold labels (ece also with more than two classes); ``top_tokens`` is
+  null when token scores were not computed. ``score`` is the mean attribution toward that side in log-odds units
+  (:mod:`model.batch.corpus_tokens`).
+* :func:`render_report_html` / :func:`write_report_html`: one HTML file with the same numbers and inline SVG plots
+  (:mod:`model.batch.svg`): confusion matrix, P(positive) histogram by gold label, reliability diagram with the
+  ECE, accuracy by length and truncation, the two ranked token lists with a bar plot. No network access, no
+  scripts, no external fonts or images; every string from the data (model name, tokens, labels) is escaped.
+
+Both writes are atomic (:mod:`model.atomic`); OSError propagates.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Sequence
+
+from ..atomic import atomic_write_bytes
+from .corpus import CorpusMetrics
+from .corpus_tokens import CorpusTokens
+from .svg import NEG, POS, accuracy_bars_svg, confusion_svg, esc, histogram_svg, reliability_svg, token_bars_svg
+
+DEFAULT_TOP = 20
+MAX_FAILURES = 20  # failures listed in the report
+METRICS_KEYS = ("n_scored", "n_failed", "n_with_gold", "accuracy", "f1", "confusion_matrix", "ece", "top_tokens")
+
+
+def _num(x: float | None) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+
+def metrics_dict(metrics: CorpusMetrics, tokens: CorpusTokens | None, top: int = DEFAULT_TOP) -> dict:
+    """The ``metrics.json`` content (module docstring) as a dict with exactly :data:`METRICS_KEYS`, in order.
+
+    Args:
+        metrics: from :func:`model.batch.corpus.corpus_metrics`.
+        tokens: from :func:`model.batch.corpus_tokens.corpus_token_scores`, or None (``top_tokens`` null).
+        top: tokens per list.
+    """
+    confusion = None
+    if metrics.confusion is not None:
+        confusion = {"labels": list(metrics.labels), "matrix": metrics.confusion.astype(int).tolist()}
+    top_tokens = None
+    if tokens is not None:
+        top_tokens = {side: [{"token": t, "score": s, "count": n} for t, s, n in tokens.top(top, side)]
+                      for side in ("positive", "negative")}
+    return {
+        "n_scored": metrics.n_scored, "n_failed": metrics.n_failed, "n_with_gold": metrics.n_with_gold,
+        "accuracy": _num(metrics.accuracy), "f1": _num(metrics.f1), "confusion_matrix": confusion,
+        "ece": _num(metrics.ece), "top_tokens": top_tokens,
+    }
+
+
+def write_metrics_json(path: str | os.PathLike, metrics: CorpusMetrics, tokens: CorpusTokens | None,
+                       top: int = DEFAULT_TOP) -> None:
+    """Write :func:`metrics_dict` to ``path`` as UTF-8 JSON (indented), atomically. Raises OSError."""
+    text = json.dumps(metrics_dict(metrics, tokens, top), indent=2, ensure_ascii=False)
+    atomic_write_bytes(path, (text + "\n").encode("utf-8"))
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;color:#222;margin:0;background:#f6f7f9}
+main{max-width:1120px;margin:0 auto;padding:24px 28px 40px}
+h1{font-size:24px;margin:0 0 4px}h2{font-size:17px;margin:0 0 10px}
+.sub{color:#666;margin:0 0 20px}
+.cards{display:flex;flex-wrap:wrap;gap:12px;margin-bottom:18px}
+.card{flex:1 1 0;background:#fff;border:1px solid #e3e5e8;border-radius:8px;padding:10px 14px;min-width:105px}
+.card b{display:block;font-size:22px}.card span{color:#666;font-size:12px}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(500px,1fr));gap:16px}
+section{background:#fff;border:1px solid #e3e5e8;border-radius:8px;padding:14px 16px;margin-bottom:16px}
+section p{color:#555;font-size:13px;margin:6px 0 0}
+svg{max-width:100%;height:auto}
+table{border-collapse:collapse;font-size:13px;width:100%}
+td,th{padding:3px 8px;border-bottom:1px solid #eee;text-align:left}
+td.n{text-align:right;font-variant-numeric:tabular-nums}
+.lists{display:grid;grid-template-columns:1fr 1fr;gap:16px;margin-top:16px}
+.wide svg{display:block;margin:0 auto}
+footer{color:#888;font-size:12px;margin-top:18px}
+"""
+
+
+def _pct(x: float | None, digits: int = 1) -> str:
+    return "n/a" if x is None or math.isnan(x) else f"{100 * x:.{digits}f}%"
+
+
+def _cards(m: CorpusMetrics) -> str:
+    f1_name = "F1 (positive class)" if m.f1_kind == "positive" else "macro-F1"
+    cards = [(f"{m.n_scored:,}", "reviews scored"), (f"{m.n_failed:,}", "failed"),
+             (f"{m.n_with_gold:,}", "with gold labels"), (_pct(m.positive_share), "predicted positive"),
+             (_pct(m.accuracy), "accuracy"), ("n/a" if m.f1 is None else f"{m.f1:.4f}", f1_name if m.f1_kind else "F1"),
+             ("n/a" if m.ece is None else f"{m.ece:.4f}", "ECE (10 bins)")]
+    return '<div class="cards">' + "".join(f"<div class=\"card\"><b>{esc(v)}</b><span>{esc(k)}</span></div>"
+                                         for v, k in cards) + "</div>"
+
+
+def _section(title: str, svg: str, note: str = "") -> str:
+    return f"<section><h2>{esc(title)}</h2>{svg}" + (f"<p>{esc(note)}</p>" if note else "") + "</section>"
+
+
+def _gold_sections(m: CorpusMetrics) -> list[str]:
+    if not m.has_gold:
+        return ["<section><h2>Accuracy, confusion matrix, calibration</h2><p>No gold labels: these need reviews "
+                "with known labels (pos/ and neg/ folders, or a label column).</p></section>"]
+    out = [_section("Confusion matrix", confusion_svg(m.confusion, m.labels),
+                    "Rows: gold label; columns: predicted label; shade and percentages: share of the row.")]
+    if m.reliability is not None:
+        r = m.reliability
+        out.append(_section("Reliability diagram", reliability_svg(r.edges, r.confidence, r.accuracy, r.counts, m.ece),
+                            f"Accuracy per bin of the predicted class's probability ({m.n_bins} equal-width bins; "
+                            "dashed: perfect calibration; shaded: the gap). ECE as in Guo et al. 2017."))
+    return out
+
+
+def _histogram(m: CorpusMetrics) -> str:
+    h = m.histogram
+    colours = {"negative": NEG, "positive": POS}
+    if h.counts_by_gold is not None:
+        palette = ["#6b8e23", "#8e44ad", "#d4a017", "#16a085"]
+        groups = [(f"gold {name}", h.counts_by_gold[i], colours.get(name, palette[i % len(palette)]))
+                  for i, name in enumerate(m.labels)]
+        note = "Overlaid per gold label; reviews without a gold label are not in these bars."
+    else:
+        groups, note = [("all reviews", h.counts, POS)], "No gold labels: every scored review."
+    return _section("P(positive) by gold label", histogram_svg(h.edges, groups, "P(positive)"), note)
+
+
+def _length_section(m: CorpusMetrics) -> str:
+    if not m.has_gold:
+        return ""
+    bl, bt = m.by_length, m.by_truncation
+    groups = [("by length in tokens", bl.names, bl.accuracy, bl.gold_counts),
+              ("truncated or not", bt.names, bt.accuracy, bt.gold_counts)]
+    return _section("Accuracy by review length and truncation", accuracy_bars_svg(groups, "Accuracy by length"),
+                    "Token bins of the model's input ([CLS] included); \u201ctruncated\u201d: longer than the "
+                    "model's limit, cut by the head+tail policy; n: reviews with a gold label.")
+
+
+def _failures_section(m: CorpusMetrics, failures: Sequence[tuple[str, str]]) -> str:
+    if not m.n_failed:
+        return ""
+    listed = "".join(f"<tr><td>{esc(src)}</td><td>{esc(status)}</td></tr>" for src, status in failures[:MAX_FAILURES])
+    more = m.n_failed - min(len(failures), MAX_FAILURES)
+    note = f"<p>{m.n_failed:,} input(s) could not be scored" + (f"; {more:,} more not listed" if more and listed
+                                                               else "") + ".</p>"
+    table = f"<table><tr><th>source</th><th>status</th></tr>{listed}</table>" if listed else ""
+    return f"<section><h2>Not scored</h2>{table}{note}</section>"
+
+
+def _token_table(rows: Sequence[tuple[str, float, int]], colour: str) -> str:
+    body = "".join(f'<tr><td class="n">{i}</td><td>{esc(t)}</td><td class="n">{s:.3f}</td><td class="n">{n:,}</td>'
+                   f"</tr>" for i, (t, s, n) in enumerate(rows, 1))
+    return (f'<table><tr><th>#</th><th style="color:{colour}">token</th><th>score</th><th>reviews</th></tr>'
+            f"{body}</table>")
+
+
+def _token_section(tokens: CorpusTokens | None, top: int) -> str:
+    if tokens is None:
+        return "<section><h2>What drives the corpus</h2><p>Token scores were not computed.</p></section>"
+    pos, neg = tokens.top(top, "positive"), tokens.top(top, "negative")
+    partial = "" if tokens.complete else f" Stopped early: over the first {tokens.n_explained:,} reviews."
+    method = "gradient \u00d7 input" if tokens.method == "grad_x_input" else "integrated gradients"
+    note = (f"Per word and bigram, the mean {method} attribution toward \u201c{tokens.positive_label}\u201d "
+            f"(log-odds units; toward negative: minus it) over the reviews containing it, of "
+            f"{tokens.n_explained:,} reviews explained; only tokens in at least {tokens.min_count} reviews (the count "
+            f"is in brackets).{partial}")
+    lists = (f'<div class="lists"><div><h2 style="color:{POS}">Toward positive</h2>{_token_table(pos, POS)}</div>'
+             f'<div><h2 style="color:{NEG}">Toward negative</h2>{_token_table(neg, NEG)}</div></div>')
+    return _section("What drives the corpus", token_bars_svg(pos[:top], neg[:top]), note).replace(
+        "</section>", lists + "</section>").replace("<section>", '<section class="wide">', 1)
+
+
+def render_report_html(metrics: CorpusMetrics, tokens: CorpusTokens | None, *, model_name: str, date: str,
+                       source: str = "", top: int = DEFAULT_TOP, elapsed_s: float | None = None,
+                       failures: Sequence[tuple[str, str]] = ()) -> str:
+    """The report as one self-contained HTML document (UTF-8 text; no scripts, no external resources).
+
+    Args:
+        metrics: the rows' :class:`CorpusMetrics`.
+        tokens: the :class:`CorpusTokens`, or None (the section says they were not computed).
+        model_name: shown in the title (escaped).
+        date: shown under the title, e.g. ``"2025-01-31 14:02"`` (escaped).
+        source: what was scored, e.g. the input paths (escaped).
+        top: tokens per ranked list.
+        elapsed_s: scoring time to mention, if known.
+        failures: ``(source, status)`` of rows not scored, the first :data:`MAX_FAILURES` listed (escaped).
+    """
+    m = metrics
+    sub = f"Model: {model_name} \u00b7 {date}" + (f" \u00b7 {source}" if source else "")
+    parts = [_cards(m), '<div class="grid">', *_gold_sections(m), _histogram(m), _length_section(m), "</div>",
+             _token_section(tokens, top), _failures_section(m, failures)]
+    foot = f"{m.n_rows:,} rows ({m.n_scored:,} scored, {m.n_failed:,} failed)"
+    if elapsed_s is not None:
+        foot += f", scored in {elapsed_s:,.1f} s"
+    foot += ". Generated by attention-explorer-score."
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>Corpus report \u2014 {esc(model_name)}</title><style>{_CSS}</style></head><body><main>"
+            f"<h1>Corpus report</h1><p class=\"sub\">{esc(sub)}</p>{''.join(parts)}"
+            f"<footer>{esc(foot)}</footer></main></body></html>\n")
+
+
+def write_report_html(path: str | os.PathLike, metrics: CorpusMetrics, tokens: CorpusTokens | None, **kwargs) -> None:
+    """Write :func:`render_report_html` (same keyword arguments) to ``path`` as UTF-8, atomically. Raises OSError."""
+    atomic_write_bytes(path, render_report_html(metrics, tokens, **kwargs).encode("utf-8"))
+
+
+__all__ = ["DEFAULT_TOP", "MAX_FAILURES", "METRICS_KEYS", "metrics_dict", "render_report_html", "write_metrics_json",
+           "write_report_html"]
