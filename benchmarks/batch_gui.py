@@ -1,16 +1,19 @@
-"""GUI responsiveness while a large batch is scored (prints numbers, asserts nothing).
+"""GUI responsiveness while a large batch is scored and the corpus dock works (prints numbers, asserts nothing).
 
-``python -m benchmarks.batch_gui [--n 25000] [--data ../shared/data/imdb/test.jsonl.gz] [--model DIR]``
+``python -m benchmarks.batch_gui [--n 25000] [--data ../shared/data/imdb/test.jsonl.gz] [--model DIR] [--tokens-s S]``
 
 Opens the real main window (offscreen when no display is set), writes ``--n``
-IMDB test reviews to a temporary JSON Lines file and hands it to the batch
-panel, as a drop would. While the batch runs on its worker thread, a 5 ms
+IMDB test reviews with their gold labels to a temporary JSON Lines file and hands it to the batch
+panel, as a drop would. While the batch runs on its worker thread (and the corpus dock recomputes its
+metrics and plots as rows arrive, at most twice a second), a 5 ms
 QTimer records when the GUI event loop turns, and every ``--type-every``
 seconds the review editor gets a new review (as if typed), which the explorer
-analyses live. Prints one JSON object: the largest and 99th-percentile gap
-between timer ticks (ms; the target is < 100 ms), how many live analyses
+analyses live. Then the corpus dock's "What drives it" word scores run over every row on their worker
+(``--tokens-s``: 0 to the end, > 0 cancelled after so many seconds, < 0 skipped), the ticks and edits going on.
+Prints one JSON object: the largest and 99th-percentile gap between timer ticks during the batch and
+during the word scores (ms; the target is < 100 ms), how many live analyses
 finished during the batch and their median latency from edit to displayed
-result (ms), and the batch's reviews/s.
+result (ms), the number of corpus updates, the batch's reviews/s and the word scores' reviews/s.
 """
 
 from __future__ import annotations
@@ -72,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="IMDB test.jsonl.gz")
     p.add_argument("--model", type=Path, default=None, help="model folder (default: the bundled one)")
     p.add_argument("--type-every", type=float, default=1.0, help="seconds between simulated edits")
+    p.add_argument("--tokens-s", type=float, default=0.0,
+                   help="then run the corpus dock's word scores over every row: 0 to the end, > 0 cancel after so "
+                        "many seconds, < 0 skip them")
     args = p.parse_args(argv)
     if not prepare(args.data):
         return 2
@@ -82,20 +88,44 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(tmp, ignore_errors=True)  # the review file is tens of MB
 
 
+def gap_stats(ticks: list[float], prefix: str) -> dict:
+    """The largest and 99th-percentile gaps (ms) between consecutive ``ticks`` (seconds), keyed with ``prefix``."""
+    gaps = sorted(b - a for a, b in itertools.pairwise(ticks))
+    return {
+        f"{prefix}max_event_loop_gap_ms": round(gaps[-1] * 1000, 1) if gaps else None,
+        f"{prefix}p99_event_loop_gap_ms": round(gaps[int(0.99 * (len(gaps) - 1))] * 1000, 1) if gaps else None,
+        f"{prefix}ticks": len(ticks),
+    }
+
+
+def run_until(app, done, timeout_s: float | None = None) -> bool:
+    """Turn the event loop until ``done()`` (True) or ``timeout_s`` passed (False)."""
+    deadline = None if timeout_s is None else time.perf_counter() + timeout_s
+    while not done():
+        if deadline is not None and time.perf_counter() > deadline:
+            return False
+        app.processEvents()
+        time.sleep(0.001)
+    return True
+
+
 def _run(args: argparse.Namespace, tmp: Path) -> int:
-    """The benchmark proper, with its scratch files in ``tmp``."""
+    """The benchmark proper, with its scratch files in ``tmp``: the batch (the corpus dock updating as rows
+    arrive), then the corpus dock's word scores over every row (``--tokens-s`` > 0 cancels them after so long)."""
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
     from desktop_app.window.settings import SETTINGS_ENV
 
     os.environ[SETTINGS_ENV] = str(tmp / "settings.ini")  # leave the user's settings alone
-    texts = read_labelled(args.data)[0][: args.n]
-    batch_file = tmp / "reviews.jsonl"
-    batch_file.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts), encoding="utf-8")
+    texts, labels = read_labelled(args.data)
+    texts, labels = texts[: args.n], labels[: args.n]
+    batch_file = tmp / "reviews.jsonl"  # with gold labels: the corpus dock computes every metric and plot
+    batch_file.write_text("".join(json.dumps({"text": t, "label": int(y)}) + "\n" for t, y in zip(texts, labels)),
+                          encoding="utf-8")
 
     app, window, panels = open_loaded_window(args.model)
-    batch = panels["batch"]
+    batch, corpus = panels["batch"], panels.get("corpus")
     if window.predictor is None or batch is None:
         print(json.dumps({"ok": False, "error": "the model or the batch panel did not load"}))
         return 1
@@ -103,7 +133,7 @@ def _run(args: argparse.Namespace, tmp: Path) -> int:
     ticks: list[float] = []
     edits: list[float] = []
     latencies: list[float] = []
-    state = {"done": False, "summary": None, "i": 0}
+    state = {"done": False, "i": 0, "tokens": None}
     tick = QTimer()
     tick.setInterval(5)
     tick.timeout.connect(lambda: ticks.append(time.perf_counter()))
@@ -117,43 +147,66 @@ def _run(args: argparse.Namespace, tmp: Path) -> int:
         if pred is not None and edits:
             latencies.append(time.perf_counter() - edits[-1])
 
-    def on_finished(summary) -> None:
-        state["done"], state["summary"] = True, summary
-
     typer = QTimer()
     typer.setInterval(int(args.type_every * 1000))
     typer.timeout.connect(type_review)
     window.state.prediction_changed.connect(on_prediction)
-    batch.scoring_finished.connect(on_finished)
+    batch.scoring_finished.connect(lambda _summary: state.update(done=True))
 
     t0 = time.perf_counter()
     tick.start()
     typer.start()
     batch.add_paths([str(batch_file)])
-    while not state["done"]:
-        app.processEvents()
-        time.sleep(0.001)
+    run_until(app, lambda: state["done"])
     wall = time.perf_counter() - t0
-    tick.stop()
-    typer.stop()
-    gaps = sorted(b - a for a, b in itertools.pairwise(ticks))
     result = {
         "ok": True,
         "reviews": len(texts),
         "batch_wall_s": round(wall, 1),
         "batch_reviews_per_s": round(len(texts) / wall, 1),
-        "max_event_loop_gap_ms": round(gaps[-1] * 1000, 1) if gaps else None,
-        "p99_event_loop_gap_ms": round(gaps[int(0.99 * (len(gaps) - 1))] * 1000, 1) if gaps else None,
-        "ticks": len(ticks),
+        **gap_stats(ticks, ""),
         "live_edits": len(edits),
         "live_analyses_shown": len(latencies),
         "live_analysis_median_ms": round(statistics.median(latencies) * 1000, 1) if latencies else None,
         "rows": len(batch.rows()),
+        "corpus_updates": corpus.updates if corpus is not None else None,
         "platform": QApplication.platformName(),
     }
+    if corpus is not None and args.tokens_s >= 0:
+        result.update(_word_scores(app, corpus, ticks, args.tokens_s))
+    tick.stop()
+    typer.stop()
     print(json.dumps(result))
     window.close()
     return 0
+
+
+def _word_scores(app, corpus, ticks: list[float], limit_s: float) -> dict:
+    """Run the corpus dock's word scores over every row (cancelled after ``limit_s`` when > 0); the event-loop gaps
+    meanwhile (the tick timer and the live edits keep running)."""
+    words = corpus.words
+    corpus.tabs.setCurrentWidget(words)  # as a user would look at it
+    out: dict = {}
+    words.finished.connect(lambda result: out.update(result=result))
+    ticks.clear()
+    t0 = time.perf_counter()
+    if not words.start():
+        return {"tokens_error": words.info_label.text()}
+    if not run_until(app, lambda: "result" in out, limit_s if limit_s > 0 else None):
+        words.cancel()
+        run_until(app, lambda: "result" in out)
+    wall = time.perf_counter() - t0
+    r = out["result"]
+    rate = r.n_explained / wall if wall > 0 else 0.0
+    return {
+        "tokens_reviews_explained": r.n_explained,
+        "tokens_complete": r.complete,
+        "tokens_wall_s": round(wall, 1),
+        "tokens_reviews_per_s": round(rate, 1),
+        "tokens_est_25000_s": round(25000 / rate, 0) if rate else None,
+        "tokens_words": len(r),
+        **gap_stats(ticks, "tokens_"),
+    }
 
 
 if __name__ == "__main__":

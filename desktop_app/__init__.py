@@ -10,8 +10,9 @@ Layout:
     state.py     :class:`ExplorerState`: the one owner of what is shown (model, prediction, results, selection,
                  token colours)
     window/      :class:`MainWindow` (docks, menus, settings, drops), the Model menu, sessions, export, About
-    panels/      the review editor, the Explanations panel, the Batch scoring panel
-    workers/     background jobs: one :class:`WorkerHandle` each (inference, internals, explanations, batch)
+    words.py     whole-word matching (the batch table's word filter, the token view's highlighted words)
+    panels/      the review editor, the Explanations panel, the Batch scoring panel, the Corpus dock
+    workers/     background jobs: one :class:`WorkerHandle` each (inference, internals, explanations, batch, corpus)
     views/       the read-only views (the state's NumPy results in, pixels out)
 """
 

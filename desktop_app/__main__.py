@@ -12,7 +12,15 @@ PROCESS_START = time.perf_counter()  # seconds (perf_counter clock), as early as
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the app; see :func:`desktop_app.app.main`. Returns the process exit code."""
+    """Run the app; see :func:`desktop_app.app.main`. Returns the process exit code.
+
+    In a frozen bundle, a ``multiprocessing`` child (the corpus dock's word scores,
+    :mod:`desktop_app.workers.corpus_process`) re-runs this executable: ``freeze_support`` runs the child there
+    and exits; elsewhere it does nothing.
+    """
+    import multiprocessing
+
+    multiprocessing.freeze_support()
     from desktop_app.app import main as app_main
 
     return app_main(argv, process_start=PROCESS_START)

@@ -61,48 +61,26 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def _show_batch_dock(window, dock) -> None:
-    """Bring the batch results into view when scoring starts: show the dock if it was closed, and give it
-    at least 40% of the window's height if it is docked smaller (the default layout keeps it short)."""
-    from PySide6.QtCore import Qt
-
-    dock.show()
-    dock.raise_()
-    want = int(0.4 * window.height())
-    if not dock.isFloating() and dock.height() < want:
-        window.resizeDocks([dock], [want], Qt.Vertical)
-
-
 def attach_panels(window) -> dict:
-    """Add the batch and explanation panels to ``window`` and wire them.
+    """Add the batch, corpus and explanation panels to ``window`` and wire them.
 
-    Wiring: predictor_loaded -> set_predictor (both); paths_dropped -> BatchPanel.add_paths;
-    model_switch_started -> BatchPanel.cancel_if_running; BatchPanel.review_activated -> open_review. The
-    explanation panel follows the window's explorer state itself (each new prediction, the selected layer;
-    its chosen method colours the tokens through the state).
+    The batch and corpus docks (the results working area) are :func:`desktop_app.window.results_area.attach_results`'s.
+    The explanation panel follows the window's explorer state itself (each new prediction, the selected layer;
+    its chosen method colours the tokens through the state); it scrolls, so its fixed-height faithfulness table does
+    not set the height of the right-hand dock area.
 
     Returns:
-        {"batch": BatchPanel, "explain": ExplanationPanel}
+        {"batch": BatchPanel, "corpus": CorpusPanel, "explain": ExplanationPanel}
     """
     from PySide6.QtCore import Qt
 
-    from desktop_app.panels.batch_panel import BatchPanel
     from desktop_app.panels.explain_panel import ExplanationPanel
+    from desktop_app.views.widgets import scrollable
+    from desktop_app.window.results_area import attach_results
 
-    batch = BatchPanel()
-    dock = window.add_panel(batch, "Batch scoring", Qt.BottomDockWidgetArea)
-    if not window.has_saved_layout:
-        window.resizeDocks([dock], [220], Qt.Vertical)
-    batch.scoring_started.connect(lambda _job, d=dock: _show_batch_dock(window, d))
-    window.predictor_loaded.connect(batch.set_predictor)
-    window.paths_dropped.connect(batch.add_paths)
-    window.model_switch_started.connect(lambda _folder: batch.cancel_if_running())  # rows scored so far stay
-    batch.review_activated.connect(window.open_review)
-    if window.predictor is not None:
-        batch.set_predictor(window.predictor)
-
+    batch, corpus = attach_results(window)
     explain = ExplanationPanel(state=window.state)
-    window.add_panel(explain, "Explanations", Qt.RightDockWidgetArea)
+    window.add_panel(scrollable(explain), "Explanations", Qt.RightDockWidgetArea)
     window.predictor_loaded.connect(explain.set_predictor)
     if window.predictor is not None:
         explain.set_predictor(window.predictor)
@@ -110,7 +88,7 @@ def attach_panels(window) -> dict:
         explain.set_prediction(window.current_prediction)
     if not window.has_saved_layout:
         window.heatmap_dock.raise_()  # the attention heatmap stays the first right-hand tab on show
-    return {"batch": batch, "explain": explain}
+    return {"batch": batch, "corpus": corpus, "explain": explain}
 
 
 def first_sample_text() -> str:

@@ -9,7 +9,9 @@ announces the change with a signal:
   :attr:`~ExplorerState.embedding_norms`);
 * the selection: :attr:`~ExplorerState.layer`, :attr:`~ExplorerState.head` (a head, or
   :data:`MEAN_HEADS` / :data:`MAX_HEADS`) and the selected query tokens :attr:`~ExplorerState.selection`;
-* the token colouring: :attr:`~ExplorerState.importance` (None: attention; else one explanation's scores).
+* the token colouring: :attr:`~ExplorerState.importance` (None: attention; else one explanation's scores);
+* the highlighted words: :attr:`~ExplorerState.highlighted_words` (words or bigrams the token view marks wherever
+  they occur, e.g. the word the batch table is filtered by in the corpus dock).
 
 Views read it and listen to it, so clicking a token in any view selects it in all of them, and nothing
 else tells a view what to show. A new choice of what to show (the attention-flow choice is next) is one
@@ -63,6 +65,7 @@ class ExplorerState(QObject):
             :data:`MEAN_HEADS` / :data:`MAX_HEADS`.
         selection_changed(tuple): the selected query token indices (sorted; empty = none).
         importance_changed(object): the new :class:`TokenImportance`, or None (colour by attention).
+        highlighted_words_changed(frozenset): the new set of highlighted words (lower case; may be empty).
     """
 
     model_changed = Signal(object)
@@ -74,6 +77,7 @@ class ExplorerState(QObject):
     layer_head_changed = Signal(int, int)
     selection_changed = Signal(tuple)
     importance_changed = Signal(object)
+    highlighted_words_changed = Signal(frozenset)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -86,6 +90,7 @@ class ExplorerState(QObject):
         self.head = MEAN_HEADS
         self.selection: tuple[int, ...] = ()
         self.importance: TokenImportance | None = None
+        self.highlighted_words: frozenset[str] = frozenset()
 
     # ------------------------------------------------------------------ the model
     @property
@@ -106,7 +111,8 @@ class ExplorerState(QObject):
 
     # ------------------------------------------------------------------ the text and its results
     def set_prediction(self, pred) -> None:
-        """Show ``pred``; the token selection survives only if the tokens are unchanged.
+        """Show ``pred``; the token selection survives only if the tokens are unchanged; None also clears the
+        internals and embedding norms (they belong to the old text).
 
         The token colouring returns to attention (scores of another text do not fit); views redraw on
         ``prediction_changed``, so no ``importance_changed`` is sent for it.
@@ -114,10 +120,21 @@ class ExplorerState(QObject):
         old = self.prediction
         self.prediction = pred
         self.importance = None
+        if pred is None:  # nothing is current: what was computed for the old text goes with it
+            if self.internals is not None:
+                self.set_internals(None)
+            if self.embedding_norms is not None:
+                self.set_embedding_norms(None)
         if pred is None or old is None or list(old.tokens) != list(pred.tokens):
             self.selection = ()
             self.selection_changed.emit(())
         self.prediction_changed.emit(pred)
+
+    def clear_results(self) -> None:
+        """Show that nothing is current (a model switch started): the prediction, the internals, the embedding
+        norms and the explanations are cleared and announced, until the next :meth:`set_prediction`."""
+        self.set_prediction(None)
+        self.clear_explanations()
 
     def set_internals(self, internals) -> None:
         """Adopt one layer's :class:`model.internals.AttentionInternals` (or None) and announce it."""
@@ -172,6 +189,15 @@ class ExplorerState(QObject):
         self.importance = TokenImportance(arr, bool(signed), name or "importance")
         self.importance_changed.emit(self.importance)
         return True
+
+    # ------------------------------------------------------------------ the highlighted words
+    def set_highlighted_words(self, words) -> None:
+        """Highlight these words or bigrams (any iterable of strings; compared case-insensitively, whole words) in
+        every review shown until changed; an empty iterable highlights none. Survives new predictions."""
+        new = frozenset(" ".join(str(w).lower().split()) for w in words if str(w).strip())
+        if new != self.highlighted_words:
+            self.highlighted_words = new
+            self.highlighted_words_changed.emit(new)
 
     # ------------------------------------------------------------------ the selection
     def set_layer_head(self, layer: int, head: int, force: bool = False) -> None:

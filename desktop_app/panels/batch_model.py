@@ -3,8 +3,8 @@
 :class:`BatchTableModel` holds the rows and only ever appends (with
 ``beginInsertRows``/``endInsertRows``, a chunk at a time), so the view never
 rebuilds. :class:`BatchFilterProxy` sorts by raw values (numbers as numbers)
-and filters by a search string and a category (all, positive, negative,
-misclassified, failed).
+and keeps the rows a :class:`~desktop_app.panels.row_filter.RowFilter` accepts (a category, a search string, a
+word from the corpus dock, a confusion-matrix cell).
 
 No torch here: rows are plain frozen dataclasses from :mod:`model.batch`.
 """
@@ -12,20 +12,22 @@ No torch here: rows are plain frozen dataclasses from :mod:`model.batch`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
 from model.batch import ResultRow, Summary
 
-COLUMNS = ("Source", "Excerpt", "Predicted", "P(positive)", "Tokens", "Truncated", "Gold", "Correct?", "Status")
-SOURCE, EXCERPT, LABEL, P_POSITIVE, TOKENS, TRUNCATED, GOLD, CORRECT, STATUS = range(len(COLUMNS))
+from .row_filter import FILTERS, RowFilter, confidence  # noqa: F401 - FILTERS: re-exported
+
+COLUMNS = ("Source", "Excerpt", "Predicted", "P(positive)", "Confidence", "Tokens", "Truncated", "Gold", "Correct?",
+           "Status")
+SOURCE, EXCERPT, LABEL, P_POSITIVE, CONFIDENCE, TOKENS, TRUNCATED, GOLD, CORRECT, STATUS = range(len(COLUMNS))
 EXCERPT_CHARS = 120
 SORT_ROLE = Qt.ItemDataRole.UserRole
 ROW_ROLE = Qt.ItemDataRole.UserRole + 1  # the ResultRow itself
-
-FILTERS = ("All", "Predicted positive", "Predicted negative", "Misclassified", "Failed")
 
 
 def excerpt(text: str, n: int = EXCERPT_CHARS) -> str:
@@ -54,7 +56,7 @@ def _short_source(source: str, roots: Sequence[str] = ()) -> str:
 
 
 class BatchTableModel(QAbstractTableModel):
-    """Result rows as a 9-column table; append-only, with a running :class:`model.batch.Summary`.
+    """Result rows as a 10-column table; append-only, with a running :class:`model.batch.Summary`.
 
     Roles: ``DisplayRole`` (text shown), ``ToolTipRole`` (full source / longer
     excerpt / status), ``SORT_ROLE`` (raw sortable value: float for
@@ -144,7 +146,7 @@ class BatchTableModel(QAbstractTableModel):
             return None
         if role == Qt.ItemDataRole.ForegroundRole and not r.ok and c == STATUS:
             return QColor("#b00020")
-        if role == Qt.ItemDataRole.TextAlignmentRole and c in (P_POSITIVE, TOKENS):
+        if role == Qt.ItemDataRole.TextAlignmentRole and c in (P_POSITIVE, CONFIDENCE, TOKENS):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
 
@@ -157,6 +159,8 @@ class BatchTableModel(QAbstractTableModel):
             return r.label
         if c == P_POSITIVE:
             return "" if r.p_positive is None else f"{r.p_positive:.3f}"
+        if c == CONFIDENCE:
+            return "" if r.p_positive is None else f"{confidence(r):.3f}"
         if c == TOKENS:
             return str(r.num_tokens) if r.ok else ""
         if c == TRUNCATED:
@@ -167,6 +171,11 @@ class BatchTableModel(QAbstractTableModel):
             return "" if r.correct is None else ("✓" if r.correct else "✗")
         return r.status
 
+    def sort_keys(self, column: int, start: int = 0) -> list:
+        """The ``SORT_ROLE`` values of ``column`` for rows ``start``.. (one list, for the proxy's fast sort)."""
+        value = self._sort_value
+        return [value(r, i, column) for i, r in enumerate(self._rows[start:], start)]
+
     def _sort_value(self, r: ResultRow, i: int, c: int):
         if c == SOURCE:
             return r.source.lower()
@@ -174,6 +183,8 @@ class BatchTableModel(QAbstractTableModel):
             return self._excerpts[i].lower()
         if c == P_POSITIVE:
             return -1.0 if r.p_positive is None else float(r.p_positive)
+        if c == CONFIDENCE:
+            return confidence(r)
         if c == TOKENS:
             return int(r.num_tokens)
         if c == TRUNCATED:
@@ -184,52 +195,71 @@ class BatchTableModel(QAbstractTableModel):
 
 
 class BatchFilterProxy(QSortFilterProxyModel):
-    """Sorts by ``SORT_ROLE`` and keeps rows matching a search string and a category.
+    """Sorts by ``SORT_ROLE`` and keeps the rows its :class:`~desktop_app.panels.row_filter.RowFilter` accepts.
 
-    The search string matches (case-insensitively) the source path, the full
-    review text and the status. Categories are the entries of ``FILTERS``.
+    The search string matches (case-insensitively) the source path, the full review text and the status;
+    categories are the entries of ``FILTERS``; :meth:`set_word` and :meth:`set_cell` are the corpus dock's
+    word and confusion-matrix filters.
+
+    Signals:
+        filter_changed(object): the new :class:`RowFilter`, after any filter changed.
     """
+
+    filter_changed = Signal(object)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.setSortRole(SORT_ROLE)
-        self._needle = ""
-        self._category = FILTERS[0]
+        self._filter = RowFilter()
         self._shown: Summary | None = None  # summary of the rows that pass the filter; None: not computed
+        self._keys_column, self._keys = -1, []  # cached sort keys of one column (lessThan)
 
     def setSourceModel(self, model) -> None:
         """Attach the source model and keep :meth:`shown_summary` up to date with its inserts and resets."""
         super().setSourceModel(model)
         model.rowsInserted.connect(self._on_source_rows_inserted)
         model.modelReset.connect(self._forget_shown)
+        model.modelAboutToBeReset.connect(self._forget_keys)
+
+    @property
+    def row_filter(self) -> RowFilter:
+        """The current filter (immutable: a snapshot another thread may use)."""
+        return self._filter
 
     def set_search(self, text: str) -> None:
         """Keep rows whose source, text or status contains ``text`` (case-insensitive); "" keeps all."""
-        needle = text.strip().lower()
-        if needle != self._needle:
-            self._change_filter("_needle", needle)
+        self.set_filter(replace(self._filter, needle=text.strip().lower()))
 
     def set_category(self, category: str) -> None:
         """One of ``FILTERS``. Raises ValueError for anything else."""
-        if category not in FILTERS:
-            raise ValueError(f"unknown filter {category!r}; choose one of {FILTERS}")
-        if category != self._category:
-            self._change_filter("_category", category)
+        self.set_filter(replace(self._filter, category=category))
 
-    def _change_filter(self, attr: str, value: str) -> None:
-        """Set a filter parameter, telling the proxy (Qt >= 6.9 API, ``invalidateFilter`` before)."""
+    def set_word(self, word: str) -> None:
+        """Keep rows whose review contains ``word`` (or a bigram) as whole words; "" keeps all."""
+        self.set_filter(replace(self._filter, word=" ".join(str(word).lower().split())))
+
+    def set_cell(self, cell: tuple[str, str] | None) -> None:
+        """Keep rows with this ``(gold, predicted)`` pair (a confusion-matrix cell); None keeps all."""
+        self.set_filter(replace(self._filter, cell=None if cell is None else (str(cell[0]), str(cell[1]))))
+
+    def set_filter(self, new: RowFilter) -> None:
+        """Adopt ``new`` (telling Qt: ``beginFilterChange`` on Qt >= 6.9, ``invalidateFilter`` before) and emit
+        ``filter_changed``; nothing happens when it equals the current filter."""
+        if new == self._filter:
+            return
         self._shown = None
         if hasattr(self, "beginFilterChange"):
             self.beginFilterChange()
-            setattr(self, attr, value)
+            self._filter = new
             self.endFilterChange()
         else:  # pragma: no cover - older Qt
-            setattr(self, attr, value)
+            self._filter = new
             self.invalidateFilter()
+        self.filter_changed.emit(new)
 
     def is_filtering(self) -> bool:
-        """True when a category other than "All" or a search string hides rows."""
-        return self._category != FILTERS[0] or bool(self._needle)
+        """True when some filter (category, search, word, cell) hides rows."""
+        return self._filter.is_filtering()
 
     def visible_rows(self) -> list[ResultRow]:
         """The rows that pass the filter (in the proxy's order)."""
@@ -256,22 +286,27 @@ class BatchFilterProxy(QSortFilterProxyModel):
             self._shown.add([src.row_at(i) for i in range(first, last + 1) if self.filterAcceptsRow(i, root)])
 
     def filterAcceptsRow(self, source_row: int, source_parent: QModelIndex | QPersistentModelIndex) -> bool:
-        """True when the row passes the category and the search string."""
-        model = self.sourceModel()
-        r = model.row_at(source_row)
-        cat = self._category
-        if cat == "Predicted positive" and r.label != "positive":
-            return False
-        if cat == "Predicted negative" and r.label != "negative":
-            return False
-        if cat == "Misclassified" and r.correct is not False:
-            return False
-        if cat == "Failed" and r.ok:
-            return False
-        if self._needle:
-            n = self._needle
-            return n in r.source.lower() or n in r.status.lower() or n in r.text.lower()
-        return True
+        """True when the row passes the filter."""
+        return self._filter.accepts(self.sourceModel().row_at(source_row))
+
+    def lessThan(self, left: QModelIndex | QPersistentModelIndex, right: QModelIndex | QPersistentModelIndex) -> bool:
+        """Compare two source rows by their cached ``SORT_ROLE`` values of the sort column.
+
+        The keys of a column are read once (:meth:`BatchTableModel.sort_keys`) and extended as rows arrive, so a
+        sort of 25,000 rows makes one Python call per comparison instead of two ``data()`` calls (4 s -> well
+        under 1 s on the 2-core CPU).
+        """
+        column, keys = left.column(), self._keys
+        if column != self._keys_column:
+            self._keys_column, keys = column, []
+            self._keys = keys
+        hi = max(left.row(), right.row())
+        if hi >= len(keys):
+            keys.extend(self.sourceModel().sort_keys(column, len(keys)))
+        return keys[left.row()] < keys[right.row()]
+
+    def _forget_keys(self) -> None:
+        self._keys_column, self._keys = -1, []
 
 
 def results_view(proxy: BatchFilterProxy) -> QTableView:
@@ -291,9 +326,10 @@ def results_view(proxy: BatchFilterProxy) -> QTableView:
     hh.setStretchLastSection(True)  # the status column takes the remaining width
     for c in range(len(COLUMNS)):
         hh.resizeSection(c, 72)
-    hh.resizeSection(SOURCE, 160)
-    hh.resizeSection(EXCERPT, 380)
+    hh.resizeSection(SOURCE, 150)
+    hh.resizeSection(EXCERPT, 340)
     hh.resizeSection(P_POSITIVE, 84)
+    hh.resizeSection(CONFIDENCE, 84)
     view.setToolTip("Double-click a row to analyse the review")
     return view
 

@@ -15,10 +15,14 @@ rows back in chunks. The GUI thread only appends rows to the
   shows the percentage of the estimated review count and an ETA.
 * Export writes CSV, JSON Lines or Parquet atomically with the same columns
   as the command line (:data:`model.batch.EXPORT_COLUMNS`).
+* Errors first, the next error (F8), opening a row and the corpus dock's word and cell filters are
+  :class:`~desktop_app.panels.batch_navigation.ResultsNavigation`'s; the widgets are
+  :class:`~desktop_app.panels.batch_ui.BatchPanelUI`'s.
 
 Public interface used by the main window: :meth:`BatchPanel.set_predictor`,
 :meth:`BatchPanel.add_paths`, :meth:`BatchPanel.cancel`, :meth:`BatchPanel.cancel_if_running`,
-:meth:`BatchPanel.shutdown`, signal :attr:`BatchPanel.review_activated`.
+:meth:`BatchPanel.shutdown`, :meth:`~ResultsNavigation.next_error`, :meth:`~ResultsNavigation.set_word_filter`,
+:meth:`~ResultsNavigation.set_cell_filter`, signals :attr:`BatchPanel.review_activated`, :attr:`BatchPanel.row_opened`.
 """
 
 from __future__ import annotations
@@ -27,38 +31,27 @@ import time
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (
-    QApplication,
-    QComboBox,
-    QDoubleSpinBox,
-    QFileDialog,
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QProgressBar,
-    QPushButton,
-    QSizePolicy,
-    QToolButton,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QApplication, QFileDialog, QWidget
 
-from model.batch import DEFAULT_MAX_FILE_BYTES, SUPPORTED_EXTENSIONS, Summary, write_rows
+from model.batch import SUPPORTED_EXTENSIONS, Summary, write_rows
 from model.batch.export import SPREADSHEET_CELL_LIMIT, excerpt_rows
 
 from ..workers.batch import DEFAULT_BATCH_SIZE, DEFAULT_CHUNK, BatchWorker
 from ..workers.handle import BATCH_NICE, WorkerHandle
-from .batch_export import ask_export_path, export_hint, export_menu
-from .batch_model import FILTERS, ROW_ROLE, BatchFilterProxy, BatchTableModel, format_duration, results_view
+from .batch_export import ask_export_path, export_hint
+from .batch_model import BatchFilterProxy, BatchTableModel, format_duration
+from .batch_navigation import ResultsNavigation
+from .batch_ui import DROP_HINT, BatchPanelUI
 from .editor import PathDropTarget
 
 
-class BatchPanel(PathDropTarget, QWidget):
+class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
     """Batch scoring of files and folders of reviews, with a sortable, filterable results table.
 
     Signals:
         review_activated(str): the full text of a double-clicked row (send it
             to the analysis view).
+        row_opened(object): the :class:`model.batch.ResultRow` of that row (after ``review_activated``).
         scoring_started(int): a job started (its id).
         scoring_finished(object): a job ended; the :class:`model.batch.Summary`
             of that job (``elapsed_s`` in seconds).
@@ -68,6 +61,7 @@ class BatchPanel(PathDropTarget, QWidget):
     """
 
     review_activated = Signal(str)
+    row_opened = Signal(object)
     scoring_started = Signal(int)
     scoring_finished = Signal(object)
     progress_changed = Signal(int, int)
@@ -87,6 +81,7 @@ class BatchPanel(PathDropTarget, QWidget):
         self.proxy = BatchFilterProxy(self)
         self.proxy.setSourceModel(self.table_model)
         self._build_ui()
+        self.proxy.filter_changed.connect(self._on_filter_changed)
         self.handle = WorkerHandle(BatchWorker(batch_size, chunk), "batch-scoring", BATCH_NICE, parent=self,
                                    wait_ms=10000)
         worker = self.handle.worker
@@ -94,93 +89,6 @@ class BatchPanel(PathDropTarget, QWidget):
         worker.rows_ready.connect(self._on_rows)
         worker.finished.connect(self._on_finished)
         worker.failed.connect(self._on_failed)
-
-    # -- UI ---------------------------------------------------------------------------------------------------
-    def _build_ui(self) -> None:
-        self.view = results_view(self.proxy)
-        self.view.doubleClicked.connect(self._on_double_clicked)
-        self.summary_label = QLabel("Drop files or folders of reviews here (.txt, .csv, .tsv, .jsonl, .json).")
-        self.summary_label.setWordWrap(True)
-        self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.message_label = QLabel("")
-        self.message_label.setWordWrap(True)
-        self.message_label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
-        layout = QVBoxLayout(self)
-        layout.addLayout(self._build_top_row())
-        layout.addLayout(self._build_settings_row())
-        layout.addWidget(self.view, 1)
-        layout.addLayout(self._build_progress_row())
-        layout.addWidget(self.summary_label)
-        layout.addWidget(self.message_label)
-
-    def _build_top_row(self) -> QHBoxLayout:
-        """Add files, Add folder, the category filter, the search box, Export, Clear."""
-        self.add_files_button = QPushButton("Add files…")
-        self.add_files_button.setToolTip("Score .txt, .csv, .tsv, .jsonl or .json files of reviews")
-        self.add_files_button.clicked.connect(self._choose_files)
-        self.add_folder_button = QPushButton("Add folder…")
-        self.add_folder_button.setToolTip("Score every review file in a folder (recursive; pos/ and neg/ give gold labels)")
-        self.add_folder_button.clicked.connect(self._choose_folder)
-        self.category_combo = QComboBox()
-        self.category_combo.addItems(FILTERS)
-        self.category_combo.setToolTip("Show only some rows")
-        self.category_combo.currentTextChanged.connect(self.proxy.set_category)
-        self.search_edit = QLineEdit()
-        self.search_edit.setPlaceholderText("Filter by file, text or status…")
-        self.search_edit.setClearButtonEnabled(True)
-        self.search_edit.textChanged.connect(self.proxy.set_search)
-        self.category_combo.currentTextChanged.connect(lambda _text: self._update_summary())
-        self.search_edit.textChanged.connect(lambda _text: self._update_summary())
-        self.export_button = QToolButton()
-        self.export_button.setText("Export")
-        self.export_button.setToolTip("Save all rows (not only the filtered ones) with the command line's columns")
-        self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        self.export_button.setMenu(export_menu(self.export_button, self._choose_export))
-        self.clear_button = QPushButton("Clear")
-        self.clear_button.setToolTip("Cancel scoring and remove all rows")
-        self.clear_button.clicked.connect(self.clear)
-        top = QHBoxLayout()
-        top.addWidget(self.add_files_button)
-        top.addWidget(self.add_folder_button)
-        top.addWidget(self.category_combo)
-        top.addWidget(self.search_edit, 1)
-        top.addWidget(self.export_button)
-        top.addWidget(self.clear_button)
-        return top
-
-    def _build_settings_row(self) -> QHBoxLayout:
-        """The text column and the largest one-review file."""
-        self.text_column_edit = QLineEdit()
-        self.text_column_edit.setPlaceholderText("auto (text / review / content)")
-        self.text_column_edit.setToolTip("CSV/TSV column or JSON field with the review text; empty detects it")
-        self.max_mb_spin = QDoubleSpinBox()
-        self.max_mb_spin.setRange(0.1, 1024.0)
-        self.max_mb_spin.setDecimals(1)
-        self.max_mb_spin.setSuffix(" MB")
-        self.max_mb_spin.setValue(DEFAULT_MAX_FILE_BYTES / 2**20)
-        self.max_mb_spin.setToolTip("One-review files larger than this are reported, not read")
-        settings = QHBoxLayout()
-        settings.addWidget(QLabel("Text column:"))
-        settings.addWidget(self.text_column_edit, 1)
-        settings.addWidget(QLabel("Max file size:"))
-        settings.addWidget(self.max_mb_spin)
-        return settings
-
-    def _build_progress_row(self) -> QHBoxLayout:
-        """The progress bar and Cancel."""
-        self.progress_bar = QProgressBar()
-        self.progress_bar.setRange(0, 1)
-        self.progress_bar.setValue(0)
-        self.progress_bar.setTextVisible(True)
-        self.progress_bar.setFormat("idle")
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setEnabled(False)
-        self.cancel_button.setToolTip("Stop after the current batch; rows scored so far are kept")
-        self.cancel_button.clicked.connect(self.cancel)
-        bottom = QHBoxLayout()
-        bottom.addWidget(self.progress_bar, 1)
-        bottom.addWidget(self.cancel_button)
-        return bottom
 
     # -- public API -------------------------------------------------------------------------------------------
     def set_predictor(self, predictor) -> None:
@@ -338,7 +246,7 @@ class BatchPanel(PathDropTarget, QWidget):
         running = time.monotonic() - self._job_t0 if self._running is not None else 0.0
         s.elapsed_s = self._scoring_s + running
         if s.count == 0:
-            self.summary_label.setText("Drop files or folders of reviews here (.txt, .csv, .tsv, .jsonl, .json).")
+            self.summary_label.setText(DROP_HINT)
             return
         if not self.proxy.is_filtering():
             self.summary_label.setText(s.line())
@@ -351,15 +259,6 @@ class BatchPanel(PathDropTarget, QWidget):
         self.message_label.setStyleSheet("color: #b00020;" if error else "")
         if text:
             self.message.emit(text)
-
-    def _on_double_clicked(self, index) -> None:
-        row = self.proxy.data(index, ROW_ROLE)
-        if row is None:
-            return
-        if row.text:
-            self.review_activated.emit(row.text)
-        else:
-            self._set_message(f"{row.source}: {row.status}", error=True)
 
     def _choose_files(self) -> None:
         patterns = " ".join(f"*{e}" for e in SUPPORTED_EXTENSIONS)

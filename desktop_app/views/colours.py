@@ -14,6 +14,9 @@ from PySide6.QtGui import QColor, QImage, QPixmap
 SEQUENTIAL_CMAP = "CET-L18"  # white -> yellow -> red; black text stays readable on it
 HEATMAP_CMAP = "viridis"
 DIVERGING_CMAP = "CET-D1A"  # blue -> white -> red
+HIGHLIGHT_COLOUR = "#7b1fa2"  # the token view's frame of highlighted words (purple: in neither colour map)
+NEGATIVE_COLOUR = "#1f77b4"  # the negative class in the corpus plots (blue, as the diverging map's low end)
+POSITIVE_COLOUR = "#d62728"  # the positive class in the corpus plots (red, as its high end)
 
 HEAD_COLOURS = [
     "#1f77b4",

@@ -89,32 +89,40 @@ class ModelView(DeferredRender, QWidget):
         super().__init__(parent)
         self._init_deferred()
         self.state = state
-        self.grid_host = QWidget()
-        self.grid = QGridLayout(self.grid_host)
-        self.grid.setSpacing(2)
         self.thumbs: dict[tuple[int, int], Thumbnail] = {}
-        scroll = QScrollArea()
-        scroll.setWidget(self.grid_host)
-        scroll.setWidgetResizable(True)
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self._new_grid_host()
         self.caption = QLabel("Rows: layers, columns: heads. Each thumbnail is scaled by its own maximum.")
         self.caption.setWordWrap(True)
         self.caption.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Minimum)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addWidget(self.caption)
-        lay.addWidget(scroll, 1)
+        lay.addWidget(self.scroll, 1)
         state.model_changed.connect(lambda info: self._make_grid(info.n_layers, info.n_heads))
         state.prediction_changed.connect(lambda *_: self.request_render())
         state.layer_head_changed.connect(lambda *_: self._mark_current())
 
+    def _new_grid_host(self) -> None:
+        """An empty grid in the scroll area; the old one goes with all its labels and thumbnails."""
+        old = self.scroll.takeWidget()
+        if old is not None:
+            old.deleteLater()
+        self.grid_host = QWidget()
+        self.grid = QGridLayout(self.grid_host)
+        self.grid.setSpacing(2)
+        self.scroll.setWidget(self.grid_host)
+
     def _make_grid(self, n_layers: int, n_heads: int) -> None:
+        """Lay out ``n_layers`` x ``n_heads`` thumbnails with their "layer"/"head" labels (kept if the shape is the
+        same). A new shape gets a new grid: a QGridLayout keeps the row and column count and stretch of the
+        largest shape it ever held, so reusing it left a 6 x 12 model's labels and width beside a 2 x 4 grid."""
         if len(self.thumbs) == n_layers * n_heads and all(
             (l, h) in self.thumbs for l in range(n_layers) for h in range(n_heads)
         ):
             return
-        for t in self.thumbs.values():
-            self.grid.removeWidget(t)
-            t.deleteLater()
+        self._new_grid_host()
         self.thumbs = {}
         for h in range(n_heads):
             lab = QLabel(f"head {h + 1}")

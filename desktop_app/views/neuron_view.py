@@ -26,7 +26,7 @@ from PySide6.QtWidgets import QGraphicsRectItem, QLabel, QVBoxLayout, QWidget
 from .colours import DIVERGING_CMAP, colormap
 from .heads import head_name
 from .render import DeferredRender
-from .widgets import TokenAxis, style_plot
+from .widgets import FittedValueAxis, TokenAxis, style_plot
 
 BAR_BRUSH = "#4c72b0"
 SOFTMAX_BRUSH = "#dd8452"
@@ -81,8 +81,10 @@ class NeuronView(DeferredRender, QWidget):
         self.query_plot2, self.query_image2 = _image_plot(self.glw, 0, 1, "q<sub>i</sub>, multiplied into every k<sub>j</sub>")
         self.key_plot, self.key_image = _image_plot(self.glw, 1, 0, "keys k<sub>j</sub>", self.y_axis)
         self.product_plot, self.product_image = _image_plot(self.glw, 1, 1, "q<sub>i</sub> \u2299 k<sub>j</sub>")
-        self.score_plot = self.glw.addPlot(row=1, col=2, title="q<sub>i</sub>\u00b7k<sub>j</sub> / \u221ad")
-        self.weight_plot = self.glw.addPlot(row=1, col=3, title="softmax")
+        self.score_plot = self.glw.addPlot(row=1, col=2, title="q<sub>i</sub>\u00b7k<sub>j</sub> / \u221ad",
+                                           axisItems={"bottom": FittedValueAxis("bottom")})
+        self.weight_plot = self.glw.addPlot(row=1, col=3, title="softmax",
+                                            axisItems={"bottom": FittedValueAxis("bottom")})
         for plot in (self.score_plot, self.weight_plot):
             style_plot(plot)
             plot.hideButtons()
@@ -134,6 +136,8 @@ class NeuronView(DeferredRender, QWidget):
         x = self.state.current_internals()
         if x is None:
             self.shown = None
+            if self.state.prediction is None:  # nothing is current (e.g. another model is loading): draw nothing
+                self._clear()
             self.title.setText("Computing the query and key vectors\u2026" if self.state.prediction is not None
                                else "Analyse a review to see the query and key vectors behind an attention row.")
             return
@@ -143,6 +147,17 @@ class NeuronView(DeferredRender, QWidget):
         if self.state.head < 0:
             self.title.setText(self.title.text() + f" (the neuron view needs one head: {head_name(self.state.head)}"
                                                    " is shown as head 1)")
+
+    def _clear(self) -> None:
+        """Empty every plot (no internals on display)."""
+        for img in (self.query_image, self.query_image2, self.key_image, self.product_image):
+            img.clear()
+        for bars in (self.score_bars, self.weight_bars):
+            bars.setOpts(x0=[], y0=[], width=[], height=[])
+        self.query_marker.setRect(QRectF())
+        self.y_axis.set_tokens([])
+        self._key_cache = None
+        self.hover_label.setText("")
 
     def set_data(self, internals, head: int, query: int) -> None:
         """Show head ``head`` (0-based) and query token ``query`` of ``internals`` (an AttentionInternals).

@@ -56,7 +56,8 @@ class PredictionPanel(QWidget):
     """Shows one ``model.Prediction``: predicted label, P(class) bars, truncated?, T, inference time, device.
 
     Follows the state: each new prediction is shown, each new model gets its class bars. A cleared prediction
-    (None) is left to the window, which says why: ``set_loading(message)`` shows the "loading model" state,
+    (None) empties the bars and the details at once (nothing is current, e.g. while another model loads); the
+    big label is left to the window, which says why: ``set_loading(message)`` shows the "loading model" state,
     ``set_idle`` a hint, ``set_error`` a one-line error; ``set_prediction(None)`` clears.
 
     Args:
@@ -91,8 +92,17 @@ class PredictionPanel(QWidget):
         state.prediction_changed.connect(self._on_prediction)
 
     def _on_prediction(self, pred) -> None:
-        if pred is not None:  # None: the window shows why (loading, idle hint, error)
+        if pred is None:  # nothing is current; the window says why in the label (loading, idle hint, error)
+            self._clear_result()
+        else:
             self.set_prediction(pred)
+
+    def _clear_result(self) -> None:
+        """No prediction on display: empty bars ("\u2014"), no details."""
+        self.prediction = None
+        for bar in self.bars.values():
+            bar.set_probability(None)
+        self.details.setText("")
 
     def _show_label(self, text: str, colour: str) -> None:
         """Set the big label; restyle only when the colour changes (a style sheet change re-polishes)."""
@@ -113,16 +123,14 @@ class PredictionPanel(QWidget):
         self.device_name = device_name
 
     def set_loading(self, message: str = "Loading model\u2026") -> None:
-        """Show the loading state."""
+        """Show the loading state (``message``; no prediction is current)."""
+        self._clear_result()
         self._show_label(message, "palette(mid)")
 
     def set_idle(self, message: str = "Type or paste a review") -> None:
         """Show a hint instead of a prediction."""
-        self.prediction = None
+        self._clear_result()
         self._show_label(message, "palette(mid)")
-        for bar in self.bars.values():
-            bar.set_probability(None)
-        self.details.setText("")
 
     def set_error(self, message: str) -> None:
         """Show an error message in place of the label."""

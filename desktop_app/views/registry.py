@@ -29,12 +29,16 @@ class ViewSpec:
         attr: the main window's attribute for the view widget.
         dock_attr: the main window's attribute for its dock.
         factory: ``factory(state) -> QWidget``.
+        scroll: dock the view in a scroll area: a view whose height is fixed by its content (the attention steps'
+            table shows every row) must not set the minimum height of the whole right-hand dock area, which would
+            keep the batch results at the bottom from getting their room.
     """
 
     title: str
     attr: str
     dock_attr: str
     factory: Callable[..., QWidget]
+    scroll: bool = False
 
 
 DOCKED_VIEWS: tuple[ViewSpec, ...] = (
@@ -43,7 +47,7 @@ DOCKED_VIEWS: tuple[ViewSpec, ...] = (
     ViewSpec("Model view", "model_view", "model_dock", ModelView),
     ViewSpec("Positional encoding", "pe_view", "pe_dock", PositionalEncodingView),
     ViewSpec("Neuron view", "neuron_view", "neuron_dock", NeuronView),
-    ViewSpec("Attention steps", "steps_view", "steps_dock", AttentionStepsView),
+    ViewSpec("Attention steps", "steps_view", "steps_dock", AttentionStepsView, scroll=True),
 )
 """The right-hand views, tabbed in this order (the first is raised)."""
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -56,6 +57,7 @@ class AttentionStepsView(DeferredRender, QWidget):
         table: steps 1-4, one row per key shown (+ one row for the other keys' total weight).
         weighted_image / output_image: ``pg.ImageItem`` of w_j v_j (k x d_head) and o_i (1 x d_head).
         steps: the :class:`model.internals.AttentionSteps` on display, or None.
+        highlighted_row: the table row highlighted as the selected key's (:meth:`highlight_key`), or None.
     """
 
     def __init__(self, state, parent: QWidget | None = None) -> None:
@@ -70,6 +72,10 @@ class AttentionStepsView(DeferredRender, QWidget):
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        # no Qt selection: it stayed on a row number while the rows were rebuilt for another query; the one
+        # highlight is the selected key's row (highlight_key)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.highlighted_row: int | None = None
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 4)
         self.table.itemDoubleClicked.connect(self._on_double_click)
@@ -121,10 +127,43 @@ class AttentionStepsView(DeferredRender, QWidget):
         x = self.state.current_internals()
         if x is None:
             self.steps = None
+            if self.state.prediction is None:  # nothing is current (e.g. another model is loading): show nothing
+                self._clear()
             self.title.setText("Computing\u2026" if self.state.prediction is not None
                                else "Analyse a review to see how an attention row is computed.")
             return
-        self.set_data(x, max(self.state.head, 0), self.state.selection[0] if self.state.selection else 0)
+        selected = self.state.selection[0] if self.state.selection else None
+        self.set_data(x, max(self.state.head, 0), selected if selected is not None else 0)
+        self.highlight_key(selected)
+
+    def _clear(self) -> None:
+        """Empty the table and the plots (no internals on display)."""
+        self.table.setRowCount(0)
+        self.highlighted_row = None
+        for img in (self.weighted_image, self.output_image):
+            img.clear()
+        self.key_axis.set_tokens([])
+        self.output_label.setText("")
+        self.hover_label.setText("")
+
+    def highlight_key(self, key: int | None) -> int | None:
+        """Highlight the table row of key ``key`` (the selected token), or no row when it is None or not listed.
+
+        The highlight belongs to the key, not to a row number: the rows are rebuilt for every query and text.
+        Returns the highlighted row (None: none).
+        """
+        keys = [int(j) for j in self.steps.keys] if self.steps is not None else []
+        row = keys.index(key) if key is not None and key in keys else None
+        self.highlighted_row = row
+        on, off = self.palette().highlight(), QBrush()
+        text_on, text_off = self.palette().highlightedText(), QBrush()
+        for r in range(self.table.rowCount()):
+            for c in range(self.table.columnCount()):
+                item = self.table.item(r, c)
+                if item is not None:
+                    item.setBackground(on if r == row else off)
+                    item.setForeground(text_on if r == row else text_off)
+        return row
 
     def set_data(self, internals, head: int, query: int, top_k: int = TOP_K) -> None:
         """Show the steps of ``internals`` (AttentionInternals) for ``head`` and ``query`` (top ``top_k`` keys).
@@ -146,6 +185,7 @@ class AttentionStepsView(DeferredRender, QWidget):
         )
         rows = len(st.keys) + (1 if st.rest_weight > 0 else 0)
         self.table.setRowCount(rows)
+        self.highlighted_row = None  # new items: redraw highlights the selected key's row again
         for r, j in enumerate(st.keys):
             cells = (str(int(j)), tok[j], _fmt(st.raw[j]), _fmt(st.scaled[j]), _fmt(st.masked[j]), f"{st.weights[j]:.4f}")
             for c, text in enumerate(cells):

@@ -5,6 +5,8 @@ the selected layer (``Prediction.classification_attention(layer)``). With
 query tokens selected: the sum of their attention rows (selected layer and
 head choice). The state's token importance (:attr:`desktop_app.state.ExplorerState.importance`, set by
 the explanation panel) replaces it with any per-token scores (signed scores use a diverging map).
+The state's highlighted words (:attr:`desktop_app.state.ExplorerState.highlighted_words`, e.g. the word the batch
+table is filtered by) are framed and underlined in purple wherever they occur, whatever the colouring.
 
 Tokens are drawn by one custom-painted widget (no widget per token), so 512
 tokens lay out and paint in a few milliseconds.
@@ -19,7 +21,8 @@ from PySide6.QtCore import QEvent, QPoint, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QToolTip, QVBoxLayout, QWidget
 
-from .colours import DIVERGING_CMAP, SEQUENTIAL_CMAP, colours_for, gradient_pixmap
+from ..words import tokens_in_words
+from .colours import DIVERGING_CMAP, HIGHLIGHT_COLOUR, SEQUENTIAL_CMAP, colours_for, gradient_pixmap
 from .heads import head_matrix, head_name
 from .render import DeferredRender
 from .widgets import ElidedLabel
@@ -87,6 +90,7 @@ class TokenCanvas(QWidget):
         self.values = np.zeros(0, np.float32)
         self.value_name = ""
         self.selection: tuple[int, ...] = ()
+        self.highlighted = np.zeros(0, bool)  # [T] tokens of a highlighted word (set by the view)
         self.hovered = -1
         self.rects = np.zeros((0, 4))  # [T, 4] x0, y0, x1, y1 in pixels
         self.markers: list[QRectF] = []  # truncation markers
@@ -208,6 +212,10 @@ class TokenCanvas(QWidget):
         p.setPen(QPen(QColor("#7f8c8d")))
         for m in self.markers:
             p.drawText(m, Qt.AlignCenter, "[\u2026]")
+        p.setPen(QPen(QColor(HIGHLIGHT_COLOUR), 2.0))
+        for x0, y0, x1, y1 in self.rects[self.highlighted] if len(self.highlighted) == len(self.rects) else ():
+            p.drawRect(QRectF(x0 + 1, y0 + 1, x1 - x0 - 2, y1 - y0 - 2))
+            p.fillRect(QRectF(x0, y1 - 3, x1 - x0, 3), QColor(HIGHLIGHT_COLOUR))
         for i in sel:
             if 0 <= i < len(self.rects):
                 x0, y0, x1, y1 = self.rects[i]
@@ -297,6 +305,7 @@ class TokenView(DeferredRender, QWidget):
         state.layer_head_changed.connect(lambda *_: self.request_render())
         state.selection_changed.connect(self._on_selection)
         state.importance_changed.connect(lambda *_: self.request_render())
+        state.highlighted_words_changed.connect(lambda *_: self.request_render())
 
     def _on_prediction(self, pred) -> None:
         self.canvas.set_tokens(token_pieces(pred) if pred is not None else [])
@@ -347,13 +356,24 @@ class TokenView(DeferredRender, QWidget):
             f"attention from the classification position ({where}), layer {layer + 1}, mean of heads",
         )
 
+    def highlighted_tokens(self) -> np.ndarray:
+        """bool [T]: the prediction's tokens in a highlighted word (the state's ``highlighted_words``)."""
+        pred = self.state.prediction
+        words = self.state.highlighted_words
+        return np.zeros(0, bool) if pred is None else tokens_in_words(pred.text, pred.offsets, words)
+
     def redraw(self) -> None:
-        """Recompute the colours for the current state."""
+        """Recompute the colours (and the highlighted words) for the current state."""
         values, signed, name = self.current_values()
         colours, scale = colours_for(values, signed)
         self.values = values
+        self.canvas.highlighted = marked = self.highlighted_tokens()  # framed; painted with the colours below
         self.canvas.set_colours(colours, values, name)
-        self.caption.setText(f"Colour: {name}" if name else "")
+        parts = [f"Colour: {name}"] if name else []
+        if self.state.highlighted_words:
+            words = ", ".join(f"\u201c{w}\u201d" for w in sorted(self.state.highlighted_words))
+            parts.append(f"underlined: {words} ({int(marked.sum())} tokens)")
+        self.caption.setText(" \u00b7 ".join(parts))
         self.legend.setPixmap(gradient_pixmap(DIVERGING_CMAP if signed else SEQUENTIAL_CMAP))
         self.legend_lo.setText(f"{-scale:.3g}" if signed else "0")
         self.legend_hi.setText(f"{scale:.3g}")

@@ -1,4 +1,5 @@
-"""Widgets shared by the views: token-labelled plot axes, an eliding label, plot and table styling.
+"""Widgets shared by the views: token-labelled plot axes, a numeric axis whose labels never overlap, an eliding
+label, plot and table styling.
 
 Views receive immutable NumPy results (``model.Prediction``, :class:`model.info.ModelInfo`) and never import
 torch; their colours are in :mod:`desktop_app.views.colours`, their render scheduling in
@@ -11,7 +12,8 @@ import math
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
+from PySide6.QtGui import QFont, QFontMetricsF
+from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QSizePolicy, QWidget
 
 
 def fit_table_height(table) -> int:
@@ -26,6 +28,17 @@ def fit_table_height(table) -> int:
     height = table.horizontalHeader().sizeHint().height() + rows + 2 * table.frameWidth()
     table.setFixedHeight(height)
     return height
+
+
+def scrollable(widget: QWidget) -> QScrollArea:
+    """``widget`` in a frameless, resizable scroll area: its minimum size no longer sets the minimum size of the dock
+    (or dock area) that holds it; it scrolls when the dock is smaller."""
+    area = QScrollArea()
+    area.setObjectName(f"{widget.objectName() or type(widget).__name__}Scroll")
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setWidgetResizable(True)
+    area.setWidget(widget)
+    return area
 
 
 def display_token(token: str, max_chars: int = 12) -> str:
@@ -86,6 +99,63 @@ class TokenAxis(pg.AxisItem):
             i = math.floor(v)
             out.append(self._labels[i] if 0 <= i < len(self._labels) else "")
         return out
+
+
+class FittedValueAxis(pg.AxisItem):
+    """A numeric axis whose tick labels never overlap: one level of round ticks (1, 2 or 5 x 10^k apart), the
+    densest whose labels, measured with the tick font's ``QFontMetricsF``, keep at least ``min_gap_px`` pixels
+    between neighbours; only labels that fit inside the axis count (pyqtgraph does not draw the others), and at
+    least one is shown when any spacing allows it.
+
+    pyqtgraph always draws its major tick level, even when its labels overlap: the neuron view's narrow softmax
+    axis showed "0.005" over "0.010" at 512 tokens. Log mode and scaled axes keep pyqtgraph's ticks.
+    """
+
+    def __init__(self, orientation: str, min_gap_px: float = 6.0, **kwargs) -> None:
+        super().__init__(orientation, **kwargs)
+        self.min_gap_px = float(min_gap_px)
+
+    def tick_font(self) -> QFont:
+        """The font the tick labels are drawn in."""
+        return self.style.get("tickFont") or self.font()
+
+    def tickValues(self, minVal: float, maxVal: float, size: float):
+        """One level ``[(spacing, values)]``: the smallest round spacing whose labels fit (see the class docstring)."""
+        lo, hi = sorted((float(minVal), float(maxVal)))
+        if self.logMode or self.scale != 1 or size <= 0 or not hi > lo or not math.isfinite(hi - lo):
+            return super().tickValues(minVal, maxVal, size)
+        metrics = QFontMetricsF(self.tick_font())
+        fallback = None  # the densest spacing whose labels do not overlap, though none of them fits inside the axis
+        vertical = self.orientation in ("left", "right")
+        narrowest = (metrics.height() if vertical else metrics.horizontalAdvance("0")) + self.min_gap_px  # pixels
+        step = 10.0 ** math.floor(math.log10((hi - lo) * narrowest / size))  # no label is narrower: start there
+        for _ in range(40):
+            for mantissa in (1, 2, 5):
+                spacing = mantissa * step
+                first, last = math.ceil(lo / spacing - 1e-9), math.floor(hi / spacing + 1e-9)
+                values = [k * spacing for k in range(first, last + 1)]
+                if not values:  # wider than the range: no denser choice is left
+                    return fallback or []
+                spans = self.label_spans(values, spacing, lo, size / (hi - lo), size, metrics)
+                if all(b[0] - a[1] >= self.min_gap_px for a, b in zip(spans, spans[1:])):
+                    if spans:
+                        return [(spacing, values)]
+                    fallback = fallback or [(spacing, values)]
+            step *= 10.0
+        return fallback or []
+
+    def label_spans(self, values, spacing: float, lo: float, px_per_unit: float, size: float,
+                    metrics: QFontMetricsF) -> list[tuple[float, float]]:
+        """(start, end) pixels along the axis of the labels of ``values`` that fit inside its ``size`` pixels."""
+        strings = self.tickStrings(values, self.autoSIPrefixScale * self.scale, spacing)
+        vertical = self.orientation in ("left", "right")
+        spans = []
+        for v, text in zip(values, strings):
+            centre = (v - lo) * px_per_unit
+            half = (metrics.height() if vertical else metrics.horizontalAdvance(text)) / 2
+            if centre - half >= 0 and centre + half <= size:
+                spans.append((centre - half, centre + half))
+        return spans
 
 
 class ElidedLabel(QLabel):

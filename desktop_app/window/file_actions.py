@@ -2,9 +2,9 @@
 
 :class:`FileActionsMixin` is mixed into :class:`desktop_app.window.main_window.MainWindow`; it uses the
 window's ``settings``, ``state``, ``statusBar()``, ``paths_dropped``, ``open_review``,
-``view_widgets``/``export_view`` and ``show_error``. Review files are decoded by
-:func:`model.textio.read_text_file` (at most :data:`MAX_REVIEW_FILE_BYTES` bytes); every file is
-written atomically (:mod:`model.atomic`). Errors reach the user as a message box, never a traceback.
+``view_widgets``/``export_view`` and ``show_error``; panels add exportable plots with ``register_view``.
+Review files are decoded by :func:`model.textio.read_text_file` (at most :data:`MAX_REVIEW_FILE_BYTES` bytes);
+every file is written atomically (:mod:`model.atomic`). Errors reach the user as a message box, never a traceback.
 """
 
 from __future__ import annotations
@@ -101,9 +101,17 @@ class FileActionsMixin:
             self.show_error(str(exc))
 
     def view_widgets(self) -> dict[str, QWidget]:
-        """Name -> widget of every exportable view."""
+        """Name -> widget of every exportable view (the docked views, the token view, the panels' registered plots,
+        the whole window)."""
         views = {v.title: getattr(self, v.attr) for v in DOCKED_VIEWS}
-        return {**views, CENTRAL_VIEW_TITLE: self.token_view, WHOLE_WINDOW_TITLE: self}
+        return {**views, CENTRAL_VIEW_TITLE: self.token_view, **self.extra_views, WHOLE_WINDOW_TITLE: self}
+
+    def register_view(self, name: str, widget: QWidget) -> None:
+        """Make ``widget`` (a plot with ``export_item()``, or any widget) exportable as view ``name``: File > Export
+        view lists it and :meth:`export_view` writes it."""
+        if name not in self.extra_views:
+            self._action(self.export_menu, name + "\u2026", lambda _=False, n=name: self._export_view_dialog(n))
+        self.extra_views[name] = widget
 
     def export_view(self, name: str, path: str | Path) -> None:
         """Export view ``name`` (see :meth:`view_widgets`) to ``path``; see :func:`desktop_app.window.view_export.export_widget`.
@@ -127,6 +135,10 @@ class FileActionsMixin:
 
     def _export_current_view(self) -> None:
         self._export_view_dialog(self.current_view_name())
+
+    def export_view_dialog(self, name: str) -> None:
+        """Ask where to export view ``name`` (PNG or SVG) and export it; errors become a message box."""
+        self._export_view_dialog(name)
 
     def _export_view_dialog(self, name: str) -> None:
         default = Path(self.last_folder()) / (name.lower().replace(" ", "_") + ".png")

@@ -1,7 +1,8 @@
 """The main window's layout persistence and window-wide drops.
 
 :class:`LayoutMixin` is mixed into :class:`desktop_app.window.main_window.MainWindow`: it restores and saves
-the geometry, dock layout (``window/state``, ``window/docks``), zoom and layer/head in the window's
+the geometry, dock layout (``window/state``, ``window/docks``, ``window/results_area``: the results working area
+was given, :mod:`desktop_app.window.results_area`), zoom and layer/head in the window's
 QSettings (:mod:`desktop_app.window.settings`), records that the window was shown (only a shown window's
 layout is saved), and turns local files/folders dropped anywhere on the window into ``paths_dropped``;
 while they are dragged over the window, :attr:`LayoutMixin.drop_overlay` says what a drop will do.
@@ -40,6 +41,9 @@ class LayoutMixin:
             docks = self.settings.value("window/docks")
             self._saved_docks = set(docks) if isinstance(docks, (list, tuple)) else {docks} if docks else set()
             self.restoreState(state)
+        # The results working area (window/results_area.py) is given once; a saved layout that had it is the user's.
+        self.results_area_known = str(self.settings.value("window/results_area", "false")).lower() == "true"
+        self.results_area_given = False
         zoom = self.settings.value("view/zoom")
         if zoom is not None:
             try:
@@ -52,6 +56,7 @@ class LayoutMixin:
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.settings.setValue("window/state", self.saveState())
         self.settings.setValue("window/docks", sorted(d.objectName() for d in self._docks.values()))
+        self.settings.setValue("window/results_area", self.results_area_known or self.results_area_given)
         self.settings.setValue("view/layer", self.state.layer)
         self.settings.setValue("view/head", self.state.head)
         self.settings.setValue("view/zoom", self._zoom_pt)

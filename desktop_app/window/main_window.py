@@ -4,6 +4,7 @@ Layout (all docks can be moved, tabbed, floated or hidden; QSettings remembers i
     left    "Review" (the editor + Analyze) and "Prediction"
     centre  the token view
     right   "Attention heatmap", "Token links", "Model view", "Positional encoding" (tabbed)
+    bottom  "Batch scoring" and "Corpus" side by side (added by :func:`desktop_app.app.attach_panels`)
 
 Analysis runs live on a background thread (:mod:`desktop_app.workers.inference`),
 250 ms after the last keystroke, or at once with Ctrl+Enter. What is shown lives in one
@@ -36,6 +37,7 @@ from ..state import ExplorerState
 from ..views.prediction_panel import PredictionPanel
 from ..views.registry import DOCKED_VIEWS
 from ..views.token_view import TokenView
+from ..views.widgets import scrollable
 from ..workers.handle import WorkerHandle
 from ..workers.inference import InferenceController
 from ..workers.internals import InternalsController
@@ -105,6 +107,7 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         self._predictor = None
         self._loading_dir: str | None = None  # the folder being switched to ("" bundled), None when not switching
         self._docks: dict[str, QDockWidget] = {}
+        self.extra_views: dict[str, QWidget] = {}  # exportable views added by panels (register_view)
         self._saved_state = None
         self._saved_docks: set[str] = set()  # objectNames of the docks in the saved layout
         self._drop_overlay: QLabel | None = None
@@ -148,7 +151,8 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         self.model_menu = ModelMenu(self)  # File > Open model folder..., the Model menu, recent folders
         self.review_dock = self._add_dock(review, "Review", Qt.LeftDockWidgetArea)
         self.prediction_dock = self._add_dock(self.prediction_panel, "Prediction", Qt.LeftDockWidgetArea)
-        docks = [self._add_dock(getattr(self, v.attr), v.title, Qt.RightDockWidgetArea) for v in DOCKED_VIEWS]
+        docks = [self._add_dock(scrollable(getattr(self, v.attr)) if v.scroll else getattr(self, v.attr), v.title,
+                                Qt.RightDockWidgetArea) for v in DOCKED_VIEWS]
         for spec, dock in zip(DOCKED_VIEWS, docks):
             setattr(self, spec.dock_attr, dock)
         for d in docks[1:]:
@@ -172,6 +176,7 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         self.controller.prediction.connect(self._on_prediction)
         self.controller.error.connect(self._on_error)
         self.controller.busy_changed.connect(self.busy.setVisible)
+        self.controller.progress.connect(lambda stage: self.statusBar().showMessage(stage))
         self.model_view.head_selected.connect(lambda *_: self._raise_dock(self.heatmap_dock))
 
     # ------------------------------------------------------------------ public API
@@ -228,8 +233,7 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         name = Path(self._loading_dir).name if self._loading_dir else "the bundled model"
         self.debounce.stop()
         self.controller.switch_model(self._loading_dir or None, self.device)
-        self.state.set_prediction(None)  # the explanation panel abandons its jobs
-        self.state.clear_explanations()
+        self.state.clear_results()  # nothing is current until the new model's first result; explanations abandoned
         self.model_switch_started.emit(self._loading_dir)
         self.prediction_panel.set_loading(f"Loading {name}\u2026")
         self.model_label.setText(f"loading {name}\u2026")
@@ -248,16 +252,20 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         self.editor.setFont(f)
         self.token_view.set_font_point_size(self._zoom_pt)
 
-    def add_panel(self, widget: QWidget, title: str, area=Qt.RightDockWidgetArea) -> QDockWidget:
+    def add_panel(self, widget: QWidget, title: str, area=Qt.RightDockWidgetArea,
+                  beside: QDockWidget | None = None) -> QDockWidget:
         """Add ``widget`` as a dock titled ``title`` (objectName derived from it, so layouts persist).
 
-        The dock is tabbed with the docks already in ``area`` and gets a View-menu toggle.
+        The dock is tabbed with the docks already in ``area`` (or, with ``beside``, placed to the right of that
+        dock) and gets a View-menu toggle.
         """
         dock = self._add_dock(widget, title, area)
         others = [
             d for d in self._docks.values() if d is not dock and self.dockWidgetArea(d) == area and not d.isFloating()
         ]
-        if others:
+        if beside is not None and beside in others:
+            self.splitDockWidget(beside, dock, Qt.Horizontal)
+        elif others:
             self.tabifyDockWidget(others[0], dock)
         # restoreDockWidget() hides a dock that the saved layout does not hold (and still returns True), so a
         # layout saved before this panel existed would hide it for good: restore only docks the layout knows.
@@ -337,6 +345,8 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
             self.busy.setVisible(False)
         self.predictor_loaded.emit(predictor)
         if switched and self.editor.toPlainText().strip():
+            self.prediction_panel.set_loading("First analysis\u2026")
+            self.statusBar().showMessage(f"Model loaded in {info.load_s:.1f} s; first analysis\u2026")
             self.analyze_now()
 
     def _on_load_failed(self, message: str) -> None:

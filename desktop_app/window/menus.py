@@ -53,7 +53,7 @@ class MenusMixin:
         fm.addSeparator()
         self._action(fm, "&Quit", self.close, QKeySequence.Quit)
 
-        am = mb.addMenu("&Analysis")
+        am = self.analysis_menu = mb.addMenu("&Analysis")
         self.analyze_action = self._action(am, "&Analyze now", self.analyze_now, ("Ctrl+Return", "Ctrl+Enter"))
         self._action(am, "Clear token &selection", self.state.clear_selection, "Esc")
         self._action(am, "Reset token colours to attention", lambda: self.state.set_importance(None))

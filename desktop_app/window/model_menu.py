@@ -5,7 +5,9 @@ a fast tokenizer, no remote code). The menu asks the window to load it
 (:meth:`~desktop_app.window.main_window.MainWindow.switch_model`: the model loads on the inference thread while
 the status bar shows a busy indicator; analysis still queued for the old model is dropped, the results on display
 are cleared, running batch scoring is cancelled, and the review in the editor is analysed again once the new model
-is ready). A folder that fails to load shows one message and the current model stays loaded.
+is ready). A folder that fails to load shows one message and the current model stays loaded. Opening the first
+Hugging Face folder mostly waits for ``transformers`` to import: :class:`~desktop_app.workers.preload.HFPreloader`
+imports it ahead when the folder dialog opens, and after start-up when a recent folder is a Hugging Face one.
 
 Recently opened folders (at most :data:`MAX_RECENT`) are kept in QSettings under ``models/recent``.
 """
@@ -18,11 +20,23 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
+from model.core.paths import default_model_dir
+
+from ..workers.preload import HFPreloader
 from .settings import APP_NAME
 
 MAX_RECENT = 8
 RECENT_KEY = "models/recent"
 BUNDLED = ""  # the key of the bundled model in the menu (model_dir None)
+
+
+def folder_key(folder: str | Path | None) -> str:
+    """How a model folder is named in the menu, the settings and sessions: "" (:data:`BUNDLED`) for the bundled
+    model (None, "", or a path to ``resources/model``), else the folder's absolute path."""
+    if not folder:
+        return BUNDLED
+    path = Path(folder).resolve()
+    return BUNDLED if path == default_model_dir().resolve() else str(path)
 
 
 def _as_list(value) -> list[str]:
@@ -48,9 +62,10 @@ class ModelMenu(QObject):
     def __init__(self, window) -> None:
         super().__init__(window)
         self.window = window
-        self.current = str(Path(window.model_dir).resolve()) if window.model_dir else BUNDLED
+        self.current = folder_key(window.model_dir)
         self.loading: str | None = None
         self.error_box: QMessageBox | None = None
+        self.preloader = HFPreloader(self)  # imports transformers ahead (see desktop_app.workers.preload)
         bar = window.menuBar()
         file_menu = next(a.menu() for a in bar.actions() if a.menu() is not None)
         self.open_action = QAction("Open &model folder\u2026", window)
@@ -111,6 +126,7 @@ class ModelMenu(QObject):
     def open_model_folder(self) -> str | None:
         """Ask for a folder (a directory dialog) and open it; returns the folder or None when cancelled."""
         start = self.current or (self.recent() or [str(Path.home())])[0]
+        self.preloader.start()  # while the user picks a folder: most of opening a first Hugging Face folder
         folder = QFileDialog.getExistingDirectory(self.window, "Open model folder", start)
         if not folder:
             return None
@@ -123,13 +139,15 @@ class ModelMenu(QObject):
         Clears the results on display and drops queued analysis; the answer arrives as the window's
         ``predictor_loaded`` (then the editor's review is analysed again) or as one message (:meth:`switch_failed`).
         """
-        self.loading = str(Path(folder).resolve()) if folder else BUNDLED
+        self.loading = folder_key(folder)
         self.window.switch_model(self.loading or None)
 
     def _on_loaded(self, _predictor) -> None:
         if self.loading is None:  # the first load at start-up (--model DIR); automated runs leave settings alone
             if self.window.persist_settings:
                 self._remember(self.current)
+            if self.recent():  # one of them is likely opened again: import its backend ahead if it needs one
+                self.preloader.start(self.recent())
             return
         self.current, self.loading = self.loading, None
         self._remember(self.current)

@@ -1,10 +1,12 @@
 """Sessions: File > Save session / Open session.
 
 A session is versioned JSON (``{"format": "attention-explorer-session", "version": 1, ...}``) holding the
-review text, the model folder, the selected layer, head and tokens, the active view and the explanation
-results (token scores and faithfulness), written atomically (:func:`model.atomic.atomic_write_bytes`).
-Opening one analyses the text again and, once its prediction arrives, restores the selection, the
-layer/head, the active view and the explanations (when the tokens are unchanged).
+review text, the model folder ("" for the bundled model, so the session works from any checkout or bundle),
+the selected layer, head and tokens, the active view and the explanation results (token scores and
+faithfulness), written atomically (:func:`model.atomic.atomic_write_bytes`). Opening one analyses the text
+again with the model in use (the status bar says so when the session names another) and, once its prediction
+arrives, restores the selection, the layer/head, the active view and the explanations (when the tokens are
+unchanged).
 
 :func:`read_session` raises :class:`SessionError` with a message for the user for a damaged file, a file
 that is not a session, or one written by a newer version of the app.
@@ -17,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from model.atomic import atomic_write_bytes
+
+from .model_menu import folder_key
 
 FORMAT = "attention-explorer-session"
 VERSION = 1
@@ -131,8 +135,9 @@ def explanation_from_json(data: dict):
 def capture(window) -> Session:
     """The window's current session (text, model folder, layer/head, selection, active view, explanations)."""
     state, info = window.state, window.model_info
+    folder = info.model_dir if info is not None else window.model_dir
     return Session(
-        text=window.editor.toPlainText(), model_dir=info.model_dir if info is not None else str(window.model_dir or ""),
+        text=window.editor.toPlainText(), model_dir=folder_key(folder),
         layer=state.layer, head=state.head, selection=tuple(state.selection),
         active_view=window.current_view_name(),
         explanations={m: explanation_to_json(r) for m, r in state.explanations.items()},
@@ -165,13 +170,20 @@ def restore(window, session: Session, done=None) -> None:
             done(session)
 
     info = window.model_info
-    current = info.model_dir if info is not None else ""
-    if session.model_dir and current and Path(session.model_dir).resolve() != Path(current).resolve():
+    if info is not None and folder_key(session.model_dir) != folder_key(info.model_dir):
         window.statusBar().showMessage(
-            f"This session was saved with the model in {session.model_dir}; it is shown with {current}.", 10000
+            f"This session was saved with {model_name(session.model_dir)}; it is shown with "
+            f"{model_name(info.model_dir)}.", 10000
         )
     state.prediction_changed.connect(on_prediction)
     window.analyze_text(session.text)
+
+
+def model_name(folder: str | Path | None) -> str:
+    """A model folder as a message names it: "the bundled model" ("" or ``resources/model``), else "the model in
+    FOLDER"."""
+    key = folder_key(folder)
+    return f"the model in {key}" if key else "the bundled model"
 
 
 def save_session_dialog(window) -> None:

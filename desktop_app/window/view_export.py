@@ -75,6 +75,7 @@ def export_svg(widget: QWidget, out: Path) -> None:
     painter = QPainter(gen)
     try:
         flags = QWidget.RenderFlag.DrawWindowBackground | QWidget.RenderFlag.DrawChildren
-        widget.render(painter, QPoint(0, 0), QRegion(widget.rect()), flags)
+        # QWidget's render, also for a QGraphicsView (a pyqtgraph plot), whose own render() draws its scene instead
+        QWidget.render(widget, painter, QPoint(0, 0), QRegion(widget.rect()), flags)
     finally:
         painter.end()

@@ -12,8 +12,8 @@
   quits and is waited for). It shuts itself down when the application quits; the main window shuts down every
   handle in its object tree when it closes (:meth:`desktop_app.window.main_window.MainWindow.shutdown_workers`).
 
-All four jobs use it: inference (:mod:`.inference`), attention internals (:mod:`.internals`), explanations
-(:mod:`.explanations`) and batch scoring (:mod:`.batch`).
+Every job uses it: inference (:mod:`.inference`), attention internals (:mod:`.internals`), explanations
+(:mod:`.explanations`), batch scoring (:mod:`.batch`) and importing the Hugging Face backend ahead (:mod:`.preload`).
 """
 
 from __future__ import annotations

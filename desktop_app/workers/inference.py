@@ -12,6 +12,7 @@ message; no exception ever reaches the event loop.
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
 import traceback
@@ -33,9 +34,11 @@ class InferenceWorker(BackgroundWorker):
         result(int, object): (generation, ``model.Prediction``).
         failed(int, str): (generation, one-line reason), e.g. "the text is empty".
         started(int): the request of this generation is now being computed.
+        progress(str): the loading stage now under way, for the status bar ("Loading weights\u2026").
     """
 
     loaded = Signal(object, object)
+    progress = Signal(str)
     load_failed = Signal(str)
     result = Signal(int, object)
     failed = Signal(int, str)
@@ -49,8 +52,14 @@ class InferenceWorker(BackgroundWorker):
         """Load ``model.Predictor.from_pretrained(model_dir, device)``; emits ``loaded`` or ``load_failed``."""
         t0 = time.perf_counter()
         try:
+            from model.hf.loading import is_hf_folder, is_warm, warm_up
             from model.predictor import Predictor  # torch is imported here, on the worker thread
 
+            if model_dir is not None and is_hf_folder(model_dir) and not is_warm():
+                self.progress.emit("Importing the Hugging Face backend (transformers)\u2026")
+                warm_up()  # or wait for the one under way on the preloading thread (desktop_app.workers.preload)
+                gc.freeze()  # the modules stay: keep them out of the window's gc.collect() on the GUI thread
+            self.progress.emit("Loading weights\u2026")
             predictor = Predictor.from_pretrained(model_dir, device=device)
             info = predictor.model_info(load_s=time.perf_counter() - t0)
         except Exception as exc:  # noqa: BLE001 - any failure becomes a message, never a traceback in the GUI
@@ -86,9 +95,11 @@ class InferenceController(QObject):
         prediction(object): the newest ``model.Prediction`` (stale ones never arrive).
         error(str): why the newest request failed.
         busy_changed(bool): True while a request is outstanding.
+        progress(str): the loading stage under way (see :class:`InferenceWorker`).
     """
 
     loaded = Signal(object, object)
+    progress = Signal(str)
     load_failed = Signal(str)
     prediction = Signal(object)
     error = Signal(str)
@@ -102,6 +113,7 @@ class InferenceController(QObject):
         worker.load_failed.connect(self._on_load_failed)
         worker.result.connect(self._on_result)
         worker.failed.connect(self._on_failed)
+        worker.progress.connect(self.progress)
         self._ready = False
         self._pending: str | None = None
         self._busy = False

@@ -81,7 +81,10 @@ class InternalsController(QObject):
     def refresh(self) -> int:
         """Ask for the internals of the current text and layer if not asked already; returns the generation."""
         pred = self.state.prediction
-        if self.predictor is None or pred is None:
+        if pred is None:  # the state dropped the internals with the prediction: drop any in flight, ask anew
+            self._asked = None
+            return self.handle.next_generation()
+        if self.predictor is None:
             return self.handle.generation
         key = (pred.text, int(self.state.layer))
         if key == self._asked:

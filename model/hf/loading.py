@@ -14,7 +14,10 @@ Nothing is downloaded (``local_files_only=True``). ``transformers`` is the optio
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
+import threading
 from pathlib import Path
 
 import torch
@@ -30,6 +33,14 @@ UNSUPPORTED_KINDS = {
     "bart": "an encoder-decoder (seq2seq) model", "mbart": "an encoder-decoder model", "pegasus": "a seq2seq model",
 }
 MAX_TOKENS = 512  # the longest input the app analyses, special tokens included
+SHARED_MODULES = (
+    "transformers.modeling_utils", "transformers.modeling_layers", "transformers.tokenization_utils_fast",
+)
+"""What every folder imports besides ``transformers`` itself: most of the first folder's opening time (see
+:func:`warm_up`)."""
+
+_import_lock = threading.Lock()  # one thread imports transformers at a time (see warm_up)
+_warm = False
 
 
 def read_hf_config(model_dir: Path) -> dict | None:
@@ -88,6 +99,37 @@ def check_hf_folder(model_dir: Path) -> dict:
     return cfg
 
 
+def warm_up() -> bool:
+    """Import ``transformers`` and :data:`SHARED_MODULES` now, once per process: about 2-4 s on a 2-core CPU, most
+    of the time it takes to open the first folder (the weights of a 6 x 12 MiniLM load in ~0.1 s), so a
+    background thread can do it ahead while the user picks a folder.
+
+    Thread-safe: one thread imports at a time (concurrent imports of a package with circular imports can see
+    half-initialised modules) and :func:`load_hf_folder` calls it first, so a load started meanwhile waits for
+    the import in progress instead of racing it. Returns False when ``transformers`` is not installed.
+    """
+    global _warm
+    with _import_lock:
+        if _warm:
+            return True
+        try:
+            import transformers  # noqa: F401
+            from transformers import (  # noqa: F401 - imported for their cost, now
+                AutoConfig, AutoModel, AutoModelForSequenceClassification, AutoTokenizer)
+        except ImportError:
+            return False
+        for name in SHARED_MODULES:  # absent from some versions: then they are not needed
+            with contextlib.suppress(ImportError):
+                importlib.import_module(name)
+        _warm = True
+    return True
+
+
+def is_warm() -> bool:
+    """True once :func:`warm_up` has imported ``transformers`` (opening a folder no longer pays for it)."""
+    return _warm
+
+
 def _summary(hf_config, tok, has_head: bool) -> HFModelSummary:
     mt = hf_config.model_type
     pad_id = hf_config.pad_token_id if hf_config.pad_token_id is not None else (tok.pad_token_id or 0)
@@ -120,11 +162,10 @@ def load_hf_folder(model_dir: str | Path, device: torch.device) -> tuple[HFEncod
     """
     model_dir = Path(model_dir)
     raw = check_hf_folder(model_dir)
-    try:
-        import transformers
-        from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassification, AutoTokenizer
-    except ImportError as exc:
-        raise ImportError("opening Hugging Face models needs transformers: pip install 'attention-explorer[hf]'") from exc
+    if not warm_up():
+        raise ImportError("opening Hugging Face models needs transformers: pip install 'attention-explorer[hf]'")
+    import transformers
+    from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassification, AutoTokenizer
     transformers.utils.logging.disable_progress_bar()
     safe = {"local_files_only": True, "trust_remote_code": False}
     try:

@@ -1,0 +1,247 @@
+"""The corpus dock: what the batch results say, in numbers and plots, for the rows the batch table's filters keep.
+
+:class:`CorpusPanel` follows a :class:`~desktop_app.panels.batch_panel.BatchPanel`: its table model (rows
+arriving, Clear) and its filter proxy (category, search, the word filter). Updates are throttled: a change
+starts a single-shot QTimer of :data:`THROTTLE_MS` (a running timer is not restarted), so a job that streams
+25,000 rows recomputes at most twice a second, never per row. The metrics
+(:func:`model.batch.corpus.corpus_metrics`) are computed on a background worker
+(:class:`~desktop_app.workers.corpus.CorpusMetricsWorker`); the GUI thread only copies the row list and draws.
+
+Shown: counts, accuracy, F1 and ECE (with gold labels), failures; the confusion matrix (click a cell: the table
+shows that cell's rows, click it again: all rows; the plots keep describing every cell, see
+:meth:`desktop_app.panels.row_filter.RowFilter.population`); P(positive) by gold label; the reliability diagram;
+accuracy by review length and truncation. The "Words" tab (:class:`~desktop_app.panels.corpus_words.CorpusWordsPanel`)
+finds the words that drive the model over these reviews. Every plot exports as PNG/SVG (``export_requested``; the
+main window's File > Export view lists them too).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QMenu, QTabWidget, QToolButton, QVBoxLayout, QWidget
+
+from ..views.corpus_plots import ConfusionMatrixPlot, ProbabilityHistogramPlot, ReliabilityPlot, SliceAccuracyPlot
+from ..views.widgets import ElidedLabel
+from ..workers.corpus import CorpusMetricsWorker
+from ..workers.handle import EXPLANATION_NICE, WorkerHandle
+from .corpus_words import CorpusWordsPanel
+
+THROTTLE_MS = 500  # at most two metric updates per second while rows arrive
+METRICS_NICE = EXPLANATION_NICE  # the metrics worker: below the GUI, above batch scoring
+
+
+def _pct(x: float | None) -> str:
+    return "\u2013" if x is None else f"{100 * x:.1f}%"
+
+
+def metrics_line(m) -> str:
+    """One line of numbers for :class:`model.batch.corpus.CorpusMetrics` ``m``."""
+    parts = [f"{m.n_scored:,} scored"]
+    if m.n_failed:
+        parts.append(f"{m.n_failed:,} failed")
+    if m.positive_share is not None:
+        parts.append(f"{_pct(m.positive_share)} positive")
+    if m.has_gold:
+        f1 = "F1" if m.f1_kind == "positive" else "macro-F1"
+        parts += [f"accuracy {_pct(m.accuracy)}", f"{f1} {m.f1:.3f}"]
+        if m.ece is not None:
+            parts.append(f"ECE {_pct(m.ece)}")
+        parts.append(f"{m.n_with_gold:,} with gold")
+    else:
+        parts.append("no gold labels (accuracy needs pos/neg folders or a label column)")
+    return " \u00b7 ".join(parts)
+
+
+class CorpusPanel(QWidget):
+    """Corpus metrics and plots of a batch panel's rows (see the module docstring).
+
+    Args:
+        batch: the :class:`~desktop_app.panels.batch_panel.BatchPanel` whose rows and filters it follows.
+        throttle_ms: least milliseconds between two metric updates while rows arrive.
+
+    Attributes:
+        metrics: the :class:`model.batch.corpus.CorpusMetrics` shown, or None before the first.
+        updates: metric computations started so far (tests and benchmarks count them).
+
+    Signals:
+        metrics_shown(object): a new :class:`model.batch.corpus.CorpusMetrics` is on screen.
+        export_requested(str): the user asked to export the plot with this title.
+    """
+
+    metrics_shown = Signal(object)
+    export_requested = Signal(str)
+
+    def __init__(self, batch, parent: QWidget | None = None, throttle_ms: int = THROTTLE_MS) -> None:
+        super().__init__(parent)
+        self.setObjectName("CorpusPanel")
+        self.batch = batch
+        self.metrics = None
+        self.updates = 0
+        self._in_flight = False
+        self._again = False
+        self._shown_filter = None  # the population filter of the metrics shown
+        self._pending_filter = None  # ... and of the metrics being computed
+        self.timer = QTimer(self)
+        self.timer.setSingleShot(True)
+        self.timer.setInterval(throttle_ms)
+        self.timer.timeout.connect(self.refresh_now)
+        self.handle = WorkerHandle(CorpusMetricsWorker(), "corpus-metrics", METRICS_NICE, parent=self)
+        self.handle.worker.ready.connect(self._on_ready)
+        self.handle.worker.failed.connect(self._on_failed)
+        self._build_ui()
+        batch.table_model.rowsInserted.connect(lambda *_: self.schedule())
+        batch.table_model.modelReset.connect(self.schedule)
+        batch.proxy.filter_changed.connect(self._on_filter_changed)
+        self.schedule()
+
+    def _build_ui(self) -> None:
+        self.numbers_label = ElidedLabel("Score a folder of reviews to see what the corpus says.")
+        self.scope_label = ElidedLabel("")
+        self.confusion = ConfusionMatrixPlot()
+        self.histogram = ProbabilityHistogramPlot()
+        self.reliability = ReliabilityPlot()
+        self.slices = SliceAccuracyPlot()
+        self.confusion.cell_clicked.connect(self._on_cell_clicked)
+        self.words = CorpusWordsPanel(self.batch)
+        page = QWidget()
+        grid = QGridLayout(page)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.setSpacing(4)
+        for k, plot in enumerate((self.confusion, self.histogram, self.reliability, self.slices)):
+            grid.addWidget(plot, k // 2, k % 2)
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(page, "Metrics")
+        self.tabs.addTab(self.words, "What drives it")
+        self.export_button = QToolButton()
+        self.export_button.setText("Export")
+        self.export_button.setToolTip("Save a plot as PNG or SVG")
+        self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(self.export_button)
+        for title in self.plots():
+            menu.addAction(title + "\u2026").triggered.connect(lambda _=False, t=title: self.export_requested.emit(t))
+        self.export_button.setMenu(menu)
+        head = QHBoxLayout()
+        text = QVBoxLayout()
+        text.setSpacing(0)
+        text.addWidget(self.numbers_label)
+        text.addWidget(self.scope_label)
+        head.addLayout(text, 1)
+        head.addWidget(self.export_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setSpacing(2)
+        layout.addLayout(head)
+        layout.addWidget(self.tabs, 1)
+
+    # -- public API -------------------------------------------------------------------------------------------
+    def plots(self) -> dict[str, QWidget]:
+        """Export name -> plot widget, for File > Export view and the Export button."""
+        return {"Corpus: confusion matrix": self.confusion, "Corpus: P(positive) histogram": self.histogram,
+                "Corpus: reliability diagram": self.reliability, "Corpus: accuracy by length": self.slices,
+                "Corpus: words": self.words.plot}
+
+    def set_predictor(self, predictor) -> None:
+        """The model for "What drives it" (the metrics need none)."""
+        self.words.set_predictor(predictor)
+
+    def schedule(self) -> None:
+        """Recompute the metrics within :data:`THROTTLE_MS` (a pending update is not postponed)."""
+        if not self.timer.isActive():
+            self.timer.start()
+
+    def refresh_now(self) -> None:
+        """Recompute the metrics now, on the worker (or as soon as the running computation ends)."""
+        self.timer.stop()
+        if self._in_flight:
+            self._again = True
+            return
+        self._in_flight = True
+        self.updates += 1
+        keep = self.batch.proxy.row_filter.population()
+        self._pending_filter = keep
+        generation = self.handle.next_generation()
+        rows = self.batch.table_model.rows()  # a list copy: the worker gets a snapshot
+        self.handle.submit(self.handle.worker.compute, generation, rows, keep.accepts if keep.is_filtering() else None)
+
+    def shutdown(self) -> None:
+        """Stop both workers (also done on application quit and when the main window closes)."""
+        self.timer.stop()
+        self.words.shutdown()
+        self.handle.shutdown()
+
+    # -- results ----------------------------------------------------------------------------------------------
+    def _on_ready(self, generation: int, metrics, n_total: int) -> None:
+        self._in_flight = False
+        if self.handle.is_current(generation):
+            self._shown_filter = self._pending_filter
+            self.show_metrics(metrics, n_total)
+        if self._again:
+            self._again = False
+            self.schedule()
+
+    def _on_failed(self, generation: int, message: str) -> None:
+        self._in_flight = False
+        self.numbers_label.setText(f"Corpus metrics failed: {message}")
+        if self._again:
+            self._again = False
+            self.schedule()
+
+    def show_metrics(self, m, n_total: int) -> None:
+        """Draw :class:`model.batch.corpus.CorpusMetrics` ``m`` of the filtered rows (``n_total`` rows in all)."""
+        self.metrics = m
+        if n_total == 0:
+            self.numbers_label.setText("Score a folder of reviews to see what the corpus says.")
+        else:
+            self.numbers_label.setText(metrics_line(m))
+        self._update_scope(n_total)
+        self.confusion.set_matrix(m.labels, m.confusion)
+        self._select_cell(self.batch.proxy.row_filter.cell)
+        self.histogram.set_histogram(m.histogram, m.labels)
+        self.reliability.set_reliability(m.reliability, m.ece)
+        self.slices.set_slices(m.by_length, m.by_truncation, m.accuracy)
+        self.metrics_shown.emit(m)
+
+    def _update_scope(self, n_total: int) -> None:
+        f = self.batch.proxy.row_filter
+        m = self.metrics
+        if m is None or n_total == 0:
+            self.scope_label.setText("")
+            return
+        pop = f.population()
+        if pop.is_filtering():
+            scope = f"{m.n_rows:,} of {n_total:,} rows ({pop.describe()})"
+        else:
+            scope = f"all {n_total:,} rows"
+        cell = ""
+        if f.cell is not None:
+            cell = f" \u00b7 table: gold {f.cell[0]} \u2192 predicted {f.cell[1]} (click the cell again for all)"
+        self.scope_label.setText(f"Describes {scope}{cell}")
+
+    # -- the batch table's filters ----------------------------------------------------------------------------
+    def _on_filter_changed(self, f) -> None:
+        if f.population() != self._shown_filter:
+            self.schedule()
+        self._select_cell(f.cell)
+        if self.metrics is not None:
+            self._update_scope(self.batch.table_model.rowCount())
+
+    def _select_cell(self, cell) -> None:
+        labels = self.metrics.labels if self.metrics is not None else ()
+        if cell is None or cell[0] not in labels or cell[1] not in labels:
+            self.confusion.select(None)
+        else:
+            self.confusion.select((labels.index(cell[0]), labels.index(cell[1])))
+
+    def _on_cell_clicked(self, gold: int, predicted: int) -> None:
+        """Filter the table to the clicked cell's rows; the selected cell again shows every row."""
+        if self.metrics is None or self.metrics.confusion is None:
+            return
+        labels = self.metrics.labels
+        if not (0 <= gold < len(labels) and 0 <= predicted < len(labels)):
+            return
+        cell = (labels[gold], labels[predicted])
+        if self.batch.proxy.row_filter.cell == cell:
+            self.batch.set_cell_filter(None)
+        else:
+            self.batch.set_cell_filter(*cell)

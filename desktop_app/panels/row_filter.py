@@ -1,0 +1,95 @@
+"""Which batch result rows the table shows: :class:`RowFilter`, one immutable description of every filter.
+
+Pure Python (no Qt, no torch), so the same filter runs in the table's proxy
+(:class:`desktop_app.panels.batch_model.BatchFilterProxy`) and, as a snapshot, on the corpus worker
+(:mod:`desktop_app.workers.corpus`), which computes the corpus metrics of exactly the rows the table keeps.
+
+The filters, all of which must hold:
+
+* a category (:data:`FILTERS`): all rows, predicted positive/negative, misclassified, failed;
+* a search string: a case-insensitive substring of the source path, the review text or the status;
+* a word (from the corpus dock's "What drives the corpus" lists): the review text contains it as a whole word
+  (:mod:`desktop_app.words`: words as the corpus token scores define them);
+* a confusion-matrix cell ``(gold, predicted)`` (the corpus dock's drill-down): the row's gold and predicted labels.
+
+The corpus dock describes the rows of :meth:`RowFilter.population` (every filter but the cell), so after a cell
+click the table shows that cell's rows while the matrix still shows every cell, one click from the next.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..words import contains_word
+
+ALL = "All"
+MISCLASSIFIED = "Misclassified"
+FILTERS = (ALL, "Predicted positive", "Predicted negative", MISCLASSIFIED, "Failed")
+"""The categories of the table's filter box, in order."""
+
+
+def confidence(row) -> float:
+    """The probability of the predicted class of a scored two-class row (max(p, 1 - p)); -1 when not scored."""
+    p = row.p_positive
+    return -1.0 if p is None else max(float(p), 1.0 - float(p))
+
+
+@dataclass(frozen=True)
+class RowFilter:
+    """The table's filters (module docstring); immutable, so a snapshot can cross threads.
+
+    Attributes:
+        category: one of :data:`FILTERS`.
+        needle: the lower-cased search string ("" for none).
+        word: a word or bigram the review must contain ("" for none).
+        cell: ``(gold label, predicted label)`` of a confusion-matrix cell, or None.
+    """
+
+    category: str = ALL
+    needle: str = ""
+    word: str = ""
+    cell: tuple[str, str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.category not in FILTERS:
+            raise ValueError(f"unknown filter {self.category!r}; choose one of {FILTERS}")
+
+    def is_filtering(self) -> bool:
+        """True when some filter hides rows."""
+        return self.category != ALL or bool(self.needle) or bool(self.word) or self.cell is not None
+
+    def population(self) -> RowFilter:
+        """This filter without the confusion-matrix cell: the rows the corpus dock describes."""
+        return replace(self, cell=None)
+
+    def accepts(self, r) -> bool:
+        """True when :class:`model.batch.ResultRow` ``r`` passes every filter."""
+        cat = self.category
+        if cat != ALL:
+            if cat == "Predicted positive" and r.label != "positive":
+                return False
+            if cat == "Predicted negative" and r.label != "negative":
+                return False
+            if cat == MISCLASSIFIED and r.correct is not False:
+                return False
+            if cat == "Failed" and r.ok:
+                return False
+        if self.cell is not None and (not r.ok or (r.gold, r.label) != self.cell):
+            return False
+        if self.needle:
+            n = self.needle
+            if not (n in r.source.lower() or n in r.status.lower() or n in r.text.lower()):
+                return False
+        return not self.word or contains_word(r.text, self.word)
+
+    def describe(self) -> str:
+        """A short human description, e.g. ``"Misclassified · word “great” · gold positive → predicted negative"``
+        (``"all rows"`` when nothing is filtered)."""
+        parts = [] if self.category == ALL else [self.category]
+        if self.needle:
+            parts.append(f"search \u201c{self.needle}\u201d")
+        if self.word:
+            parts.append(f"word \u201c{self.word}\u201d")
+        if self.cell is not None:
+            parts.append(f"gold {self.cell[0]} \u2192 predicted {self.cell[1]}")
+        return " \u00b7 ".join(parts) if parts else "all rows"

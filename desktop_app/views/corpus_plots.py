@@ -1,0 +1,322 @@
+"""The corpus dock's plots (pyqtgraph): confusion matrix, P(positive) histogram, reliability diagram, accuracy by slice.
+
+Each plot is a :class:`CorpusPlot` (a ``pg.PlotWidget`` with ``export_item()``, so File > Export view writes it
+as PNG or SVG like the other views) and draws the fields of a :class:`model.batch.corpus.CorpusMetrics` record
+(NumPy arrays and plain numbers; this module never imports it, nor torch). Plots are static summaries: no pan or
+zoom; the confusion matrix's cells are clickable (``cell_clicked``). Like every view they draw through the render
+scheduler (:mod:`desktop_app.views.render`): a new record is drawn one plot per event-loop turn, and only when the
+plot is visible, so an update of the corpus dock never stalls the GUI for the sum of four plots.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QPen
+from PySide6.QtWidgets import QGraphicsRectItem
+
+from .colours import NEGATIVE_COLOUR, POSITIVE_COLOUR, SEQUENTIAL_CMAP, head_colour, lookup_table
+from .render import DeferredRender
+from .widgets import TokenAxis, style_plot
+
+TEXT_COLOUR = "#222222"
+
+
+def label_colour(label: str, index: int) -> str:
+    """The colour of class ``label`` (the ``index``-th): blue for negative, red for positive, else a head colour."""
+    return {"negative": NEGATIVE_COLOUR, "positive": POSITIVE_COLOUR}.get(label, head_colour(index).name())
+
+
+def alpha(colour: str, a: int) -> QColor:
+    """``colour`` with alpha ``a`` (0..255)."""
+    c = QColor(colour)
+    c.setAlpha(a)
+    return c
+
+
+class CorpusPlot(DeferredRender, pg.PlotWidget):
+    """A small static plot with a title and a centred message for "nothing to show" (base of the corpus plots).
+
+    Subclasses' setters store what to draw with :meth:`defer`; it is drawn on a later event-loop turn, when visible
+    (:meth:`flush` draws it now).
+
+    Args:
+        title: the plot's title (also its name in the export menu).
+        axes: extra ``axisItems`` for ``pg.PlotWidget``.
+    """
+
+    def __init__(self, title: str, axes: dict | None = None) -> None:
+        super().__init__(background="w", axisItems=axes or {})
+        self.title = title
+        self.setMinimumSize(100, 80)
+        item = self.getPlotItem()
+        style_plot(item)
+        item.setTitle(title, color=TEXT_COLOUR, size="9pt")
+        item.setMouseEnabled(False, False)
+        item.setMenuEnabled(False)
+        item.hideButtons()
+        self._message = pg.TextItem("", color="#777777", anchor=(0.5, 0.5))
+        self._message.setZValue(10)
+        item.addItem(self._message, ignoreBounds=True)
+        self._init_deferred()
+        self._pending = None
+
+    def defer(self, draw, *args) -> None:
+        """Draw ``draw(*args)`` on a later event-loop turn (when visible); a newer call replaces an undrawn one."""
+        self._pending = (draw, args)
+        self.request_render()
+
+    def redraw(self) -> None:
+        """Draw what :meth:`defer` stored."""
+        if self._pending is not None:
+            draw, args = self._pending
+            draw(*args)
+
+    def showEvent(self, event) -> None:
+        """Draw what changed while hidden."""
+        super().showEvent(event)
+        self._deferred_show()
+
+    def export_item(self):
+        """What PNG/SVG export renders: the plot with its axes and title."""
+        return self.getPlotItem()
+
+    def set_title(self, text: str) -> None:
+        """Replace the title shown above the plot (the export name stays :attr:`title`)."""
+        self.getPlotItem().setTitle(text, color=TEXT_COLOUR, size="9pt")
+
+    def show_message(self, text: str, x: float = 0.5, y: float = 0.5) -> None:
+        """Show ``text`` at view position (x, y) ("" hides it)."""
+        self._message.setText(text)
+        self._message.setPos(x, y)
+
+    def clear_items(self) -> None:
+        """Remove everything drawn except the message."""
+        item = self.getPlotItem()
+        for it in list(item.items):
+            if it is not self._message:
+                item.removeItem(it)
+
+
+class ConfusionMatrixPlot(CorpusPlot):
+    """Counts per (gold, predicted) pair: rows gold (top to bottom), columns predicted; a cell's colour is its share
+    of its row. Click a cell: ``cell_clicked(row, column)``; :meth:`select` outlines one.
+
+    Signals:
+        cell_clicked(int, int): (gold index, predicted index) in the order of the labels given to :meth:`set_matrix`.
+    """
+
+    cell_clicked = Signal(int, int)
+
+    def __init__(self) -> None:
+        self.left_axis = TokenAxis("left", max_chars=10, min_spacing_px=12)
+        self.bottom_axis = TokenAxis("bottom", max_chars=10)
+        super().__init__("Confusion matrix", {"left": self.left_axis, "bottom": self.bottom_axis})
+        item = self.getPlotItem()
+        item.invertY(True)
+        item.setLabel("left", "gold", color=TEXT_COLOUR)
+        item.setLabel("bottom", "predicted", color=TEXT_COLOUR)
+        self.matrix: np.ndarray | None = None
+        self.selected: tuple[int, int] | None = None
+        self._outline: QGraphicsRectItem | None = None
+        self.scene().sigMouseClicked.connect(self._on_click)
+        self.setToolTip("Click a cell to show its reviews in the batch table; click it again to show all")
+
+    def set_matrix(self, labels, matrix: np.ndarray | None) -> None:
+        """Show ``matrix`` (int [C, C], rows gold, columns predicted) for ``labels``; None: no gold labels."""
+        self.matrix = None if matrix is None else np.asarray(matrix)
+        self.defer(self._draw, labels)
+
+    def _draw(self, labels) -> None:
+        self.clear_items()
+        self._outline = None
+        if self.matrix is None or self.matrix.size == 0:
+            self.left_axis.set_tokens([])
+            self.bottom_axis.set_tokens([])
+            self.show_message("needs gold labels")
+            return
+        self.show_message("")
+        m = self.matrix.astype(np.float64)
+        c = len(m)
+        share = m / np.maximum(m.sum(axis=1, keepdims=True), 1)
+        img = pg.ImageItem(share.T, levels=(0.0, 1.0), lut=lookup_table(SEQUENTIAL_CMAP))
+        img.setRect(QRectF(0, 0, c, c))
+        self.addItem(img)
+        for i in range(c):
+            for j in range(c):
+                text = pg.TextItem(anchor=(0.5, 0.5))
+                text.setHtml(f'<div style="text-align:center; color:{TEXT_COLOUR}"><b>{int(m[i, j]):,}</b><br>'
+                             f"{100 * share[i, j]:.1f}%</div>")
+                text.setPos(j + 0.5, i + 0.5)
+                self.addItem(text)
+        names = [str(x) for x in labels]
+        self.left_axis.set_tokens(names)
+        self.bottom_axis.set_tokens(names)
+        self.getPlotItem().setRange(xRange=(0, c), yRange=(0, c), padding=0.02)
+        self.select(self.selected)
+
+    def select(self, cell: tuple[int, int] | None) -> None:
+        """Outline cell (gold, predicted), or none."""
+        self.selected = cell
+        if self._outline is not None:
+            self.removeItem(self._outline)
+            self._outline = None
+        if cell is None or self.matrix is None or not all(0 <= k < len(self.matrix) for k in cell):
+            return
+        self._outline = QGraphicsRectItem(QRectF(cell[1] + 0.03, cell[0] + 0.03, 0.94, 0.94))
+        pen = QPen(QColor("#1f3a93"), 3)
+        pen.setCosmetic(True)
+        self._outline.setPen(pen)
+        self.addItem(self._outline)
+
+    def cell_center(self, gold: int, predicted: int):
+        """Scene position of the centre of a cell (for tests)."""
+        return self.getPlotItem().getViewBox().mapViewToScene(pg.Point(predicted + 0.5, gold + 0.5))
+
+    def _on_click(self, event) -> None:
+        if self.matrix is None or event.button() != Qt.MouseButton.LeftButton:
+            return
+        vb = self.getPlotItem().getViewBox()
+        if not vb.sceneBoundingRect().contains(event.scenePos()):
+            return
+        p = vb.mapSceneToView(event.scenePos())
+        j, i = int(np.floor(p.x())), int(np.floor(p.y()))
+        if 0 <= i < len(self.matrix) and 0 <= j < len(self.matrix):
+            self.cell_clicked.emit(i, j)
+
+
+class ProbabilityHistogramPlot(CorpusPlot):
+    """P(positive) of the scored rows, one outline per gold label (and the rows without gold in grey)."""
+
+    def __init__(self) -> None:
+        super().__init__("P(positive) by gold label")
+        item = self.getPlotItem()
+        item.setLabel("bottom", "P(positive)", color=TEXT_COLOUR)
+        item.setLabel("left", "reviews", color=TEXT_COLOUR)
+
+    def set_histogram(self, histogram, labels) -> None:
+        """Show a :class:`model.batch.corpus.Histogram` (``edges``, ``counts``, ``counts_by_gold`` [C, B] or None)."""
+        self.defer(self._draw, histogram, labels)
+
+    def _draw(self, histogram, labels) -> None:
+        self.clear_items()
+        edges, counts = np.asarray(histogram.edges), np.asarray(histogram.counts)
+        if counts.sum() == 0:
+            self.show_message("no scored reviews")
+            return
+        self.show_message("")
+        series = []
+        by_gold = histogram.counts_by_gold
+        if by_gold is not None:
+            by_gold = np.asarray(by_gold)
+            series = [(str(name), by_gold[i], label_colour(name, i)) for i, name in enumerate(labels)]
+            rest = counts - by_gold.sum(axis=0)
+            if rest.sum() > 0:
+                series.append(("none", rest, "#888888"))
+        else:
+            series = [("all reviews", counts, "#555555")]
+        for _name, values, colour in series:
+            self.plot(edges, values, stepMode="center", fillLevel=0, brush=alpha(colour, 60),
+                      pen=pg.mkPen(colour, width=2))
+        # the key is the title (a legend inside would cover the bars, which pile up at either end)
+        top = max(1, max(v.max() for _, v, _ in series))
+        room = 1.3 if len(series) <= 2 else 1.45
+        self.getPlotItem().setRange(xRange=(0, 1), yRange=(0, room * top), padding=0.02)  # room for the key
+        # the key: in the headroom above the bars (a legend would cover them, a long title would widen the plot)
+        key = pg.TextItem(anchor=(0.5, 0), fill=pg.mkBrush(255, 255, 255, 200))
+        entries = [f'<span style="color:{colour}">\u25a0 {name} {int(values.sum()):,}</span>'
+                   for name, values, colour in series]
+        lines = [" ".join(entries[:2])] + ([" ".join(entries[2:])] if len(entries) > 2 else [])
+        style = f"font-size:8pt; text-align:center; color:{TEXT_COLOUR}"
+        key.setHtml(f'<div style="{style}">{"<br>".join(lines)}</div>')
+        key.setPos(0.5, room * top)
+        self.addItem(key, ignoreBounds=True)
+
+
+class ReliabilityPlot(CorpusPlot):
+    """Reliability diagram (Guo et al. 2017): accuracy per confidence bin, its gap to the diagonal, and the ECE."""
+
+    def __init__(self) -> None:
+        super().__init__("Reliability")
+        item = self.getPlotItem()
+        item.setLabel("bottom", "confidence (predicted class)", color=TEXT_COLOUR)
+        item.setLabel("left", "accuracy", color=TEXT_COLOUR)
+
+    def set_reliability(self, bins, ece: float | None) -> None:
+        """Show :class:`model.batch.corpus.ReliabilityBins` (``edges``, ``counts``, ``confidence``, ``accuracy``) and
+        the ECE in the title; None: no gold labels (or more than two classes)."""
+        self.defer(self._draw, bins, ece)
+
+    def _draw(self, bins, ece: float | None) -> None:
+        self.clear_items()
+        if bins is None or ece is None or int(np.sum(bins.counts)) == 0:
+            self.set_title("Reliability")
+            self.show_message("needs gold labels (two classes)")
+            return
+        self.show_message("")
+        self.set_title(f"Reliability \u00b7 ECE {100 * ece:.1f}%")
+        edges = np.asarray(bins.edges)
+        full = np.asarray(bins.counts) > 0
+        lo, width = edges[:-1][full], np.diff(edges)[full]
+        acc, conf = np.asarray(bins.accuracy)[full], np.asarray(bins.confidence)[full]
+        self.addItem(pg.BarGraphItem(x0=lo, width=width, height=acc, brush=alpha(NEGATIVE_COLOUR, 170),
+                                     pen=pg.mkPen("w"), name="accuracy"))
+        gap = pg.BarGraphItem(x0=lo, width=width, y0=np.minimum(acc, conf), height=np.abs(conf - acc),
+                              brush=alpha(POSITIVE_COLOUR, 70), pen=pg.mkPen(POSITIVE_COLOUR, width=1))
+        self.addItem(gap)
+        start = float(lo.min()) if len(lo) else 0.0
+        self.plot([start, 1.0], [start, 1.0], pen=pg.mkPen("#555555", width=1, style=Qt.PenStyle.DashLine))
+        self.getPlotItem().setRange(xRange=(start, 1.0), yRange=(0, 1.0), padding=0.02)
+
+
+def short_slice_name(name: str, index: int) -> str:
+    """A token-bin name short enough for a narrow axis: "1-128" stays, "129-256" becomes "≤256"."""
+    lo, sep, hi = name.partition("-")
+    return name if index == 0 or not sep or not hi else f"≤{hi}"
+
+
+class SliceAccuracyPlot(CorpusPlot):
+    """Accuracy by review length (token bins) and for truncated vs not truncated reviews; the number of reviews
+    above each bar; the overall accuracy dashed. Without gold labels: the share of reviews per slice instead."""
+
+    def __init__(self) -> None:
+        self.axis = pg.AxisItem("bottom")
+        font = QFont()
+        font.setPointSizeF(max(6.0, font.pointSizeF() - 1.5))
+        self.axis.setStyle(tickFont=font)
+        super().__init__("Accuracy by length (tokens)", {"bottom": self.axis})
+        self.getPlotItem().setLabel("left", "accuracy", color=TEXT_COLOUR)
+
+    def set_slices(self, by_length, by_truncation, accuracy: float | None) -> None:
+        """Show two :class:`model.batch.corpus.SliceAccuracy` records: the length bins (their "truncated" slice is
+        shown once, with the truncation pair) and not truncated / truncated."""
+        self.defer(self._draw, by_length, by_truncation, accuracy)
+
+    def _draw(self, by_length, by_truncation, accuracy: float | None) -> None:
+        self.clear_items()
+        keep = [i for i, n in enumerate(by_length.names) if n != "truncated"]
+        names = [short_slice_name(by_length.names[i], k) for k, i in enumerate(keep)] + ["no", "yes"]
+        counts = np.concatenate([np.asarray(by_length.counts)[keep], np.asarray(by_truncation.counts)])
+        gold = np.concatenate([np.asarray(by_length.gold_counts)[keep], np.asarray(by_truncation.gold_counts)])
+        acc = np.concatenate([np.asarray(by_length.accuracy)[keep], np.asarray(by_truncation.accuracy)])
+        total = max(1, int(np.asarray(by_truncation.counts).sum()))
+        with_gold = accuracy is not None
+        heights = np.nan_to_num(acc) if with_gold else counts / total
+        x = np.arange(len(names), dtype=float) + np.where(np.arange(len(names)) >= len(keep), 0.5, 0.0)
+        colours = [alpha(NEGATIVE_COLOUR, 170)] * len(keep) + [alpha("#7f7f7f", 170), alpha("#ff7f0e", 170)]
+        self.addItem(pg.BarGraphItem(x=x, width=0.8, height=heights, brushes=colours, pen=pg.mkPen("w")))
+        for xi, h, n, g in zip(x, heights, counts, gold):
+            shown = int(g if with_gold else n)
+            label = pg.TextItem(f"{shown:,}", color="#444444", anchor=(0.5, 1.0))
+            label.setPos(xi, h)
+            self.addItem(label)
+        if with_gold:
+            self.plot([x[0] - 0.5, x[-1] + 0.5], [accuracy, accuracy],
+                      pen=pg.mkPen("#555555", width=1, style=Qt.PenStyle.DashLine))
+        self.axis.setTicks([[(float(xi), n) for xi, n in zip(x, names)]])
+        self.getPlotItem().setLabel("left", "accuracy" if with_gold else "share of reviews", color=TEXT_COLOUR)
+        self.getPlotItem().setLabel("bottom", "length (tokens) \u00b7 truncated?", color=TEXT_COLOUR)
+        self.set_title("Accuracy by length (tokens)" if with_gold else "Reviews by length (no gold labels)")
+        self.getPlotItem().setRange(xRange=(x[0] - 0.5, x[-1] + 0.5), yRange=(0, 1.12), padding=0.02)
+        self.show_message("" if total > 1 or counts.sum() else "no scored reviews", float(np.mean(x)), 0.5)

@@ -1,0 +1,100 @@
+"""The results working area: the "Batch scoring" and "Corpus" docks side by side at the bottom of the main window.
+
+:func:`attach_results` adds and wires them (called by :func:`desktop_app.app.attach_panels`):
+
+* files dropped on the window (or opened with File > Open files / folder) are scored in the batch panel, which
+  is shown (even if the user closed it) when a job starts;
+* a double-clicked row, or F8 / Shift+F8 (Analysis > Next error / Previous error), opens a review in the explorer;
+* the corpus dock follows the batch table (its rows and filters); its plots are exportable views
+  (:meth:`~desktop_app.window.file_actions.FileActionsMixin.register_view`);
+* the word the table is filtered by (clicked in the corpus dock) is the explorer state's highlighted word
+  (:meth:`desktop_app.state.ExplorerState.set_highlighted_words`), so the token view underlines it.
+
+Room for results: when the first job starts, the bottom area grows to about half of the window and at least
+enough for the table to show :data:`RESULT_ROWS` rows (in a 1400 x 860 window). This happens once: the main window
+remembers it (``window/results_area`` in QSettings, with the dock layout), so from then on the user's own layout,
+restored by ``restoreState``, is left alone.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+RESULT_ROWS = 12  # the table shows at least this many rows once the working area is given
+TABLE_SHARE = 0.55  # of the bottom area's width, for the table (the corpus dock gets the rest)
+DEFAULT_HEIGHT = 220  # pixels of the bottom area in the default layout, before any job
+
+
+def rows_height(dock, view, rows: int = RESULT_ROWS) -> int:
+    """The dock height at which ``view`` (the results table inside ``dock``) shows ``rows`` whole rows."""
+    row_h = view.verticalHeader().defaultSectionSize()
+    chrome = dock.height() - view.viewport().height()
+    return chrome + rows * row_h + row_h // 2
+
+
+def give_results_room(window, dock, view) -> bool:
+    """Give the results the working area once (module docstring); returns True when it resized the docks.
+
+    Nothing happens when the window already gave it (this run, or a saved layout that has it), or when the dock is
+    floating or not in the bottom area (the user moved it).
+    """
+    if window.results_area_known or window.results_area_given:
+        return False
+    if dock.isFloating() or window.dockWidgetArea(dock) != Qt.BottomDockWidgetArea:
+        return False
+    window.results_area_given = True
+    central = window.centralWidget()
+    half = (central.height() + dock.height()) // 2 if central is not None else window.height() // 2
+    want = max(rows_height(dock, view), half)
+    if dock.height() < want:
+        window.resizeDocks([dock], [want], Qt.Vertical)
+    return True
+
+
+def _actions(window, batch) -> None:
+    """Analysis > Errors first, Next error (F8), Previous error (Shift+F8): window-wide shortcuts."""
+    menu = window.analysis_menu
+    menu.addSeparator()
+    window._action(menu, "Batch: &errors first", batch.show_errors_first)
+    window.next_error_action = window._action(menu, "Batch: &next error", lambda: batch.next_error(1), "F8")
+    window._action(menu, "Batch: &previous error", lambda: batch.next_error(-1), "Shift+F8")
+
+
+def attach_results(window):
+    """Add the batch and corpus docks to ``window`` and wire them (module docstring).
+
+    Returns:
+        ``(BatchPanel, CorpusPanel)``.
+    """
+    from ..panels.batch_panel import BatchPanel
+    from ..panels.corpus_panel import CorpusPanel
+
+    batch = BatchPanel()
+    dock = window.add_panel(batch, "Batch scoring", Qt.BottomDockWidgetArea)
+    corpus = CorpusPanel(batch)
+    corpus_dock = window.add_panel(corpus, "Corpus", Qt.BottomDockWidgetArea, beside=dock)
+    if not window.has_saved_layout:
+        window.resizeDocks([dock], [DEFAULT_HEIGHT], Qt.Vertical)
+        width = max(window.width(), 800)
+        window.resizeDocks([dock, corpus_dock], [int(TABLE_SHARE * width), int((1 - TABLE_SHARE) * width)],
+                           Qt.Horizontal)
+
+    def on_started(_job: int) -> None:
+        dock.show()
+        dock.raise_()
+        give_results_room(window, dock, batch.view)
+
+    batch.scoring_started.connect(on_started)
+    window.paths_dropped.connect(batch.add_paths)
+    batch.review_activated.connect(window.open_review)
+    batch.proxy.filter_changed.connect(lambda f: window.state.set_highlighted_words([f.word] if f.word else []))
+    for panel in (batch, corpus):
+        window.predictor_loaded.connect(panel.set_predictor)
+        if window.predictor is not None:
+            panel.set_predictor(window.predictor)
+    window.model_switch_started.connect(lambda _folder: (batch.cancel_if_running(), corpus.words.cancel()))
+    for name, plot in corpus.plots().items():
+        window.register_view(name, plot)
+    corpus.export_requested.connect(window.export_view_dialog)
+    _actions(window, batch)
+    return batch, corpus
