@@ -5,7 +5,8 @@ encoder folder (:mod:`model.hf`: the same API; without a classification head, at
 a :class:`Prediction` (with attention for every layer and head) and
 ``score_many`` scores many texts in length-bucketed batches on the fast SDPA
 path; ``model_info`` summarises the loaded model for a user interface (:class:`model.info.ModelInfo`). Input
-checks and the token-budget batching are in :mod:`model.inputs`.
+checks and the token-budget batching are in :mod:`model.inputs`. ``attention_flow``, ``layer_predictions`` and the
+head mask (``head_mask=`` of ``predict``, ``score_many``, ``explain``) come from :mod:`model.analysis`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from .analysis import PredictorAnalysis
 from .core.config import EncoderConfig
 from .core.encoder import TransformerClassifier
 from .core.paths import default_model_dir
@@ -33,7 +35,7 @@ from .internals import AttentionInternals, EmbeddingNorms
 from .prediction import NoClassificationHead, NoPositionalMatrix, Prediction, Score
 
 
-class Predictor:
+class Predictor(PredictorAnalysis):
     """A loaded model + tokenizer, ready to classify.
 
     Concurrency policy: one Predictor per thread. A thread that runs the model alongside another
@@ -138,18 +140,22 @@ class Predictor:
         return self.encoder.encode(check_text(text))
 
     @torch.inference_mode()
-    def predict(self, text: str) -> Prediction:
+    def predict(self, text: str, head_mask=None) -> Prediction:
         """Classify one text and return attention for every layer and head.
+
+        ``head_mask``: optional array-like (L, H), 1 keeps head h of layer l, 0 removes it (its context vector times
+        0 before the output projection; Michel et al. 2019); an all-ones mask gives bit-identical results.
 
         Raises:
             ValueError: empty/whitespace-only text, a non-string, or more than
-                ``model.inputs.MAX_TEXT_CHARS`` characters.
+                ``model.inputs.MAX_TEXT_CHARS`` characters; a head mask of the wrong shape or values.
         """
         t0 = time.perf_counter()
+        hm = self.check_head_mask(head_mask)
         enc = self.encode(text)
         ids = torch.from_numpy(enc.ids).unsqueeze(0).to(self.device)  # (1, T)
         mask = torch.ones_like(ids, dtype=torch.bool)  # (1, T)
-        with self.forward_lock:
+        with self.masked(hm):
             logits, attn = self.model(ids, mask, need_weights=True)  # (1, C), (1, L, H, T, T)
         probs = logits.softmax(-1)[0].float().cpu().numpy()  # (C,); (0,) in attention-only mode
         attention = attn[0].float().cpu().numpy()
@@ -231,6 +237,7 @@ class Predictor:
         should_stop: Callable[[], bool] | None = None,
         window: int | None = None,
         max_tokens: int = 4096,
+        head_mask=None,
     ) -> list[Score]:
         """Score many texts without attention, in length-bucketed batches (fast SDPA path).
 
@@ -249,16 +256,18 @@ class Predictor:
             progress: called as ``progress(done, total)`` after every batch.
             should_stop: checked before every batch; when it returns True,
                 scoring stops.
+            head_mask: optional (L, H) head mask, as in :meth:`predict`.
 
         Returns:
             Scores for ``texts[:k]`` in input order: k == len(texts) unless
             stopped early, in which case k is the longest fully scored prefix.
 
         Raises:
-            ValueError: if ``batch_size`` < 1.
+            ValueError: if ``batch_size`` < 1 or a bad head mask.
             NoClassificationHead: (a ValueError) in attention-only mode.
         """
         self.require_head("scoring")
+        hm = self.check_head_mask(head_mask)
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         window = window or max(1024, 8 * batch_size)
@@ -286,7 +295,7 @@ class Predictor:
                     k = next((i for i, s in enumerate(slots) if s is None), len(slots))
                     return results + slots[:k]  # type: ignore[operator]
                 ids, mask = self.encoder.pad_ids([encoded[i][0] for i in idx])  # (B, T) each
-                with self.forward_lock:
+                with self.masked(hm):
                     logits, _ = self.model(torch.from_numpy(ids).to(self.device), torch.from_numpy(mask).to(self.device))
                 probs = logits.softmax(-1).float().cpu().numpy()  # (B, C)
                 for row, i in enumerate(idx):
@@ -344,7 +353,8 @@ class Predictor:
             method: one of :data:`model.explain.EXPLANATION_METHODS`.
             target: class index to explain (default: the predicted class).
             **kwargs: ``layer``, ``n_steps``, ``progress``, ``should_stop``,
-                ``prediction``, ``seed``, ``internal_batch_size``.
+                ``prediction``, ``seed``, ``internal_batch_size``, ``head_mask`` (explain the model with those heads
+                switched off; see :meth:`predict`).
 
         Returns:
             :class:`model.explain.Explanation` with float32 [T] scores.
@@ -356,10 +366,13 @@ class Predictor:
         from .explain import explain
 
         self.require_head("explaining a prediction")
+        if kwargs.get("head_mask") is not None:
+            kwargs["head_mask"] = self.check_head_mask(kwargs["head_mask"])
         return explain(self, text, method, target=target, **kwargs)
 
-    def faithfulness(self, text: str, explanation, **kwargs):
+    def faithfulness(self, text: str, explanation, head_mask=None, **kwargs):
         """ERASER comprehensiveness/sufficiency AOPC of an explanation; see :func:`model.explain.erasure.faithfulness`.
+        ``head_mask``: measure the model with those heads switched off (as in :meth:`predict`).
 
         Returns:
             :class:`model.explain.Faithfulness`.
@@ -370,4 +383,5 @@ class Predictor:
         from .explain.erasure import faithfulness
 
         self.require_head("measuring faithfulness")
-        return faithfulness(self, text, explanation, **kwargs)
+        with self.masked(self.check_head_mask(head_mask)):
+            return faithfulness(self, text, explanation, **kwargs)

@@ -41,17 +41,36 @@ model saw (T tokens, ``[CLS]`` included, aligned with
     treats every position as real at both ends of the path. Signed; the
     attributions sum to f(x) - f(baseline) up to the reported convergence
     delta (the completeness axiom).
+``value_norm``
+    Value-weighted norms (Kobayashi et al. 2020, section 3) aggregated like
+    rollout: per layer N = the row-normalised ||sum_h alpha_ij^h f^h(x_j)||,
+    A' = 0.5 N + 0.5 I, R = A'_L ... A'_1; the read-out row of R
+    (:mod:`model.explain.flow`). Unsigned, sums to 1.
+``alti``
+    ALTI (Ferrando et al. 2022, section 3): the rollout of the attention
+    blocks' contribution matrices (residual and LayerNorm included); the
+    read-out row. Unsigned, sums to 1.
+``decompx``
+    DecompX (Modarressi et al. 2023, section 3; :mod:`model.explain.decompx`):
+    each token's contribution to the target logit minus the mean of its
+    contributions to the other logits (for two classes: to the log-odds),
+    propagated through attention, residuals, LayerNorms, the feed-forward
+    networks and the head. Signed; the contributions sum to the logits.
 ``random``
     Uniform random scores in [0, 1), seeded by ``seed`` and the text: the
     baseline every faithful method must beat.
+
+A ``head_mask`` (L, H) explains the model with those heads switched off
+(:mod:`model.explain.heads`; Michel et al. 2019).
 
 The scalar f explained by the gradient methods is the target class's
 log-odds, log p_c - log(1 - p_c) = logit_c - logsumexp(logits without c)
 (the logit difference for two classes), which, unlike the probability, does
 not saturate for confident predictions.
 
-Thread safety: no method registers hooks or changes the model's state; every
-forward pass holds the predictor's ``forward_lock`` (the Predictor's concurrency
+Thread safety: no method changes the model's weights; the flow methods and a
+head mask register forward hooks only while they hold the predictor's
+``forward_lock``, which every forward pass holds (the Predictor's concurrency
 policy), so an explanation may run on a worker thread while another thread
 classifies with the same model.
 
@@ -75,7 +94,9 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
+from ..flow import class_scores
 from .gradients import DEFAULT_IG_STEPS, gradient_weighted_rollout, gradient_x_input, integrated_gradients
+from .heads import head_mask_hooks
 from .records import Explanation, ExplanationCancelled
 from .rollout import random_importance, rollout_importance
 
@@ -113,6 +134,7 @@ class Request:
     should_stop: Callable[[], bool] | None
     seed: int
     internal_batch_size: int | None
+    head_mask: np.ndarray | None = None
 
 
 MethodResult = tuple[np.ndarray, list[str], int, "float | None"]
@@ -130,6 +152,8 @@ class Method:
         cost: ``"cheap"`` (at most one forward + backward pass, fine to compute live) or ``"expensive"``.
         uses_prediction: computed from a :class:`model.Prediction`'s attention (no extra forward pass).
         function: ``function(request) -> MethodResult``.
+        masks_itself: the function applies ``request.head_mask`` itself (the flow methods, which also need the
+            mask in their arithmetic); otherwise :func:`explain` runs it inside the head-mask hooks.
     """
 
     id: str
@@ -138,6 +162,7 @@ class Method:
     cost: str
     uses_prediction: bool
     function: Callable[[Request], MethodResult]
+    masks_itself: bool = False
 
 
 def forward_lock_of(predictor: Any) -> AbstractContextManager:
@@ -199,6 +224,22 @@ def _integrated_gradients(r: Request) -> MethodResult:
     return scores, tokens, target, delta
 
 
+def _flow(method: str) -> Callable[[Request], MethodResult]:
+    def run(r: Request) -> MethodResult:
+        from .flow import compute_flow
+
+        enc = r.predictor.encode(r.text)
+        ids = torch.from_numpy(enc.ids).unsqueeze(0).to(r.predictor.device)  # (1, T)
+        out = compute_flow(r.predictor.model, ids, torch.ones_like(ids, dtype=torch.bool), method, r.head_mask,
+                           lock=forward_lock_of(r.predictor))
+        target = int(out["logits"].argmax()) if r.target is None else r.target
+        if "contributions" in out:
+            return class_scores(out["contributions"].numpy(), target), list(enc.tokens), target, None
+        return out["importance"].numpy(), list(enc.tokens), target, None
+
+    return run
+
+
 METHODS: dict[str, Method] = {
     m.id: m
     for m in (
@@ -207,6 +248,10 @@ METHODS: dict[str, Method] = {
         Method("grad_x_input", "Gradient \u00d7 input", True, "cheap", False, _grad_x_input),
         Method("grad_attention", "Gradient-weighted attention", False, "cheap", False, _grad_attention),
         Method("integrated_gradients", "Integrated gradients", True, "expensive", False, _integrated_gradients),
+        Method("value_norm", "Value-norm rollout (\u2016\u03b1f(x)\u2016)", False, "cheap", False, _flow("value_norm"),
+               True),
+        Method("alti", "ALTI (aggregated contributions)", False, "cheap", False, _flow("alti"), True),
+        Method("decompx", "DecompX (token decomposition)", True, "expensive", False, _flow("decompx"), True),
         Method("random", "Random baseline", False, "cheap", False, _random),
     )
 }
@@ -237,6 +282,7 @@ def explain(
     prediction: Any = None,
     seed: int = 0,
     internal_batch_size: int | None = None,
+    head_mask: np.ndarray | None = None,
 ) -> Explanation:
     """Explain the predictor's decision on ``text`` with one method.
 
@@ -256,6 +302,8 @@ def explain(
         seed: seed of the ``random`` baseline.
         internal_batch_size: integrated-gradients points per pass (default:
             see :func:`ig_internal_batch_size`).
+        head_mask: a validated (L, H) head mask (``Predictor.check_head_mask``)
+            or None; a given ``prediction`` must have been made with it.
 
     Returns:
         An :class:`Explanation` with float32 [T] scores aligned with
@@ -279,26 +327,22 @@ def explain(
         raise ExplanationCancelled(f"{method} was cancelled")
 
     extra_s = 0.0
-    if spec.uses_prediction or (target is None and prediction is not None):
-        if prediction is None:
-            prediction = predictor.predict(text)
+    hooks = nullcontext() if head_mask is None or spec.masks_itself else head_mask_hooks(predictor.model, head_mask)
+    with forward_lock_of(predictor) if head_mask is not None else nullcontext(), hooks:
+        if spec.uses_prediction or (target is None and prediction is not None):
+            if prediction is None:
+                prediction = predictor.predict(text)  # inside the hooks: with the head mask
+            else:
+                extra_s = prediction.elapsed_s if spec.uses_prediction else 0.0
+            tgt = prediction.label_index if target is None else int(target)
         else:
-            extra_s = prediction.elapsed_s if spec.uses_prediction else 0.0
-        tgt = prediction.label_index if target is None else int(target)
-    else:
-        tgt = None if target is None else int(target)
-    request = Request(predictor, text, tgt, prediction, layer, n_steps, progress, should_stop, seed, internal_batch_size)
-    scores, tokens, tgt, delta = spec.function(request)
+            tgt = None if target is None else int(target)
+        request = Request(predictor, text, tgt, prediction, layer, n_steps, progress, should_stop, seed,
+                          internal_batch_size, head_mask)
+        scores, tokens, tgt, delta = spec.function(request)
     if progress is not None and method != "integrated_gradients":
         progress(1, 1)
     scores = np.array(scores, dtype=np.float32)
     scores.setflags(write=False)
-    return Explanation(
-        method=method,
-        scores=scores,
-        signed=spec.signed,
-        target=int(tgt),
-        elapsed_s=extra_s + time.perf_counter() - t0,
-        convergence_delta=delta,
-        tokens=tokens,
-    )
+    return Explanation(method=method, scores=scores, signed=spec.signed, target=int(tgt),
+                       elapsed_s=extra_s + time.perf_counter() - t0, convergence_delta=delta, tokens=tokens)

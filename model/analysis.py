@@ -1,0 +1,110 @@
+"""The analysis half of :class:`model.Predictor`: attention flow, prediction by layer and the head mask.
+
+:class:`PredictorAnalysis` is a mixin of :class:`model.Predictor` (it uses the predictor's ``model``, ``encode``,
+``device``, ``labels``, ``config``, ``forward_lock`` and ``require_head``); the computations live in
+:mod:`model.explain.flow`, :mod:`model.explain.decompx` and :mod:`model.explain.heads`, the record in
+:mod:`model.flow`.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager, ExitStack
+
+import numpy as np
+import torch
+
+from .flow import AttentionFlow, check_flow_method
+
+
+class PredictorAnalysis:
+    """Attention flow (:meth:`attention_flow`), prediction by layer (:meth:`layer_predictions`) and head masks
+    (:meth:`check_head_mask`, :meth:`masked`); mixed into :class:`model.Predictor`."""
+
+    def check_head_mask(self, head_mask) -> np.ndarray | None:
+        """A validated head mask (see :func:`model.explain.heads.check_head_mask`): None for None or all ones.
+
+        Raises:
+            ValueError: not numeric, not (L, H), or a value outside [0, 1].
+        """
+        from .explain.heads import check_head_mask
+
+        return check_head_mask(head_mask, self.config.n_layers, self.config.n_heads)
+
+    def masked(self, head_mask: np.ndarray | None) -> AbstractContextManager:
+        """``forward_lock`` held and ``head_mask`` (validated, or None) applied inside the ``with`` block
+        (Michel et al. 2019: head h's context vector times M[l, h] before the output projection)."""
+        from .explain.heads import head_mask_hooks
+
+        stack = ExitStack()
+        stack.enter_context(self.forward_lock)
+        stack.enter_context(head_mask_hooks(self.model, head_mask, self.config.n_heads))
+        return stack
+
+    def _ids(self, text: str) -> tuple[list[str], torch.Tensor, torch.Tensor]:
+        enc = self.encode(text)
+        ids = torch.from_numpy(enc.ids).unsqueeze(0).to(self.device)  # (1, T)
+        return list(enc.tokens), ids, torch.ones_like(ids, dtype=torch.bool)
+
+    def attention_flow(self, text: str, method: str = "value_norm", head_mask=None) -> AttentionFlow:
+        """What flows through the attention layers of ``text``: value-weighted norms, ALTI or DecompX.
+
+        Args:
+            text: the review (tokenized exactly as :meth:`predict` does).
+            method: one of :data:`model.flow.FLOW_METHODS`: ``"value_norm"`` (Kobayashi et al. 2020),
+                ``"alti"`` (Ferrando et al. 2022), ``"decompx"`` (Modarressi et al. 2023); see :mod:`model.flow`.
+            head_mask: optional (L, H) head mask (1 keeps, 0 removes a head), as in :meth:`predict`.
+
+        Returns:
+            :class:`model.flow.AttentionFlow` (read-only float32 arrays).
+
+        Raises:
+            ValueError: unknown method (the message names the methods), bad text or head mask; NoClassificationHead
+                (a ValueError) for ``decompx`` without a classification head.
+            model.flow.FlowNotSupported: (a NotImplementedError) the method does not cover this architecture (a
+                pre-LN encoder for ALTI/DecompX, DeBERTa v1); the message says what is covered.
+        """
+        from .explain.flow import compute_flow
+
+        check_flow_method(method)
+        if method == "decompx":
+            self.require_head("DecompX")
+        mask = self.check_head_mask(head_mask)
+        tokens, ids, att = self._ids(text)
+        out = compute_flow(self.model, ids, att, method, mask, lock=self.forward_lock)
+
+        def arr(name: str) -> np.ndarray | None:
+            v = out.get(name)
+            return None if v is None else np.ascontiguousarray(torch.as_tensor(v).float().cpu().numpy(), np.float32)
+
+        return AttentionFlow(
+            method=method, tokens=tuple(tokens), matrices=arr("matrices"), aggregated=arr("aggregated"),
+            importance=arr("importance"), logits=arr("logits"), labels=tuple(self.labels), pooling=out["pooling"],
+            summed=arr("summed"), value_norms=arr("value_norms"), contributions=arr("contributions"),
+            head_mask=None if mask is None else mask.copy(), elapsed_s=out["elapsed_s"])
+
+    def layer_predictions(self, text: str, head_mask=None) -> np.ndarray:
+        """What the model would say if it stopped after each layer (a "logit lens" for encoders).
+
+        The embedding output (the first layer's input) and each layer's output go through the model's own
+        classification read-out (pooling and head; see :func:`model.explain.flow.layer_logits`).
+
+        Args:
+            text: the review. head_mask: optional (L, H) head mask, as in :meth:`predict`.
+
+        Returns:
+            float32 (L + 1, C) probabilities, read-only; row 0: after the embeddings, row l: after layer l. The last
+            row equals ``predict(text, head_mask=head_mask).probabilities``.
+
+        Raises:
+            ValueError: bad text or head mask; NoClassificationHead in attention-only mode.
+        """
+        from .explain.flow import layer_logits
+
+        self.require_head("prediction by layer")
+        mask = self.check_head_mask(head_mask)
+        _, ids, att = self._ids(text)
+        with self.masked(mask):
+            logits = layer_logits(self.model, ids, att)  # (L + 1, C)
+        probs = logits.float().softmax(-1).cpu().numpy().astype(np.float32)
+        probs.setflags(write=False)
+        return probs
