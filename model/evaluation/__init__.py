@@ -7,6 +7,9 @@ Modules (each a ``python -m`` command that prints one JSON line or a table):
 * :mod:`.faithfulness`: ERASER comprehensiveness / sufficiency AOPC of every explanation method over a sample of
   reviews, with bootstrap intervals (``python -m model.evaluation.faithfulness --data ... --n 500``); the per-review
   erasure metric itself is :mod:`model.explain.erasure`;
+* :mod:`.head_importance`: each head's importance (Michel et al. 2019, eq. 2) and accuracy as heads are pruned
+  (``python -m model.evaluation.head_importance --data ... --n 500 --out heads.json``);
+* :mod:`.loading`: opening the model and the labelled reviews for these commands, with one-line errors;
 * :mod:`.checklist`: CheckList-style behavioural tests (``python -m model.evaluation.checklist``), also used by the
   training pipeline to choose between candidates.
 

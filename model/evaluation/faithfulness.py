@@ -167,21 +167,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from ..atomic import atomic_write_bytes
-    from ..predictor import Predictor
-    from ..textio import read_labelled
+    from .loading import load_for_cli
 
     if args.n < 1 or args.ig_steps < 1:
         print("error: --n and --ig-steps must be >= 1", file=sys.stderr)
         return 2
-    try:
-        predictor = Predictor.from_pretrained(args.model, device=args.device)
-        texts, _ = read_labelled(args.data)
-    except (FileNotFoundError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    loaded = load_for_cli(args.model, args.device, args.data)
+    if loaded is None:
         return 2
-    if not texts:
-        print(f"error: {args.data} holds no reviews", file=sys.stderr)
-        return 2
+    predictor, texts, _ = loaded
     rng = np.random.default_rng(args.seed)
     pick = rng.choice(len(texts), size=min(args.n, len(texts)), replace=False)
     t0 = time.perf_counter()

@@ -132,22 +132,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from ..atomic import atomic_write_bytes
-    from ..predictor import Predictor
-    from ..textio import read_labelled
+    from .loading import load_for_cli
 
     if args.n < 1 or args.batch_size < 1 or any(not 0 <= p <= 100 for p in args.percents):
         print("error: --n and --batch-size must be >= 1 and --percents within 0..100", file=sys.stderr)
         return 2
-    try:
-        predictor = Predictor.from_pretrained(args.model, device=args.device)
-        predictor.require_head("head importance")
-        texts, labels = read_labelled(args.data)
-    except (FileNotFoundError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    loaded = load_for_cli(args.model, args.device, args.data, need_head="head importance")
+    if loaded is None:
         return 2
-    if not texts:
-        print(f"error: {args.data} holds no reviews", file=sys.stderr)
-        return 2
+    predictor, texts, labels = loaded
     pick = np.random.default_rng(args.seed).choice(len(texts), size=min(args.n, len(texts)), replace=False)
     texts, targets = [texts[i] for i in pick], class_targets(predictor, labels[pick])
     t0 = time.perf_counter()
