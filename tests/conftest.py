@@ -14,6 +14,14 @@ BUNDLED_MODEL = ROOT / "resources" / "model"
 IMDB = ROOT.parent / "shared" / "data" / "imdb"
 
 
+@pytest.fixture(autouse=True)
+def isolated_settings(tmp_path, monkeypatch) -> Path:
+    """Every test gets its own QSettings .ini file (never the user's settings); returns its path."""
+    path = tmp_path / "settings.ini"
+    monkeypatch.setenv("ATTENTION_EXPLORER_SETTINGS", str(path))
+    return path
+
+
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory) -> Path:
     """A randomly initialised, tiny model folder (max_len 64, d_model 16, 2 layers, 2 heads)."""

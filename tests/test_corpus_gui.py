@@ -29,12 +29,6 @@ pytestmark = [pytest.mark.gui, pytest.mark.timeout(180)]
 WAIT_MS = 60_000
 
 
-@pytest.fixture(autouse=True)
-def isolated_settings(tmp_path, monkeypatch):
-    path = tmp_path / "settings.ini"
-    monkeypatch.setenv("ATTENTION_EXPLORER_SETTINGS", str(path))
-    return path
-
 
 def known_rows(n: int = 200, seed: int = 0) -> list[ResultRow]:
     """Scored rows of every kind (right/wrong, confident/unsure, short/long/truncated, no gold) plus failures."""

@@ -12,10 +12,6 @@ LOAD_TIMEOUT_MS = 60_000
 IMDB_TEXT = "Great acting.<br /><br />The plot, however, drags.<BR>Still: 7/10.<br/>Worth it."
 
 
-@pytest.fixture(autouse=True)
-def isolated_settings(tmp_path, monkeypatch):
-    monkeypatch.setenv("ATTENTION_EXPLORER_SETTINGS", str(tmp_path / "settings.ini"))
-
 
 def test_display_text_turns_br_into_newlines():
     from desktop_app.panels.editor import display_text

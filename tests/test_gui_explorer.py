@@ -18,13 +18,6 @@ BUNDLED = ROOT / "resources" / "model" / "model.safetensors"
 LOAD_TIMEOUT_MS = 60_000
 
 
-@pytest.fixture(autouse=True)
-def isolated_settings(tmp_path, monkeypatch):
-    """Every test gets its own QSettings .ini file (never the user's settings)."""
-    path = tmp_path / "settings.ini"
-    monkeypatch.setenv("ATTENTION_EXPLORER_SETTINGS", str(path))
-    return path
-
 
 @pytest.fixture(scope="session")
 def model512_dir(tmp_path_factory) -> Path:

@@ -21,10 +21,6 @@ TIMEOUT_MS = 120_000
 REVIEW = "A wonderful film: the acting was superb and the story moving. " * 60  # > 512 tokens: truncated
 
 
-@pytest.fixture(autouse=True)
-def isolated_settings(tmp_path, monkeypatch):
-    monkeypatch.setenv("ATTENTION_EXPLORER_SETTINGS", str(tmp_path / "settings.ini"))
-
 
 @pytest.fixture(scope="module")
 def hf12_dir(tmp_path_factory) -> Path:

@@ -19,10 +19,6 @@ TIMEOUT_MS = 120_000
 REVIEW = "A wonderful film with a great cast, a moving story and a score I still hum. Loved it."
 
 
-@pytest.fixture(autouse=True)
-def isolated_settings(tmp_path, monkeypatch):
-    monkeypatch.setenv("ATTENTION_EXPLORER_SETTINGS", str(tmp_path / "settings.ini"))
-
 
 @pytest.fixture(scope="module")
 def hf_6x12_dir(tmp_path_factory) -> Path:

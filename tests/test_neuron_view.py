@@ -12,10 +12,6 @@ pytestmark = pytest.mark.gui
 LOAD_TIMEOUT_MS = 60_000
 
 
-@pytest.fixture(autouse=True)
-def isolated_settings(tmp_path, monkeypatch):
-    monkeypatch.setenv("ATTENTION_EXPLORER_SETTINGS", str(tmp_path / "settings.ini"))
-
 
 def test_neuron_view_from_synthetic_internals(qtbot):
     from desktop_app.state import ExplorerState

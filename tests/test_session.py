@@ -15,10 +15,6 @@ pytestmark = pytest.mark.gui
 LOAD_TIMEOUT_MS = 60_000
 
 
-@pytest.fixture(autouse=True)
-def isolated_settings(tmp_path, monkeypatch):
-    monkeypatch.setenv("ATTENTION_EXPLORER_SETTINGS", str(tmp_path / "settings.ini"))
-
 
 def _window(qtbot, model_dir):
     return loaded_window(qtbot, model_dir)

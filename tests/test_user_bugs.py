@@ -18,10 +18,6 @@ pytestmark = pytest.mark.gui
 LOAD_TIMEOUT_MS = 60_000
 
 
-@pytest.fixture(autouse=True)
-def isolated_settings(tmp_path, monkeypatch):
-    monkeypatch.setenv("ATTENTION_EXPLORER_SETTINGS", str(tmp_path / "settings.ini"))
-
 
 def _row(source, text="good film", label="positive", p=0.9, gold="", correct=None, status="ok"):
     from model.batch import ResultRow

@@ -39,12 +39,12 @@ class MLMOptions(ReviewOptions):
     ``steps`` of ``batch_size`` reviews, peak ``lr``, masking ``prob``."""
 
     tokenizer: str = str(c.ROOT / "resources" / "model" / TOKENIZER_FILE)
-    max_len: int = 512
-    d_model: int = 128
-    n_heads: int = 4
-    n_layers: int = 2
-    d_ff: int = 512
-    dropout: float = 0.1
+    max_len: int = EncoderConfig.max_len  # the architecture's defaults have one home: EncoderConfig
+    d_model: int = EncoderConfig.d_model
+    n_heads: int = EncoderConfig.n_heads
+    n_layers: int = EncoderConfig.n_layers
+    d_ff: int = EncoderConfig.d_ff
+    dropout: float = EncoderConfig.dropout
     steps: int = 12000
     batch_size: int = 128
     lr: float = 1e-3
