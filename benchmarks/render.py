@@ -7,9 +7,13 @@ Prints one JSON object with, in milliseconds (median and max over the repeats):
 * ``links_redraw_ms``: select another query token -> the links view rebuilds
   its per-head paths and is repainted;
 * ``links_all_ms``: the links view with no focus token (strongest links of all queries);
-* ``token_view_ms``: token-view recolouring + repaint.
+* ``token_view_ms``: token-view recolouring + repaint;
+* ``show_switch_ms``: switch the "Show" selector (attention weights -> value-weighted norms -> ALTI -> ...) with the
+  flows already computed and cached -> heatmap, token links (all queries, mean of heads) and token view redrawn and
+  repainted; ``show_switch_parts_ms`` splits it per view (``state`` is ``set_show`` itself: the flow controller
+  hands the cached flow to the state).
 
-Target: < 30 ms each for head switch and link redraw. It reports; it does not assert.
+Target: < 30 ms each for head switch, link redraw and show switch. It reports; it does not assert.
 Uses a random 512-token model (d_model 128, 2 layers, 4 heads) unless ``--model`` is given,
 and runs offscreen when no display is set.
 """
@@ -32,6 +36,46 @@ def _timed(fn, repeats: int) -> dict:
         fn(k)
         samples.append((time.perf_counter() - t0) * 1000.0)
     return {"median": round(statistics.median(samples), 2), "max": round(max(samples), 2)}
+
+
+def _show_switch(app, win, repeats: int) -> dict:
+    """Time switching the "Show" selector with cached flows: total and per view, median and max in ms."""
+    from desktop_app.state import SHOW_CHOICES
+
+    win.state.clear_selection()
+    win.state.set_layer_head(0, -1)  # mean of heads: the heatmap's summed norms, every link of every head
+    for show in (*SHOW_CHOICES[1:], SHOW_CHOICES[0]):  # compute (and cache) each flow once
+        win.state.set_show(show)
+        t0 = time.monotonic()
+        while show != "attention" and win.state.flow is None and time.monotonic() - t0 < 300:
+            app.processEvents()
+            time.sleep(0.005)
+        if show != "attention" and win.state.flow is None:
+            return {"error": f"no {show} flow: {win.state.flow_note}"}
+    parts: dict[str, list[float]] = {"state": [], "heatmap": [], "links": [], "token_view": []}
+    views = {"heatmap": (win.heatmap, win.heatmap.glw.viewport()),
+             "links": (win.links_view, win.links_view.pw.viewport()),
+             "token_view": (win.token_view, win.token_view.canvas)}
+    totals = []
+    for i in range(repeats):
+        show = SHOW_CHOICES[(i + 1) % len(SHOW_CHOICES)]
+        t0 = time.perf_counter()
+        win.state.set_show(show)
+        t = time.perf_counter()
+        parts["state"].append((t - t0) * 1000.0)
+        if show != "attention" and win.state.flow is None:
+            return {"error": f"the {show} flow was not cached"}
+        for name, (view, painted) in views.items():
+            view.flush()
+            painted.repaint()
+            t, t_prev = time.perf_counter(), t
+            parts[name].append((t - t_prev) * 1000.0)
+        totals.append((t - t0) * 1000.0)
+
+    def stats(samples: list[float]) -> dict:
+        return {"median": round(statistics.median(samples), 2), "max": round(max(samples), 2)}
+
+    return {"show_switch_ms": stats(totals), "show_switch_parts_ms": {k: stats(v) for k, v in parts.items()}}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -116,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         "links_redraw_ms": _timed(links_redraw, args.repeats),
         "links_all_ms": _timed(links_all, max(3, args.repeats // 4)),
         "token_view_ms": _timed(token_view, args.repeats),
+        **_show_switch(app, win, max(args.repeats, 6)),
         "platform": QApplication.platformName(),
     }
     print(json.dumps(out))

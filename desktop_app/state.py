@@ -11,16 +11,23 @@ announces the change with a signal:
   :data:`MEAN_HEADS` / :data:`MAX_HEADS`) and the selected query tokens :attr:`~ExplorerState.selection`;
 * the token colouring: :attr:`~ExplorerState.importance` (None: attention; else one explanation's scores);
 * the highlighted words: :attr:`~ExplorerState.highlighted_words` (words or bigrams the token view marks wherever
-  they occur, e.g. the word the batch table is filtered by in the corpus dock).
+  they occur, e.g. the word the batch table is filtered by in the corpus dock);
+* what the attention views show (:attr:`~ExplorerState.show`: attention weights, or what flows, :data:`SHOW_CHOICES`)
+  and the flow for the current text (:attr:`~ExplorerState.flow`, computed on a worker,
+  :mod:`desktop_app.workers.flow`), the value-vector norms ||f(x_j)|| beside the weights
+  (:attr:`~ExplorerState.value_norms`);
+* the head mask (:attr:`~ExplorerState.head_mask`: heads switched off; the prediction and every result are for the
+  model with those heads off), a loaded head importance (:attr:`~ExplorerState.head_importance`), the prediction by
+  layer (:attr:`~ExplorerState.layer_probabilities`);
+* the pinned analyses (:attr:`~ExplorerState.pins`) the current one is compared with.
 
 Views read it and listen to it, so clicking a token in any view selects it in all of them, and nothing
-else tells a view what to show. A new choice of what to show (the attention-flow choice is next) is one
-more attribute, setter and signal here, beside layer and head. No torch: NumPy records only.
+else tells a view what to show. A new choice of what to show is one more attribute, setter and signal here, beside
+layer and head. No torch: NumPy records only.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -31,23 +38,17 @@ if TYPE_CHECKING:  # pragma: no cover - the records import no torch, but model.e
     from model.info import ModelInfo
     from model.prediction import Prediction
 
-MEAN_HEADS = -1  # head choice: mean over heads
-MAX_HEADS = -2  # head choice: element-wise max over heads
-
-
-@dataclass(frozen=True)
-class TokenImportance:
-    """Per-token scores that colour the tokens instead of attention.
-
-    Attributes:
-        scores: float32 [T], read-only, aligned with the current prediction's tokens.
-        signed: the scores can be negative (a diverging colour map, 0 = white).
-        name: what they are, e.g. "integrated gradients" (captions and tooltips).
-    """
-
-    scores: np.ndarray
-    signed: bool
-    name: str
+from .records import (  # noqa: F401 - the state's records and choices, re-exported
+    MAX_HEADS,
+    MEAN_HEADS,
+    SHOW_ATTENTION,
+    SHOW_CHOICES,
+    SHOW_TITLES,
+    LayerProbabilities,
+    Pin,
+    TokenImportance,
+    same_mask,
+)
 
 
 class ExplorerState(QObject):
@@ -66,6 +67,15 @@ class ExplorerState(QObject):
         selection_changed(tuple): the selected query token indices (sorted; empty = none).
         importance_changed(object): the new :class:`TokenImportance`, or None (colour by attention).
         highlighted_words_changed(frozenset): the new set of highlighted words (lower case; may be empty).
+        show_changed(str): the new :data:`SHOW_CHOICES` entry.
+        flow_changed(object): the new :class:`model.flow.AttentionFlow` for the current text, method and head mask,
+            or None (none yet, or it cannot be computed: :attr:`ExplorerState.flow_note` says why).
+        value_norms_changed(object): float32 (L, H, T) ||f^h(x_j)|| of the current text, or None.
+        head_mask_changed(object): the new head mask, float32 (L, H) read-only with a 0 for each head off, or None
+            (every head on).
+        head_importance_changed(object): float32 (L, H) head importance to overlay, or None.
+        layer_probabilities_changed(object): the new :class:`LayerProbabilities`, or None.
+        pins_changed(tuple): the new tuple of :class:`Pin` (oldest first; may be empty).
     """
 
     model_changed = Signal(object)
@@ -78,6 +88,13 @@ class ExplorerState(QObject):
     selection_changed = Signal(tuple)
     importance_changed = Signal(object)
     highlighted_words_changed = Signal(frozenset)
+    show_changed = Signal(str)
+    flow_changed = Signal(object)
+    value_norms_changed = Signal(object)
+    head_mask_changed = Signal(object)
+    head_importance_changed = Signal(object)
+    layer_probabilities_changed = Signal(object)
+    pins_changed = Signal(tuple)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -91,6 +108,15 @@ class ExplorerState(QObject):
         self.selection: tuple[int, ...] = ()
         self.importance: TokenImportance | None = None
         self.highlighted_words: frozenset[str] = frozenset()
+        self.show = SHOW_ATTENTION
+        self.flow = None  # model.flow.AttentionFlow of (current text, show, head mask), or None
+        self.flow_note = ""  # why no flow is shown ("Computing ALTI..." or the reason it cannot be), "" otherwise
+        self.value_norms: np.ndarray | None = None  # (L, H, T) ||f^h(x_j)|| of the current text
+        self.head_mask: np.ndarray | None = None  # (L, H), 0 = head off; None = every head on
+        self.head_importance: np.ndarray | None = None  # (L, H) overlay, e.g. Michel et al. 2019 eq. 2
+        self.head_importance_name = ""
+        self.layer_probabilities: LayerProbabilities | None = None
+        self.pins: tuple[Pin, ...] = ()
 
     # ------------------------------------------------------------------ the model
     @property
@@ -106,6 +132,12 @@ class ExplorerState(QObject):
     def set_model(self, info: ModelInfo) -> None:
         """Adopt a newly loaded model's :class:`model.info.ModelInfo`; clamps layer/head to its size."""
         self.info = info
+        if self.head_mask is not None and self.head_mask.shape != (info.n_layers, info.n_heads):
+            self.set_head_mask(None)
+        if self.head_importance is not None and self.head_importance.shape != (info.n_layers, info.n_heads):
+            self.set_head_importance(None)
+        if self.pins:
+            self.clear_pins()  # another model: the pinned predictions are of the old one
         self.model_changed.emit(info)
         self.set_layer_head(self.layer, self.head, force=True)
 
@@ -125,6 +157,12 @@ class ExplorerState(QObject):
                 self.set_internals(None)
             if self.embedding_norms is not None:
                 self.set_embedding_norms(None)
+        if self.layer_probabilities is not None:  # of the old prediction; the new one's follow from the worker
+            self.set_layer_probabilities(None)
+        if self.flow is not None and not self.flow_fits(self.flow):
+            self.set_flow(None, "")
+        if self.value_norms is not None and (pred is None or old is None or old.text != pred.text):
+            self.set_value_norms(None)
         if pred is None or old is None or list(old.tokens) != list(pred.tokens):
             self.selection = ()
             self.selection_changed.emit(())
@@ -236,3 +274,126 @@ class ExplorerState(QObject):
     def clear_selection(self) -> None:
         """Select no token."""
         self.set_selection(())
+
+    # ------------------------------------------------------------------ what the attention views show
+    def set_show(self, show: str) -> None:
+        """Show ``show`` (one of :data:`SHOW_CHOICES`) in every attention view; a flow that no longer fits is dropped.
+
+        Raises:
+            ValueError: an unknown choice (the message names the choices).
+        """
+        if show not in SHOW_CHOICES:
+            raise ValueError(f"unknown view choice {show!r}; choose one of {', '.join(SHOW_CHOICES)}")
+        if show != self.show:
+            self.show = show
+            if self.flow is not None and self.flow.method != show:
+                self.flow, self.flow_note = None, ""
+            self.show_changed.emit(show)
+
+    def flow_fits(self, flow) -> bool:
+        """True when ``flow`` (an :class:`model.flow.AttentionFlow`) is of the current text's tokens, the chosen
+        :attr:`show` and the current head mask."""
+        pred = self.prediction
+        if flow is None or pred is None or flow.method != self.show or flow.tokens != tuple(pred.tokens):
+            return False
+        return same_mask(flow.head_mask, self.head_mask)
+
+    def set_flow(self, flow, note: str = "") -> None:
+        """Adopt the current text's attention flow (or None with ``note``, e.g. "Computing ALTI\u2026" or why it
+        cannot be computed) and announce it."""
+        self.flow, self.flow_note = flow, ("" if flow is not None else str(note))
+        self.flow_changed.emit(flow)
+
+    def set_value_norms(self, norms) -> None:
+        """Adopt float32 (L, H, T) ||f^h(x_j)|| of the current text (or None) and announce them."""
+        self.value_norms = norms
+        self.value_norms_changed.emit(norms)
+
+    # ------------------------------------------------------------------ heads switched off
+    def set_head_mask(self, mask) -> None:
+        """Switch heads off: ``mask`` array-like (L, H), 0 removes a head, 1 keeps it; None or all ones: every head on.
+
+        Raises:
+            ValueError: the wrong shape for the model, or values outside [0, 1].
+        """
+        if mask is not None:
+            m = np.array(mask, dtype=np.float32)
+            if self.info is not None and m.shape != (self.info.n_layers, self.info.n_heads):
+                raise ValueError(f"head mask of shape {m.shape}; the model has {self.info.n_layers} layers x "
+                                 f"{self.info.n_heads} heads")
+            if m.ndim != 2 or not np.isfinite(m).all() or (m < 0).any() or (m > 1).any():
+                raise ValueError("a head mask is (layers, heads) with values in [0, 1]")
+            mask = None if (m == 1).all() else m
+            if mask is not None:
+                mask.setflags(write=False)
+        if not same_mask(mask, self.head_mask):
+            self.head_mask = mask
+            self.head_mask_changed.emit(mask)
+
+    def head_on(self, layer: int, head: int) -> bool:
+        """True unless head ``head`` of layer ``layer`` (0-based) is switched off."""
+        return self.head_mask is None or bool(self.head_mask[layer, head] > 0)
+
+    def toggle_head(self, layer: int, head: int) -> None:
+        """Switch head ``head`` of layer ``layer`` (0-based) off, or on again."""
+        if self.info is None:
+            return
+        m = np.ones((self.info.n_layers, self.info.n_heads), np.float32) if self.head_mask is None else \
+            self.head_mask.copy()
+        m[layer, head] = 0.0 if m[layer, head] > 0 else 1.0
+        self.set_head_mask(m)
+
+    def reset_heads(self) -> None:
+        """Every head on again."""
+        self.set_head_mask(None)
+
+    def set_head_importance(self, importance, name: str = "") -> None:
+        """Overlay per-head importance (array-like (L, H), e.g. from ``python -m model.evaluation.head_importance``),
+        or none (None).
+
+        Raises:
+            ValueError: not (L, H) for the loaded model, or not finite.
+        """
+        if importance is not None:
+            importance = np.array(importance, dtype=np.float32)
+            if self.info is not None and importance.shape != (self.info.n_layers, self.info.n_heads):
+                raise ValueError(f"head importance of shape {importance.shape}; the model has "
+                                 f"{self.info.n_layers} layers x {self.info.n_heads} heads")
+            if importance.ndim != 2 or not np.isfinite(importance).all():
+                raise ValueError("head importance must be a finite (layers, heads) table")
+            importance.setflags(write=False)
+        self.head_importance, self.head_importance_name = importance, (name if importance is not None else "")
+        self.head_importance_changed.emit(importance)
+
+    def set_layer_probabilities(self, probs: LayerProbabilities | None) -> None:
+        """Adopt the current text's prediction by layer (or None) and announce it."""
+        self.layer_probabilities = probs
+        self.layer_probabilities_changed.emit(probs)
+
+    # ------------------------------------------------------------------ pinned analyses
+    def pin_current(self) -> Pin | None:
+        """Pin the current analysis (text, prediction, head mask); returns the pin, or None with nothing to pin.
+        Pinning the same text and mask twice keeps one pin (the newest)."""
+        pred = self.prediction
+        if pred is None:
+            return None
+        pin = Pin(pred.text, pred, self.head_mask)
+        kept = tuple(p for p in self.pins if not (p.text == pin.text and same_mask(p.head_mask, pin.head_mask)))
+        self.set_pins((*kept, pin))
+        return pin
+
+    def set_pins(self, pins) -> None:
+        """Replace the pins (an iterable of :class:`Pin`, oldest first) and announce them."""
+        self.pins = tuple(pins)
+        self.pins_changed.emit(self.pins)
+
+    def unpin(self, index: int = -1) -> None:
+        """Remove pin ``index`` (default the newest); nothing when there is none."""
+        if self.pins:
+            pins = list(self.pins)
+            del pins[index]
+            self.set_pins(pins)
+
+    def clear_pins(self) -> None:
+        """Remove every pin."""
+        self.set_pins(())

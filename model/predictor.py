@@ -177,7 +177,7 @@ class Predictor(PredictorAnalysis):
         )
 
     @torch.inference_mode()
-    def attention_internals(self, text: str, layer: int) -> AttentionInternals:
+    def attention_internals(self, text: str, layer: int, head_mask=None) -> AttentionInternals:
         """Queries, keys, values, pre-softmax scores and head outputs of one layer for ``text``.
 
         Dispatches to the backend: ``self.model.attention_internals(input_ids, mask, layer)`` (the bundled
@@ -189,12 +189,14 @@ class Predictor(PredictorAnalysis):
         Args:
             text: the review (tokenized exactly as :meth:`predict` does).
             layer: 0-based layer; negative counts from the last.
+            head_mask: optional (L, H) head mask, as in :meth:`predict` (the layers below see the masked model).
 
         Returns:
             :class:`model.internals.AttentionInternals` (read-only float32 arrays).
 
         Raises:
-            ValueError: bad text (see :func:`~model.inputs.check_text`). IndexError: ``layer`` out of range.
+            ValueError: bad text (see :func:`~model.inputs.check_text`) or head mask. IndexError: ``layer`` out of
+                range.
         """
         n_layers = self.config.n_layers
         if not -n_layers <= layer < n_layers:
@@ -203,7 +205,7 @@ class Predictor(PredictorAnalysis):
         enc = self.encode(text)
         ids = torch.from_numpy(enc.ids).unsqueeze(0).to(self.device)  # (1, T)
         mask = torch.ones_like(ids, dtype=torch.bool)  # (1, T)
-        with self.forward_lock:
+        with self.masked(self.check_head_mask(head_mask)):
             parts = self.model.attention_internals(ids, mask, layer)
 
         def arr(name: str) -> np.ndarray:

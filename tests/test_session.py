@@ -99,3 +99,58 @@ def test_opening_a_damaged_session_shows_a_message_and_keeps_the_text(qtbot, tin
     labels = [a.text() for a in win.menuBar().actions()[0].menu().actions()]
     assert any("Save sessi" in t.replace("&", "") or "Save session" in t.replace("&", "") for t in labels)
     assert any("Open session" in t.replace("&", "") for t in labels)
+
+
+def test_session_keeps_show_head_mask_and_pins(qtbot, tiny_model_dir, tmp_path):
+    """Issue 25: the "Show" choice, the heads switched off and the pinned texts survive a save and an open."""
+    from desktop_app.window import session
+
+    win = _window(qtbot, tiny_model_dir)
+    L, H = win.state.n_layers, win.state.n_heads
+    with qtbot.waitSignal(win.state.prediction_changed, timeout=LOAD_TIMEOUT_MS):
+        win.open_review("The acting was good.")
+    win.state.pin_current()
+    mask = np.ones((L, H), np.float32)
+    mask[0, 1] = 0
+    with qtbot.waitSignal(win.state.prediction_changed, timeout=LOAD_TIMEOUT_MS):
+        win.state.set_head_mask(mask)  # the window analyses the review again with head 2 of layer 1 off
+    with qtbot.waitSignal(win.state.prediction_changed, timeout=LOAD_TIMEOUT_MS):
+        win.open_review("The acting was not good.")
+    win.state.set_show("alti")
+    path = tmp_path / "s.aesession.json"
+    session.write_session(session.capture(win), path)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["version"] == 2 and data["show"] == "alti"
+    assert data["head_mask"][0][1] == 0 and sum(map(sum, data["head_mask"])) == L * H - 1
+    assert [p["text"] for p in data["pins"]] == ["The acting was good."] and data["pins"][0]["head_mask"] is None
+
+    other = _window(qtbot, tiny_model_dir)
+    done = []
+    assert session.open_session(other, path, done.append)
+    qtbot.waitUntil(lambda: bool(done), timeout=LOAD_TIMEOUT_MS)
+    st = other.state
+    assert st.show == "alti" and st.head_mask is not None and np.array_equal(st.head_mask, mask)
+    assert st.prediction.text == "The acting was not good."
+    np.testing.assert_allclose(st.prediction.probabilities,
+                               other.predictor.predict("The acting was not good.", head_mask=mask).probabilities,
+                               atol=1e-6)
+    assert [p.text for p in st.pins] == ["The acting was good."] and st.pins[0].head_mask is None
+    np.testing.assert_allclose(st.pins[0].prediction.probabilities,
+                               other.predictor.predict("The acting was good.").probabilities, atol=1e-6)
+    assert other.errors == []
+
+
+def test_version_1_sessions_still_open_and_bad_masks_are_refused(tmp_path):
+    from desktop_app.window.session import SessionError, read_session
+
+    p = tmp_path / "v1.aesession.json"
+    p.write_text(json.dumps({"format": "attention-explorer-session", "version": 1, "text": "abc", "layer": 1}))
+    s = read_session(p)
+    assert (s.text, s.layer, s.show, s.head_mask, s.pins) == ("abc", 1, "attention", None, ())
+    p.write_text(json.dumps({"format": "attention-explorer-session", "version": 2, "text": "abc",
+                             "head_mask": [[1, 2]]}))
+    with pytest.raises(SessionError, match="head_mask"):
+        read_session(p)
+    p.write_text(json.dumps({"format": "attention-explorer-session", "version": 2, "text": "abc", "show": "x"}))
+    with pytest.raises(SessionError, match="show"):
+        read_session(p)

@@ -180,7 +180,7 @@ class ExplanationPanel(QWidget):
             self.state.discard_explanation("attention")
             self._pending = True
             self.handle.submit(self.handle.worker.compute, self.handle.generation, self._predictor, self._prediction,
-                               ("attention",), self._layer)
+                               ("attention",), self._layer, self.state.head_mask)
 
     def set_prediction(self, prediction) -> None:
         """Explain ``prediction`` (a :class:`model.Prediction`): the cheap methods start on the worker.
@@ -204,7 +204,7 @@ class ExplanationPanel(QWidget):
         self._pending = True
         self.status.setText(f"Computing explanations for {prediction.num_tokens} tokens\u2026")
         self.handle.submit(self.handle.worker.compute, self.handle.generation, self._predictor, prediction,
-                           CHEAP_METHODS, self._layer)
+                           CHEAP_METHODS, self._layer, self.state.head_mask)
         self._update_enabled()
 
     def select_method(self, method: str | None) -> None:
@@ -235,7 +235,7 @@ class ExplanationPanel(QWidget):
         self.status.setText(f"Integrated gradients ({steps} steps) running\u2026")
         self.table.set_cell("integrated_gradients", 1, "running\u2026")
         self.handle.submit(self.handle.worker.compute_integrated_gradients, self.handle.generation, self._predictor,
-                           self._prediction, steps)
+                           self._prediction, steps, self.state.head_mask)
         self._update_enabled()
 
     def cancel_integrated_gradients(self) -> None:

@@ -17,6 +17,7 @@ DIVERGING_CMAP = "CET-D1A"  # blue -> white -> red
 HIGHLIGHT_COLOUR = "#7b1fa2"  # the token view's frame of highlighted words (purple: in neither colour map)
 NEGATIVE_COLOUR = "#1f77b4"  # the negative class in the corpus plots (blue, as the diverging map's low end)
 POSITIVE_COLOUR = "#d62728"  # the positive class in the corpus plots (red, as its high end)
+ALL_HEADS_COLOUR = "#555555"  # the token links of a whole layer (ALTI: one matrix for all heads)
 
 HEAD_COLOURS = [
     "#1f77b4",

@@ -1,10 +1,12 @@
 """The attention heatmap: query x key matrix of the selected layer and head (pyqtgraph ImageItem + ColorBarItem).
 
 Rows are query tokens i (top to bottom), columns key tokens j (left to
-right); the value is ``attention[l, h, i, j]`` (each row sums to 1). Token
-tick labels are decimated so they stay legible at 512 tokens and all appear
-when zoomed in. Mouse wheel zooms, drag pans; clicking a cell selects its
-query token (Shift-click adds to the selection).
+right); the value is what the state's "Show" selector picks (:func:`desktop_app.views.shown.shown_matrix`):
+the attention weights ``attention[l, h, i, j]`` (each row sums to 1), the value-weighted norms
+||alpha_ij f(x_j)|| or the layer's ALTI contributions; the colour bar is labelled with its unit. While a flow is
+being computed (or cannot be), the image is cleared and the title says why: never a stale picture. Token tick
+labels are decimated so they stay legible at 512 tokens and all appear when zoomed in. Mouse wheel zooms, drag
+pans; clicking a cell selects its query token (Shift-click adds to the selection).
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ from PySide6.QtGui import QBrush, QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QComboBox, QGraphicsPathItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from .colours import HEATMAP_CMAP, colormap
-from .heads import head_matrix, head_name
+from ..state import MAX_HEADS, MEAN_HEADS, SHOW_ATTENTION
+from .heads import head_name
+from .shown import Shown, shown_matrix
 from .render import DeferredRender
 from .selectors import LayerHeadSelector
-from .widgets import TokenAxis, style_plot
+from .widgets import ElidedLabel, TokenAxis, style_plot
 
 
 class AttentionHeatmap(DeferredRender, QWidget):
@@ -27,8 +31,10 @@ class AttentionHeatmap(DeferredRender, QWidget):
 
     Attributes:
         image_item: the ``pg.ImageItem``; ``image_item.image`` is the float32 [T, T]
-            matrix on display (exactly ``prediction.attention[l, h]`` for a single head).
-        colorbar: the ``pg.ColorBarItem`` (drag it to change the colour range).
+            matrix on display (exactly ``prediction.attention[l, h]`` for a single head, ``flow.matrices[l, h]``
+            for a head's value-weighted norms, ``flow.matrices[l]`` for ALTI); None when nothing is shown.
+        colorbar: the ``pg.ColorBarItem`` (drag it to change the colour range); its left axis label is the unit.
+        shown: the :class:`desktop_app.views.shown.Shown` on display, or None.
     """
 
     def __init__(self, state, parent: QWidget | None = None) -> None:
@@ -67,45 +73,55 @@ class AttentionHeatmap(DeferredRender, QWidget):
         self.selection_item.setBrush(QBrush(Qt.NoBrush))
         self.selection_item.setZValue(10)
         self.plot.addItem(self.selection_item)
-        self.title = QLabel("")
+        self.title = ElidedLabel("")  # long flow captions are elided: they never widen the dock
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         top = QHBoxLayout()
         self.selector = LayerHeadSelector(state, self)
         self.layer_combo, self.head_combo = self.selector.layer_combo, self.selector.head_combo
-        for combo in (self.layer_combo, self.head_combo):
+        self.show_combo = self.selector.show_combo
+        for combo in (self.layer_combo, self.head_combo, self.show_combo):
             combo.setSizeAdjustPolicy(QComboBox.AdjustToContents)
         self.head_combo.setMinimumContentsLength(13)
-        self.head_combo.setToolTip("One head, the mean of heads, or the element-wise max of heads")
         top.addWidget(self.layer_combo)
         top.addWidget(self.head_combo)
+        top.addWidget(self.show_combo)
         top.addWidget(self.title, 1)
         lay.addLayout(top)
         lay.addWidget(self.glw, 1)
         self.matrix: np.ndarray | None = None
+        self.shown: Shown | None = None
+        self._layer = 0
         self._tokens_key = None
         self.glw.scene().sigMouseClicked.connect(self._on_click)
         self.glw.scene().sigMouseMoved.connect(self._on_hover)
         self.hover_label = QLabel("")
         lay.addWidget(self.hover_label)
         state.prediction_changed.connect(self._on_prediction)
-        state.layer_head_changed.connect(lambda *_: self.request_render())
+        for sig in (state.layer_head_changed, state.show_changed, state.flow_changed):
+            sig.connect(lambda *_: self.request_render())
         state.selection_changed.connect(lambda *_: self._draw_selection())
 
     def _on_prediction(self, pred) -> None:
         self.request_render()
 
     def redraw(self) -> None:
-        """Show the matrix of the current layer/head (and reset the view when the tokens changed)."""
+        """Show the matrix of the current layer/head under the "Show" choice (and reset the view when the tokens
+        changed); without a matrix (no prediction, a flow being computed or failed) clear the image, note why."""
         pred = self.state.prediction
-        if pred is None:
+        shown = shown_matrix(self.state)
+        self.colorbar.getAxis("left").setLabel(shown.units)
+        self.shown = shown if shown.matrix is not None else None
+        if pred is None or shown.matrix is None:
             self.image_item.clear()
             self.colorbar.setLevels((0.0, 1.0))  # not the "0 ... 0" bar of an empty image
             self.matrix = None
-            self.title.setText("")
+            self.hover_label.setText("")
+            self.title.setText("" if pred is None else f"{shown.caption}: {shown.note}")
+            self._draw_selection()
             return
-        layer = min(self.state.layer, pred.attention.shape[0] - 1)
-        m = head_matrix(pred.attention, layer, self.state.head)
+        self._layer = min(self.state.layer, pred.attention.shape[0] - 1)
+        m = shown.matrix
         self.matrix = m
         hi = float(m.max()) if m.size else 1.0
         self.image_item.setImage(m, autoLevels=False)
@@ -120,8 +136,30 @@ class AttentionHeatmap(DeferredRender, QWidget):
             vb = self.plot.getViewBox()
             vb.setLimits(xMin=-0.5, xMax=T + 0.5, yMin=-0.5, yMax=T + 0.5, minXRange=2, minYRange=2)
             self.plot.setRange(xRange=(0, T), yRange=(0, T), padding=0)
-        self.title.setText(f"Layer {layer + 1}, {head_name(self.state.head)} \u2014 {T} \u00d7 {T}, rows sum to 1")
+        rows = ", rows sum to 1" if shown.rows_sum_to_one else f", max {hi:.3g}"
+        self.title.setText(f"{shown.caption} \u2014 {T} \u00d7 {T}{rows}")
         self._draw_selection()
+
+    def alpha(self, query: int, key: int) -> float:
+        """The attention weight alpha_ij behind cell (query i, key j) of the shown layer and head choice (ALTI, one
+        matrix per layer: the mean of the heads' weights)."""
+        a = self.state.prediction.attention[self._layer, :, query, key]  # (H,)
+        head = self.state.head if self.state.show != "alti" else MEAN_HEADS
+        if head == MEAN_HEADS:
+            return float(a.mean())
+        return float(a.max()) if head == MAX_HEADS else float(a[head])
+
+    def describe_cell(self, query: int, key: int) -> str:
+        """The hover text of cell (query i, key j): the tokens, the value shown with its unit, and alpha_ij beside a
+        flow."""
+        pred, shown = self.state.prediction, self.shown
+        text = (f"query {query} \u201c{pred.tokens[query]}\u201d \u2192 key {key} \u201c{pred.tokens[key]}\u201d: "
+                f"{shown.units} {float(self.matrix[query, key]):.4f}")
+        if self.state.show != SHOW_ATTENTION:
+            head = MEAN_HEADS if self.state.show == "alti" else self.state.head
+            which = f" ({head_name(head)})" if head < 0 else ""
+            text += f"; attention weight \u03b1 {self.alpha(query, key):.4f}{which}"
+        return text
 
     def _draw_selection(self) -> None:
         path = QPainterPath()
@@ -152,9 +190,7 @@ class AttentionHeatmap(DeferredRender, QWidget):
         i, j = int(np.floor(pt.y())), int(np.floor(pt.x()))
         T = self.matrix.shape[0]
         if 0 <= i < T and 0 <= j < T:
-            self.hover_label.setText(
-                f"query {i} \u201c{pred.tokens[i]}\u201d \u2192 key {j} \u201c{pred.tokens[j]}\u201d: {float(self.matrix[i, j]):.4f}"
-            )
+            self.hover_label.setText(self.describe_cell(i, j))
 
     def click_cell(self, query: int, key: int, additive: bool = False) -> None:
         """Act as if cell (query i, key j) was clicked: select query token i."""

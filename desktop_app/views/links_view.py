@@ -1,8 +1,11 @@
 """Per-head token links (a native, fast version of bertviz's "head view", Vig 2019, ACL demo).
 
 Tokens stand in two columns, queries left and keys right. A line from query i
-to key j has opacity proportional to ``attention[l, h, i, j]`` (relative to
-the strongest link shown); each head has its own colour and can be toggled.
+to key j has opacity proportional to what the state's "Show" selector picks
+(:func:`desktop_app.views.shown.shown_heads`): ``attention[l, h, i, j]``, the value-weighted norm
+||alpha_ij f^h(x_j)|| (unnormalised: opacity and threshold are relative to the strongest candidate link, whatever
+the unit), or the layer's ALTI contribution (one matrix per layer: one grey "all heads" set of lines, the head
+boxes disabled); each head has its own colour and can be toggled.
 Hovering a token shows only its links (a query's outgoing row, or a key's
 incoming column); otherwise the selected query tokens' links are shown, or,
 with no selection, all links of the layer. A threshold slider hides links
@@ -21,10 +24,11 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QCheckBox, QGraphicsPathItem, QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
 
-from ..state import MAX_HEADS, MEAN_HEADS
-from .colours import head_colour
+from ..state import MAX_HEADS, MEAN_HEADS, SHOW_TITLES
+from .colours import ALL_HEADS_COLOUR, head_colour
 from .render import DeferredRender
-from .widgets import TokenAxis, style_plot
+from .shown import UNITS, shown_heads
+from .widgets import ElidedLabel, TokenAxis, style_plot
 
 N_OPACITY_BINS = 8
 MAX_LINES_PER_HEAD = 1500  # without a focus token, only the strongest links per head are drawn
@@ -93,13 +97,17 @@ class AttentionLinksView(DeferredRender, QWidget):
         self.head_boxes: list[QCheckBox] = []
         self.heads_row = QHBoxLayout()
         self.heads_row.addWidget(QLabel("Heads:"))
+        self.all_heads_label = QLabel("all heads (ALTI: one matrix per layer)")
+        self.all_heads_label.setStyleSheet(f"QLabel {{ color: {ALL_HEADS_COLOUR}; font-weight: bold; }}")
+        self.all_heads_label.setVisible(False)
+        self.heads_row.addWidget(self.all_heads_label)
         self.heads_row.addStretch(1)
         self.slider = QSlider(Qt.Horizontal)
         self.slider.setRange(0, 100)
         self.slider.setValue(10)
         self.slider.setToolTip("Hide links weaker than this percentage of the strongest link shown")
         self.slider_label = QLabel()
-        self.info = QLabel("")
+        self.info = ElidedLabel("")  # elided: a long caption never widens the dock
         thr = QHBoxLayout()
         thr.addWidget(QLabel("Threshold:"))
         thr.addWidget(self.slider, 1)
@@ -123,6 +131,8 @@ class AttentionLinksView(DeferredRender, QWidget):
         state.prediction_changed.connect(lambda *_: self.request_render())
         state.layer_head_changed.connect(self._on_layer_head)
         state.selection_changed.connect(lambda *_: self.request_render())
+        state.show_changed.connect(self._on_show)
+        state.flow_changed.connect(lambda *_: self.request_render())
         state.model_changed.connect(lambda info: self._make_heads(info.n_heads))
 
     # -- heads -----------------------------------------------------------------------------
@@ -136,8 +146,8 @@ class AttentionLinksView(DeferredRender, QWidget):
             self.heads_row.removeWidget(box)
             box.deleteLater()
         self.path_items, self.head_boxes = [], []
-        for h in range(n_heads):
-            c = head_colour(h)
+        for h in range(n_heads + 1):  # the heads, then the "all heads" lines of ALTI
+            c = head_colour(h) if h < n_heads else QColor(ALL_HEADS_COLOUR)
             row = []
             for b in range(N_OPACITY_BINS):
                 item = QGraphicsPathItem()
@@ -150,6 +160,8 @@ class AttentionLinksView(DeferredRender, QWidget):
                 self.plot.addItem(item)
                 row.append(item)
             self.path_items.append(row)
+            if h == n_heads:
+                break
             box = QCheckBox(f"{h + 1}")
             box.setChecked(True)
             box.setStyleSheet(f"QCheckBox {{ color: {c.name()}; font-weight: bold; }}")
@@ -158,6 +170,17 @@ class AttentionLinksView(DeferredRender, QWidget):
             self.head_boxes.append(box)
         self._n_heads = n_heads
         self.enabled_heads = set(range(n_heads))
+        self._sync_head_boxes(self.state.show)
+
+    def _sync_head_boxes(self, show: str) -> None:
+        """ALTI has one matrix per layer: the head boxes give way to the "all heads" label."""
+        for box in self.head_boxes:
+            box.setEnabled(show != "alti")
+        self.all_heads_label.setVisible(show == "alti")
+
+    def _on_show(self, show: str) -> None:
+        self._sync_head_boxes(show)
+        self.request_render()
 
     def set_head_enabled(self, head: int, on: bool) -> None:
         """Show or hide head ``head``'s links."""
@@ -237,9 +260,7 @@ class AttentionLinksView(DeferredRender, QWidget):
         if self._n_heads == 0 and pred is not None:
             self._make_heads(pred.attention.shape[1])
         if pred is None:
-            for row in self.path_items:
-                for item in row:
-                    item.setPath(QPainterPath())
+            self._draw_links({}, np.zeros(0, np.int64), np.zeros(0, np.int64), None, 0.0)
             self.anchors.clear()
             self.focus_dots.clear()
             self.info.setText("")
@@ -253,7 +274,14 @@ class AttentionLinksView(DeferredRender, QWidget):
             self.focus = ("query", tuple(self.state.selection))
         else:
             self.focus = None
-        per_head, rows, cols, cap = self._candidates(pred.attention[layer])
+        A, note = shown_heads(self.state, layer)
+        if A is None:  # the flow is being computed, or cannot be: no lines, and say why
+            self._draw_links({}, np.zeros(0, np.int64), np.zeros(0, np.int64), None, 0.0)
+            self.shown_links = 0
+            self.focus_dots.clear()
+            self.info.setText(f"Layer {layer + 1}: {note}")
+            return
+        per_head, rows, cols, cap = self._candidates(A)
         wmax = max((float(w.max()) for w in per_head.values() if w.size), default=0.0)
         self.shown_links = self._draw_links(per_head, rows, cols, cap, wmax)
         if self.focus is None:
@@ -267,8 +295,10 @@ class AttentionLinksView(DeferredRender, QWidget):
             self.focus_dots.setVisible(True)
             names = ", ".join(f"\u201c{pred.tokens[i]}\u201d" for i in idxs[:3]) + ("\u2026" if len(idxs) > 3 else "")
             what = f"{side} {names}"
+        show = self.state.show
         self.info.setText(
-            f"Layer {layer + 1}: {self.shown_links:,} links from {what}; opacity \u221d weight / {wmax:.3g}"
+            f"Layer {layer + 1}, {SHOW_TITLES[show]}: {self.shown_links:,} links from {what}; opacity \u221d "
+            f"{UNITS[show]} / {wmax:.3g}"
             + (f" (strongest {MAX_LINES_PER_HEAD:,} per head)" if self.focus is None else "")
         )
 
@@ -288,19 +318,23 @@ class AttentionLinksView(DeferredRender, QWidget):
         vb.setRange(xRange=(QUERY_X - 0.02, KEY_X + 0.02), yRange=(0, T), padding=0)
 
     def _candidates(self, A: np.ndarray):
-        """The candidate links of the enabled heads for the current focus.
+        """The candidate links of the enabled heads (ALTI: of the layer) for the current focus.
 
         Args:
-            A: float32 [H, T, T], one layer's attention.
+            A: float32 [H, T, T], one layer's matrices under the "Show" choice (attention weights or value-weighted
+                norms), or [1, T, T] for ALTI (one matrix per layer, drawn as the "all heads" set, row H).
 
         Returns:
-            (per_head {head: weights [N]}, query rows [N], key cols [N], cap: links kept per head or None).
+            (per_head {path row: values [N]}, query rows [N], key cols [N], cap: links kept per head or None).
         """
         T = A.shape[-1]
-        heads = sorted(h for h in self.enabled_heads if h < A.shape[0])
+        if A.shape[0] == 1 and self.state.show == "alti":
+            mats = {self._n_heads: A[0]}
+        else:
+            mats = {h: A[h] for h in sorted(self.enabled_heads) if h < A.shape[0]}
         if self.focus is None:
             rows, cols = np.divmod(np.arange(T * T), T)
-            return {h: A[h].ravel() for h in heads}, rows, cols, MAX_LINES_PER_HEAD  # row-major: i * T + j
+            return {h: m.ravel() for h, m in mats.items()}, rows, cols, MAX_LINES_PER_HEAD  # row-major: i * T + j
         if self.focus[0] == "query":
             sel = np.array(self.focus[1], dtype=np.int64)
             rows = np.repeat(sel, T)
@@ -308,7 +342,7 @@ class AttentionLinksView(DeferredRender, QWidget):
         else:
             rows = np.arange(T)
             cols = np.full(T, self.focus[1][0])
-        return {h: A[h][rows, cols] for h in heads}, rows, cols, None
+        return {h: m[rows, cols] for h, m in mats.items()}, rows, cols, None
 
     def _draw_links(self, per_head: dict, rows: np.ndarray, cols: np.ndarray, cap: int | None, wmax: float) -> int:
         """Set each (head, opacity bin) path to its links above the threshold; returns how many are drawn."""

@@ -5,7 +5,10 @@ For the selected layer, head and query token i it shows, top to bottom and left 
 * the query vector q_i (1 x d_head), above the key vectors k_j of every token (T x d_head);
 * the elementwise product q_i * k_j (T x d_head): its row sums are the dot products;
 * the scaled dot product q_i . k_j / sqrt(d_head) per key (bars): the attention logit;
-* the softmax of those logits (bars): the attention row ``attention[layer, head, i]``.
+* the softmax of those logits (bars): the attention row ``attention[layer, head, i]``;
+* beside it, ||f(x_j)|| (bars): the norm of key j's value vector as the head writes it into the residual stream
+  (f^h(x) = (x W_V + b_V)^h W_O^h, Kobayashi et al. 2020; ``state.value_norms``), so a large weight on a small
+  vector shows; hovering a key gives alpha_ij, ||f(x_j)|| and their product ||alpha_ij f(x_j)||.
 
 Source: Vaswani et al. 2017, section 3.2.1, equation 1; the layout follows Vig 2019 ("A Multiscale
 Visualization of Attention in the Transformer Model", bertviz's neuron view).
@@ -26,10 +29,13 @@ from PySide6.QtWidgets import QGraphicsRectItem, QLabel, QVBoxLayout, QWidget
 from .colours import DIVERGING_CMAP, colormap
 from .heads import head_name
 from .render import DeferredRender
+from .shown import head_value_norms
 from .widgets import FittedValueAxis, TokenAxis, style_plot
 
 BAR_BRUSH = "#4c72b0"
 SOFTMAX_BRUSH = "#dd8452"
+NORM_BRUSH = "#55a868"
+NORM_TITLE = "\u2016f(x<sub>j</sub>)\u2016"
 VISIBLE_KEYS = 40  # key rows shown at once; a new query scrolls to its most attended key
 
 
@@ -61,7 +67,9 @@ class NeuronView(DeferredRender, QWidget):
         key_image / product_image: ``pg.ImageItem`` of k_j (T x d) and q_i * k_j (T x d).
         query_image: ``pg.ImageItem`` of q_i (1 x d).
         score_bars / weight_bars: ``pg.BarGraphItem`` of q_i . k_j / sqrt(d) and the softmax row.
+        norm_bars: ``pg.BarGraphItem`` of ||f(x_j)|| (float32 [T] widths; empty while the value norms are missing).
         shown: ``(internals, head, query)`` on display, or None.
+        value_norms: float32 [T] ||f(x_j)|| of the shown head, or None.
     """
 
     def __init__(self, state, parent: QWidget | None = None) -> None:
@@ -69,6 +77,7 @@ class NeuronView(DeferredRender, QWidget):
         self._init_deferred()
         self.state = state
         self.shown = None
+        self.value_norms: np.ndarray | None = None
         self._key_cache = None
         self.title = QLabel("Analyse a review to see the query and key vectors behind an attention row.")
         self.title.setWordWrap(True)
@@ -85,7 +94,9 @@ class NeuronView(DeferredRender, QWidget):
                                            axisItems={"bottom": FittedValueAxis("bottom")})
         self.weight_plot = self.glw.addPlot(row=1, col=3, title="softmax",
                                             axisItems={"bottom": FittedValueAxis("bottom")})
-        for plot in (self.score_plot, self.weight_plot):
+        self.norm_plot = self.glw.addPlot(row=1, col=4, title=NORM_TITLE,
+                                          axisItems={"bottom": FittedValueAxis("bottom")})
+        for plot in (self.score_plot, self.weight_plot, self.norm_plot):
             style_plot(plot)
             plot.hideButtons()
             plot.setMenuEnabled(False)
@@ -98,7 +109,7 @@ class NeuronView(DeferredRender, QWidget):
             plot.setMouseEnabled(x=False, y=False)
         for plot in (self.query_plot2, self.product_plot):
             plot.hideAxis("left")
-        for plot in (self.key_plot, self.product_plot, self.score_plot, self.weight_plot):
+        for plot in (self.key_plot, self.product_plot, self.score_plot, self.weight_plot, self.norm_plot):
             plot.invertY(True)
             if plot is not self.key_plot:
                 plot.setYLink(self.key_plot)
@@ -106,6 +117,7 @@ class NeuronView(DeferredRender, QWidget):
         self.query_plot2.setXLink(self.product_plot)
         self.score_bars = pg.BarGraphItem(x0=[], y0=[], width=[], height=[], brush=BAR_BRUSH, pen=None)
         self.weight_bars = pg.BarGraphItem(x0=[], y0=[], width=[], height=[], brush=SOFTMAX_BRUSH, pen=None)
+        self.norm_bars = pg.BarGraphItem(x0=[], y0=[], width=[], height=[], brush=NORM_BRUSH, pen=None)
         self.query_marker = QGraphicsRectItem()
         pen = QPen(QColor("#2ca02c"), 2.0)
         pen.setCosmetic(True)
@@ -114,9 +126,10 @@ class NeuronView(DeferredRender, QWidget):
         self.key_plot.addItem(self.query_marker)
         self.score_plot.addItem(self.score_bars)
         self.weight_plot.addItem(self.weight_bars)
+        self.norm_plot.addItem(self.norm_bars)
         self.glw.ci.layout.setRowStretchFactor(0, 1)
         self.glw.ci.layout.setRowStretchFactor(1, 12)
-        for col, factor in enumerate((4, 4, 2, 2)):
+        for col, factor in enumerate((4, 4, 2, 2, 2)):
             self.glw.ci.layout.setColumnStretchFactor(col, factor)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
@@ -129,6 +142,7 @@ class NeuronView(DeferredRender, QWidget):
         state.prediction_changed.connect(lambda *_: self.request_render())
         state.layer_head_changed.connect(lambda *_: self.request_render())
         state.selection_changed.connect(lambda *_: self.request_render())
+        state.value_norms_changed.connect(lambda *_: self.request_render())
 
     # -- drawing -------------------------------------------------------------------------------------------------
     def redraw(self) -> None:
@@ -143,7 +157,7 @@ class NeuronView(DeferredRender, QWidget):
             return
         head = max(self.state.head, 0)
         query = self.state.selection[0] if self.state.selection else 0
-        self.set_data(x, head, query)
+        self.set_data(x, head, query, head_value_norms(self.state, x.layer, head, x.num_tokens))
         if self.state.head < 0:
             self.title.setText(self.title.text() + f" (the neuron view needs one head: {head_name(self.state.head)}"
                                                    " is shown as head 1)")
@@ -152,15 +166,17 @@ class NeuronView(DeferredRender, QWidget):
         """Empty every plot (no internals on display)."""
         for img in (self.query_image, self.query_image2, self.key_image, self.product_image):
             img.clear()
-        for bars in (self.score_bars, self.weight_bars):
+        self.value_norms = None
+        for bars in (self.score_bars, self.weight_bars, self.norm_bars):
             bars.setOpts(x0=[], y0=[], width=[], height=[])
         self.query_marker.setRect(QRectF())
         self.y_axis.set_tokens([])
         self._key_cache = None
         self.hover_label.setText("")
 
-    def set_data(self, internals, head: int, query: int) -> None:
-        """Show head ``head`` (0-based) and query token ``query`` of ``internals`` (an AttentionInternals).
+    def set_data(self, internals, head: int, query: int, value_norms=None) -> None:
+        """Show head ``head`` (0-based) and query token ``query`` of ``internals`` (an AttentionInternals);
+        ``value_norms``: float32 [T] ||f(x_j)|| of that head for every key j, or None (not computed yet).
 
         Raises:
             IndexError: ``head`` or ``query`` out of range.
@@ -194,6 +210,7 @@ class NeuronView(DeferredRender, QWidget):
         self.weight_bars.setOpts(x0=np.zeros(T), y0=y0, width=weights, height=0.8)
         self.score_plot.setXRange(min(0.0, float(finite.min())), max(0.0, float(finite.max())) or 1.0, padding=0.05)
         self.weight_plot.setXRange(0.0, max(float(weights.max()), 1e-6), padding=0.05)
+        self._set_norms(value_norms, T, y0)
         self.query_marker.setRect(QRectF(0, query, d, 1))
         if T > VISIBLE_KEYS:  # scroll to the key this query attends to most
             top = int(np.clip(int(np.argmax(weights)) - VISIBLE_KEYS // 2, 0, T - VISIBLE_KEYS))
@@ -206,6 +223,18 @@ class NeuronView(DeferredRender, QWidget):
             "the softmax of the scores is the attention row (green box: the query's own key). Click a key to select it."
         )
 
+    def _set_norms(self, value_norms, T: int, y0: np.ndarray) -> None:
+        """The ||f(x_j)|| bars (float32 [T]), or none and a "\u2014" in the title while they are missing."""
+        if value_norms is None or len(value_norms) != T:
+            self.value_norms = None
+            self.norm_bars.setOpts(x0=[], y0=[], width=[], height=[])
+            self.norm_plot.setTitle(NORM_TITLE + " \u2014", size="9pt")
+            return
+        self.value_norms = np.asarray(value_norms, np.float32)
+        self.norm_bars.setOpts(x0=np.zeros(T), y0=y0, width=self.value_norms, height=0.8)
+        self.norm_plot.setXRange(0.0, max(float(self.value_norms.max()), 1e-6), padding=0.05)
+        self.norm_plot.setTitle(NORM_TITLE, size="9pt")
+
     # -- interaction ---------------------------------------------------------------------------------------------
     def _key_under(self, scene_pos) -> tuple[int, int | None] | None:
         """(key j, vector component or None) under a scene position in the key/product/score/softmax plots."""
@@ -214,7 +243,7 @@ class NeuronView(DeferredRender, QWidget):
         internals = self.shown[0]
         T, d = internals.num_tokens, internals.d_head
         for plot, has_dims in ((self.key_plot, True), (self.product_plot, True), (self.score_plot, False),
-                               (self.weight_plot, False)):
+                               (self.weight_plot, False), (self.norm_plot, False)):
             vb = plot.getViewBox()
             if vb.sceneBoundingRect().contains(scene_pos):
                 pt = vb.mapSceneToView(scene_pos)
@@ -229,7 +258,12 @@ class NeuronView(DeferredRender, QWidget):
         internals, head, query = self.shown
         s = float(internals.scores[head, query, key])
         w = float(internals.weights(head, query)[key])
-        text = f"key {key} \u201c{internals.tokens[key]}\u201d: score {s:.4f}, weight {w:.4f}"
+        text = f"key {key} \u201c{internals.tokens[key]}\u201d: score {s:.4f}, weight \u03b1 {w:.4f}"
+        if self.value_norms is not None:
+            n = float(self.value_norms[key])
+            text += f", \u2016f(x\u2c7c)\u2016 {n:.4f}, \u2016\u03b1 f(x\u2c7c)\u2016 {w * n:.4f}"
+        else:
+            text += ", \u2016f(x\u2c7c)\u2016 \u2014 (not computed yet)"
         if component is not None:
             q = float(internals.queries[head, query, component])
             k = float(internals.keys[head, key, component])

@@ -1,10 +1,15 @@
-"""The prediction panel: label, class probabilities as bars, truncation, token count, time, device."""
+"""The prediction panel: label, class probabilities as bars, the prediction by layer, truncation, token count, time,
+device, and the Pin button (Ctrl+Shift+P) that pins the analysis for the Compare view."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QPainter, QPen
-from PySide6.QtWidgets import QFormLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtGui import QAction, QColor, QKeySequence, QPainter, QPen
+from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
+
+from .layer_plot import LayerPlot
+
+PIN_SHORTCUT = "Ctrl+Shift+P"
 
 LABEL_COLOURS = {"positive": "#1a7f37", "negative": "#c0392b"}
 
@@ -53,9 +58,12 @@ class ProbabilityBar(QWidget):
 
 
 class PredictionPanel(QWidget):
-    """Shows one ``model.Prediction``: predicted label, P(class) bars, truncated?, T, inference time, device.
+    """Shows one ``model.Prediction``: predicted label, P(class) bars, the prediction by layer (:attr:`layer_plot`),
+    truncated?, T, inference time, device; :attr:`pin_button` / :attr:`pin_action` (Ctrl+Shift+P) pin the analysis
+    (``state.pin_current()``) for the Compare view.
 
-    Follows the state: each new prediction is shown, each new model gets its class bars. A cleared prediction
+    Follows the state: each new prediction is shown, each new model gets its class bars, each new
+    ``layer_probabilities`` is drawn (and cleared with None). A cleared prediction
     (None) empties the bars and the details at once (nothing is current, e.g. while another model loads); the
     big label is left to the window, which says why: ``set_loading(message)`` shows the "loading model" state,
     ``set_idle`` a hint, ``set_error`` a one-line error; ``set_prediction(None)`` clears.
@@ -81,17 +89,37 @@ class PredictionPanel(QWidget):
         self.details = QLabel("")
         self.details.setWordWrap(True)
         self.details.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.layer_plot = LayerPlot()
+        self.pin_action = QAction("Pin for comparison", self)
+        self.pin_action.setShortcut(QKeySequence(PIN_SHORTCUT))
+        self.pin_action.setShortcutContext(Qt.WindowShortcut)
+        self.pin_action.setToolTip(f"Pin this analysis to compare the next ones with it ({PIN_SHORTCUT})")
+        self.pin_action.setEnabled(False)
+        self.pin_action.triggered.connect(lambda _checked=False: state.pin_current())
+        self.addAction(self.pin_action)
+        self.pin_button = QPushButton("Pin")
+        self.pin_button.setToolTip(self.pin_action.toolTip())
+        self.pin_button.setEnabled(False)
+        self.pin_button.clicked.connect(self.pin_action.trigger)
+        top = QHBoxLayout()
+        top.setContentsMargins(0, 0, 0, 0)
+        top.addWidget(self.label, 1)
+        top.addWidget(self.pin_button, 0, Qt.AlignTop)
         lay = QVBoxLayout(self)
-        lay.addWidget(self.label)
+        lay.addLayout(top)
         lay.addWidget(self.bars_box)
+        lay.addWidget(self.layer_plot)
         lay.addWidget(self.details)
         lay.addStretch(1)
         self.prediction = None
         self.device_name = ""
         state.model_changed.connect(lambda info: self.set_labels(info.labels, info.device_name))
         state.prediction_changed.connect(self._on_prediction)
+        state.layer_probabilities_changed.connect(self.layer_plot.set_layer_probabilities)
 
     def _on_prediction(self, pred) -> None:
+        self.pin_action.setEnabled(pred is not None)
+        self.pin_button.setEnabled(pred is not None)
         if pred is None:  # nothing is current; the window says why in the label (loading, idle hint, error)
             self._clear_result()
         else:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from PySide6.QtWidgets import QWidget
 
+from .compare_view import CompareView
 from .heatmap import AttentionHeatmap
 from .links_view import AttentionLinksView
 from .model_view import ModelView
@@ -48,6 +49,7 @@ DOCKED_VIEWS: tuple[ViewSpec, ...] = (
     ViewSpec("Positional encoding", "pe_view", "pe_dock", PositionalEncodingView),
     ViewSpec("Neuron view", "neuron_view", "neuron_dock", NeuronView),
     ViewSpec("Attention steps", "steps_view", "steps_dock", AttentionStepsView, scroll=True),
+    ViewSpec("Compare", "compare_view", "compare_dock", CompareView, scroll=True),
 )
 """The right-hand views, tabbed in this order (the first is raised)."""
 

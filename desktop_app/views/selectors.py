@@ -1,32 +1,64 @@
-"""The one layer/head selector: two combo boxes bound to the explorer state (toolbar and heatmap both use it).
+"""The one layer/head/"show" selector: three combo boxes bound to the explorer state (toolbar and heatmap both use it).
 
 The layer combo lists ``layer 1..L`` (data: 0-based layer); the head combo lists every head, then
 the mean and the element-wise max of the heads (data: 0-based head, :data:`MEAN_HEADS`,
-:data:`MAX_HEADS`). Choosing an entry calls :meth:`ExplorerState.set_layer_head`; the combos follow
-the state's ``layer_head_changed`` and are refilled on ``model_changed``.
+:data:`MAX_HEADS`); the show combo lists what the attention views draw (:data:`SHOW_CHOICES`: attention weights,
+value-weighted norms ||alpha f(x)||, ALTI contributions; data: the choice). Choosing an entry calls
+:meth:`ExplorerState.set_layer_head` or :meth:`ExplorerState.set_show`; the combos follow the state's
+``layer_head_changed`` and ``show_changed`` and are refilled on ``model_changed``. ALTI gives one matrix per layer
+(all heads, the residual connection and the LayerNorm together), so under it the head combo is disabled and its
+tooltip says so.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QComboBox
 
-from ..state import MAX_HEADS, MEAN_HEADS
+from ..state import MAX_HEADS, MEAN_HEADS, SHOW_CHOICES, SHOW_TITLES
 from .heads import head_name
+
+ALTI_HEAD_TIP = ("ALTI contributions cover the whole layer (all heads, the residual connection and the LayerNorm): "
+                 "one matrix per layer, so there is no head to choose")
+"""The head combo's tooltip while the views show ALTI."""
+
+SHOW_TIPS = {
+    "attention": "The attention weights \u03b1\u1d62\u2c7c (each query row sums to 1)",
+    "value_norm": "\u2016\u03b1\u1d62\u2c7c f(x\u2c7c)\u2016: the weight times the norm of the transformed value "
+                  "vector "
+                  "(Kobayashi et al. 2020) \u2014 a large weight on a small vector moves little",
+    "alti": "ALTI: each token's contribution to each layer output, with the residual connection and LayerNorm "
+            "(Ferrando et al. 2022; rows sum to 1, one matrix per layer)",
+}
+"""Tooltips of the show combo's entries."""
 
 
 class LayerHeadSelector(QObject):
-    """``layer_combo`` and ``head_combo`` (place them in any layout), kept in sync with ``state``."""
+    """``layer_combo``, ``head_combo`` and ``show_combo`` (place them in any layout), kept in sync with ``state``.
+
+    Attributes:
+        head_tooltip: the head combo's tooltip when a head can be chosen (set it instead of calling ``setToolTip``:
+            under ALTI the selector replaces the tooltip with :data:`ALTI_HEAD_TIP`).
+    """
 
     def __init__(self, state, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.state = state
         self.layer_combo = QComboBox()
         self.head_combo = QComboBox()
+        self.show_combo = QComboBox()
+        self.head_tooltip = "One head, the mean of heads, or the element-wise max of heads"
+        for i, show in enumerate(SHOW_CHOICES):
+            self.show_combo.addItem(SHOW_TITLES[show], show)
+            self.show_combo.setItemData(i, SHOW_TIPS.get(show, ""), Qt.ItemDataRole.ToolTipRole)
+        self.show_combo.setToolTip("What every attention view shows: " + ", ".join(SHOW_TITLES.values()))
         self.layer_combo.activated.connect(self._on_combo)
         self.head_combo.activated.connect(self._on_combo)
+        self.show_combo.activated.connect(self._on_show_combo)
         state.model_changed.connect(lambda info: self.fill(info.n_layers, info.n_heads))
         state.layer_head_changed.connect(self.sync)
+        state.show_changed.connect(self.sync_show)
+        self.sync_show(state.show)
 
     def fill(self, n_layers: int, n_heads: int) -> None:
         """List ``n_layers`` layers and ``n_heads`` heads (+ mean, max), then select the state's choice."""
@@ -44,13 +76,36 @@ class LayerHeadSelector(QObject):
     def sync(self, layer: int, head: int) -> None:
         """Show ``layer`` and ``head`` without emitting ``activated``."""
         for combo, value in ((self.layer_combo, layer), (self.head_combo, head)):
-            i = combo.findData(value)
-            if i >= 0 and i != combo.currentIndex():
-                combo.blockSignals(True)
-                combo.setCurrentIndex(i)
-                combo.blockSignals(False)
+            _select(combo, value)
+
+    def sync_show(self, show: str) -> None:
+        """Show the choice ``show`` (one of :data:`SHOW_CHOICES`) without emitting ``activated``; the head combo is
+        disabled under ALTI (one matrix per layer), with :data:`ALTI_HEAD_TIP` as its tooltip."""
+        _select(self.show_combo, show)
+        whole_layer = show == "alti"
+        self.head_combo.setEnabled(not whole_layer)
+        self.head_combo.setToolTip(ALTI_HEAD_TIP if whole_layer else self.head_tooltip)
+
+    def set_head_tooltip(self, text: str) -> None:
+        """Use ``text`` as the head combo's tooltip whenever a head can be chosen."""
+        self.head_tooltip = text
+        self.sync_show(self.state.show)
 
     def _on_combo(self, *_) -> None:
         layer, head = self.layer_combo.currentData(), self.head_combo.currentData()
         if layer is not None and head is not None:
             self.state.set_layer_head(int(layer), int(head))
+
+    def _on_show_combo(self, *_) -> None:
+        show = self.show_combo.currentData()
+        if show is not None:
+            self.state.set_show(str(show))
+
+
+def _select(combo: QComboBox, value) -> None:
+    """Select the entry of ``combo`` whose data is ``value`` without emitting ``activated`` (none: unchanged)."""
+    i = combo.findData(value)
+    if i >= 0 and i != combo.currentIndex():
+        combo.blockSignals(True)
+        combo.setCurrentIndex(i)
+        combo.blockSignals(False)

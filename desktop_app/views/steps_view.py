@@ -8,7 +8,10 @@ Raschka, "Build a Large Language Model (From Scratch)"):
 4. softmax -> weights w_j, 5. weighted value vectors w_j v_j, 6. their sum: the head's output o_i.
 
 Steps 1-4 are a table (one row per key; the top keys by weight when the text is long), steps 5-6 are
-heatmaps of the vectors. Numbers come from :meth:`model.internals.AttentionInternals.steps`.
+heatmaps of the vectors. Numbers come from :meth:`model.internals.AttentionInternals.steps`. Beside the weight w_j
+the table shows ||f(x_j)||, the norm of key j's value vector as the head writes it into the residual stream
+(f^h(x) = (x W_V + b_V)^h W_O^h, Kobayashi et al. 2020; ``state.value_norms``), and w_j ||f(x_j)||, how much
+of it the head actually moves: a large weight on a small vector moves little. "\u2014" until they are computed.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from PySide6.QtWidgets import (
 
 from .colours import DIVERGING_CMAP, colormap
 from .render import DeferredRender
+from .shown import head_value_norms
 from .widgets import TokenAxis, fit_table_height, style_plot
 
 TOP_K = 12  # keys listed when the text has more tokens than this
@@ -43,11 +47,35 @@ STEPS_HTML = (
     "<li>each value vector v<sub>j</sub> is scaled by its weight w<sub>j</sub>;</li>"
     "<li>their sum is the head's output o<sub>i</sub> for token i.</li></ol>"
 )
-COLUMNS = ("key j", "token", "1. q\u1d62\u00b7k\u2c7c", "2. \u00f7 \u221ad", "3. masked", "4. softmax w\u2c7c")
+COLUMNS = ("key j", "token", "1. q\u1d62\u00b7k\u2c7c", "2. \u00f7 \u221ad", "3. masked", "4. softmax w\u2c7c",
+           "\u2016f(x\u2c7c)\u2016", "w\u2c7c\u00b7\u2016f(x\u2c7c)\u2016")
+NORM_TIPS = {
+    6: "\u2016f(x\u2c7c)\u2016: the norm of key j's value vector as this head writes it into the residual stream, "
+       "f(x) = (x W_V + b_V) W_O (Kobayashi et al. 2020)",
+    7: "w\u2c7c\u00b7\u2016f(x\u2c7c)\u2016 = \u2016w\u2c7c f(x\u2c7c)\u2016: how much of key j this head actually "
+       "moves "
+       "into the query (a large weight on a small vector moves little)",
+}
+NO_NORM = "\u2014"  # the norm columns before the value norms are computed
 
 
 def _fmt(v: float) -> str:
     return "\u2212\u221e" if np.isneginf(v) else f"{v:.4f}"
+
+
+def _norm_cells(st, value_norms) -> list[tuple[str, str]]:
+    """The ||f(x_j)|| and w_j ||f(x_j)|| cells of each listed key, then of the other keys (blank, their total).
+
+    Args:
+        st: :class:`model.internals.AttentionSteps` (``keys`` [k], ``weights`` [T]).
+        value_norms: float32 [T] ||f(x_j)||, or None ("\u2014" in every cell).
+    """
+    keys = [int(j) for j in st.keys]
+    if value_norms is None or len(value_norms) != len(st.weights):
+        return [(NO_NORM, NO_NORM)] * (len(keys) + 1)
+    moved = np.asarray(st.weights, np.float64) * np.asarray(value_norms, np.float64)  # [T]
+    rest = float(moved.sum() - moved[keys].sum())
+    return [(f"{float(value_norms[j]):.4f}", f"{moved[j]:.4f}") for j in keys] + [("", f"{rest:.4f}")]
 
 
 class AttentionStepsView(DeferredRender, QWidget):
@@ -70,6 +98,8 @@ class AttentionStepsView(DeferredRender, QWidget):
         self.title.setWordWrap(True)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
+        for c, tip in NORM_TIPS.items():
+            self.table.horizontalHeaderItem(c).setToolTip(tip)
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         # no Qt selection: it stayed on a row number while the rows were rebuilt for another query; the one
@@ -119,7 +149,8 @@ class AttentionStepsView(DeferredRender, QWidget):
         lay.addWidget(self.glw, 1)
         lay.addWidget(self.output_label)
         lay.addWidget(self.hover_label)
-        for sig in (state.internals_changed, state.prediction_changed, state.layer_head_changed, state.selection_changed):
+        for sig in (state.internals_changed, state.prediction_changed, state.layer_head_changed,
+                    state.selection_changed, state.value_norms_changed):
             sig.connect(lambda *_: self.request_render())
 
     def redraw(self) -> None:
@@ -133,7 +164,9 @@ class AttentionStepsView(DeferredRender, QWidget):
                                else "Analyse a review to see how an attention row is computed.")
             return
         selected = self.state.selection[0] if self.state.selection else None
-        self.set_data(x, max(self.state.head, 0), selected if selected is not None else 0)
+        head = max(self.state.head, 0)
+        norms = head_value_norms(self.state, x.layer, head, x.num_tokens)
+        self.set_data(x, head, selected if selected is not None else 0, value_norms=norms)
         self.highlight_key(selected)
 
     def _clear(self) -> None:
@@ -165,8 +198,9 @@ class AttentionStepsView(DeferredRender, QWidget):
                     item.setForeground(text_on if r == row else text_off)
         return row
 
-    def set_data(self, internals, head: int, query: int, top_k: int = TOP_K) -> None:
-        """Show the steps of ``internals`` (AttentionInternals) for ``head`` and ``query`` (top ``top_k`` keys).
+    def set_data(self, internals, head: int, query: int, top_k: int = TOP_K, value_norms=None) -> None:
+        """Show the steps of ``internals`` (AttentionInternals) for ``head`` and ``query`` (top ``top_k`` keys);
+        ``value_norms``: float32 [T] ||f(x_j)|| of this head for every key j, or None ("\u2014" in those columns).
 
         Raises:
             IndexError: ``head`` or ``query`` out of range.
@@ -186,12 +220,14 @@ class AttentionStepsView(DeferredRender, QWidget):
         rows = len(st.keys) + (1 if st.rest_weight > 0 else 0)
         self.table.setRowCount(rows)
         self.highlighted_row = None  # new items: redraw highlights the selected key's row again
+        norm_cells = _norm_cells(st, value_norms)
         for r, j in enumerate(st.keys):
-            cells = (str(int(j)), tok[j], _fmt(st.raw[j]), _fmt(st.scaled[j]), _fmt(st.masked[j]), f"{st.weights[j]:.4f}")
+            cells = (str(int(j)), tok[j], _fmt(st.raw[j]), _fmt(st.scaled[j]), _fmt(st.masked[j]), f"{st.weights[j]:.4f}",
+                     *norm_cells[r])
             for c, text in enumerate(cells):
                 self.table.setItem(r, c, QTableWidgetItem(text))
         if st.rest_weight > 0:
-            cells = ("\u2026", f"{T - len(st.keys)} other keys", "", "", "", f"{st.rest_weight:.4f}")
+            cells = ("\u2026", f"{T - len(st.keys)} other keys", "", "", "", f"{st.rest_weight:.4f}", *norm_cells[-1])
             for c, text in enumerate(cells):
                 self.table.setItem(rows - 1, c, QTableWidgetItem(text))
         fit_table_height(self.table)

@@ -1,9 +1,11 @@
 """The token view: the review as the model saw it, each token coloured by an importance score.
 
-Default colour: attention from the classification position, mean of heads, for
-the selected layer (``Prediction.classification_attention(layer)``). With
-query tokens selected: the sum of their attention rows (selected layer and
-head choice). The state's token importance (:attr:`desktop_app.state.ExplorerState.importance`, set by
+Default colour: what reaches the classification read-out at the selected layer, under the state's "Show"
+choice (:func:`desktop_app.views.shown.read_out_row`): attention from the classification position, mean of heads
+(``Prediction.classification_attention(layer)``), the heads' summed value-weighted norms, or the ALTI
+contributions aggregated up to the layer. With query tokens selected: the sum of their rows of the shown matrix
+(selected layer and head choice). While a flow is being computed the caption says so and no colours are drawn.
+The state's token importance (:attr:`desktop_app.state.ExplorerState.importance`, set by
 the explanation panel) replaces it with any per-token scores (signed scores use a diverging map).
 The state's highlighted words (:attr:`desktop_app.state.ExplorerState.highlighted_words`, e.g. the word the batch
 table is filtered by) are framed and underlined in purple wherever they occur, whatever the colouring.
@@ -23,8 +25,8 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QTo
 
 from ..words import tokens_in_words
 from .colours import DIVERGING_CMAP, HIGHLIGHT_COLOUR, SEQUENTIAL_CMAP, colours_for, gradient_pixmap
-from .heads import head_matrix, head_name
 from .render import DeferredRender
+from .shown import token_values
 from .widgets import ElidedLabel
 
 _BR = re.compile(r"(?i)<br\s*/?\s*>")
@@ -304,7 +306,8 @@ class TokenView(DeferredRender, QWidget):
         state.prediction_changed.connect(self._on_prediction)
         state.layer_head_changed.connect(lambda *_: self.request_render())
         state.selection_changed.connect(self._on_selection)
-        state.importance_changed.connect(lambda *_: self.request_render())
+        for sig in (state.importance_changed, state.show_changed, state.flow_changed):
+            sig.connect(lambda *_: self.request_render())
         state.highlighted_words_changed.connect(lambda *_: self.request_render())
 
     def _on_prediction(self, pred) -> None:
@@ -335,26 +338,10 @@ class TokenView(DeferredRender, QWidget):
             self.caption.setText(f"Ignored importance \u201c{name}\u201d: {count} scores for {n} tokens")
 
     def current_values(self) -> tuple[np.ndarray, bool, str]:
-        """The per-token values being shown: (float32 [T], signed, description)."""
-        pred = self.state.prediction
-        if pred is None:
-            return np.zeros(0, np.float32), False, ""
-        layer = min(self.state.layer, pred.attention.shape[0] - 1)
-        importance = self.state.importance
-        if importance is not None:
-            return importance.scores, importance.signed, importance.name
-        if self.state.selection:
-            m = head_matrix(pred.attention, layer, self.state.head)
-            v = m[list(self.state.selection)].sum(axis=0).astype(np.float32)
-            n = len(self.state.selection)
-            who = f"token {self.state.selection[0]}" if n == 1 else f"{n} selected tokens (summed)"
-            return v, False, f"attention from {who}, layer {layer + 1}, {head_name(self.state.head)}"
-        where = "[CLS] row" if pred.pooling == "cls" else "mean of query rows (mean pooling)"
-        return (
-            pred.classification_attention(layer),
-            False,
-            f"attention from the classification position ({where}), layer {layer + 1}, mean of heads",
-        )
+        """The per-token values being shown: (float32 [T], signed, description); empty values (no colours) while the
+        flow of the "Show" choice is being computed or cannot be (the description says so)."""
+        values, signed, name = token_values(self.state)
+        return (np.zeros(0, np.float32) if values is None else values), signed, name
 
     def highlighted_tokens(self) -> np.ndarray:
         """bool [T]: the prediction's tokens in a highlighted word (the state's ``highlighted_words``)."""
@@ -376,7 +363,7 @@ class TokenView(DeferredRender, QWidget):
         self.caption.setText(" \u00b7 ".join(parts))
         self.legend.setPixmap(gradient_pixmap(DIVERGING_CMAP if signed else SEQUENTIAL_CMAP))
         self.legend_lo.setText(f"{-scale:.3g}" if signed else "0")
-        self.legend_hi.setText(f"{scale:.3g}")
+        self.legend_hi.setText(f"{scale:.3g}" if len(values) else "")
 
     def set_font_point_size(self, size: float) -> None:
         """Zoom: set the token font size in points."""

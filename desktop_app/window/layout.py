@@ -5,7 +5,8 @@ the geometry, dock layout (``window/state``, ``window/docks``, ``window/results_
 was given, :mod:`desktop_app.window.results_area`), zoom and layer/head in the window's
 QSettings (:mod:`desktop_app.window.settings`), records that the window was shown (only a shown window's
 layout is saved), and turns local files/folders dropped anywhere on the window into ``paths_dropped``;
-while they are dragged over the window, :attr:`LayoutMixin.drop_overlay` says what a drop will do.
+while they are dragged over the window, :attr:`LayoutMixin.drop_overlay` says what a drop will do. It also adds
+the docks (:meth:`LayoutMixin.add_panel`, :meth:`LayoutMixin.dock`, :meth:`LayoutMixin.raise_view`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import os
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel
+from PySide6.QtWidgets import QDockWidget, QLabel, QWidget
 
 from ..panels.editor import local_paths
 
@@ -135,3 +136,51 @@ class LayoutMixin:
             self.paths_dropped.emit(paths)
         else:
             event.ignore()
+
+    # ------------------------------------------------------------------ docks
+    def add_panel(self, widget: QWidget, title: str, area=Qt.RightDockWidgetArea,
+                  beside: QDockWidget | None = None) -> QDockWidget:
+        """Add ``widget`` as a dock titled ``title`` (objectName derived from it, so layouts persist).
+
+        The dock is tabbed with the docks already in ``area`` (or, with ``beside``, placed to the right of that
+        dock) and gets a View-menu toggle.
+        """
+        dock = self._add_dock(widget, title, area)
+        others = [
+            d for d in self._docks.values() if d is not dock and self.dockWidgetArea(d) == area and not d.isFloating()
+        ]
+        if beside is not None and beside in others:
+            self.splitDockWidget(beside, dock, Qt.Horizontal)
+        elif others:
+            self.tabifyDockWidget(others[0], dock)
+        # restoreDockWidget() hides a dock that the saved layout does not hold (and still returns True), so a
+        # layout saved before this panel existed would hide it for good: restore only docks the layout knows.
+        if self._saved_state is not None and dock.objectName() in self._saved_docks:
+            self.restoreDockWidget(dock)
+        else:
+            dock.show()
+        return dock
+
+    def dock(self, title: str) -> QDockWidget | None:
+        """The dock titled ``title`` (a view's, "Review", "Prediction" or an added panel's), or None."""
+        return self._docks.get(title)
+
+    def raise_view(self, title: str) -> None:
+        """Show and raise the dock titled ``title`` (nothing for an unknown title, e.g. the central token view)."""
+        dock = self._docks.get(title)
+        if dock is not None:
+            self._raise_dock(dock)
+
+    def _add_dock(self, widget: QWidget, title: str, area) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName("dock_" + "".join(c if c.isalnum() else "_" for c in title.lower()))
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        self._docks[title] = dock
+        if self.view_menu_docks is not None:
+            self.view_menu_docks.addAction(dock.toggleViewAction())
+        return dock
+
+    def _raise_dock(self, dock: QDockWidget) -> None:
+        dock.show()
+        dock.raise_()

@@ -39,10 +39,13 @@ from ..views.registry import DOCKED_VIEWS
 from ..views.token_view import TokenView
 from ..views.widgets import scrollable
 from ..workers.handle import WorkerHandle
+from ..workers.compare import CompareController
+from ..workers.flow import FlowController
 from ..workers.inference import InferenceController
 from ..workers.internals import InternalsController
 from .about import about_dialog, about_html
 from .file_actions import FileActionsMixin
+from .head_importance import load_head_importance_dialog
 from .layout import LayoutMixin
 from .menus import MenusMixin
 from .model_menu import ModelMenu
@@ -101,7 +104,11 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         self.state = ExplorerState(self)
         self.controller = InferenceController(self)
         self.internals = InternalsController(self.state, self)  # Q, K, V of the selected layer, on a worker
+        self.flows = FlowController(self.state, self)  # value norms / ALTI of the current text, on a worker
         self.predictor_loaded.connect(self.internals.set_predictor)
+        self.predictor_loaded.connect(self.flows.set_predictor)
+        self.compare = CompareController(self.state, self)  # a pinned analysis vs the current one, on a worker
+        self.predictor_loaded.connect(self.compare.set_predictor)
         self._font_pt = float(QApplication.font().pointSizeF() if QApplication.font().pointSizeF() > 0 else 10.0)
         self._zoom_pt = self._font_pt + 1
         self._predictor = None
@@ -113,6 +120,7 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         self._drop_overlay: QLabel | None = None
         self.samples: list[dict] = []
         self._build_widgets()
+        self.compare.connect_view(self.compare_view)
         self.busy = QProgressBar()
         self.busy.setRange(0, 0)
         self.busy.setMaximumWidth(120)
@@ -174,10 +182,13 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         self.controller.loaded.connect(self._on_loaded)
         self.controller.load_failed.connect(self._on_load_failed)
         self.controller.prediction.connect(self._on_prediction)
+        self.controller.layer_probabilities.connect(self.state.set_layer_probabilities)
         self.controller.error.connect(self._on_error)
         self.controller.busy_changed.connect(self.busy.setVisible)
         self.controller.progress.connect(lambda stage: self.statusBar().showMessage(stage))
         self.model_view.head_selected.connect(lambda *_: self._raise_dock(self.heatmap_dock))
+        self.model_view.load_importance_requested.connect(lambda: load_head_importance_dialog(self))
+        self.state.head_mask_changed.connect(self._on_head_mask)
 
     # ------------------------------------------------------------------ public API
     @property
@@ -219,7 +230,7 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
                 "Type or paste a review" if self._predictor is not None else "Loading model\u2026"
             )
             return
-        self.controller.analyze(text)
+        self.controller.analyze(text, self.state.head_mask)
 
     def switch_model(self, folder: str | Path | None) -> None:
         """Load the model in ``folder`` (None: the bundled model) on the inference thread.
@@ -252,39 +263,6 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         self.editor.setFont(f)
         self.token_view.set_font_point_size(self._zoom_pt)
 
-    def add_panel(self, widget: QWidget, title: str, area=Qt.RightDockWidgetArea,
-                  beside: QDockWidget | None = None) -> QDockWidget:
-        """Add ``widget`` as a dock titled ``title`` (objectName derived from it, so layouts persist).
-
-        The dock is tabbed with the docks already in ``area`` (or, with ``beside``, placed to the right of that
-        dock) and gets a View-menu toggle.
-        """
-        dock = self._add_dock(widget, title, area)
-        others = [
-            d for d in self._docks.values() if d is not dock and self.dockWidgetArea(d) == area and not d.isFloating()
-        ]
-        if beside is not None and beside in others:
-            self.splitDockWidget(beside, dock, Qt.Horizontal)
-        elif others:
-            self.tabifyDockWidget(others[0], dock)
-        # restoreDockWidget() hides a dock that the saved layout does not hold (and still returns True), so a
-        # layout saved before this panel existed would hide it for good: restore only docks the layout knows.
-        if self._saved_state is not None and dock.objectName() in self._saved_docks:
-            self.restoreDockWidget(dock)
-        else:
-            dock.show()
-        return dock
-
-    def dock(self, title: str) -> QDockWidget | None:
-        """The dock titled ``title`` (a view's, "Review", "Prediction" or an added panel's), or None."""
-        return self._docks.get(title)
-
-    def raise_view(self, title: str) -> None:
-        """Show and raise the dock titled ``title`` (nothing for an unknown title, e.g. the central token view)."""
-        dock = self._docks.get(title)
-        if dock is not None:
-            self._raise_dock(dock)
-
     def show_error(self, message: str) -> None:
         """Show ``message`` in the status bar and in a message box."""
         self.statusBar().showMessage(message, 10000)
@@ -304,21 +282,6 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         self.debounce.stop()
         for handle in self.findChildren(WorkerHandle):
             handle.shutdown()
-
-    # ------------------------------------------------------------------ building
-    def _add_dock(self, widget: QWidget, title: str, area) -> QDockWidget:
-        dock = QDockWidget(title, self)
-        dock.setObjectName("dock_" + "".join(c if c.isalnum() else "_" for c in title.lower()))
-        dock.setWidget(widget)
-        self.addDockWidget(area, dock)
-        self._docks[title] = dock
-        if self.view_menu_docks is not None:
-            self.view_menu_docks.addAction(dock.toggleViewAction())
-        return dock
-
-    def _raise_dock(self, dock: QDockWidget) -> None:
-        dock.show()
-        dock.raise_()
 
     # ------------------------------------------------------------------ worker results
     def _on_loaded(self, predictor, info) -> None:
@@ -374,6 +337,14 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         verdict = f"{pred.label} ({pred.probabilities.max() * 100:.1f} %)" if len(pred.probabilities) else "attention only"
         self.statusBar().showMessage(f"{verdict}, {pred.num_tokens} tokens, {pred.elapsed_s * 1000:.0f} ms", 4000)
         self.state.set_prediction(pred)  # the views, the prediction panel and the explanation panel follow
+
+    def _on_head_mask(self, mask) -> None:
+        """Heads were switched off or on: analyse the review again at once (no debounce)."""
+        if self._predictor is not None and self.editor.toPlainText().strip():
+            self.analyze_now()
+        n_off = 0 if mask is None else int((mask == 0).sum())
+        self.statusBar().showMessage(f"{n_off} head{'s' if n_off != 1 else ''} switched off" if n_off else
+                                     "Every head on", 4000)
 
     def _on_error(self, message: str) -> None:
         self.prediction_panel.set_error(message)

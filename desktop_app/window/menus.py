@@ -1,4 +1,4 @@
-"""The main window's menu bar (File, Analysis, Samples, View, Help) and its layer/head toolbar.
+"""The main window's menu bar (File, Analysis, Samples, View, Help) and its layer/head/show toolbar.
 
 :class:`MenusMixin` is mixed into :class:`desktop_app.window.main_window.MainWindow`; the Model menu is
 :mod:`desktop_app.window.model_menu`'s. The menu actions call public methods of the window and of the
@@ -85,6 +85,9 @@ class MenusMixin:
         tb.addWidget(QLabel("  Head: "))
         self.head_combo.setMinimumContentsLength(12)
         tb.addWidget(self.head_combo)
+        tb.addWidget(QLabel("  Show: "))
+        self.show_combo = self.layer_head.show_combo
+        tb.addWidget(self.show_combo)
         tb.addSeparator()
         tb.addAction(self.analyze_action)
 

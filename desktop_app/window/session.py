@@ -1,12 +1,14 @@
 """Sessions: File > Save session / Open session.
 
-A session is versioned JSON (``{"format": "attention-explorer-session", "version": 1, ...}``) holding the
+A session is versioned JSON (``{"format": "attention-explorer-session", "version": 2, ...}``) holding the
 review text, the model folder ("" for the bundled model, so the session works from any checkout or bundle),
-the selected layer, head and tokens, the active view and the explanation results (token scores and
-faithfulness), written atomically (:func:`model.atomic.atomic_write_bytes`). Opening one analyses the text
-again with the model in use (the status bar says so when the session names another) and, once its prediction
-arrives, restores the selection, the layer/head, the active view and the explanations (when the tokens are
-unchanged).
+the selected layer, head and tokens, the active view, the explanation results (token scores and
+faithfulness), what the attention views show (``show``), the heads switched off (``head_mask``, (L, H) of 0/1, or
+null) and the pinned texts (``pins``: text and head mask each), written atomically
+(:func:`model.atomic.atomic_write_bytes`). Opening one analyses the pinned texts and pins them, then analyses the
+text again with the model in use (the status bar says so when the session names another) and, once its
+prediction arrives, restores the selection, the layer/head, the active view and the explanations (when the tokens
+are unchanged). Version 1 files (without show, head mask and pins) still open.
 
 :func:`read_session` raises :class:`SessionError` with a message for the user for a damaged file, a file
 that is not a session, or one written by a newer version of the app.
@@ -23,7 +25,7 @@ from model.atomic import atomic_write_bytes
 from .model_menu import folder_key
 
 FORMAT = "attention-explorer-session"
-VERSION = 1
+VERSION = 2
 SUFFIX = ".aesession.json"
 
 
@@ -42,6 +44,9 @@ class Session:
         selection: selected query token indices.
         active_view: title of the raised view (a :data:`desktop_app.views.registry.DOCKED_VIEWS` title) or "".
         explanations: JSON dicts ``{"explanation": ..., "faithfulness": ...}`` per method.
+        show: what the attention views show (:data:`desktop_app.state.SHOW_CHOICES`).
+        head_mask: (L, H) nested lists of 0/1 (0: head off), or None (every head on).
+        pins: ``{"text": str, "head_mask": (L, H) lists or None}`` per pinned analysis, oldest first.
     """
 
     text: str
@@ -51,13 +56,17 @@ class Session:
     selection: tuple[int, ...] = ()
     active_view: str = ""
     explanations: dict = field(default_factory=dict)
+    show: str = "attention"
+    head_mask: list | None = None
+    pins: tuple[dict, ...] = ()
 
     def to_json_dict(self) -> dict:
         """The file's JSON object."""
         return {
             "format": FORMAT, "version": VERSION, "text": self.text, "model_dir": self.model_dir,
             "layer": self.layer, "head": self.head, "selection": list(self.selection),
-            "active_view": self.active_view, "explanations": self.explanations,
+            "active_view": self.active_view, "explanations": self.explanations, "show": self.show,
+            "head_mask": self.head_mask, "pins": list(self.pins),
         }
 
 
@@ -100,9 +109,41 @@ def read_session(path: str | Path) -> Session:
             text=text, model_dir=str(data.get("model_dir") or ""), layer=int(data.get("layer", 0)),
             head=int(data.get("head", -1)), selection=tuple(int(i) for i in data.get("selection") or ()),
             active_view=str(data.get("active_view") or ""), explanations=explanations,
+            show=_show_of(data.get("show")), head_mask=_mask_of(data.get("head_mask")),
+            pins=tuple(_pin_of(p) for p in data.get("pins") or ()),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise SessionError(f"{name} is damaged: {exc}.") from exc
+
+
+def _show_of(value) -> str:
+    from ..records import SHOW_CHOICES
+
+    if value is None:
+        return "attention"
+    if value not in SHOW_CHOICES:
+        raise ValueError(f"show is {value!r}, not one of {', '.join(SHOW_CHOICES)}")
+    return str(value)
+
+
+def _mask_of(value) -> list | None:
+    """A head mask as nested lists of floats in [0, 1] (rows of equal length), or None."""
+    if value is None:
+        return None
+    rows = [[float(x) for x in row] for row in value]
+    if not rows or len({len(r) for r in rows}) != 1 or any(not 0.0 <= x <= 1.0 for r in rows for x in r):
+        raise ValueError("head_mask is not a table of numbers in [0, 1]")
+    return rows
+
+
+def _pin_of(value) -> dict:
+    if not isinstance(value, dict) or not isinstance(value.get("text"), str) or not value["text"].strip():
+        raise TypeError("a pin is not {text, head_mask}")
+    return {"text": value["text"], "head_mask": _mask_of(value.get("head_mask"))}
+
+
+def _mask_json(mask) -> list | None:
+    return None if mask is None else [[float(x) for x in row] for row in mask.tolist()]
 
 
 def explanation_to_json(result) -> dict:
@@ -141,42 +182,82 @@ def capture(window) -> Session:
         layer=state.layer, head=state.head, selection=tuple(state.selection),
         active_view=window.current_view_name(),
         explanations={m: explanation_to_json(r) for m, r in state.explanations.items()},
+        show=state.show, head_mask=_mask_json(state.head_mask),
+        pins=tuple({"text": p.text, "head_mask": _mask_json(p.head_mask)} for p in state.pins),
     )
 
 
 def restore(window, session: Session, done=None) -> None:
-    """Analyse ``session.text`` and, when its prediction arrives, restore the rest of ``session``.
+    """Analyse and pin ``session.pins``, then analyse ``session.text`` and, when its prediction arrives, restore the
+    rest of ``session``.
 
-    The explanations go into the explorer state (the explanation panel shows what the state holds).
-    ``done(session)`` is called once everything is restored (optional).
+    The explanations go into the explorer state (the explanation panel shows what the state holds). A head mask
+    that does not fit the model in use is left out (the status bar says so). ``done(session)`` is called once
+    everything is restored (optional).
     """
     state = window.state
+    notes: list[str] = []
+    info = window.model_info
+    if info is not None and folder_key(session.model_dir) != folder_key(info.model_dir):
+        notes.append(f"This session was saved with {model_name(session.model_dir)}; it is shown with "
+                     f"{model_name(info.model_dir)}.")
+        window.statusBar().showMessage(notes[0], 10000)
+    n_model_notes = len(notes)
+    state.clear_pins()
+    state.set_show(session.show)
+    pending = list(session.pins)
+
+    def set_mask(mask) -> None:
+        try:
+            state.set_head_mask(mask)
+        except ValueError as exc:
+            notes.append(f"The session's heads switched off were left out: {exc}.")
+            state.set_head_mask(None)
 
     def on_prediction(pred) -> None:
         if pred is None:  # cleared on the way (e.g. a model switch): wait for the analysis
             return
+        if pending:  # a pinned text's analysis
+            if pred.text != pending[0]["text"]:
+                return
+            pending.pop(0)
+            state.pin_current()
+            next_step()
+            return
+        if pred.text != session.text:
+            return
         state.prediction_changed.disconnect(on_prediction)
-        state.set_layer_head(session.layer, session.head)
-        state.set_selection(i for i in session.selection if 0 <= i < pred.num_tokens)
-        window.raise_view(session.active_view)
-        for data in session.explanations.values():
-            try:
-                result = explanation_from_json(data)
-            except (KeyError, TypeError, ValueError):
-                continue
-            if list(result.explanation.tokens) == list(pred.tokens):
-                state.add_explanation(result)
+        _restore_view(window, session, pred)
+        if len(notes) > n_model_notes:  # the model note was shown at once; the mask notes come now, with it
+            window.statusBar().showMessage(" ".join(notes), 10000)
         if done is not None:
             done(session)
 
-    info = window.model_info
-    if info is not None and folder_key(session.model_dir) != folder_key(info.model_dir):
-        window.statusBar().showMessage(
-            f"This session was saved with {model_name(session.model_dir)}; it is shown with "
-            f"{model_name(info.model_dir)}.", 10000
-        )
+    def next_step() -> None:
+        if pending:
+            set_mask(pending[0]["head_mask"])
+            window.controller.analyze(pending[0]["text"], state.head_mask)
+        else:
+            set_mask(session.head_mask)
+            window.analyze_text(session.text)
+
     state.prediction_changed.connect(on_prediction)
-    window.analyze_text(session.text)
+    next_step()
+
+
+def _restore_view(window, session: Session, pred) -> None:
+    """The layer/head, selection, active view and explanations of ``session`` for its prediction ``pred``."""
+    state = window.state
+    state.set_layer_head(session.layer, session.head)
+    state.set_selection(i for i in session.selection if 0 <= i < pred.num_tokens)
+    window.raise_view(session.active_view)
+    for data in session.explanations.values():
+        try:
+            result = explanation_from_json(data)
+        except (KeyError, TypeError, ValueError):
+            continue
+        if list(result.explanation.tokens) == list(pred.tokens):
+            state.add_explanation(result)
 
 
 def model_name(folder: str | Path | None) -> str:

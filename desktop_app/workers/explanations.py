@@ -35,8 +35,9 @@ class ExplanationWorker(BackgroundWorker):
     ig_progress = Signal(int, int, int)
     ig_cancelled = Signal(int)
 
-    def compute(self, generation: int, predictor, prediction, methods, layer: int) -> None:
-        """Explain ``prediction.text`` with each method in ``methods`` and score its faithfulness.
+    def compute(self, generation: int, predictor, prediction, methods, layer: int, head_mask=None) -> None:
+        """Explain ``prediction.text`` with each method in ``methods`` and score its faithfulness, for the model with
+        ``head_mask`` ((L, H), 0 = head off; None: every head on), the mask ``prediction`` was made with.
 
         Stops early (silently) when a newer generation was requested.
         """
@@ -51,8 +52,9 @@ class ExplanationWorker(BackgroundWorker):
                     prediction=prediction,
                     layer=layer,
                     should_stop=lambda: self.is_stale(generation),
+                    head_mask=head_mask,
                 )
-                f = predictor.faithfulness(prediction.text, e)
+                f = predictor.faithfulness(prediction.text, e, head_mask=head_mask)
             except ExplanationCancelled:
                 return
             except Exception as exc:  # noqa: BLE001 - shown to the user, never a crash
@@ -61,8 +63,10 @@ class ExplanationWorker(BackgroundWorker):
             self.result.emit(generation, ExplanationResult(method, e, f))
         self.batch_finished.emit(generation)
 
-    def compute_integrated_gradients(self, generation: int, predictor, prediction, n_steps: int) -> None:
-        """Integrated gradients with ``n_steps`` steps, progress per internal batch, cancellable."""
+    def compute_integrated_gradients(self, generation: int, predictor, prediction, n_steps: int,
+                                     head_mask=None) -> None:
+        """Integrated gradients with ``n_steps`` steps (for the model with ``head_mask``), progress per internal
+        batch, cancellable."""
         predictor = self.own_predictor(predictor)
         try:
             e = predictor.explain(
@@ -72,8 +76,9 @@ class ExplanationWorker(BackgroundWorker):
                 n_steps=n_steps,
                 progress=lambda done, total: self.ig_progress.emit(generation, done, total),
                 should_stop=lambda: self.should_stop(generation),
+                head_mask=head_mask,
             )
-            f = predictor.faithfulness(prediction.text, e)
+            f = predictor.faithfulness(prediction.text, e, head_mask=head_mask)
         except ExplanationCancelled:
             self.ig_cancelled.emit(generation)
             return

@@ -31,7 +31,9 @@ class InferenceWorker(BackgroundWorker):
     Signals:
         loaded(object, object): (Predictor, :class:`model.info.ModelInfo`) once the model is ready.
         load_failed(str): a one-line reason (missing folder, corrupt weights, ...).
-        result(int, object): (generation, ``model.Prediction``).
+        result(int, object): (generation, ``model.Prediction``), sent as soon as it is computed.
+        layer_result(int, object): (generation, its :class:`~desktop_app.records.LayerProbabilities`), sent after
+            ``result`` (not at all without a classification head, or when the request went stale meanwhile).
         failed(int, str): (generation, one-line reason), e.g. "the text is empty".
         started(int): the request of this generation is now being computed.
         progress(str): the loading stage now under way, for the status bar ("Loading weights\u2026").
@@ -41,12 +43,14 @@ class InferenceWorker(BackgroundWorker):
     progress = Signal(str)
     load_failed = Signal(str)
     result = Signal(int, object)
+    layer_result = Signal(int, object)
     failed = Signal(int, str)
     started = Signal(int)
 
     def __init__(self) -> None:
         super().__init__()
         self.predictor = None
+        self._reference: tuple | None = None  # (text, (L + 1, C) all-heads probabilities) of the last masked request
 
     def load(self, model_dir, device) -> None:
         """Load ``model.Predictor.from_pretrained(model_dir, device)``; emits ``loaded`` or ``load_failed``."""
@@ -66,11 +70,12 @@ class InferenceWorker(BackgroundWorker):
             log.debug("model load failed:\n%s", traceback.format_exc())
             self.load_failed.emit(f"Could not load the model: {one_line(exc)}")
             return
-        self.predictor = predictor
+        self.predictor, self._reference = predictor, None
         self.loaded.emit(predictor, info)
 
-    def analyze(self, generation: int, text: str) -> None:
-        """Run ``predict(text)`` unless a newer request has been made; emits ``result`` or ``failed``."""
+    def analyze(self, generation: int, text: str, head_mask=None) -> None:
+        """Run ``predict(text, head_mask=head_mask)`` and the prediction by layer (with the mask and, when heads are
+        off, without) unless a newer request has been made; emits ``result`` or ``failed``."""
         if self.is_stale(generation):
             return  # stale: a newer request is queued behind this one
         if self.predictor is None:
@@ -78,12 +83,34 @@ class InferenceWorker(BackgroundWorker):
             return
         self.started.emit(generation)
         try:
-            pred = self.predictor.predict(text)
+            pred = self.predictor.predict(text, head_mask=head_mask)
         except Exception as exc:  # noqa: BLE001 - any failure becomes a message
             log.debug("predict failed:\n%s", traceback.format_exc())
             self.failed.emit(generation, one_line(exc))
             return
-        self.result.emit(generation, pred)
+        self.result.emit(generation, pred)  # first: the prediction is on screen before the plot's passes run
+        probs = self._layer_probabilities(generation, text, head_mask, pred)
+        if probs is not None and not self.is_stale(generation):
+            self.layer_result.emit(generation, probs)
+
+    def _layer_probabilities(self, generation: int, text: str, head_mask, pred):
+        """The prediction by layer, and the all-heads curve when heads are off (kept for the last text, so toggling
+        heads costs one pass); None without a head, when stale, or if it fails (the prediction is shown anyway)."""
+        from ..records import LayerProbabilities
+
+        if pred.attention_only or self.is_stale(generation):
+            return None
+        try:
+            probs = self.predictor.layer_predictions(text, head_mask=head_mask)
+            ref = None
+            if head_mask is not None:
+                if self._reference is None or self._reference[0] != text:
+                    self._reference = (text, self.predictor.layer_predictions(text))
+                ref = self._reference[1]
+        except Exception:  # noqa: BLE001 - the plot stays empty; the prediction itself is fine
+            log.debug("layer predictions failed:\n%s", traceback.format_exc())
+            return None
+        return LayerProbabilities(probs, ref, tuple(pred.labels))
 
 
 class InferenceController(QObject):
@@ -93,6 +120,8 @@ class InferenceController(QObject):
         loaded(object, object): (Predictor, :class:`model.info.ModelInfo`).
         load_failed(str): why the model could not be loaded.
         prediction(object): the newest ``model.Prediction`` (stale ones never arrive).
+        layer_probabilities(object): the newest prediction's :class:`~desktop_app.records.LayerProbabilities`,
+            after ``prediction``.
         error(str): why the newest request failed.
         busy_changed(bool): True while a request is outstanding.
         progress(str): the loading stage under way (see :class:`InferenceWorker`).
@@ -102,6 +131,7 @@ class InferenceController(QObject):
     progress = Signal(str)
     load_failed = Signal(str)
     prediction = Signal(object)
+    layer_probabilities = Signal(object)
     error = Signal(str)
     busy_changed = Signal(bool)
 
@@ -112,10 +142,11 @@ class InferenceController(QObject):
         worker.loaded.connect(self._on_loaded)
         worker.load_failed.connect(self._on_load_failed)
         worker.result.connect(self._on_result)
+        worker.layer_result.connect(self._on_layer_result)
         worker.failed.connect(self._on_failed)
         worker.progress.connect(self.progress)
         self._ready = False
-        self._pending: str | None = None
+        self._pending: tuple | None = None  # (text, head mask) asked before the model loaded
         self._busy = False
 
     @property
@@ -140,8 +171,9 @@ class InferenceController(QObject):
         self._set_busy(False)
         self.load(model_dir, device)
 
-    def analyze(self, text: str) -> int:
-        """Queue ``text`` for analysis; any older outstanding request becomes stale.
+    def analyze(self, text: str, head_mask=None) -> int:
+        """Queue ``text`` for analysis with ``head_mask`` ((L, H), 0 = head off; None: every head on); any older
+        outstanding request becomes stale.
 
         Before the model has loaded, only the newest text is kept and sent once
         it is ready. Returns the request's generation.
@@ -149,9 +181,9 @@ class InferenceController(QObject):
         generation = self.handle.next_generation()
         self._set_busy(True)
         if not self._ready:
-            self._pending = text
+            self._pending = (text, head_mask)
             return generation
-        self.handle.submit(self.handle.worker.analyze, generation, text)
+        self.handle.submit(self.handle.worker.analyze, generation, text, head_mask)
         return generation
 
     def shutdown(self) -> None:
@@ -167,8 +199,8 @@ class InferenceController(QObject):
         self._ready = True
         self.loaded.emit(predictor, info)
         if self._pending is not None:
-            text, self._pending = self._pending, None
-            self.handle.submit(self.handle.worker.analyze, self.handle.generation, text)
+            (text, mask), self._pending = self._pending, None
+            self.handle.submit(self.handle.worker.analyze, self.handle.generation, text, mask)
 
     def _on_load_failed(self, message: str) -> None:
         self._pending = None
@@ -180,6 +212,10 @@ class InferenceController(QObject):
             return  # stale
         self._set_busy(False)
         self.prediction.emit(pred)
+
+    def _on_layer_result(self, generation: int, probs) -> None:
+        if self.handle.is_current(generation):
+            self.layer_probabilities.emit(probs)
 
     def _on_failed(self, generation: int, message: str) -> None:
         if not self.handle.is_current(generation):

@@ -1,0 +1,78 @@
+"""The records and choices of :class:`desktop_app.state.ExplorerState` (NumPy only, no Qt, no torch).
+
+The head choices (:data:`MEAN_HEADS`, :data:`MAX_HEADS`), what the attention views show (:data:`SHOW_CHOICES`),
+and the immutable records the state hands to the views: :class:`TokenImportance`, :class:`LayerProbabilities`,
+:class:`Pin`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+MEAN_HEADS = -1  # head choice: mean over heads
+MAX_HEADS = -2  # head choice: element-wise max over heads
+
+SHOW_ATTENTION = "attention"
+SHOW_CHOICES: tuple[str, ...] = ("attention", "value_norm", "alti")
+"""What the attention views show: the attention weights alpha, the value-weighted norms ||alpha f(x)|| (Kobayashi
+et al. 2020) or the ALTI contributions (Ferrando et al. 2022); the last two are :data:`model.flow.FLOW_METHODS`."""
+SHOW_TITLES: dict[str, str] = {
+    "attention": "attention weights",
+    "value_norm": "value-weighted (\u2016\u03b1f(x)\u2016)",
+    "alti": "ALTI contributions",
+}
+"""The selector's names of :data:`SHOW_CHOICES`."""
+
+
+@dataclass(frozen=True)
+class TokenImportance:
+    """Per-token scores that colour the tokens instead of attention.
+
+    Attributes:
+        scores: float32 [T], read-only, aligned with the current prediction's tokens.
+        signed: the scores can be negative (a diverging colour map, 0 = white).
+        name: what they are, e.g. "integrated gradients" (captions and tooltips).
+    """
+
+    scores: np.ndarray
+    signed: bool
+    name: str
+
+
+@dataclass(frozen=True)
+class LayerProbabilities:
+    """The prediction by layer of the current text (a "logit lens" for encoders, ``Predictor.layer_predictions``).
+
+    Attributes:
+        probabilities: float32 (L + 1, C), read-only: row 0 after the embeddings, row l after layer l, with the state's
+            head mask in force (the last row is the prediction's probabilities).
+        reference: float32 (L + 1, C), read-only, the same with every head on; None when no head is off.
+        labels: the C class names.
+    """
+
+    probabilities: np.ndarray
+    reference: np.ndarray | None
+    labels: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Pin:
+    """A pinned analysis the current one is compared with.
+
+    Attributes:
+        text: the review text as analysed.
+        prediction: its :class:`model.prediction.Prediction` (with the head mask then in force).
+        head_mask: the (L, H) head mask it was analysed with, read-only, or None (all heads on).
+    """
+
+    text: str
+    prediction: object
+    head_mask: np.ndarray | None = None
+
+def same_mask(a, b) -> bool:
+    """True when two head masks (None = every head on) switch the same heads off by the same amount."""
+    if a is None or b is None:
+        return a is None and b is None
+    return a.shape == b.shape and bool(np.array_equal(a, b))

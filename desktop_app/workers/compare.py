@@ -1,0 +1,302 @@
+"""The comparison of a pinned analysis with the current one, computed off the GUI thread.
+
+The worker pattern of :mod:`desktop_app.workers.handle`: :class:`CompareWorker` runs on its own QThread with its own
+predictor replica. For each of the two texts it computes the prediction (the pin's is reused), one explanation
+method's token scores (``Predictor.explain``, both texts explaining the same class,
+:func:`desktop_app.compare_records.focus_class`) and the ALTI aggregated importance (``Predictor.attention_flow``),
+sums them into words and aligns the two word sequences (:func:`desktop_app.compare_records.align_words`); the
+answer is one immutable :class:`~desktop_app.compare_records.CompareResult`. Per-text results are cached, so
+switching pins or re-analysing an unchanged text costs nothing.
+
+:class:`CompareController`, on the GUI thread, asks again whenever the pins, the current prediction, the chosen
+method or the head mask change. Latest request wins: the worker skips stale requests (and stops a running
+explanation between its steps), the controller drops stale answers.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+
+import numpy as np
+from PySide6.QtCore import QObject, Signal
+
+from ..compare_records import CompareResult, CompareSide, align_words, focus_class, text_words, word_sums
+from .flow import mask_key
+from .handle import EXPLANATION_NICE, BackgroundWorker, WorkerHandle, one_line
+
+log = logging.getLogger(__name__)
+
+DEFAULT_METHOD = "decompx"  # the explanation compared by default ...
+FALLBACK_METHOD = "grad_x_input"  # ... and the one used where DecompX does not cover the model
+FLOW_METHOD = "alti"  # the attention flow compared beside it
+CACHE_SIZE = 16  # per-text results kept on the worker
+
+
+def method_choices() -> list[tuple[str, str]]:
+    """(id, title) of every explanation method, in the registry's display order (imports :mod:`model.explain`)."""
+    from model.explain import EXPLANATION_METHODS, METHOD_TITLES
+
+    return [(m, METHOD_TITLES[m]) for m in EXPLANATION_METHODS]
+
+
+@dataclass(frozen=True)
+class SideRequest:
+    """One text to compare.
+
+    Attributes:
+        text: the text. head_mask: float32 (L, H) or None, the mask it is analysed with.
+        prediction: its ``model.Prediction`` under ``head_mask`` when known (a pin's), else None (computed).
+    """
+
+    text: str
+    head_mask: np.ndarray | None
+    prediction: object = None
+
+
+class CompareCancelled(Exception):
+    """A newer request made this one stale."""
+
+
+class CompareWorker(BackgroundWorker):
+    """Computes :class:`~desktop_app.compare_records.CompareResult` records on its own thread.
+
+    Signals:
+        result(int, object): (generation, CompareResult).
+        failed(int, str): (generation, one-line reason).
+    """
+
+    result = Signal(int, object)
+    failed = Signal(int, str)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cache: OrderedDict[tuple, tuple] = OrderedDict()  # (text, mask, method, target) -> side results
+        self._cache_owner = None
+
+    def compute(self, generation: int, predictor, pinned: SideRequest, current: SideRequest, method: str) -> None:
+        """Compare ``pinned`` with ``current`` by ``method`` (a ``model.explain`` id) unless ``generation`` is stale;
+        emits ``result`` or ``failed`` (nothing when it became stale meanwhile)."""
+        if self.is_stale(generation):
+            return
+        try:
+            result = self._compare(generation, predictor, pinned, current, method)
+        except CompareCancelled:
+            return
+        except Exception as exc:  # noqa: BLE001 - any failure becomes a message
+            log.debug("comparison failed", exc_info=True)
+            self.failed.emit(generation, one_line(exc))
+            return
+        if not self.is_stale(generation):
+            self.result.emit(generation, result)
+
+    def _compare(self, generation: int, predictor, pinned: SideRequest, current: SideRequest,
+                 method: str) -> CompareResult:
+        from model.explain import METHOD_TITLES, SIGNED_METHODS
+
+        p = self.own_predictor(predictor)
+        if self._cache_owner is not p:
+            self.cache.clear()
+            self._cache_owner = p
+        labels = tuple(p.labels)
+        if not labels:
+            raise ValueError("comparing needs a model with a classification head")
+        cur_pred = current.prediction if current.prediction is not None else \
+            p.predict(current.text, head_mask=current.head_mask)
+        target = focus_class(labels, cur_pred.probabilities)
+        notes: list[str] = []
+        try:
+            a = self._side(generation, p, pinned, method, target)
+            b = self._side(generation, p, replace(current, prediction=cur_pred), method, target)
+        except NotImplementedError as exc:  # DecompX (a flow method) does not cover this architecture
+            if method == FALLBACK_METHOD:
+                raise
+            notes.append(f"{METHOD_TITLES.get(method, method)} does not cover this model ({one_line(exc)}); "
+                         f"showing {METHOD_TITLES[FALLBACK_METHOD]}")
+            method = FALLBACK_METHOD
+            a = self._side(generation, p, pinned, method, target)
+            b = self._side(generation, p, replace(current, prediction=cur_pred), method, target)
+        notes += [n for n in dict.fromkeys((a[1], b[1])) if n]
+        return CompareResult(a[0], b[0], align_words(a[0].words.words, b[0].words.words), method,
+                             METHOD_TITLES.get(method, method), method in SIGNED_METHODS, target, tuple(notes))
+
+    def _side(self, generation: int, p, side: SideRequest, method: str, target: int) -> tuple[CompareSide, str]:
+        """(CompareSide, note about the flow or "") of one text, from the cache or computed."""
+        key = (side.text, mask_key(side.head_mask), method, target)
+        if key in self.cache:
+            self.cache.move_to_end(key)
+            return self.cache[key]
+        if self.should_stop(generation):
+            raise CompareCancelled
+        from model.explain import ExplanationCancelled
+
+        pred = side.prediction if side.prediction is not None else p.predict(side.text, head_mask=side.head_mask)
+        words = text_words(side.text, pred.offsets)
+        try:
+            expl = p.explain(side.text, method, target=target, head_mask=side.head_mask,
+                             should_stop=lambda: self.should_stop(generation))
+        except ExplanationCancelled as exc:
+            raise CompareCancelled from exc
+        if len(expl.scores) != len(pred.tokens):
+            raise ValueError(f"{method} gave {len(expl.scores)} scores for {len(pred.tokens)} tokens")
+        flow, note = None, ""
+        if self.should_stop(generation):
+            raise CompareCancelled
+        try:
+            importance = p.attention_flow(side.text, FLOW_METHOD, head_mask=side.head_mask).importance
+            flow = word_sums(importance, words.token_word, len(words.words))
+        except NotImplementedError as exc:  # FlowNotSupported: ALTI does not cover this architecture
+            note = f"ALTI cannot be shown: {one_line(exc)}"
+        mask = None if side.head_mask is None else np.array(side.head_mask, dtype=np.float32)
+        out = (CompareSide(side.text, tuple(pred.labels), np.array(pred.probabilities, dtype=np.float32), words,
+                           word_sums(expl.scores, words.token_word, len(words.words)), flow, mask), note)
+        self.cache[key] = out
+        while len(self.cache) > CACHE_SIZE:
+            self.cache.popitem(last=False)
+        return out
+
+
+
+class CompareController(QObject):
+    """GUI-thread side: keeps the comparison of the chosen pin with the current analysis up to date.
+
+    Recomputes (on :class:`CompareWorker`) when the pins, the current prediction, the head mask, the chosen pin or the
+    chosen method change; answers through :attr:`result` and :attr:`status`. Heads switched on or off make the
+    current side computed under the new mask at once (its prediction too), before the window's new analysis arrives.
+
+    Args:
+        state: the :class:`~desktop_app.state.ExplorerState` (read: pins, prediction, head_mask; never written).
+
+    Attributes:
+        method: the chosen explanation method (a ``model.explain`` id; default :data:`DEFAULT_METHOD`).
+        pin_index: the chosen pin, an index into ``state.pins`` (-1: the newest; reset to it when the pins change).
+        latest: the :class:`~desktop_app.compare_records.CompareResult` on display, or None.
+        message: the status line on display ("" when the result is current).
+
+    Signals:
+        result(object): a new CompareResult, or None (nothing to compare, or the comparison failed).
+        status(str): what is going on ("Computing ...", why nothing is compared, a failure); "" with a fresh result.
+    """
+
+    result = Signal(object)
+    status = Signal(str)
+
+    def __init__(self, state, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.predictor = None
+        self.method = DEFAULT_METHOD
+        self.pin_index = -1
+        self.latest: CompareResult | None = None
+        self.message = ""
+        self._asked: tuple | None = None  # the key of the request under way or answered
+        self._mask_pending = False  # the head mask changed since the current prediction was made
+        self.handle = WorkerHandle(CompareWorker(), "compare", EXPLANATION_NICE, parent=self)
+        self.handle.worker.result.connect(self._on_result)
+        self.handle.worker.failed.connect(self._on_failed)
+        state.pins_changed.connect(self._on_pins)
+        state.prediction_changed.connect(self._on_prediction)
+        state.head_mask_changed.connect(self._on_head_mask)
+
+    def connect_view(self, view) -> None:
+        """Wire a Compare view (:class:`desktop_app.views.compare_view.CompareView`): its method list and choices
+        (``set_methods``, ``method_chosen(str)``, ``pin_chosen(int)``) and this controller's answers
+        (``set_result``, ``set_status``)."""
+        view.set_methods(method_choices(), self.method)
+        view.method_chosen.connect(self.set_method)
+        view.pin_chosen.connect(self.set_pin_index)
+        self.result.connect(view.set_result)
+        self.status.connect(view.set_status)
+        view.set_status(self.message)
+
+    def set_predictor(self, predictor) -> None:
+        """Use ``predictor`` (a newly loaded ``model.Predictor``) and compare again."""
+        self.predictor = predictor
+        self._asked = None
+        self.refresh()
+
+    def set_method(self, method: str) -> None:
+        """Compare by explanation ``method`` (a ``model.explain`` id; an unknown one fails with a message)."""
+        if method and method != self.method:
+            self.method = str(method)
+            self.refresh()
+
+    def set_pin_index(self, index: int) -> None:
+        """Compare with pin ``index`` of ``state.pins`` (-1: the newest)."""
+        if int(index) != self.pin_index:
+            self.pin_index = int(index)
+            self.refresh()
+
+    def pin(self):
+        """The chosen :class:`~desktop_app.records.Pin` (the newest when the index is out of range), or None."""
+        pins = self.state.pins
+        if not pins:
+            return None
+        return pins[self.pin_index] if -len(pins) <= self.pin_index < len(pins) else pins[-1]
+
+    def key(self) -> tuple | None:
+        """What the comparison shown now must be of: (pin text, pin mask, current text, current mask, method), or
+        None when there is no pin or no current prediction."""
+        pin, pred = self.pin(), self.state.prediction
+        if pin is None or pred is None:
+            return None
+        return pin.text, mask_key(pin.head_mask), pred.text, mask_key(self.state.head_mask), self.method
+
+    def refresh(self) -> int:
+        """Ask for the comparison the state needs now (nothing when it is shown or under way); returns the newest
+        generation."""
+        key = self.key()
+        if key is None:
+            self._asked = None
+            generation = self.handle.next_generation()
+            self._show(None, "Pin an analysis (Pin, Ctrl+Shift+P) to compare it with the current one"
+                       if not self.state.pins else "Analyse a text to compare it with the pin")
+            return generation
+        if self.predictor is None:
+            self._show(self.latest, "Loading model\u2026")
+            return self.handle.generation
+        if key == self._asked:
+            return self.handle.generation
+        self._asked = key
+        generation = self.handle.next_generation()
+        pin, pred = self.pin(), self.state.prediction
+        self._show(self.latest, "Comparing\u2026")
+        self.handle.submit(self.handle.worker.compute, generation, self.predictor,
+                           SideRequest(pin.text, pin.head_mask, pin.prediction),
+                           SideRequest(pred.text, self.state.head_mask, None if self._mask_pending else pred),
+                           self.method)
+        return generation
+
+    def shutdown(self) -> None:
+        """Stop the worker thread."""
+        self.handle.shutdown()
+
+    def _show(self, result, message: str) -> None:
+        if result is not self.latest:
+            self.latest = result
+            self.result.emit(result)
+        if message != self.message:
+            self.message = message
+            self.status.emit(message)
+
+    def _on_pins(self, _pins) -> None:
+        self.pin_index = -1
+        self.refresh()
+
+    def _on_prediction(self, _pred) -> None:
+        self._mask_pending = False
+        self.refresh()
+
+    def _on_head_mask(self, _mask) -> None:
+        self._mask_pending = self.state.prediction is not None
+        self.refresh()
+
+    def _on_result(self, generation: int, result) -> None:
+        if self.handle.is_current(generation):
+            self._show(result, "")
+
+    def _on_failed(self, generation: int, message: str) -> None:
+        if self.handle.is_current(generation):
+            log.info("comparison failed: %s", message)
+            self._show(None, f"Comparison failed: {message}")
