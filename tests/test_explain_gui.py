@@ -138,3 +138,20 @@ def test_comparison_waits_for_uncomputed_methods(qtbot, panel, tiny_predictor):
     _wait_for_cheap(qtbot, panel)
     (_, left), (right_title, right) = panel.comparison()
     assert left is not None and right is None and "not computed yet" in right_title
+
+def test_explanations_follow_the_head_mask(qtbot, panel, tiny_predictor):
+    """Issue 25: with heads switched off, the explanations (and their faithfulness) are of the masked model."""
+    cfg = tiny_predictor.config
+    mask = np.ones((cfg.n_layers, cfg.n_heads), np.float32)
+    mask[0, 0] = mask[-1, -1] = 0
+    panel.state.set_head_mask(mask)
+    pred = tiny_predictor.predict(TEXT, head_mask=mask)
+    panel.set_prediction(pred)
+    _wait_for_cheap(qtbot, panel)
+    got = panel.results["grad_x_input"]
+    want = tiny_predictor.explain(TEXT, "grad_x_input", prediction=pred, head_mask=mask)
+    np.testing.assert_allclose(got.explanation.scores, want.scores, rtol=1e-5, atol=1e-6)
+    unmasked = tiny_predictor.explain(TEXT, "grad_x_input")
+    assert not np.allclose(got.explanation.scores, unmasked.scores, atol=1e-6)
+    faith = tiny_predictor.faithfulness(TEXT, want, head_mask=mask)
+    assert got.faithfulness.comprehensiveness_aopc == pytest.approx(faith.comprehensiveness_aopc, abs=1e-6)
