@@ -14,7 +14,6 @@ from the GUI, least important first across all layers (ties: the earlier layer, 
 
 from __future__ import annotations
 
-import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
@@ -29,26 +28,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from model.pruning import pruning_mask
+
 OFF_COLOUR = "#9e9e9e"  # the background of a switched-off head's toggle
 IMPORTANCE_COLOUR = QColor("#e67e22")  # the tint of the most important head (orange; white for the least)
-
-
-def pruning_mask(importance: np.ndarray, k: int) -> np.ndarray:
-    """The head mask that switches off the ``k`` least important heads.
-
-    Args:
-        importance: float (L, H) scores, higher = more important.
-        k: how many heads to switch off (clamped to 0..L*H).
-
-    Returns:
-        float32 (L, H) of 1 (on) and 0 (off); the order is a stable ascending sort of the flattened scores, so ties
-        go to the earlier layer, then head (as ``model.evaluation.head_importance.pruning_order``).
-    """
-    scores = np.asarray(importance, dtype=np.float64)
-    order = np.argsort(scores.reshape(-1), kind="stable")[: max(0, min(int(k), scores.size))]
-    mask = np.ones(scores.size, np.float32)
-    mask[order] = 0.0
-    return mask.reshape(scores.shape)
 
 
 def importance_tint(value: float, top: float) -> QColor:

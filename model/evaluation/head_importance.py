@@ -32,6 +32,7 @@ import numpy as np
 import torch
 
 from ..explain.heads import head_mask_hooks
+from ..pruning import pruning_mask, pruning_order
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..predictor import Predictor
@@ -82,13 +83,6 @@ def normalise_per_layer(importance: np.ndarray) -> np.ndarray:
     return np.where(norms > 0, importance / np.where(norms > 0, norms, 1.0), 0.0)
 
 
-def pruning_order(scores: np.ndarray) -> list[tuple[int, int]]:
-    """(layer, head) pairs, least important first (ties: the earlier layer, then head)."""
-    flat = np.argsort(scores.reshape(-1), kind="stable")
-    H = scores.shape[1]
-    return [(int(i // H), int(i % H)) for i in flat]
-
-
 def accuracy(predictor: Predictor, texts: Sequence[str], targets: np.ndarray, head_mask=None,
              batch_size: int = 64) -> float:
     """Accuracy of ``predictor`` (with ``head_mask``) on the texts (a text that cannot be scored counts as wrong)."""
@@ -104,13 +98,10 @@ def prune_curve(predictor: Predictor, texts: Sequence[str], targets: np.ndarray,
     Returns:
         ``[{"percent": p, "heads_pruned": k, "accuracy": a, "mask": (L, H) list}]``.
     """
-    order = pruning_order(scores)
     rows = []
     for p in percents:
-        k = int(round(p / 100 * len(order)))
-        mask = np.ones_like(scores, dtype=np.float32)
-        for layer, head in order[:k]:
-            mask[layer, head] = 0.0
+        k = int(round(p / 100 * scores.size))
+        mask = pruning_mask(scores, k)
         rows.append({"percent": int(p), "heads_pruned": k, "accuracy": accuracy(predictor, texts, targets, mask),
                      "mask": mask.astype(int).tolist()})
     return rows
