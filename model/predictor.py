@@ -205,15 +205,20 @@ class Predictor(PredictorAnalysis):
         enc = self.encode(text)
         ids = torch.from_numpy(enc.ids).unsqueeze(0).to(self.device)  # (1, T)
         mask = torch.ones_like(ids, dtype=torch.bool)  # (1, T)
-        with self.masked(self.check_head_mask(head_mask)):
+        checked = self.check_head_mask(head_mask)
+        with self.masked(checked):
             parts = self.model.attention_internals(ids, mask, layer)
 
-        def arr(name: str) -> np.ndarray:
-            return parts[name][0].float().cpu().numpy().astype(np.float32)
+        def arr(name: str, batched: bool = True) -> np.ndarray | None:
+            t = parts.get(name)
+            return None if t is None else (t[0] if batched else t).float().cpu().numpy().astype(np.float32)
 
         return AttentionInternals(
-            tokens=tuple(enc.tokens), layer=layer, queries=arr("queries"), keys=arr("keys"), values=arr("values"),
-            scores=arr("scores"), head_outputs=arr("head_outputs"), extra_score_terms=parts.get("extra_score_terms"),
+            tokens=tuple(enc.tokens), layer=layer, extra_score_terms=parts.get("extra_score_terms"),
+            **{n: arr(n) for n in ("queries", "keys", "values", "scores", "head_outputs", "inputs", "attention_output",
+                                   "position_scores")},
+            output_weight=arr("output_weight", False), output_bias=arr("output_bias", False),
+            score_scale=parts.get("score_scale"), head_scale=None if checked is None else checked[layer].copy(),
         )
 
     @torch.inference_mode()

@@ -131,7 +131,10 @@ class TransformerClassifier(nn.Module):
         Returns:
             dict of tensors: ``queries``, ``keys``, ``values`` (B, H, T, d_k); ``scores`` (B, H, T, T), the
             scaled, masked logits (padded keys -inf); ``head_outputs`` (B, H, T, d_k) = softmax(scores) V;
-            ``extra_score_terms``: None (this model adds nothing to Q K^T / sqrt(d_k)).
+            ``inputs`` (B, T, D), what the projections read; ``attention_output`` (B, T, D), the attention sublayer's
+            output by its own forward pass (head-mask hooks apply); ``output_weight`` (H, d_k, D), W^O by head
+            (``out(y) = y W^O + b^O``); ``output_bias`` (D,); ``extra_score_terms``: None (this model adds nothing
+            to Q K^T / sqrt(d_k)).
 
         Raises:
             IndexError: ``layer`` outside 0..L-1.
@@ -140,11 +143,15 @@ class TransformerClassifier(nn.Module):
             raise IndexError(f"layer {layer} out of range 0..{len(self.layers) - 1}")
         x, _ = self.run_layers(self.embed(input_ids), attention_mask, stop=layer)  # input of `layer`
         block = self.layers[layer]
-        q, k, v = block.attn.project_qkv(block.attention_input(x))  # (B, H, T, d_k) each
+        a = block.attention_input(x)  # (B, T, D)
+        q, k, v = block.attn.project_qkv(a)  # (B, H, T, d_k) each
         scores = attention_scores(q, k, attention_mask)  # (B, H, T, T)
+        out = block.attn.out  # nn.Linear: y W^T + b, weight (D, D)
         return {
             "queries": q, "keys": k, "values": v, "scores": scores,
-            "head_outputs": scores.softmax(dim=-1) @ v, "extra_score_terms": None,
+            "head_outputs": scores.softmax(dim=-1) @ v, "extra_score_terms": None, "inputs": a,
+            "attention_output": block.attn(a, attention_mask)[0],
+            "output_weight": out.weight.T.reshape(q.size(1), q.size(-1), -1), "output_bias": out.bias,
         }
 
     def encode_with_maps(
