@@ -1,29 +1,24 @@
 """ExplorerState: the one owner of what the explorer shows.
 
-Everything on screen is drawn from this one object and changes only through its setters, each of which
-announces the change with a signal:
+Everything on screen is drawn from this one object and changes only through its setters, each announced by a signal:
 
 * the model: :attr:`ExplorerState.info`, the :class:`model.info.ModelInfo` of the loaded model;
 * the text: :attr:`~ExplorerState.prediction` and what was computed for it on the workers
-  (:attr:`~ExplorerState.explanations`, :attr:`~ExplorerState.internals`,
-  :attr:`~ExplorerState.embedding_norms`);
-* the selection: :attr:`~ExplorerState.layer`, :attr:`~ExplorerState.head` (a head, or
-  :data:`MEAN_HEADS` / :data:`MAX_HEADS`) and the selected query tokens :attr:`~ExplorerState.selection`;
-* the token colouring: :attr:`~ExplorerState.importance` (None: attention; else one explanation's scores);
-* the highlighted words: :attr:`~ExplorerState.highlighted_words` (words or bigrams the token view marks wherever
-  they occur, e.g. the word the batch table is filtered by in the corpus dock);
+  (:attr:`~ExplorerState.explanations`, :attr:`~ExplorerState.internals`, :attr:`~ExplorerState.embedding_norms`);
+* the selection: :attr:`~ExplorerState.layer`, :attr:`~ExplorerState.head` (a head, or :data:`MEAN_HEADS` /
+  :data:`MAX_HEADS`) and the selected query tokens :attr:`~ExplorerState.selection`;
+* the token colouring: :attr:`~ExplorerState.importance` (None: attention; else one explanation's scores); the
+  highlighted words :attr:`~ExplorerState.highlighted_words` (marked by the token view wherever they occur);
 * what the attention views show (:attr:`~ExplorerState.show`: attention weights, or what flows, :data:`SHOW_CHOICES`)
-  and the flow for the current text (:attr:`~ExplorerState.flow`, computed on a worker,
-  :mod:`desktop_app.workers.flow`), the value-vector norms ||f(x_j)|| beside the weights
-  (:attr:`~ExplorerState.value_norms`);
-* the head mask (:attr:`~ExplorerState.head_mask`: heads switched off; the prediction and every result are for the
-  model with those heads off), a loaded head importance (:attr:`~ExplorerState.head_importance`), the prediction by
-  layer (:attr:`~ExplorerState.layer_probabilities`);
+  and the flow of the current text (:attr:`~ExplorerState.flow`, from :mod:`desktop_app.workers.flow`),
+  the value-vector norms ||f(x_j)|| beside the weights (:attr:`~ExplorerState.value_norms`), the causal-mask what-if
+  of the heatmap and the attention steps (:attr:`~ExplorerState.causal`: a lesson; no prediction ever uses it);
+* the head mask (:attr:`~ExplorerState.head_mask`: heads off, for the prediction and every result), a head importance
+  (:attr:`~ExplorerState.head_importance`), the prediction by layer (:attr:`~ExplorerState.layer_probabilities`);
 * the pinned analyses (:attr:`~ExplorerState.pins`) the current one is compared with.
 
-Views read it and listen to it, so clicking a token in any view selects it in all of them, and nothing
-else tells a view what to show. A new choice of what to show is one more attribute, setter and signal here, beside
-layer and head. No torch: NumPy records only.
+Views read it and listen to it, so clicking a token in any view selects it in all of them, and nothing else tells a
+view what to show. A new choice of what to show is one more attribute, setter and signal here. No torch: NumPy only.
 """
 
 from __future__ import annotations
@@ -76,6 +71,7 @@ class ExplorerState(QObject):
         head_importance_changed(object): float32 (L, H) head importance to overlay, or None.
         layer_probabilities_changed(object): the new :class:`LayerProbabilities`, or None.
         pins_changed(tuple): the new tuple of :class:`Pin` (oldest first; may be empty).
+        causal_changed(bool): the causal what-if switched on or off.
     """
 
     model_changed = Signal(object)
@@ -95,6 +91,7 @@ class ExplorerState(QObject):
     head_importance_changed = Signal(object)
     layer_probabilities_changed = Signal(object)
     pins_changed = Signal(tuple)
+    causal_changed = Signal(bool)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -117,6 +114,7 @@ class ExplorerState(QObject):
         self.head_importance_name = ""
         self.layer_probabilities: LayerProbabilities | None = None
         self.pins: tuple[Pin, ...] = ()
+        self.causal = False  # the causal-mask what-if (model.lessons) in the heatmap and the attention steps
 
     # ------------------------------------------------------------------ the model
     @property
@@ -202,8 +200,7 @@ class ExplorerState(QObject):
 
     def clear_explanations(self) -> None:
         """Forget every explanation (a new text or model)."""
-        if self.explanations:
-            self.explanations.clear()
+        self.explanations.clear()
         self.explanations_cleared.emit()
 
     # ------------------------------------------------------------------ the token colouring
@@ -249,10 +246,8 @@ class ExplorerState(QObject):
             self.layer_head_changed.emit(self.layer, self.head)
 
     def select_token(self, index: int, additive: bool = False) -> None:
-        """Select query token ``index``; with ``additive`` (Shift-click) toggle it in a multi-token selection.
-
-        Clicking the only selected token again clears the selection.
-        """
+        """Select query token ``index`` (again: none); with ``additive`` (Shift-click) toggle it in a multi-token
+        selection."""
         index = int(index)
         if self.prediction is None or not 0 <= index < self.prediction.num_tokens:
             return
@@ -308,6 +303,12 @@ class ExplorerState(QObject):
         """Adopt float32 (L, H, T) ||f^h(x_j)|| of the current text (or None) and announce them."""
         self.value_norms = norms
         self.value_norms_changed.emit(norms)
+
+    def set_causal(self, on: bool) -> None:
+        """Show (True) or hide the causal-mask what-if, :mod:`model.lessons`: a lesson; the prediction is unchanged."""
+        if bool(on) != self.causal:
+            self.causal = bool(on)
+            self.causal_changed.emit(self.causal)
 
     # ------------------------------------------------------------------ heads switched off
     def set_head_mask(self, mask) -> None:

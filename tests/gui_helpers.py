@@ -26,3 +26,15 @@ def loaded_window(qtbot, model_dir, size=(1400, 860), panels=False):
         with qtbot.waitSignal(win.predictor_loaded, timeout=LOAD_TIMEOUT_MS):
             pass
     return win
+
+
+def state_and_view(qtbot, view_class, size=(900, 900)):
+    """A fresh ExplorerState and a shown ``view_class(state)`` of ``size``, outside any window."""
+    from desktop_app.state import ExplorerState
+
+    state = ExplorerState()
+    view = view_class(state)
+    qtbot.addWidget(view)
+    view.resize(*size)
+    view.show()
+    return state, view

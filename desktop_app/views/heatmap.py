@@ -6,21 +6,25 @@ the attention weights ``attention[l, h, i, j]`` (each row sums to 1), the value-
 ||alpha_ij f(x_j)|| or the layer's ALTI contributions; the colour bar is labelled with its unit. While a flow is
 being computed (or cannot be), the image is cleared and the title says why: never a stale picture. Token tick
 labels are decimated so they stay legible at 512 tokens and all appear when zoomed in. Mouse wheel zooms, drag
-pans; clicking a cell selects its query token (Shift-click adds to the selection).
+pans; clicking a cell selects its query token (Shift-click adds to the selection). The "Causal what-if" switch
+(``state.causal``, shared with the attention steps) shows the matrix a decoder's causal mask would give
+(:func:`desktop_app.views.shown.causal_shown`), the masked keys j > i greyed: a lesson, labelled as one.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QPainterPath, QPen
-from PySide6.QtWidgets import QComboBox, QGraphicsPathItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QPainterPath, QPen, QPolygonF
+from PySide6.QtWidgets import QCheckBox, QComboBox, QGraphicsPathItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from model.lessons import CAUSAL_NOTE
 
 from .colours import HEATMAP_CMAP, colormap
 from ..state import MAX_HEADS, MEAN_HEADS, SHOW_ATTENTION
 from .heads import head_name
-from .shown import Shown, shown_matrix
+from .shown import Shown, causal_shown, shown_matrix
 from .render import DeferredRender
 from .selectors import LayerHeadSelector
 from .widgets import ElidedLabel, TokenAxis, style_plot
@@ -32,7 +36,9 @@ class AttentionHeatmap(DeferredRender, QWidget):
     Attributes:
         image_item: the ``pg.ImageItem``; ``image_item.image`` is the float32 [T, T]
             matrix on display (exactly ``prediction.attention[l, h]`` for a single head, ``flow.matrices[l, h]``
-            for a head's value-weighted norms, ``flow.matrices[l]`` for ALTI); None when nothing is shown.
+            for a head's value-weighted norms, ``flow.matrices[l]`` for ALTI; the causal what-if's while ``state.causal``
+            is on); None when nothing is shown.
+        causal_check: the "Causal what-if" switch (``state.causal``); causal_item: the grey over the masked keys.
         colorbar: the ``pg.ColorBarItem`` (drag it to change the colour range); its left axis label is the unit.
         shown: the :class:`desktop_app.views.shown.Shown` on display, or None.
     """
@@ -73,6 +79,11 @@ class AttentionHeatmap(DeferredRender, QWidget):
         self.selection_item.setBrush(QBrush(Qt.NoBrush))
         self.selection_item.setZValue(10)
         self.plot.addItem(self.selection_item)
+        self.causal_item = QGraphicsPathItem()  # grey over the keys a causal mask removes (j > i)
+        self.causal_item.setPen(QPen(Qt.NoPen))
+        self.causal_item.setBrush(QBrush(QColor(128, 128, 128, 150)))
+        self.causal_item.setZValue(5)
+        self.plot.addItem(self.causal_item)
         self.title = ElidedLabel("")  # long flow captions are elided: they never widen the dock
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
@@ -86,9 +97,17 @@ class AttentionHeatmap(DeferredRender, QWidget):
         top.addWidget(self.layer_combo)
         top.addWidget(self.head_combo)
         top.addWidget(self.show_combo)
+        self.causal_check = QCheckBox("Causal what-if")
+        self.causal_check.setToolTip(f"Causal mask (decoder what-if): {CAUSAL_NOTE}")
+        self.causal_check.toggled.connect(state.set_causal)
+        top.addWidget(self.causal_check)
         top.addWidget(self.title, 1)
         lay.addLayout(top)
         lay.addWidget(self.glw, 1)
+        self.causal_label = QLabel(f"<i>Causal mask (decoder what-if)</i>: {CAUSAL_NOTE}; grey keys (j > i) are masked.")
+        self.causal_label.setWordWrap(True)
+        self.causal_label.setVisible(False)
+        lay.addWidget(self.causal_label)
         self.matrix: np.ndarray | None = None
         self.shown: Shown | None = None
         self._layer = 0
@@ -98,7 +117,7 @@ class AttentionHeatmap(DeferredRender, QWidget):
         self.hover_label = QLabel("")
         lay.addWidget(self.hover_label)
         state.prediction_changed.connect(self._on_prediction)
-        for sig in (state.layer_head_changed, state.show_changed, state.flow_changed):
+        for sig in (state.layer_head_changed, state.show_changed, state.flow_changed, state.causal_changed):
             sig.connect(lambda *_: self.request_render())
         state.selection_changed.connect(lambda *_: self._draw_selection())
 
@@ -109,7 +128,11 @@ class AttentionHeatmap(DeferredRender, QWidget):
         """Show the matrix of the current layer/head under the "Show" choice (and reset the view when the tokens
         changed); without a matrix (no prediction, a flow being computed or failed) clear the image, note why."""
         pred = self.state.prediction
-        shown = shown_matrix(self.state)
+        self.causal_check.blockSignals(True)
+        self.causal_check.setChecked(self.state.causal)
+        self.causal_check.blockSignals(False)
+        self.causal_label.setVisible(self.state.causal)
+        shown = causal_shown(self.state, shown_matrix(self.state))
         self.colorbar.getAxis("left").setLabel(shown.units)
         self.shown = shown if shown.matrix is not None else None
         if pred is None or shown.matrix is None:
@@ -119,6 +142,7 @@ class AttentionHeatmap(DeferredRender, QWidget):
             self.hover_label.setText("")
             self.title.setText("" if pred is None else f"{shown.caption}: {shown.note}")
             self._draw_selection()
+            self.causal_item.setPath(QPainterPath())
             return
         self._layer = min(self.state.layer, pred.attention.shape[0] - 1)
         m = shown.matrix
@@ -139,6 +163,7 @@ class AttentionHeatmap(DeferredRender, QWidget):
         rows = ", rows sum to 1" if shown.rows_sum_to_one else f", max {hi:.3g}"
         self.title.setText(f"{shown.caption} \u2014 {T} \u00d7 {T}{rows}")
         self._draw_selection()
+        self.causal_item.setPath(_upper_triangle(T) if self.state.causal else QPainterPath())
 
     def alpha(self, query: int, key: int) -> float:
         """The attention weight alpha_ij behind cell (query i, key j) of the shown layer and head choice (ALTI, one
@@ -159,6 +184,8 @@ class AttentionHeatmap(DeferredRender, QWidget):
             head = MEAN_HEADS if self.state.show == "alti" else self.state.head
             which = f" ({head_name(head)})" if head < 0 else ""
             text += f"; attention weight \u03b1 {self.alpha(query, key):.4f}{which}"
+        if self.state.causal and key > query:
+            text += " (masked by the causal what-if)"
         return text
 
     def _draw_selection(self) -> None:
@@ -212,3 +239,16 @@ class AttentionHeatmap(DeferredRender, QWidget):
         """Render if the state changed while hidden."""
         super().showEvent(event)
         self._deferred_show()
+
+
+def _upper_triangle(T: int) -> QPainterPath:
+    """The cells (query i, key j > i) of a T x T heatmap (row i spans y in [i, i + 1]) as one staircase polygon."""
+    path = QPainterPath()
+    if T < 2:
+        return path
+    pts = [(1.0, 0.0), (float(T), 0.0), (float(T), T - 1.0)]
+    for i in range(T - 2, -1, -1):
+        pts += [(i + 2.0, i + 1.0), (i + 1.0, i + 1.0)]
+    path.addPolygon(QPolygonF([QPointF(x, y) for x, y in pts]))
+    path.closeSubpath()
+    return path

@@ -15,7 +15,8 @@
 computed on its worker, or cannot be computed for this model: ``state.flow_note``); :func:`shown_heads` the
 per-head matrices of one layer (the token links); :func:`read_out_row` the per-token values of the classification
 read-out (the token colours when no token is selected); :func:`token_values` what the token view colours by;
-:func:`head_value_norms` the ||f(x_j)|| of one head that the neuron view and the attention steps show beside alpha_ij.
+:func:`head_value_norms` the ||f(x_j)|| of one head that the neuron view and the attention steps show beside alpha_ij;
+:func:`causal_shown` the heatmap's causal-mask what-if (``state.causal``, :mod:`model.lessons`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from model.lessons import causal_weights
 
 from ..state import MAX_HEADS, MEAN_HEADS, SHOW_ATTENTION, SHOW_TITLES
 from .heads import head_matrix, head_name
@@ -175,3 +178,24 @@ def head_value_norms(state, layer: int, head: int, num_tokens: int) -> np.ndarra
     if norms is None or norms.ndim != 3 or not (0 <= layer < norms.shape[0] and 0 <= head < norms.shape[1]):
         return None
     return norms[layer, head] if norms.shape[2] == num_tokens else None
+
+
+def causal_shown(state, shown: Shown) -> Shown:
+    """``shown`` as a causal (decoder) layer would give it, when ``state.causal`` is on (else ``shown`` itself).
+
+    Attention weights: every head's row renormalised over keys j <= i (:func:`model.lessons.causal_weights`, equal to
+    the softmax of the scores with keys j > i at -inf), then the head choice (mean, max) as usual. A flow: its keys
+    after the query set to 0, not renormalised (renormalising is defined for the softmax weights only; the caption
+    says so). Only a lesson: the prediction and every other view are unchanged.
+    """
+    pred = state.prediction
+    if not state.causal or pred is None or shown.matrix is None:
+        return shown
+    if state.show == SHOW_ATTENTION:
+        layer = min(state.layer, pred.attention.shape[0] - 1)
+        m = head_matrix(causal_weights(pred.attention[layer])[None], 0, state.head)
+        return Shown(m, shown.units, f"{shown.caption}, causal what-if (rows renormalised over keys j \u2264 i)",
+                     rows_sum_to_one=True)
+    return Shown(np.tril(shown.matrix), shown.units,
+                 f"{shown.caption}, causal what-if (keys j > i removed; not renormalised: defined for attention "
+                 "weights only)")

@@ -12,6 +12,12 @@ heatmaps of the vectors. Numbers come from :meth:`model.internals.AttentionInter
 the table shows ||f(x_j)||, the norm of key j's value vector as the head writes it into the residual stream
 (f^h(x) = (x W_V + b_V)^h W_O^h, Kobayashi et al. 2020; ``state.value_norms``), and w_j ||f(x_j)||, how much
 of it the head actually moves: a large weight on a small vector moves little. "\u2014" until they are computed.
+
+The rest of the chapter, in tabs below the table (:mod:`desktop_app.views.steps_lessons`, numbers from
+:mod:`model.lessons`): "step 0", attention without trainable weights (x_i . x_j of the layer's input states) beside
+q_i . k_j; the heads joined by W^O into the layer's attention output. The "Causal mask (decoder what-if)" switch
+(``state.causal``, shared with the heatmap) greys the keys after the query, adds the renormalised row w'_j to the
+table and the head output it would give beside the real one: a lesson, never the model's behaviour.
 """
 
 from __future__ import annotations
@@ -19,21 +25,26 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QBrush
+from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QTableWidget,
     QTableWidgetItem,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
+from model.lessons import CAUSAL_NOTE, causal_what_if, heads_joined, plain_attention
+
 from .colours import DIVERGING_CMAP, colormap
 from .render import DeferredRender
 from .shown import head_value_norms
+from .steps_lessons import CausalSection, HeadsSection, PlainSection
 from .widgets import TokenAxis, fit_table_height, style_plot
 
 TOP_K = 12  # keys listed when the text has more tokens than this
@@ -48,7 +59,8 @@ STEPS_HTML = (
     "<li>their sum is the head's output o<sub>i</sub> for token i.</li></ol>"
 )
 COLUMNS = ("key j", "token", "1. q\u1d62\u00b7k\u2c7c", "2. \u00f7 \u221ad", "3. masked", "4. softmax w\u2c7c",
-           "\u2016f(x\u2c7c)\u2016", "w\u2c7c\u00b7\u2016f(x\u2c7c)\u2016")
+           "\u2016f(x\u2c7c)\u2016", "w\u2c7c\u00b7\u2016f(x\u2c7c)\u2016", "causal w\u2032\u2c7c")
+CAUSAL_COLUMN = 8  # shown while state.causal is on
 NORM_TIPS = {
     6: "\u2016f(x\u2c7c)\u2016: the norm of key j's value vector as this head writes it into the residual stream, "
        "f(x) = (x W_V + b_V) W_O (Kobayashi et al. 2020)",
@@ -57,6 +69,8 @@ NORM_TIPS = {
        "into the query (a large weight on a small vector moves little)",
 }
 NO_NORM = "\u2014"  # the norm columns before the value norms are computed
+MASKED_BRUSH = QBrush(QColor(200, 200, 200))  # rows of the keys the causal what-if masks
+MASKED_TEXT = QBrush(QColor(120, 120, 120))
 
 
 def _fmt(v: float) -> str:
@@ -86,6 +100,11 @@ class AttentionStepsView(DeferredRender, QWidget):
         weighted_image / output_image: ``pg.ImageItem`` of w_j v_j (k x d_head) and o_i (1 x d_head).
         steps: the :class:`model.internals.AttentionSteps` on display, or None.
         highlighted_row: the table row highlighted as the selected key's (:meth:`highlight_key`), or None.
+        causal_check: the "Causal mask (decoder what-if)" switch (``state.causal``).
+        tabs: "1\u20136" (steps 5-6, and the causal what-if's output while it is on), "0. without weights"
+            (:class:`~desktop_app.views.steps_lessons.PlainSection`), "Heads joined" (``HeadsSection``).
+        plain_section, causal_section, heads_section: the three lesson sections.
+        causal: the :class:`model.lessons.CausalWhatIf` on display (the switch on), or None.
     """
 
     def __init__(self, state, parent: QWidget | None = None) -> None:
@@ -109,6 +128,47 @@ class AttentionStepsView(DeferredRender, QWidget):
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 4)
         self.table.itemDoubleClicked.connect(self._on_double_click)
+        self.causal = None
+        self.causal_check = QCheckBox("Causal mask (decoder what-if)")
+        self.causal_check.setToolTip(CAUSAL_NOTE)
+        self.causal_check.toggled.connect(state.set_causal)
+        self._build_plots()
+        self.output_label = QLabel("")
+        self.output_label.setWordWrap(True)
+        self.hover_label = QLabel("")
+        self.glw.scene().sigMouseMoved.connect(self._on_hover)
+        self.plain_section, self.causal_section, self.heads_section = PlainSection(), CausalSection(), HeadsSection()
+        self.causal_section.setVisible(False)
+        page = QWidget()
+        page_lay = QVBoxLayout(page)
+        page_lay.setContentsMargins(0, 0, 0, 0)
+        page_lay.addWidget(self.glw, 1)
+        page_lay.addWidget(self.output_label)
+        page_lay.addWidget(self.causal_section, 1)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(page, "1\u20136. with W\u1d60, W\u1d4f, W\u1d5b")
+        self.tabs.addTab(self.plain_section, "0. without weights")
+        self.tabs.addTab(self.heads_section, "Heads joined (W\u1d3c)")
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        head_row = QHBoxLayout()
+        head_row.addWidget(self.title, 1)
+        head_row.addWidget(self.causal_check)
+        lay.addLayout(head_row)
+        explain = QLabel(STEPS_HTML)
+        explain.setWordWrap(True)
+        top = QHBoxLayout()
+        top.addWidget(self.table)
+        top.addWidget(explain, 1)
+        lay.addLayout(top)
+        lay.addWidget(self.tabs, 1)
+        lay.addWidget(self.hover_label)
+        for sig in (state.internals_changed, state.prediction_changed, state.layer_head_changed,
+                    state.selection_changed, state.value_norms_changed, state.causal_changed):
+            sig.connect(lambda *_: self.request_render())
+
+    def _build_plots(self) -> None:
+        """The heatmaps of steps 5 and 6 (``glw``: w_j v_j of the keys shown, o_i)."""
         self.glw = pg.GraphicsLayoutWidget()
         self.glw.setBackground("w")
         self.glw.setAcceptDrops(False)
@@ -133,28 +193,12 @@ class AttentionStepsView(DeferredRender, QWidget):
         self.output_plot.setXLink(self.weighted_plot)
         self.glw.ci.layout.setRowStretchFactor(0, 5)
         self.glw.ci.layout.setRowStretchFactor(1, 1)
-        self.output_label = QLabel("")
-        self.output_label.setWordWrap(True)
-        self.hover_label = QLabel("")
-        self.glw.scene().sigMouseMoved.connect(self._on_hover)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(2, 2, 2, 2)
-        lay.addWidget(self.title)
-        explain = QLabel(STEPS_HTML)
-        explain.setWordWrap(True)
-        top = QHBoxLayout()
-        top.addWidget(self.table)
-        top.addWidget(explain, 1)
-        lay.addLayout(top)
-        lay.addWidget(self.glw, 1)
-        lay.addWidget(self.output_label)
-        lay.addWidget(self.hover_label)
-        for sig in (state.internals_changed, state.prediction_changed, state.layer_head_changed,
-                    state.selection_changed, state.value_norms_changed):
-            sig.connect(lambda *_: self.request_render())
 
     def redraw(self) -> None:
         """Show the steps for the state's layer, head (mean/max: head 1) and first selected token (else 0)."""
+        self.causal_check.blockSignals(True)
+        self.causal_check.setChecked(self.state.causal)
+        self.causal_check.blockSignals(False)
         x = self.state.current_internals()
         if x is None:
             self.steps = None
@@ -173,6 +217,9 @@ class AttentionStepsView(DeferredRender, QWidget):
         """Empty the table and the plots (no internals on display)."""
         self.table.setRowCount(0)
         self.highlighted_row = None
+        self.causal = None
+        for section in (self.plain_section, self.causal_section, self.heads_section):
+            section.clear()
         for img in (self.weighted_image, self.output_image):
             img.clear()
         self.key_axis.set_tokens([])
@@ -188,9 +235,10 @@ class AttentionStepsView(DeferredRender, QWidget):
         keys = [int(j) for j in self.steps.keys] if self.steps is not None else []
         row = keys.index(key) if key is not None and key in keys else None
         self.highlighted_row = row
-        on, off = self.palette().highlight(), QBrush()
-        text_on, text_off = self.palette().highlightedText(), QBrush()
+        on, text_on = self.palette().highlight(), self.palette().highlightedText()
+        masked = self.masked_rows()
         for r in range(self.table.rowCount()):
+            off, text_off = (MASKED_BRUSH, MASKED_TEXT) if r in masked else (QBrush(), QBrush())
             for c in range(self.table.columnCount()):
                 item = self.table.item(r, c)
                 if item is not None:
@@ -198,9 +246,16 @@ class AttentionStepsView(DeferredRender, QWidget):
                     item.setForeground(text_on if r == row else text_off)
         return row
 
+    def masked_rows(self) -> set[int]:
+        """The table rows of the keys the causal what-if masks (j > i; none while it is off)."""
+        if self.causal is None or self.steps is None:
+            return set()
+        return {r for r, j in enumerate(self.steps.keys) if self.causal.masked[int(j)]}
+
     def set_data(self, internals, head: int, query: int, top_k: int = TOP_K, value_norms=None) -> None:
         """Show the steps of ``internals`` (AttentionInternals) for ``head`` and ``query`` (top ``top_k`` keys);
         ``value_norms``: float32 [T] ||f(x_j)|| of this head for every key j, or None ("\u2014" in those columns).
+        With ``state.causal`` on, also the causal what-if (greyed rows, the w'_j column, its head output).
 
         Raises:
             IndexError: ``head`` or ``query`` out of range.
@@ -208,32 +263,17 @@ class AttentionStepsView(DeferredRender, QWidget):
         T, d = internals.num_tokens, internals.d_head
         st = internals.steps(head, query, None if T <= top_k else top_k)
         self.steps, self.internals = st, internals
+        self.causal = causal_what_if(internals, head, query) if self.state.causal else None
         tok = internals.tokens
         shown = "all keys" if len(st.keys) == T else f"the {len(st.keys)} keys with the largest weights of {T}"
-        extra = f" (+ {internals.extra_score_terms})" if internals.extra_score_terms else ""
+        extra = f" (+ {internals.extra_score_terms}, in step 3)" if internals.extra_score_terms else ""
         if not np.isneginf(st.masked).any():
-            extra += "; step 3 masks nothing here (one review, no padding: every key is a real token)"
+            extra += "; step 3 masks no padding here (one review: every key is a real token)"
         self.title.setText(
             f"Layer {internals.layer + 1}, head {head + 1}, query {query} \u201c{tok[query]}\u201d, d_k = {d}, "
-            f"\u221ad_k = {internals.scale:.3g}{extra}; {shown}. Double-click a row to select that token."
+            f"scale {internals.scale:.3g}{extra}; {shown}. Double-click a row to select that token."
         )
-        rows = len(st.keys) + (1 if st.rest_weight > 0 else 0)
-        self.table.setRowCount(rows)
-        self.highlighted_row = None  # new items: redraw highlights the selected key's row again
-        norm_cells = _norm_cells(st, value_norms)
-        for r, j in enumerate(st.keys):
-            cells = (str(int(j)), tok[j], _fmt(st.raw[j]), _fmt(st.scaled[j]), _fmt(st.masked[j]), f"{st.weights[j]:.4f}",
-                     *norm_cells[r])
-            for c, text in enumerate(cells):
-                self.table.setItem(r, c, QTableWidgetItem(text))
-        if st.rest_weight > 0:
-            cells = ("\u2026", f"{T - len(st.keys)} other keys", "", "", "", f"{st.rest_weight:.4f}", *norm_cells[-1])
-            for c, text in enumerate(cells):
-                self.table.setItem(rows - 1, c, QTableWidgetItem(text))
-        fit_table_height(self.table)
-        self.table.resizeColumnsToContents()
-        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.table.setFixedWidth(sum(self.table.columnWidth(c) for c in range(len(COLUMNS))) + 2 * self.table.frameWidth())
+        self._fill_table(st, tok, value_norms)
         wv = st.weighted_values
         m = float(max(np.abs(wv).max(), np.abs(st.output).max(), 1e-9))
         self.weighted_image.setImage(wv, levels=(-m, m))
@@ -247,8 +287,53 @@ class AttentionStepsView(DeferredRender, QWidget):
         self.output_label.setText(
             f"6. o\u1d62 = [{head_vals}] ({d} numbers, \u2016o\u1d62\u2016 = "
             f"{float(np.linalg.norm(st.output)):.3f}): concatenated with the other heads' outputs and projected by "
-            "W\u1d3c, it is this token's attention output."
+            "W\u1d3c, it is this token's attention output (tab \u201cHeads joined\u201d)."
         )
+        self._set_lessons(internals, head, st)
+
+    def _fill_table(self, st, tok, value_norms) -> None:
+        """Steps 1-4 of the keys shown (+ the other keys' total), the norms and, while on, the causal w'_j."""
+        T = len(st.weights)
+        rows = len(st.keys) + (1 if st.rest_weight > 0 else 0)
+        self.table.setRowCount(rows)
+        self.highlighted_row = None  # new items: redraw highlights the selected key's row again
+        norm_cells = _norm_cells(st, value_norms)
+        cw = self.causal.weights if self.causal is not None else None
+        for r, j in enumerate(st.keys):
+            cells = (str(int(j)), tok[j], _fmt(st.raw[j]), _fmt(st.scaled[j]), _fmt(st.masked[j]), f"{st.weights[j]:.4f}",
+                     *norm_cells[r], "" if cw is None else f"{cw[j]:.4f}")
+            for c, text in enumerate(cells):
+                self.table.setItem(r, c, QTableWidgetItem(text))
+        if st.rest_weight > 0:
+            rest = "" if cw is None else f"{1.0 - float(cw[st.keys].sum()):.4f}"
+            cells = ("\u2026", f"{T - len(st.keys)} other keys", "", "", "", f"{st.rest_weight:.4f}", *norm_cells[-1],
+                     rest)
+            for c, text in enumerate(cells):
+                self.table.setItem(rows - 1, c, QTableWidgetItem(text))
+        self.table.setColumnHidden(CAUSAL_COLUMN, cw is None)
+        fit_table_height(self.table)
+        self.table.resizeColumnsToContents()
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        width = sum(self.table.columnWidth(c) for c in range(len(COLUMNS)) if not self.table.isColumnHidden(c))
+        self.table.setFixedWidth(width + 2 * self.table.frameWidth())
+        self.highlight_key(None)  # greys the masked rows; redraw then highlights the selected key's row
+
+    def _set_lessons(self, internals, head: int, st) -> None:
+        """Step 0, the causal what-if's head output and the heads joined, for the query of ``st``."""
+        query = st.query
+        self.causal_section.setVisible(self.causal is not None)
+        if self.causal is not None:
+            self.causal_section.set_data(self.causal, internals.tokens)
+        try:
+            self.plain_section.set_data(plain_attention(internals, query), st, internals)
+        except ValueError as exc:  # internals without the layer input (e.g. an older record)
+            self.plain_section.clear()
+            self.plain_section.note.setText(f"Step 0 is not available: {exc}.")
+        try:
+            self.heads_section.set_data(heads_joined(internals, query), internals.tokens, head)
+        except ValueError as exc:  # a family whose output projection is not known
+            self.heads_section.clear()
+            self.heads_section.note.setText(f"Heads joined is not available for this model: {exc}.")
 
     def _on_hover(self, scene_pos) -> None:
         st = self.steps
