@@ -13,7 +13,9 @@ Writes: window.png (the whole window), token_view.png, prediction.png,
 heatmap.png, links.png, model_view.png, pe.png, neuron.png, steps.png, explanations.png and batch.png
 (the batch table after scoring ``--batch-n`` IMDB test reviews laid out as
 aclImdb ``pos/``/``neg/`` folders; taken from ``--imdb`` when that file exists,
-else from the bundled samples). ``--only neuron.png,steps.png`` writes just those files.
+else from the bundled samples). ``--only neuron.png,steps.png`` writes just those files. The attention steps' lessons
+(issue 36): steps_step0.png (attention without weights), steps_causal.png (the causal what-if switched on),
+steps_heads.png (the heads joined by W^O) and heatmap_causal.png.
 """
 
 from __future__ import annotations
@@ -60,6 +62,36 @@ def write_review_folder(imdb: Path, n: int, root: Path) -> Path:
         (root / label).mkdir(parents=True, exist_ok=True)
         (root / label / f"{i}_{8 if label == 'pos' else 2}.txt").write_text(text, encoding="utf-8")
     return root
+
+
+LESSON_SHOTS = ("steps_step0.png", "steps_causal.png", "steps_heads.png")
+
+
+def lesson_shots(win, out: Path, wanted, settle) -> None:
+    """The attention steps' other tabs and the causal what-if (the steps dock floating, as for steps.png)."""
+    view = win.steps_view
+    for name, tab, causal in (("steps_step0.png", 1, False), ("steps_heads.png", 2, False),
+                              ("steps_causal.png", 0, True)):
+        if wanted(name):
+            win.state.set_causal(causal)
+            view.tabs.setCurrentIndex(tab)
+            settle()
+            view.flush()
+            settle()
+            view.grab().save(str(out / name))
+    view.tabs.setCurrentIndex(0)
+    win.state.set_causal(False)
+
+
+def heatmap_causal_shot(win, out: Path, settle) -> None:
+    """heatmap_causal.png: the heatmap with the causal what-if on (masked keys greyed, rows renormalised)."""
+    win.heatmap_dock.raise_()
+    win.state.set_causal(True)
+    settle()
+    win.heatmap.flush()
+    settle()
+    win.heatmap.grab().save(str(out / "heatmap_causal.png"))
+    win.state.set_causal(False)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -175,16 +207,22 @@ def main(argv: list[str] | None = None) -> int:
     win.state.set_layer_head(layer_head[0], 0)  # the neuron and step views show one head
     for dock, view, name in [(win.neuron_dock, win.neuron_view, "neuron.png"),
                              (win.steps_dock, win.steps_view, "steps.png"), (win.pe_dock, win.pe_view, "pe.png")]:
-        if wanted(name):  # these need room: shown floating at a fixed size
+        lessons = name == "steps.png" and any(wanted(n) for n in LESSON_SHOTS)
+        if wanted(name) or lessons:  # these need room: shown floating at a fixed size
             dock.setFloating(True)
             dock.resize(1300, 820 if name == "neuron.png" else 760)
             dock.show()
             settle()
             view.flush()
             settle()
-            view.grab().save(str(out / name))
+            if wanted(name):
+                view.grab().save(str(out / name))
+            if lessons:
+                lesson_shots(win, out, wanted, settle)
             dock.setFloating(False)
     win.state.set_layer_head(*layer_head)
+    if wanted("heatmap_causal.png"):
+        heatmap_causal_shot(win, out, settle)
     for dock, view, name in shots:
         if not wanted(name):
             continue

@@ -28,9 +28,9 @@ import numpy as np
 from .internals import AttentionInternals, softmax
 from .prediction import freeze_arrays
 
-CAUSAL_NOTE = ("causal mask (decoder what-if): this encoder was trained without it, so this is a lesson, not the "
-               "model's behaviour; the prediction is unchanged")
-"""The label every view shows beside the causal what-if."""
+CAUSAL_NOTE = ("this encoder was trained without it, so this is a lesson, not the model's behaviour; the prediction "
+               "is unchanged")
+"""What every view says beside its "Causal mask (decoder what-if)" title."""
 
 
 def _check_query(x: AttentionInternals, query: int, head: int = 0) -> None:

@@ -130,7 +130,8 @@ class AttentionStepsView(DeferredRender, QWidget):
         self.table.itemDoubleClicked.connect(self._on_double_click)
         self.causal = None
         self.causal_check = QCheckBox("Causal mask (decoder what-if)")
-        self.causal_check.setToolTip(CAUSAL_NOTE)
+        self.causal_check.setToolTip(f"A decoder's mask: keys after the query get \u2212\u221e. {CAUSAL_NOTE[0].upper()}"
+                                     f"{CAUSAL_NOTE[1:]}.")
         self.causal_check.toggled.connect(state.set_causal)
         self._build_plots()
         self.output_label = QLabel("")
