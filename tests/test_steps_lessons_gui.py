@@ -109,3 +109,27 @@ def test_causal_switch_in_the_window_reaches_heatmap_and_steps_but_not_the_predi
     assert not win.state.causal and not heatmap.causal_check.isChecked()
     np.testing.assert_allclose(heatmap.image_item.image, real)
     win.close()
+
+
+def test_causal_shown_renormalises_attention_and_only_masks_a_flow():
+    from types import SimpleNamespace
+
+    from desktop_app.state import MAX_HEADS
+    from desktop_app.views.shown import Shown, causal_shown
+
+    rng = np.random.default_rng(0)
+    att = rng.random((2, 3, 6, 6)).astype(np.float32)
+    att /= att.sum(-1, keepdims=True)  # (L, H, T, T), rows sum to 1
+    state = SimpleNamespace(causal=True, prediction=SimpleNamespace(attention=att), show="attention", layer=1,
+                            head=MAX_HEADS)
+    shown = Shown(att[1].max(0), "attention weight", "Layer 2, max of heads \u2014 attention weights")
+    out = causal_shown(state, shown)
+    np.testing.assert_allclose(out.matrix, causal_weights(att[1]).max(0), atol=1e-6)  # each head renormalised first
+    assert "causal what-if" in out.caption and out.rows_sum_to_one
+    flow = Shown(rng.random((6, 6)).astype(np.float32), "\u2016\u03b1f(x)\u2016", "Layer 2, head 1")
+    state.show = "value_norm"
+    out = causal_shown(state, flow)
+    np.testing.assert_array_equal(out.matrix, np.tril(flow.matrix))  # masked, not renormalised
+    assert "not renormalised" in out.caption
+    state.causal = False
+    assert causal_shown(state, flow) is flow
