@@ -45,6 +45,8 @@ def test_step0_and_heads_joined_sections_show_the_lesson_records(qtbot):
     np.testing.assert_allclose(rows[4], rows[5], atol=1e-5)
     assert view.heads_section.vectors.names[2].startswith("\u25b6")  # the selected head is marked
     assert "add up" in view.heads_section.note.text()
+    np.testing.assert_allclose(view.heads_section.slice_rows.image.image, x.output_weight[2])  # head 3's W^O slice
+    assert view.heads_section.slice_rows.names[0] == "row 8"  # rows 2 d .. 3 d - 1 of W^O
     # the causal what-if is off: no column, no section, no greyed row
     assert view.table.isColumnHidden(8) and not view.causal_section.isVisible() and view.masked_rows() == set()
 

@@ -211,6 +211,7 @@ class HeadsSection(QWidget):
 
     Attributes:
         vectors: :class:`VectorRows`: one row per head o_h W^O_h, then b^O, their sum, the model's attention output.
+        slice_rows: :class:`VectorRows` of the selected head's slice W^O_h (d_head rows of W^O, each d_model wide).
         joined: the :class:`model.lessons.HeadsJoined` on display, or None.
     """
 
@@ -220,18 +221,30 @@ class HeadsSection(QWidget):
         explain = QLabel(HEADS_HTML)
         explain.setWordWrap(True)
         self.vectors = VectorRows("each head's part o\u2095 W\u1d3c\u2095 of the attention output (d_model numbers)")
+        self.slice_rows = VectorRows("")
         self.note = QLabel("")
         self.note.setWordWrap(True)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(explain)
-        lay.addWidget(self.vectors, 1)
+        lay.addWidget(self.vectors, 2)
+        lay.addWidget(self.slice_rows, 1)
         lay.addWidget(self.note)
 
-    def set_data(self, joined, tokens, selected_head: int | None = None) -> None:
+    def set_data(self, joined, tokens, selected_head: int | None = None, output_weight=None) -> None:
         """Show ``joined`` (:class:`model.lessons.HeadsJoined`); ``tokens`` the T token strings; ``selected_head``
-        (0-based, or None) is marked in its row name."""
+        (0-based, or None) is marked in its row name and, with ``output_weight`` (float32 [H, d, D], W^O by head),
+        its slice W^O_h is drawn."""
         self.joined = joined
+        if selected_head is not None and output_weight is not None:
+            d = output_weight.shape[1]
+            self.slice_rows.plot.setTitle(f"head {selected_head + 1}'s slice W\u1d3c\u2095: rows "
+                                          f"{selected_head * d}\u2013{(selected_head + 1) * d - 1} of W\u1d3c "
+                                          f"({d} \u00d7 {output_weight.shape[2]})")
+            self.slice_rows.set_rows(output_weight[selected_head],
+                                     [f"row {selected_head * d + k}" for k in range(d)])
+        else:
+            self.slice_rows.clear_rows()
         H = joined.parts.shape[0]
         mark = "\u25b6 "
         names = [f"{mark if h == selected_head else ''}head {h + 1}: o W\u1d3c" for h in range(H)]
@@ -250,4 +263,5 @@ class HeadsSection(QWidget):
         """Show nothing."""
         self.joined = None
         self.vectors.clear_rows()
+        self.slice_rows.clear_rows()
         self.note.setText("")

@@ -274,6 +274,8 @@ class AttentionStepsView(DeferredRender, QWidget):
             f"Layer {internals.layer + 1}, head {head + 1}, query {query} \u201c{tok[query]}\u201d, d_k = {d}, "
             f"scale {internals.scale:.3g}{extra}; {shown}. Double-click a row to select that token."
         )
+        self.table.horizontalHeaderItem(3).setText("2. \u00f7 \u221ad" if internals.score_scale is None
+                                                   else f"2. \u00f7 {internals.scale:.3g}")
         self._fill_table(st, tok, value_norms)
         wv = st.weighted_values
         m = float(max(np.abs(wv).max(), np.abs(st.output).max(), 1e-9))
@@ -331,7 +333,7 @@ class AttentionStepsView(DeferredRender, QWidget):
             self.plain_section.clear()
             self.plain_section.note.setText(f"Step 0 is not available: {exc}.")
         try:
-            self.heads_section.set_data(heads_joined(internals, query), internals.tokens, head)
+            self.heads_section.set_data(heads_joined(internals, query), internals.tokens, head, internals.output_weight)
         except ValueError as exc:  # a family whose output projection is not known
             self.heads_section.clear()
             self.heads_section.note.setText(f"Heads joined is not available for this model: {exc}.")
