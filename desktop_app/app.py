@@ -4,8 +4,8 @@ Usage::
 
     python -m desktop_app [--model DIR] [--device cpu|cuda] [--self-test] [--quit-after-show]
 
-``--self-test`` loads the model, analyses a bundled sample offscreen and prints
-one JSON line (exit 0 when it worked, 1 with ``{"ok": false, "error": ...}``
+``--self-test`` loads the model, analyses a bundled sample offscreen, scores its
+words in the corpus dock's child process and prints one JSON line (exit 0 when it worked, 1 with ``{"ok": false, "error": ...}``
 otherwise). ``--quit-after-show`` prints ``{"first_window_s": ...}``, the
 seconds from process start until the main window was first shown and painted,
 and quits.
@@ -157,6 +157,7 @@ def run_self_test(app, window) -> dict:
         view.flush()
     app.processEvents()
     info = window.model_info
+    words = self_test_corpus_words(window.predictor)
     return {
         "ok": True,
         "label": pred.label,
@@ -167,7 +168,27 @@ def run_self_test(app, window) -> dict:
         "model_dir": info.model_dir if info is not None else "",
         "device": pred.device,
         "elapsed_s": round(float(pred.elapsed_s), 6),
+        "corpus_words": words,
     }
+
+
+def self_test_corpus_words(predictor) -> int:
+    """The self-test's corpus check: score the words of the bundled samples in the corpus dock's child process
+    (:func:`desktop_app.workers.corpus.score_words_once`; a frozen bundle re-runs its own executable for it).
+
+    Returns:
+        the number of words scored (> 0).
+
+    Raises:
+        RuntimeError: the child failed, or scored no word.
+    """
+    from desktop_app.workers.corpus import score_words_once
+
+    texts = [first_sample_text()] * 2
+    words = len(score_words_once(predictor, texts, min_count=1).tokens)
+    if words == 0:
+        raise RuntimeError("the corpus word scores found no word in the bundled sample")
+    return words
 
 
 def set_app_icon(app) -> None:
