@@ -9,8 +9,8 @@ Usage (from the repository root, inside the venv with the ``build`` extra)::
 Steps: refuse to build without ``transformers`` (the Hugging Face backend the bundle carries; the ``build``
 extra installs it) unless ``ATTENTION_EXPLORER_BUNDLE_HF=0``, make sure the icon set exists (``build_scripts/make_icons.py``), refuse to build without the
 trained weights ``resources/model/model.safetensors`` unless ``--allow-missing-weights``, run
-PyInstaller on ``build_scripts/attention_explorer.spec``, copy the Linux desktop entry and icon
-beside the executable, then run ``AttentionExplorer --self-test`` offscreen in a scrubbed environment
+PyInstaller on ``build_scripts/attention_explorer.spec``, copy the Linux desktop entry, its MIME types
+and the icon beside the executable, then run ``AttentionExplorer --self-test`` offscreen in a scrubbed environment
 (no Python, no venv on PATH) and print its JSON line and the bundle size in bytes.
 
 Exit codes: 0 success; 1 the build or the self-test failed; 2 bad input (missing files/arguments).
@@ -34,6 +34,7 @@ APP_NAME = "AttentionExplorer"
 WEIGHTS = ROOT / "resources" / "model" / "model.safetensors"
 ICON_PNG = ROOT / "resources" / "icons" / "attention-explorer.png"
 DESKTOP_FILE = ROOT / "build_scripts" / "attention-explorer.desktop"
+MIME_FILE = ROOT / "build_scripts" / "attention-explorer-mime.xml"  # the session type (shared-mime-info)
 
 
 HF_MISSING = ("the bundle carries the Hugging Face backend, and transformers is not installed in this environment: "
@@ -118,6 +119,7 @@ def build(dist: Path, work: Path, clean: bool) -> Path:
     bundle = dist / APP_NAME
     if sys.platform.startswith("linux"):
         shutil.copy2(DESKTOP_FILE, bundle / DESKTOP_FILE.name)
+        shutil.copy2(MIME_FILE, bundle / MIME_FILE.name)
         shutil.copy2(ICON_PNG, bundle / ICON_PNG.name)
     print(f"built {bundle} in {time.perf_counter() - t0:.0f} s", flush=True)
     return bundle

@@ -2,7 +2,11 @@
 
 Usage::
 
-    python -m desktop_app [--model DIR] [--device cpu|cuda] [--self-test] [--quit-after-show]
+    python -m desktop_app [--model DIR] [--device cpu|cuda] [--self-test] [--quit-after-show] [PATH ...]
+
+``PATH``: files or folders to open, as a desktop app does (:mod:`desktop_app.window.open_paths`): one review file
+opens in the editor and is analysed, one session file opens the session, folders, tables of reviews and several
+files are scored in the Batch scoring panel.
 
 ``--self-test`` loads the model, analyses a bundled sample offscreen, scores its
 words in the corpus dock's child process and prints one JSON line (exit 0 when it worked, 1 with ``{"ok": false, "error": ...}``
@@ -58,7 +62,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--quit-after-show", action="store_true", help="print the cold-start time to the first painted window and quit"
     )
     p.add_argument("--verbose", action="store_true", help="log debug messages")
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="files or folders to open: a review (.txt) opens in the editor, a session opens, folders, "
+                        "tables of reviews and several files are scored in the Batch scoring panel")
     return p.parse_args(argv)
+
+
+def open_command_line_paths(window, paths: list[str]) -> None:
+    """Open the command line's files and folders in ``window`` (its panels attached) as a desktop app does
+    (:mod:`desktop_app.window.open_paths`); missing paths are also named on stderr."""
+    if not paths:
+        return
+    from desktop_app.window.open_paths import open_paths, sort_paths
+
+    request = sort_paths(paths)
+    if request.problems():
+        print(f"attention-explorer: {request.problems()}", file=sys.stderr, flush=True)
+    open_paths(window, request)
 
 
 def attach_panels(window) -> dict:
@@ -269,6 +289,7 @@ def main(argv: list[str] | None = None, process_start: float | None = None) -> i
                 app.quit()
                 return
             attach_panels(window)
+            open_command_line_paths(window, args.paths)
 
     watcher = FirstPaint()
     window.installEventFilter(watcher)
