@@ -70,10 +70,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def open_command_line_paths(window, paths: list[str]) -> None:
     """Open the command line's files and folders in ``window`` (its panels attached) as a desktop app does
-    (:mod:`desktop_app.window.open_paths`); missing paths are also named on stderr."""
+    (:mod:`desktop_app.window.open_paths`), and from then on the files the system asks the running app to open
+    (macOS ``QFileOpenEvent``); missing paths are also named on stderr."""
+    from PySide6.QtWidgets import QApplication
+
+    from desktop_app.window.open_paths import FileOpenEvents, open_paths, sort_paths
+
+    window.file_open_events = FileOpenEvents(window)
+    QApplication.instance().installEventFilter(window.file_open_events)
     if not paths:
         return
-    from desktop_app.window.open_paths import open_paths, sort_paths
 
     request = sort_paths(paths)
     if request.problems():

@@ -77,6 +77,8 @@ def test_a_review_file_opens_in_the_editor_and_is_analysed(qtbot, tiny_model_dir
 def test_a_session_file_opens_the_session(qtbot, tiny_model_dir, files):
     from desktop_app.app import open_command_line_paths
 
+    data = json.loads(files["session"].read_text(encoding="utf-8"))
+    files["session"].write_text(json.dumps({**data, "model_dir": str(tiny_model_dir)}), encoding="utf-8")
     win = loaded_window(qtbot, tiny_model_dir, panels=True)
     open_command_line_paths(win, [str(files["session"])])
     qtbot.waitUntil(lambda: win.state.prediction is not None and win.state.prediction.text == "The acting was dull.",
@@ -124,3 +126,20 @@ def test_the_desktop_entry_passes_files_and_names_the_types_it_opens():
     root = ET.parse(ROOT / "build_scripts" / "attention-explorer-mime.xml").getroot()
     session = root.find("m:mime-type[@type='application/x-attention-explorer-session']", ns)
     assert session is not None and session.find("m:glob", ns).get("pattern") == f"*{SUFFIX}"
+
+
+def test_a_file_the_system_opens_while_the_app_runs_is_opened(qtbot, tiny_model_dir, files):
+    """macOS: Finder's "open" of a file while the app runs arrives as a QFileOpenEvent on the application."""
+    from PySide6.QtGui import QFileOpenEvent
+    from PySide6.QtWidgets import QApplication
+
+    from desktop_app.app import open_command_line_paths
+
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    open_command_line_paths(win, [])
+    try:
+        with qtbot.waitSignal(win.state.prediction_changed, timeout=LOAD_TIMEOUT_MS,
+                              check_params_cb=lambda p: p is not None and p.text == files["review"].read_text()):
+            QApplication.sendEvent(QApplication.instance(), QFileOpenEvent(str(files["review"])))
+    finally:
+        QApplication.instance().removeEventFilter(win.file_open_events)

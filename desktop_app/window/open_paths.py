@@ -11,12 +11,18 @@ beyond a session file's first bytes); :func:`open_paths` does it in a window who
   a binary or too large file is a message);
 * folders, tables of reviews and several files go to batch scoring (the window's ``paths_dropped``, as a drop);
 * paths that do not exist, and sessions among several paths, are named in one message; the rest still opens.
+
+On macOS, Finder sends a file opened while the app runs as a ``QFileOpenEvent`` to the application (the one that
+launches it becomes ``sys.argv`` through PyInstaller's argv emulation): :class:`FileOpenEvents` opens those the
+same way.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+
+from PySide6.QtCore import QEvent, QObject
 
 from model.batch.readers import JSON_EXTENSIONS, JSONL_EXTENSIONS, TABLE_EXTENSIONS
 
@@ -107,3 +113,20 @@ def open_paths(window, request: PathRequest) -> None:
             window.predictor_loaded.connect(when_loaded)
     if request.problems():
         window.show_error(request.problems())
+
+
+class FileOpenEvents(QObject):
+    """An application event filter that opens each ``QFileOpenEvent`` (macOS: a file opened from Finder while the
+    app runs) in ``window`` as :func:`open_paths` does. Install with ``QApplication.instance().installEventFilter``
+    once the window's panels are attached."""
+
+    def __init__(self, window) -> None:
+        super().__init__(window)
+        self.window = window
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt's name
+        """Open the file of a ``QEvent.FileOpen``; every other event passes."""
+        if event.type() == QEvent.Type.FileOpen and event.file():
+            open_paths(self.window, sort_paths([event.file()]))
+            return True
+        return False
