@@ -63,7 +63,7 @@ def test_after_a_model_switch_the_rows_say_whose_they_are_and_rescore(qtbot, tin
     with qtbot.waitSignal(win.predictor_loaded, timeout=LOAD_TIMEOUT_MS):
         win.switch_model(str(other_model_dir))
     summary = batch.summary_label.text()
-    assert f"scored by {tiny_name}, not the model in use" in summary, summary
+    assert summary.startswith(f"Scored by {tiny_name}, not the model in use"), summary  # first: never elided
     assert not batch.rescore_button.isHidden() and "second-model" in batch.rescore_button.text()
     qtbot.waitUntil(lambda: "not the model in use" in corpus.scope_label.text(), timeout=LOAD_TIMEOUT_MS)
     out = tmp_path / "export.csv"

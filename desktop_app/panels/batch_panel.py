@@ -275,12 +275,14 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
             self.summary_label.setText(DROP_HINT)
             return
         by = self.scored_by()
-        by = f" · {by}" if by else ""
         if not self.proxy.is_filtering():
-            self.summary_label.setText(s.line() + by)
-            return
-        shown = self.proxy.shown_summary()  # no rate: elapsed time belongs to all rows
-        self.summary_label.setText(f"Showing {shown.count:,} of {s.count:,} (filtered): {shown.line()}{by}")
+            line = s.line()
+        else:
+            shown = self.proxy.shown_summary()  # no rate: elapsed time belongs to all rows
+            line = f"Showing {shown.count:,} of {s.count:,} (filtered): {shown.line()}"
+        # another model's rows: said first, where the one-line label does not cut it off
+        text = f"{by[0].upper()}{by[1:]} · {line}" if stale else f"{line} · {by}" if by else line
+        self.summary_label.setText(text)
 
     def _set_message(self, text: str, error: bool = False) -> None:
         self.message_label.setText(text)
