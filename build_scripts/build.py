@@ -6,10 +6,11 @@ Usage (from the repository root, inside the venv with the ``build`` extra)::
     python build_scripts/build.py --no-check     # build only
     python build_scripts/build.py --check-only   # self-test an existing bundle
 
-Steps: make sure the icon set exists (``build_scripts/make_icons.py``), refuse to build without the
+Steps: refuse to build without ``transformers`` (the Hugging Face backend the bundle carries; the ``build``
+extra installs it) unless ``ATTENTION_EXPLORER_BUNDLE_HF=0``, make sure the icon set exists (``build_scripts/make_icons.py``), refuse to build without the
 trained weights ``resources/model/model.safetensors`` unless ``--allow-missing-weights``, run
-PyInstaller on ``build_scripts/attention_explorer.spec``, copy the Linux desktop entry and icon
-beside the executable, then run ``AttentionExplorer --self-test`` offscreen in a scrubbed environment
+PyInstaller on ``build_scripts/attention_explorer.spec``, copy the Linux desktop entry, its MIME types
+and the icon beside the executable, then run ``AttentionExplorer --self-test`` offscreen in a scrubbed environment
 (no Python, no venv on PATH) and print its JSON line and the bundle size in bytes.
 
 Exit codes: 0 success; 1 the build or the self-test failed; 2 bad input (missing files/arguments).
@@ -18,6 +19,7 @@ Exit codes: 0 success; 1 the build or the self-test failed; 2 bad input (missing
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import shutil
@@ -32,6 +34,23 @@ APP_NAME = "AttentionExplorer"
 WEIGHTS = ROOT / "resources" / "model" / "model.safetensors"
 ICON_PNG = ROOT / "resources" / "icons" / "attention-explorer.png"
 DESKTOP_FILE = ROOT / "build_scripts" / "attention-explorer.desktop"
+MIME_FILE = ROOT / "build_scripts" / "attention-explorer-mime.xml"  # the session type (shared-mime-info)
+
+
+HF_MISSING = ("the bundle carries the Hugging Face backend, and transformers is not installed in this environment: "
+              "pip install -e \".[build]\" (the build extra pulls it), or set ATTENTION_EXPLORER_BUNDLE_HF=0 to build "
+              "a bundle that opens only the app's own model folders")
+
+
+def hf_backend_missing() -> str | None:
+    """Why the build cannot carry the Hugging Face backend, or None when it can (or is told not to).
+
+    The bundle opens Hugging Face folders only with ``transformers`` inside (a user of the executable cannot
+    pip-install it), so it is required unless ``ATTENTION_EXPLORER_BUNDLE_HF=0`` asks for a bundle without it.
+    """
+    if os.environ.get("ATTENTION_EXPLORER_BUNDLE_HF", "1") == "0":
+        return None
+    return None if importlib.util.find_spec("transformers") is not None else HF_MISSING
 
 
 def executable_path(dist: Path) -> Path:
@@ -100,6 +119,7 @@ def build(dist: Path, work: Path, clean: bool) -> Path:
     bundle = dist / APP_NAME
     if sys.platform.startswith("linux"):
         shutil.copy2(DESKTOP_FILE, bundle / DESKTOP_FILE.name)
+        shutil.copy2(MIME_FILE, bundle / MIME_FILE.name)
         shutil.copy2(ICON_PNG, bundle / ICON_PNG.name)
     print(f"built {bundle} in {time.perf_counter() - t0:.0f} s", flush=True)
     return bundle
@@ -122,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
         print("error: desktop_app/__main__.py is missing", file=sys.stderr)
         return 2
     if not args.check_only:
+        if (missing := hf_backend_missing()) is not None:
+            print(f"error: {missing}", file=sys.stderr)
+            return 2
         if not WEIGHTS.is_file() and not args.allow_missing_weights:
             print(f"error: {WEIGHTS.relative_to(ROOT)} is missing; train the model first (README, 'Retrain') "
                   "or pass --allow-missing-weights", file=sys.stderr)

@@ -2,10 +2,14 @@
 
 Usage::
 
-    python -m desktop_app [--model DIR] [--device cpu|cuda] [--self-test] [--quit-after-show]
+    python -m desktop_app [--model DIR] [--device cpu|cuda] [--self-test] [--quit-after-show] [PATH ...]
 
-``--self-test`` loads the model, analyses a bundled sample offscreen and prints
-one JSON line (exit 0 when it worked, 1 with ``{"ok": false, "error": ...}``
+``PATH``: files or folders to open, as a desktop app does (:mod:`desktop_app.window.open_paths`): one review file
+opens in the editor and is analysed, one session file opens the session, folders, tables of reviews and several
+files are scored in the Batch scoring panel.
+
+``--self-test`` loads the model, analyses a bundled sample offscreen, scores its
+words in the corpus dock's child process and prints one JSON line (exit 0 when it worked, 1 with ``{"ok": false, "error": ...}``
 otherwise). ``--quit-after-show`` prints ``{"first_window_s": ...}``, the
 seconds from process start until the main window was first shown and painted,
 and quits.
@@ -58,7 +62,29 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--quit-after-show", action="store_true", help="print the cold-start time to the first painted window and quit"
     )
     p.add_argument("--verbose", action="store_true", help="log debug messages")
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="files or folders to open: a review (.txt) opens in the editor, a session opens, folders, "
+                        "tables of reviews and several files are scored in the Batch scoring panel")
     return p.parse_args(argv)
+
+
+def open_command_line_paths(window, paths: list[str]) -> None:
+    """Open the command line's files and folders in ``window`` (its panels attached) as a desktop app does
+    (:mod:`desktop_app.window.open_paths`), and from then on the files the system asks the running app to open
+    (macOS ``QFileOpenEvent``); missing paths are also named on stderr."""
+    from PySide6.QtWidgets import QApplication
+
+    from desktop_app.window.open_paths import FileOpenEvents, open_paths, sort_paths
+
+    window.file_open_events = FileOpenEvents(window)
+    QApplication.instance().installEventFilter(window.file_open_events)
+    if not paths:
+        return
+
+    request = sort_paths(paths)
+    if request.problems():
+        print(f"attention-explorer: {request.problems()}", file=sys.stderr, flush=True)
+    open_paths(window, request)
 
 
 def attach_panels(window) -> dict:
@@ -157,6 +183,7 @@ def run_self_test(app, window) -> dict:
         view.flush()
     app.processEvents()
     info = window.model_info
+    words = self_test_corpus_words(window.predictor)
     return {
         "ok": True,
         "label": pred.label,
@@ -167,7 +194,27 @@ def run_self_test(app, window) -> dict:
         "model_dir": info.model_dir if info is not None else "",
         "device": pred.device,
         "elapsed_s": round(float(pred.elapsed_s), 6),
+        "corpus_words": words,
     }
+
+
+def self_test_corpus_words(predictor) -> int:
+    """The self-test's corpus check: score the words of the bundled samples in the corpus dock's child process
+    (:func:`desktop_app.workers.corpus.score_words_once`; a frozen bundle re-runs its own executable for it).
+
+    Returns:
+        the number of words scored (> 0).
+
+    Raises:
+        RuntimeError: the child failed, or scored no word.
+    """
+    from desktop_app.workers.corpus import score_words_once
+
+    texts = [first_sample_text()] * 2
+    words = len(score_words_once(predictor, texts, min_count=1).tokens)
+    if words == 0:
+        raise RuntimeError("the corpus word scores found no word in the bundled sample")
+    return words
 
 
 def set_app_icon(app) -> None:
@@ -248,6 +295,7 @@ def main(argv: list[str] | None = None, process_start: float | None = None) -> i
                 app.quit()
                 return
             attach_panels(window)
+            open_command_line_paths(window, args.paths)
 
     watcher = FirstPaint()
     window.installEventFilter(watcher)

@@ -45,6 +45,7 @@ def test_self_test_prints_one_json_line(tiny_model_dir, tmp_path):
     assert (out["layers"], out["heads"]) == (2, 2)
     assert 2 <= out["num_tokens"] <= 64
     assert Path(out["model_dir"]) == Path(tiny_model_dir)
+    assert out["corpus_words"] > 0  # the corpus dock's word-scoring child process ran
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "settings.ini").exists()  # an automated run leaves the user's layout alone
 

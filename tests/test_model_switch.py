@@ -215,6 +215,8 @@ def test_session_of_the_bundled_model_stores_an_empty_model_dir(qtbot, tmp_path,
     messages = []
     tiny.statusBar().messageChanged.connect(messages.append)
     assert session.open_session(tiny, path)
+    qtbot.waitUntil(lambda: getattr(tiny, "session_model_box", None) is not None, timeout=TIMEOUT_MS)
+    tiny.session_model_box.reject()  # keep the model in use (issue 33 offers to switch)
     assert any("saved with the bundled model" in m for m in messages)
     for w in (win, other, tiny):
         w.close()

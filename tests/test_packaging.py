@@ -2,7 +2,8 @@
 
 Builds ``dist/AttentionExplorer/`` with ``build_scripts/build.py`` (PyInstaller reuses its cache in
 ``build/pyinstaller``), then runs ``AttentionExplorer --self-test`` offscreen in a scrubbed environment
-(``PATH=/usr/bin:/bin`` only: no venv, no PYTHONPATH) and checks its one-line JSON report. Takes minutes:
+(``PATH=/usr/bin:/bin`` only: no venv, no PYTHONPATH) and checks its one-line JSON report, with the bundled
+model and with a tiny Hugging Face folder (the word scores of the corpus dock's child process included). Takes minutes:
 marker ``packaging`` (deselect with ``-m "not packaging"``).
 """
 
@@ -78,6 +79,22 @@ def test_bundle_self_test_without_python(bundle_exe):
     # the bundled weights were used (not the source tree), and they give what the source gives
     model_dir = Path(report["model_dir"]).resolve()
     assert bundle_exe.parent.resolve() in model_dir.parents, report
+    assert report["corpus_words"] > 0, report  # the corpus dock's word-scoring child process ran in the bundle
+
+
+@pytest.mark.timeout(3000)
+def test_bundle_opens_a_hugging_face_folder(bundle_exe, tmp_path):
+    """The executable (not the source) opens a tiny Hugging Face folder, analyses the sample with it and runs the
+    corpus words child process on it: the bundle carries ``transformers`` (issue 33)."""
+    from model.testing_hf import make_tiny_hf_dir
+
+    hf_dir = make_tiny_hf_dir(tmp_path / "tiny-bert", family="bert")
+    report = _build_module().run_self_test(bundle_exe, model_dir=hf_dir, timeout_s=600)
+    assert report["ok"] is True, report
+    assert Path(report["model_dir"]).resolve() == hf_dir.resolve(), report
+    assert (report["layers"], report["heads"]) == (2, 4), report
+    assert report["corpus_words"] > 0, report
+    assert (bundle_exe.parent / "_internal" / "transformers").is_dir()
 
 
 @pytest.mark.timeout(3000)

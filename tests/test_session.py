@@ -154,3 +154,97 @@ def test_version_1_sessions_still_open_and_bad_masks_are_refused(tmp_path):
     p.write_text(json.dumps({"format": "attention-explorer-session", "version": 2, "text": "abc", "show": "x"}))
     with pytest.raises(SessionError, match="show"):
         read_session(p)
+
+
+# -- issue 33, item 6: a session saved with another model offers to switch to it -------------------------------
+@pytest.fixture
+def other_model_dir(tmp_path):
+    """A second tiny model folder (other weights), as the model a session was saved with."""
+    from model.testing import make_random_model_dir
+
+    return make_random_model_dir(tmp_path / "other-model", seed=7)
+
+
+def _saved_with(qtbot, model_dir, path):
+    """Save a session (a pin, layer 1 head 0, a selection) analysed with ``model_dir``; returns its prediction."""
+    from desktop_app.window import session
+
+    win = _window(qtbot, model_dir)
+    with qtbot.waitSignal(win.state.prediction_changed, timeout=LOAD_TIMEOUT_MS):
+        win.open_review("The acting was good.")
+    win.state.pin_current()
+    with qtbot.waitSignal(win.state.prediction_changed, timeout=LOAD_TIMEOUT_MS):
+        win.open_review("A slow start, then a wonderful second half.")
+    win.state.set_layer_head(1, 0)
+    win.state.set_selection((1, 3))
+    session.write_session(session.capture(win), path)
+    pred = win.state.prediction
+    win.close()
+    return pred
+
+
+def _answer(qtbot, win, yes: bool):
+    from PySide6.QtWidgets import QMessageBox
+
+    qtbot.waitUntil(lambda: getattr(win, "session_model_box", None) is not None, timeout=LOAD_TIMEOUT_MS)
+    box = win.session_model_box
+    assert "saved with" in box.text() and "Switch" in box.text()
+    box.button(QMessageBox.Yes if yes else QMessageBox.No).click()
+
+
+def test_a_session_of_another_model_switches_to_it_and_restores_everything(qtbot, tiny_model_dir, other_model_dir,
+                                                                          tmp_path):
+    from desktop_app.window import session
+    from desktop_app.window.model_menu import folder_key
+
+    path = tmp_path / "other.aesession.json"
+    saved = _saved_with(qtbot, other_model_dir, path)
+    win = _window(qtbot, tiny_model_dir)
+    done = []
+    assert session.open_session(win, path, done.append)
+    assert not done and folder_key(win.model_info.model_dir) == folder_key(tiny_model_dir)  # asked first
+    _answer(qtbot, win, yes=True)
+    qtbot.waitUntil(lambda: bool(done), timeout=LOAD_TIMEOUT_MS)
+    st = win.state
+    assert folder_key(win.model_info.model_dir) == folder_key(other_model_dir)
+    assert win.model_menu.current == folder_key(other_model_dir)
+    assert st.prediction.text == saved.text
+    np.testing.assert_allclose(st.prediction.probabilities, saved.probabilities, atol=1e-6)  # the session's model
+    assert (st.layer, st.head, st.selection) == (1, 0, (1, 3))
+    assert [p.text for p in st.pins] == ["The acting was good."]
+    assert win.errors == []
+
+
+def test_keeping_the_current_model_restores_the_session_with_a_note(qtbot, tiny_model_dir, other_model_dir,
+                                                                   tmp_path):
+    from desktop_app.window import session
+    from desktop_app.window.model_menu import folder_key
+
+    path = tmp_path / "other.aesession.json"
+    saved = _saved_with(qtbot, other_model_dir, path)
+    win = _window(qtbot, tiny_model_dir)
+    messages, done = [], []
+    win.statusBar().messageChanged.connect(messages.append)
+    assert session.open_session(win, path, done.append)
+    _answer(qtbot, win, yes=False)
+    qtbot.waitUntil(lambda: bool(done), timeout=LOAD_TIMEOUT_MS)
+    assert folder_key(win.model_info.model_dir) == folder_key(tiny_model_dir)
+    assert win.state.prediction.text == saved.text
+    assert any("saved with" in m for m in messages)
+
+
+def test_a_session_whose_model_folder_is_gone_opens_with_the_model_in_use(qtbot, tiny_model_dir, other_model_dir,
+                                                                          tmp_path):
+    import shutil
+
+    from desktop_app.window import session
+
+    path = tmp_path / "other.aesession.json"
+    saved = _saved_with(qtbot, other_model_dir, path)
+    shutil.rmtree(other_model_dir)
+    win = _window(qtbot, tiny_model_dir)
+    done = []
+    assert session.open_session(win, path, done.append)
+    assert getattr(win, "session_model_box", None) is None  # nothing to switch to: nothing asked
+    qtbot.waitUntil(lambda: bool(done), timeout=LOAD_TIMEOUT_MS)
+    assert win.state.prediction.text == saved.text

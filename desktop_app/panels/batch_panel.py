@@ -34,6 +34,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QApplication, QFileDialog, QWidget
 
 from model.batch import SUPPORTED_EXTENSIONS, Summary, write_rows
+from model.batch.engine import model_id
 from model.batch.export import SPREADSHEET_CELL_LIMIT, excerpt_rows
 
 from ..workers.batch import DEFAULT_BATCH_SIZE, DEFAULT_CHUNK, BatchWorker
@@ -43,6 +44,7 @@ from .batch_model import BatchFilterProxy, BatchTableModel, format_duration
 from .batch_navigation import ResultsNavigation
 from .batch_ui import DROP_HINT, BatchPanelUI
 from .editor import PathDropTarget
+from .scored_by import model_label, rows_are_stale, scored_by
 
 
 class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
@@ -74,6 +76,7 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         self.setAcceptDrops(True)
         self._predictor = None
         self._queue: list[list[str]] = []
+        self._scored_paths: list[str] = []  # every path scored into the table, for a re-score
         self._running: int | None = None  # the job (generation) being scored
         self._job_t0 = 0.0
         self._scoring_s = 0.0  # seconds spent scoring in finished jobs
@@ -97,6 +100,7 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         A running job keeps the predictor it started with.
         """
         self._predictor = predictor
+        self._update_summary()  # the rows may now be another model's
         if predictor is not None:
             self._start_next()
 
@@ -127,10 +131,26 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         if self.is_running():
             self.cancel()
 
+    def scored_by(self) -> str:
+        """Which model scored the rows, and whether it is the model in use (:func:`.scored_by.scored_by`); ""
+        without scored rows."""
+        return scored_by(self.table_model.summary.models, self._current_model())
+
+    def _current_model(self) -> str | None:
+        return model_id(self._predictor) if self._predictor is not None else None
+
+    def rescore(self) -> None:
+        """Score every file and folder in the table again with the model in use (after a model switch): the rows
+        are cleared and one job scores them all (queued until a model is loaded)."""
+        paths = list(self._scored_paths)
+        self.clear()
+        self.add_paths(paths)
+
     def clear(self) -> None:
         """Cancel everything and remove all rows (rows still in flight from the old job are dropped)."""
         self.cancel()
         self.handle.next_generation()  # anything still arriving from the cancelled job is stale now
+        self._scored_paths.clear()
         self.table_model.clear()
         self._scoring_s = 0.0
         self._update_summary()
@@ -183,6 +203,7 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         if self._running is not None or self._predictor is None or not self._queue or self.handle.stopped:
             return
         paths = self._queue.pop(0)
+        self._scored_paths.extend(p for p in paths if p not in self._scored_paths)
         self.table_model.add_roots(paths)
         job = self._running = self.handle.next_generation()
         text_column = self.text_column_edit.text().strip() or None
@@ -245,14 +266,23 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         s = self.table_model.summary
         running = time.monotonic() - self._job_t0 if self._running is not None else 0.0
         s.elapsed_s = self._scoring_s + running
+        current = self._current_model()
+        stale = rows_are_stale(s.models, current) and not self.is_running()
+        self.rescore_button.setVisible(stale)
+        if stale:
+            self.rescore_button.setText(f"Re-score with {model_label(current)}")
         if s.count == 0:
             self.summary_label.setText(DROP_HINT)
             return
+        by = self.scored_by()
         if not self.proxy.is_filtering():
-            self.summary_label.setText(s.line())
-            return
-        shown = self.proxy.shown_summary()  # no rate: elapsed time belongs to all rows
-        self.summary_label.setText(f"Showing {shown.count:,} of {s.count:,} (filtered): {shown.line()}")
+            line = s.line()
+        else:
+            shown = self.proxy.shown_summary()  # no rate: elapsed time belongs to all rows
+            line = f"Showing {shown.count:,} of {s.count:,} (filtered): {shown.line()}"
+        # another model's rows: said first, where the one-line label does not cut it off
+        text = f"{by[0].upper()}{by[1:]} · {line}" if stale else f"{line} · {by}" if by else line
+        self.summary_label.setText(text)
 
     def _set_message(self, text: str, error: bool = False) -> None:
         self.message_label.setText(text)

@@ -7,7 +7,8 @@ Four rows, each one line high whatever it says, so the panel's minimum height ne
   filter (a button that clears it; hidden when there is none), the search box, Export, Clear;
 * the results table, which takes the remaining height;
 * the progress bar, Cancel, the text column and the largest one-review file;
-* the summary of the shown rows and the last message (one-line labels: the whole text is their tooltip).
+* the summary of the shown rows (it names the model that scored them), Re-score (shown when that is not the
+  model in use) and the last message (one-line labels: the whole text is their tooltip).
 """
 
 from __future__ import annotations
@@ -48,8 +49,14 @@ class BatchPanelUI:
         layout.addLayout(self._build_top_row())
         layout.addWidget(self.view, 1)
         layout.addLayout(self._build_progress_row())
+        self.rescore_button = QPushButton("Re-score")
+        self.rescore_button.setToolTip("These rows were scored by another model: score them again with the model "
+                                       "in use")
+        self.rescore_button.clicked.connect(self.rescore)
+        self.rescore_button.setVisible(False)
         status = QHBoxLayout()
         status.addWidget(self.summary_label, 3)
+        status.addWidget(self.rescore_button)
         status.addWidget(self.message_label, 2)
         layout.addLayout(status)
 

@@ -142,8 +142,10 @@ class CorpusPanel(QWidget):
                 "Corpus: words": self.words.plot}
 
     def set_predictor(self, predictor) -> None:
-        """The model for "What drives it" (the metrics need none)."""
+        """The model for "What drives it" (the metrics need none); the scope line says again whether the rows are
+        this model's."""
         self.words.set_predictor(predictor)
+        self._update_scope(self.batch.table_model.rowCount())
 
     def schedule(self) -> None:
         """Recompute the metrics within :data:`THROTTLE_MS` (a pending update is not postponed)."""
@@ -216,7 +218,8 @@ class CorpusPanel(QWidget):
         cell = ""
         if f.cell is not None:
             cell = f" \u00b7 table: gold {f.cell[0]} \u2192 predicted {f.cell[1]} (click the cell again for all)"
-        self.scope_label.setText(f"Describes {scope}{cell}")
+        by = self.batch.scored_by()
+        self.scope_label.setText(f"Describes {scope}{f' ({by})' if by else ''}{cell}")
 
     # -- the batch table's filters ----------------------------------------------------------------------------
     def _on_filter_changed(self, f) -> None:

@@ -8,7 +8,8 @@ null) and the pinned texts (``pins``: text and head mask each), written atomical
 (:func:`model.atomic.atomic_write_bytes`). Opening one analyses the pinned texts and pins them, then analyses the
 text again with the model in use (the status bar says so when the session names another) and, once its
 prediction arrives, restores the selection, the layer/head, the active view and the explanations (when the tokens
-are unchanged). Version 1 files (without show, head mask and pins) still open.
+are unchanged). A session saved with another model first offers to switch to it when its folder exists
+(:mod:`desktop_app.window.session_model`). Version 1 files (without show, head mask and pins) still open.
 
 :func:`read_session` raises :class:`SessionError` with a message for the user for a damaged file, a file
 that is not a session, or one written by a newer version of the app.
@@ -187,17 +188,24 @@ def capture(window) -> Session:
     )
 
 
-def restore(window, session: Session, done=None) -> None:
+def restore(window, session: Session, done=None, offer_switch: bool = True) -> None:
     """Analyse and pin ``session.pins``, then analyse ``session.text`` and, when its prediction arrives, restore the
     rest of ``session``.
 
     The explanations go into the explorer state (the explanation panel shows what the state holds). A head mask
     that does not fit the model in use is left out (the status bar says so). ``done(session)`` is called once
-    everything is restored (optional).
+    everything is restored (optional). When the session names another model whose folder exists here (and
+    ``offer_switch``), the user is first offered to switch to it (:mod:`desktop_app.window.session_model`).
     """
     state = window.state
     notes: list[str] = []
     info = window.model_info
+    if info is not None and folder_key(session.model_dir) != folder_key(info.model_dir) and offer_switch:
+        from .session_model import offer_model_switch
+
+        if offer_model_switch(window, session.model_dir, model_name,
+                              lambda: restore(window, session, done, offer_switch=False)):
+            return
     if info is not None and folder_key(session.model_dir) != folder_key(info.model_dir):
         notes.append(f"This session was saved with {model_name(session.model_dir)}; it is shown with "
                      f"{model_name(info.model_dir)}.")

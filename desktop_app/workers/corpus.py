@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import Signal
 
-from model.batch.corpus import corpus_metrics, corpus_token_scores
+from model.batch.corpus import CorpusTokens, corpus_metrics, corpus_token_scores
 
 from .corpus_process import score_words
 from .handle import BackgroundWorker
@@ -95,6 +95,16 @@ class CorpusTokensWorker(BackgroundWorker):
             return
         try:
             texts = [r.text for r in keep_rows(rows, keep) if r.ok and r.text]
+        except Exception as exc:  # noqa: BLE001 - a row filter that fails becomes a message
+            self.failed.emit(generation, f"{type(exc).__name__}: {exc}".splitlines()[0])
+            return
+        self.score_texts(generation, predictor, texts, min_count, bigrams)
+
+    def score_texts(self, generation: int, predictor, texts: list[str], min_count: int = 5,
+                    bigrams: bool = True) -> None:
+        """Score the words of ``texts`` (in the child process when ``predictor`` has a folder); emits ``finished``
+        or ``failed`` with ``generation``."""
+        try:
             self.progress.emit(generation, 0, len(texts))
             if getattr(predictor, "model_dir", None) is not None:
                 self._run_in_child(generation, predictor, texts, min_count, bigrams)
@@ -156,3 +166,24 @@ class CorpusTokensWorker(BackgroundWorker):
             else:
                 self.failed.emit(generation, str(payload[0]))
                 return
+
+
+def score_words_once(predictor, texts: list[str], min_count: int = 1) -> CorpusTokens:
+    """Run the corpus dock's word scores over ``texts`` once, on the calling thread, through the same child process
+    as the dock (:meth:`CorpusTokensWorker.score_texts`): the ``--self-test`` uses it to prove that a bundle can start
+    its word-scoring child (a frozen executable re-runs itself for it).
+
+    Returns:
+        the :class:`model.batch.corpus.CorpusTokens` of ``texts`` (unigrams only).
+
+    Raises:
+        RuntimeError: the child failed or ended; the message is its one-line reason.
+    """
+    worker = CorpusTokensWorker()
+    out: dict = {}
+    worker.finished.connect(lambda _generation, result: out.setdefault("result", result))
+    worker.failed.connect(lambda _generation, message: out.setdefault("error", message))
+    worker.score_texts(worker.latest, predictor, list(texts), min_count=min_count, bigrams=False)
+    if "result" not in out:
+        raise RuntimeError(out.get("error", "the word scores gave no result"))
+    return out["result"]

@@ -20,11 +20,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
 from typing import Any
 
 from .readers import Record
 
-EXPORT_COLUMNS = ("source", "text", "label", "p_positive", "num_tokens", "truncated", "gold", "correct", "status")
+EXPORT_COLUMNS = ("source", "text", "label", "p_positive", "num_tokens", "truncated", "gold", "correct", "status",
+                  "model")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +45,8 @@ class ResultRow:
         gold: the known true label, or "" when unknown.
         correct: ``label == gold`` when both are known, else None.
         status: ``"ok"`` or why the input was not scored.
+        model: the folder of the model that scored the row (absolute path, as :func:`model_id` names it; "" when
+            not scored or unknown), so rows scored before a model switch, and exports, say which model it was.
     """
 
     source: str
@@ -54,6 +58,7 @@ class ResultRow:
     gold: str
     correct: bool | None
     status: str
+    model: str = ""
 
     @property
     def ok(self) -> bool:
@@ -72,6 +77,13 @@ def failed_row(record: Record, status: str | None = None) -> ResultRow:
     """The row for a record that was not scored (``status`` overrides the record's)."""
     return ResultRow(record.source, record.text or "", "", None, 0, False, record.gold or "", None,
                      status or record.status)
+
+
+def model_id(predictor: Any) -> str:
+    """How a row names the model that scored it: the absolute path of ``predictor.model_dir`` ("" when the predictor
+    has no folder, e.g. a test double)."""
+    folder = getattr(predictor, "model_dir", None)
+    return str(Path(folder).resolve()) if folder else ""
 
 
 def _positive_index(labels: tuple[str, ...]) -> int:
@@ -113,6 +125,7 @@ def score_records(
     if batch_size < 1 or chunk < 1:
         raise ValueError(f"batch_size and chunk must be >= 1, got {batch_size} and {chunk}")
     pos = _positive_index(tuple(predictor.labels))
+    model = model_id(predictor)
     it = iter(records)
     base = 0
     while True:
@@ -129,7 +142,7 @@ def score_records(
                 progress(_base + _failed + done)
 
         scores = predictor.score_many(texts, batch_size, chunk_progress, should_stop) if texts else []
-        rows = _block_rows(block, dict(zip(ok_idx, scores)), pos)
+        rows = _block_rows(block, dict(zip(ok_idx, scores)), pos, model)
         base += len(block)
         if not texts and progress is not None:
             progress(base)
@@ -149,10 +162,11 @@ def _take(it: Iterator[Record], n: int) -> list[Record]:
     return block
 
 
-def _block_rows(block: list[Record], score_at: dict[int, Any], pos: int) -> list[ResultRow]:
+def _block_rows(block: list[Record], score_at: dict[int, Any], pos: int, model: str = "") -> list[ResultRow]:
     """The rows of one block, in order: a scored row per readable record with a score (``score_at``: block index ->
     :class:`model.Score`), a failed row per unreadable one; stops at the first readable record without a score (the
-    scoring stopped: only the scored prefix is kept). ``pos`` is the positive class's index."""
+    scoring stopped: only the scored prefix is kept). ``pos`` is the positive class's index; ``model`` names the
+    model on the scored rows (:func:`model_id`)."""
     rows: list[ResultRow] = []
     for i, rec in enumerate(block):
         if not rec.ok:
@@ -175,6 +189,7 @@ def _block_rows(block: list[Record], score_at: dict[int, Any], pos: int) -> list
             gold=gold,
             correct=(s.label == gold) if gold else None,
             status="ok",
+            model=model,
         ))
     return rows
 
@@ -191,6 +206,7 @@ class Summary:
         with_gold: scored rows with a known gold label.
         correct: scored rows whose prediction equals the gold label.
         elapsed_s: wall time of the run in seconds (set by the caller).
+        models: scored rows per model that scored them (:attr:`ResultRow.model`), in first-seen order.
         failures: the first ``max_failures`` ``(source, status)`` pairs.
     """
 
@@ -203,6 +219,7 @@ class Summary:
     elapsed_s: float = 0.0
     failures: list[tuple[str, str]] = field(default_factory=list)
     max_failures: int = 200
+    models: dict[str, int] = field(default_factory=dict)
 
     def add(self, rows: Iterable[ResultRow]) -> None:
         """Count ``rows`` in."""
@@ -214,6 +231,7 @@ class Summary:
                     self.failures.append((r.source, r.status))
                 continue
             self.ok += 1
+            self.models[r.model] = self.models.get(r.model, 0) + 1
             self.positive += r.label == "positive"
             if r.correct is not None:
                 self.with_gold += 1

@@ -190,6 +190,7 @@ def parquet_schema(pa: Any) -> Any:
         ("gold", pa.string()),
         ("correct", pa.bool_()),
         ("status", pa.string()),
+        ("model", pa.string()),
     ])
 
 
@@ -230,6 +231,9 @@ def excerpt_rows(rows: Iterable[ResultRow], max_chars: int = DEFAULT_EXCERPT_CHA
     return out
 
 
+OPTIONAL_COLUMNS = {"model"}  # added in issue 33: exports written before it still read back (model "")
+
+
 def _parse_bool(v: Any) -> bool | None:
     if v is None or v == "":
         return None
@@ -251,6 +255,7 @@ def _row_from_mapping(d: dict[str, Any]) -> ResultRow:
         gold=str(d.get("gold") or ""),
         correct=_parse_bool(d.get("correct")),
         status=str(d.get("status") or ""),
+        model=str(d.get("model") or ""),
     )
 
 
@@ -269,7 +274,7 @@ def read_results(path: str | os.PathLike, fmt: str | None = None) -> list[Result
         if fmt == "jsonl":
             return [_row_from_mapping(json.loads(line)) for line in fh if line.strip()]
         reader = csv.DictReader(fh)
-        missing = set(EXPORT_COLUMNS) - set(reader.fieldnames or ())
+        missing = set(EXPORT_COLUMNS) - set(reader.fieldnames or ()) - OPTIONAL_COLUMNS
         if missing:
             raise ValueError(f"{path} is missing the columns {sorted(missing)}")
         return [_row_from_mapping(d) for d in reader]

@@ -1,0 +1,81 @@
+"""Opening a session saved with another model: offer to switch to it, then restore the session (issue 33).
+
+:func:`desktop_app.window.session.restore` asks :func:`offer_model_switch` first when the session names a model
+other than the one in use. When the session's model folder exists (or it is the bundled model), a question box
+(non-modal, kept as ``window.session_model_box``) offers to switch: Yes loads that model through the Model menu
+(:meth:`~desktop_app.window.model_menu.ModelMenu.open_model`: it joins the recent folders) and restores the
+session once it has loaded (model loading is asynchronous); No, or a model that fails to load, restores it with
+the model in use, with the note that says so. A session whose folder is gone is restored with the model in use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QMessageBox
+
+from .model_menu import folder_key
+from .settings import APP_NAME
+
+
+def model_available(key: str) -> bool:
+    """True when the model a session names can be loaded here: the bundled model ("") or an existing folder."""
+    return not key or Path(key).is_dir()
+
+
+def offer_model_switch(window, session_model_dir: str, name: Callable[[str], str],
+                       then: Callable[[], None]) -> bool:
+    """Offer to switch ``window`` to ``session_model_dir`` (a session's ``model_dir``); ``then()`` restores the
+    session once answered (after the switch when accepted, with the model in use otherwise).
+
+    Args:
+        window: the main window.
+        session_model_dir: the session's model folder ("" for the bundled model).
+        name: how a message names a model folder (:func:`desktop_app.window.session.model_name`).
+        then: called once, on the GUI thread, when the session can be restored.
+
+    Returns:
+        True when the question was asked (``then`` follows later); False when the folder does not exist here
+        (nothing is asked; the caller restores with the model in use).
+    """
+    key = folder_key(session_model_dir)
+    if not model_available(key):
+        return False
+    current = window.model_info.model_dir if window.model_info is not None else window.model_dir
+    box = QMessageBox(
+        QMessageBox.Question, APP_NAME,
+        f"This session was saved with {name(key)}; {name(current)} is loaded.\n\n"
+        f"Switch to {name(key)} and restore the session with it?",
+        QMessageBox.Yes | QMessageBox.No, window)
+    box.setDefaultButton(QMessageBox.Yes)
+    box.button(QMessageBox.Yes).setText("Switch model")
+    box.button(QMessageBox.No).setText("Keep the current model")
+    window.session_model_box = box
+
+    def answered(_result: int) -> None:
+        window.session_model_box = None
+        if box.clickedButton() is box.button(QMessageBox.Yes):
+            _switch_then(window, key, then)
+        else:
+            then()
+
+    box.finished.connect(answered)
+    box.open()
+    return True
+
+
+def _switch_then(window, key: str, then: Callable[[], None]) -> None:
+    """Load the model ``key`` and call ``then`` once it has loaded or failed to (the window's one message says
+    why); ``then`` runs after the window has finished handling the load (its re-analysis of the old text is then
+    superseded by the session's)."""
+
+    def finish(*_args) -> None:
+        window.predictor_loaded.disconnect(finish)
+        window.model_load_failed.disconnect(finish)
+        QTimer.singleShot(0, then)
+
+    window.predictor_loaded.connect(finish)
+    window.model_load_failed.connect(finish)
+    window.model_menu.open_model(key or None)
