@@ -39,7 +39,8 @@ from model.batch.export import SPREADSHEET_CELL_LIMIT, excerpt_rows
 from ..workers.batch import DEFAULT_BATCH_SIZE, DEFAULT_CHUNK, BatchWorker
 from ..workers.handle import BATCH_NICE, WorkerHandle
 from .batch_export import ask_export_path, export_hint
-from .batch_model import BatchFilterProxy, BatchTableModel, format_duration
+from .batch_model import BatchTableModel, format_duration
+from .batch_proxy import BatchFilterProxy
 from .batch_navigation import ResultsNavigation
 from .batch_ui import DROP_HINT, BatchPanelUI
 from .editor import PathDropTarget
