@@ -19,6 +19,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor
 
 from model.batch import ResultRow, Summary
+from model.palette import BINARY_LABELS, class_colours
 
 from .row_filter import FILTERS, confidence  # noqa: F401 - FILTERS: re-exported
 
@@ -72,6 +73,16 @@ class BatchTableModel(QAbstractTableModel):
         self._roots: list[str] = []
         self._keys: dict[int, list] = {c: [] for c in range(len(COLUMNS))}  # column -> SORT_ROLE value per row
         self.summary = Summary()
+        self._class_colours: dict[str, QColor] = {}
+        self.set_labels(BINARY_LABELS)
+
+    def set_labels(self, labels: Sequence[str]) -> None:
+        """The model's class names, in order: the Predicted and Gold cells show each class's palette colour
+        (:mod:`model.palette`, as every view and the report)."""
+        self._class_colours = {name: QColor(colour) for name, colour in class_colours(labels).items()}
+        if self._rows:
+            self.dataChanged.emit(self.index(0, LABEL), self.index(len(self._rows) - 1, GOLD),
+                                  [Qt.ItemDataRole.DecorationRole])
 
     # -- data access ------------------------------------------------------------------------------------------
     def rows(self) -> list[ResultRow]:
@@ -149,6 +160,8 @@ class BatchTableModel(QAbstractTableModel):
             if c == STATUS:
                 return r.status
             return None
+        if role == Qt.ItemDataRole.DecorationRole and c in (LABEL, GOLD):  # a swatch of the class colour
+            return self._class_colours.get(r.label if c == LABEL else r.gold)
         if role == Qt.ItemDataRole.ForegroundRole and not r.ok and c == STATUS:
             return QColor("#b00020")
         if role == Qt.ItemDataRole.TextAlignmentRole and c in (P_POSITIVE, CONFIDENCE, TOKENS):

@@ -99,6 +99,7 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         """
         self._predictor = predictor
         if predictor is not None:
+            self.table_model.set_labels(getattr(predictor, "labels", ()) or ())
             self._start_next()
 
     def add_paths(self, paths: list[str]) -> None:

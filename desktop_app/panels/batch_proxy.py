@@ -56,6 +56,7 @@ class BatchFilterProxy(QAbstractProxyModel):
         model.rowsInserted.connect(self._on_source_rows_inserted)
         model.modelAboutToBeReset.connect(self.beginResetModel)
         model.modelReset.connect(self._on_source_reset)
+        model.dataChanged.connect(self._on_source_data_changed)
         self._recompute()
         self.endResetModel()
 
@@ -166,6 +167,12 @@ class BatchFilterProxy(QAbstractProxyModel):
         self._shown = None
         self._recompute()
         self.endResetModel()
+
+    def _on_source_data_changed(self, top_left, bottom_right, roles=()) -> None:
+        """Rows' looks changed (e.g. the class colours): repaint those columns of every shown row."""
+        if self._order.size:
+            self.dataChanged.emit(self.index(0, top_left.column()),
+                                  self.index(len(self._order) - 1, bottom_right.column()), roles)
 
     def _on_source_rows_inserted(self, _parent, first: int, last: int) -> None:
         """New rows (always appended): filtered once; shown at the end, or merged into the sort order."""

@@ -16,16 +16,11 @@ from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QPen
 from PySide6.QtWidgets import QGraphicsRectItem
 
-from .colours import NEGATIVE_COLOUR, POSITIVE_COLOUR, SEQUENTIAL_CMAP, head_colour, lookup_table
+from .colours import NEUTRAL, SEQUENTIAL_CMAP, class_colour, lookup_table
 from .render import DeferredRender
 from .widgets import TokenAxis, style_plot
 
 TEXT_COLOUR = "#222222"
-
-
-def label_colour(label: str, index: int) -> str:
-    """The colour of class ``label`` (the ``index``-th): blue for negative, red for positive, else a head colour."""
-    return {"negative": NEGATIVE_COLOUR, "positive": POSITIVE_COLOUR}.get(label, head_colour(index).name())
 
 
 def alpha(colour: str, a: int) -> QColor:
@@ -210,12 +205,12 @@ class ProbabilityHistogramPlot(CorpusPlot):
         by_gold = histogram.counts_by_gold
         if by_gold is not None:
             by_gold = np.asarray(by_gold)
-            series = [(str(name), by_gold[i], label_colour(name, i)) for i, name in enumerate(labels)]
+            series = [(str(name), by_gold[i], class_colour(i)) for i, name in enumerate(labels)]
             rest = counts - by_gold.sum(axis=0)
             if rest.sum() > 0:
-                series.append(("none", rest, "#888888"))
+                series.append(("none", rest, NEUTRAL))
         else:
-            series = [("all reviews", counts, "#555555")]
+            series = [("all reviews", counts, NEUTRAL)]
         for _name, values, colour in series:
             self.plot(edges, values, stepMode="center", fillLevel=0, brush=alpha(colour, 60),
                       pen=pg.mkPen(colour, width=2))
@@ -260,10 +255,10 @@ class ReliabilityPlot(CorpusPlot):
         full = np.asarray(bins.counts) > 0
         lo, width = edges[:-1][full], np.diff(edges)[full]
         acc, conf = np.asarray(bins.accuracy)[full], np.asarray(bins.confidence)[full]
-        self.addItem(pg.BarGraphItem(x0=lo, width=width, height=acc, brush=alpha(NEGATIVE_COLOUR, 170),
+        self.addItem(pg.BarGraphItem(x0=lo, width=width, height=acc, brush=alpha(NEUTRAL, 170),
                                      pen=pg.mkPen("w"), name="accuracy"))
         gap = pg.BarGraphItem(x0=lo, width=width, y0=np.minimum(acc, conf), height=np.abs(conf - acc),
-                              brush=alpha(POSITIVE_COLOUR, 70), pen=pg.mkPen(POSITIVE_COLOUR, width=1))
+                              brush=alpha(NEUTRAL, 60), pen=pg.mkPen(TEXT_COLOUR, width=1))
         self.addItem(gap)
         start = float(lo.min()) if len(lo) else 0.0
         self.plot([start, 1.0], [start, 1.0], pen=pg.mkPen("#555555", width=1, style=Qt.PenStyle.DashLine))
@@ -304,8 +299,7 @@ class SliceAccuracyPlot(CorpusPlot):
         with_gold = accuracy is not None
         heights = np.nan_to_num(acc) if with_gold else counts / total
         x = np.arange(len(names), dtype=float) + np.where(np.arange(len(names)) >= len(keep), 0.5, 0.0)
-        colours = [alpha(NEGATIVE_COLOUR, 170)] * len(keep) + [alpha("#7f7f7f", 170), alpha("#ff7f0e", 170)]
-        self.addItem(pg.BarGraphItem(x=x, width=0.8, height=heights, brushes=colours, pen=pg.mkPen("w")))
+        self.addItem(pg.BarGraphItem(x=x, width=0.8, height=heights, brush=alpha(NEUTRAL, 170), pen=pg.mkPen("w")))
         for xi, h, n, g in zip(x, heights, counts, gold):
             shown = int(g if with_gold else n)
             label = pg.TextItem(f"{shown:,}", color="#444444", anchor=(0.5, 1.0))
