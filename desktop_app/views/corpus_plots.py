@@ -21,6 +21,10 @@ from .render import DeferredRender
 from .widgets import TokenAxis, style_plot
 
 TEXT_COLOUR = "#222222"
+READABLE_SIZE = (250, 190)
+"""Pixels (width, height) below which a corpus plot's text would overlap (title, two axes, a 2 x 2 confusion matrix
+with two lines per cell, the histogram's key above its bars): the corpus dock scrolls rather than squash a plot."""
+CELL_TEXT_PX = 34  # pixels of height a confusion-matrix cell needs for its count and percentage
 
 
 def alpha(colour: str, a: int) -> QColor:
@@ -86,6 +90,23 @@ class CorpusPlot(DeferredRender, pg.PlotWidget):
         self._message.setText(text)
         self._message.setPos(x, y)
 
+    def show_empty(self, message: str) -> None:
+        """Nothing to draw: an empty frame under the title with ``message`` (the hint) centred, and no axes (on an
+        empty range their tick labels piled up on each other)."""
+        self.clear_items()
+        item = self.getPlotItem()
+        for name in ("left", "bottom"):
+            item.hideAxis(name)
+        item.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
+        self.show_message(message)
+
+    def show_data(self) -> None:
+        """Something to draw: the axes back, the hint hidden (after :meth:`clear_items`)."""
+        item = self.getPlotItem()
+        for name in ("left", "bottom"):
+            item.showAxis(name)
+        self.show_message("")
+
     def clear_items(self) -> None:
         """Remove everything drawn except the message."""
         item = self.getPlotItem()
@@ -129,11 +150,13 @@ class ConfusionMatrixPlot(CorpusPlot):
         if self.matrix is None or self.matrix.size == 0:
             self.left_axis.set_tokens([])
             self.bottom_axis.set_tokens([])
-            self.show_message("needs gold labels")
+            self.show_empty("needs gold labels")
             return
-        self.show_message("")
+        self.show_data()
         m = self.matrix.astype(np.float64)
         c = len(m)
+        # every cell keeps room for its two lines of text (the corpus dock scrolls instead)
+        self.setMinimumHeight(max(READABLE_SIZE[1], 90 + CELL_TEXT_PX * c))
         share = m / np.maximum(m.sum(axis=1, keepdims=True), 1)
         img = pg.ImageItem(share.T, levels=(0.0, 1.0), lut=lookup_table(SEQUENTIAL_CMAP))
         img.setRect(QRectF(0, 0, c, c))
@@ -198,9 +221,9 @@ class ProbabilityHistogramPlot(CorpusPlot):
         self.clear_items()
         edges, counts = np.asarray(histogram.edges), np.asarray(histogram.counts)
         if counts.sum() == 0:
-            self.show_message("no scored reviews")
+            self.show_empty("no scored reviews")
             return
-        self.show_message("")
+        self.show_data()
         series = []
         by_gold = histogram.counts_by_gold
         if by_gold is not None:
@@ -247,9 +270,9 @@ class ReliabilityPlot(CorpusPlot):
         self.clear_items()
         if bins is None or ece is None or int(np.sum(bins.counts)) == 0:
             self.set_title("Reliability")
-            self.show_message("needs gold labels (two classes)")
+            self.show_empty("needs gold labels (two classes)")
             return
-        self.show_message("")
+        self.show_data()
         self.set_title(f"Reliability \u00b7 ECE {100 * ece:.1f}%")
         edges = np.asarray(bins.edges)
         full = np.asarray(bins.counts) > 0
@@ -290,6 +313,11 @@ class SliceAccuracyPlot(CorpusPlot):
 
     def _draw(self, by_length, by_truncation, accuracy: float | None) -> None:
         self.clear_items()
+        if int(np.asarray(by_truncation.counts).sum()) == 0:
+            self.set_title("Accuracy by length (tokens)")
+            self.show_empty("no scored reviews")
+            return
+        self.show_data()
         keep = [i for i, n in enumerate(by_length.names) if n != "truncated"]
         names = [short_slice_name(by_length.names[i], k) for k, i in enumerate(keep)] + ["no", "yes"]
         counts = np.concatenate([np.asarray(by_length.counts)[keep], np.asarray(by_truncation.counts)])
@@ -301,8 +329,9 @@ class SliceAccuracyPlot(CorpusPlot):
         x = np.arange(len(names), dtype=float) + np.where(np.arange(len(names)) >= len(keep), 0.5, 0.0)
         self.addItem(pg.BarGraphItem(x=x, width=0.8, height=heights, brush=alpha(NEUTRAL, 170), pen=pg.mkPen("w")))
         for xi, h, n, g in zip(x, heights, counts, gold):
-            shown = int(g if with_gold else n)
-            label = pg.TextItem(f"{shown:,}", color="#444444", anchor=(0.5, 1.0))
+            # the count inside the top of a tall bar, just above a short one: never over the title or the axis
+            inside = h > 0.35
+            label = pg.TextItem(f"{int(g if with_gold else n):,}", color=TEXT_COLOUR, anchor=(0.5, 0.0 if inside else 1.0))
             label.setPos(xi, h)
             self.addItem(label)
         if with_gold:
@@ -312,5 +341,5 @@ class SliceAccuracyPlot(CorpusPlot):
         self.getPlotItem().setLabel("left", "accuracy" if with_gold else "share of reviews", color=TEXT_COLOUR)
         self.getPlotItem().setLabel("bottom", "length (tokens) \u00b7 truncated?", color=TEXT_COLOUR)
         self.set_title("Accuracy by length (tokens)" if with_gold else "Reviews by length (no gold labels)")
-        self.getPlotItem().setRange(xRange=(x[0] - 0.5, x[-1] + 0.5), yRange=(0, 1.12), padding=0.02)
-        self.show_message("" if total > 1 or counts.sum() else "no scored reviews", float(np.mean(x)), 0.5)
+        top = max(1.0, float(heights.max()) if heights.size else 1.0)
+        self.getPlotItem().setRange(xRange=(x[0] - 0.5, x[-1] + 0.5), yRange=(0, 1.05 * top), padding=0.02)
