@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
 from model.batch import Summary
 
-from .batch_model import COLUMNS, CONFIDENCE, EXCERPT, P_POSITIVE, SOURCE
+from .batch_model import COLUMNS, CONFIDENCE, EXCERPT, GOLD, LABEL, P_POSITIVE, SOURCE
 from .row_filter import RowFilter
 
 _ROOT = QModelIndex()
@@ -267,6 +267,8 @@ def results_view(proxy: BatchFilterProxy) -> QTableView:
         hh.resizeSection(c, 72)
     hh.resizeSection(SOURCE, 150)
     hh.resizeSection(EXCERPT, 340)
+    hh.resizeSection(LABEL, 92)  # the class swatch and "positive"
+    hh.resizeSection(GOLD, 92)
     hh.resizeSection(P_POSITIVE, 84)
     hh.resizeSection(CONFIDENCE, 84)
     view.setToolTip("Double-click a row to analyse the review")

@@ -21,7 +21,7 @@ from .render import DeferredRender
 from .widgets import TokenAxis, style_plot
 
 TEXT_COLOUR = "#222222"
-READABLE_SIZE = (250, 190)
+READABLE_SIZE = (250, 150)
 """Pixels (width, height) below which a corpus plot's text would overlap (title, two axes, a 2 x 2 confusion matrix
 with two lines per cell, the histogram's key above its bars): the corpus dock scrolls rather than squash a plot."""
 CELL_TEXT_PX = 34  # pixels of height a confusion-matrix cell needs for its count and percentage
@@ -156,7 +156,7 @@ class ConfusionMatrixPlot(CorpusPlot):
         m = self.matrix.astype(np.float64)
         c = len(m)
         # every cell keeps room for its two lines of text (the corpus dock scrolls instead)
-        self.setMinimumHeight(max(READABLE_SIZE[1], 90 + CELL_TEXT_PX * c))
+        self.setMinimumHeight(max(READABLE_SIZE[1], 80 + CELL_TEXT_PX * c))
         share = m / np.maximum(m.sum(axis=1, keepdims=True), 1)
         img = pg.ImageItem(share.T, levels=(0.0, 1.0), lut=lookup_table(SEQUENTIAL_CMAP))
         img.setRect(QRectF(0, 0, c, c))
@@ -221,6 +221,7 @@ class ProbabilityHistogramPlot(CorpusPlot):
         self.clear_items()
         edges, counts = np.asarray(histogram.edges), np.asarray(histogram.counts)
         if counts.sum() == 0:
+            self.set_title(self.title)
             self.show_empty("no scored reviews")
             return
         self.show_data()
@@ -237,19 +238,13 @@ class ProbabilityHistogramPlot(CorpusPlot):
         for _name, values, colour in series:
             self.plot(edges, values, stepMode="center", fillLevel=0, brush=alpha(colour, 60),
                       pen=pg.mkPen(colour, width=2))
-        # the key is the title (a legend inside would cover the bars, which pile up at either end)
-        top = max(1, max(v.max() for _, v, _ in series))
-        room = 1.3 if len(series) <= 2 else 1.45
-        self.getPlotItem().setRange(xRange=(0, 1), yRange=(0, room * top), padding=0.02)  # room for the key
-        # the key: in the headroom above the bars (a legend would cover them, a long title would widen the plot)
-        key = pg.TextItem(anchor=(0.5, 0), fill=pg.mkBrush(255, 255, 255, 200))
+        # the key is the title's second line: inside the plot a key covered the bars (which pile up at either end)
+        # as soon as the plot was short; in the title it takes its own room at any size
         entries = [f'<span style="color:{colour}">\u25a0 {name} {int(values.sum()):,}</span>'
                    for name, values, colour in series]
-        lines = [" ".join(entries[:2])] + ([" ".join(entries[2:])] if len(entries) > 2 else [])
-        style = f"font-size:8pt; text-align:center; color:{TEXT_COLOUR}"
-        key.setHtml(f'<div style="{style}">{"<br>".join(lines)}</div>')
-        key.setPos(0.5, room * top)
-        self.addItem(key, ignoreBounds=True)
+        self.set_title(f'{self.title}<br><span style="font-size:8pt">{" ".join(entries)}</span>')
+        top = max(1, max(v.max() for _, v, _ in series))
+        self.getPlotItem().setRange(xRange=(0, 1), yRange=(0, 1.05 * top), padding=0.02)
 
 
 class ReliabilityPlot(CorpusPlot):
