@@ -16,7 +16,7 @@ from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QPen
 from PySide6.QtWidgets import QGraphicsRectItem
 
-from .colours import NEUTRAL, SEQUENTIAL_CMAP, class_colour, lookup_table
+from .colours import NEUTRAL, class_colour
 from .render import DeferredRender
 from .widgets import TokenAxis, style_plot
 
@@ -32,6 +32,15 @@ def alpha(colour: str, a: int) -> QColor:
     c = QColor(colour)
     c.setAlpha(a)
     return c
+
+
+def share_ramp(n: int = 256) -> np.ndarray:
+    """uint8 [n, 4] RGBA: white to the palette's neutral grey, for shares that belong to no class (the confusion
+    matrix's cells, as in the HTML report)."""
+    end = QColor(NEUTRAL)
+    t = np.linspace(0.0, 1.0, n)[:, None]
+    rgb = (1 - t) * 255 + t * np.array([end.red(), end.green(), end.blue()])
+    return np.concatenate([rgb, np.full((n, 1), 255.0)], axis=1).round().astype(np.uint8)
 
 
 class CorpusPlot(DeferredRender, pg.PlotWidget):
@@ -158,13 +167,14 @@ class ConfusionMatrixPlot(CorpusPlot):
         # every cell keeps room for its two lines of text (the corpus dock scrolls instead)
         self.setMinimumHeight(max(READABLE_SIZE[1], 80 + CELL_TEXT_PX * c))
         share = m / np.maximum(m.sum(axis=1, keepdims=True), 1)
-        img = pg.ImageItem(share.T, levels=(0.0, 1.0), lut=lookup_table(SEQUENTIAL_CMAP))
+        img = pg.ImageItem(share.T, levels=(0.0, 1.0), lut=share_ramp())  # no class colour: a share of a row
         img.setRect(QRectF(0, 0, c, c))
         self.addItem(img)
         for i in range(c):
             for j in range(c):
                 text = pg.TextItem(anchor=(0.5, 0.5))
-                text.setHtml(f'<div style="text-align:center; color:{TEXT_COLOUR}"><b>{int(m[i, j]):,}</b><br>'
+                ink = "#ffffff" if share[i, j] > 0.55 else TEXT_COLOUR  # readable on the dark end of the ramp
+                text.setHtml(f'<div style="text-align:center; color:{ink}"><b>{int(m[i, j]):,}</b><br>'
                              f"{100 * share[i, j]:.1f}%</div>")
                 text.setPos(j + 0.5, i + 0.5)
                 self.addItem(text)

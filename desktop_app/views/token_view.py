@@ -205,11 +205,15 @@ class TokenCanvas(QWidget):
         return super().event(ev)
 
     def _paint_piece_ticks(self, p: QPainter, visible: np.ndarray, has_colours: bool) -> None:
-        """The subword marker, only where it helps: a short tick at the foot of the border between two pieces of one
-        word whose backgrounds look alike (different colours already show where one piece ends)."""
+        """The subword marker, only where it helps: a short tick at the foot of the border between two word pieces of
+        one word (letters or digits on both sides: not beside punctuation, which is plainly a token of its own) whose
+        backgrounds look alike (different colours already show where one piece ends)."""
         p.setPen(QPen(QColor(PIECE_TICK_COLOUR), 1.0))
         for i in visible:
             if i == 0 or self.starts[i] == i or self.rects[i, 1] != self.rects[i - 1, 1]:
+                continue
+            before, after = self.pieces[i - 1][0], self.pieces[i][0]
+            if not (before[-1:].isalnum() and after[:1].isalnum()):
                 continue
             if has_colours and np.abs(self.colours[i, :3].astype(int) - self.colours[i - 1, :3]).max() > 24:
                 continue
