@@ -1,6 +1,7 @@
 """GUI responsiveness while a large batch is scored and the corpus dock works (prints numbers, asserts nothing).
 
-``python -m benchmarks.batch_gui [--n 25000] [--data ../shared/data/imdb/test.jsonl.gz] [--model DIR] [--tokens-s S]``
+``python -m benchmarks.batch_gui [--n 25000] [--data ../shared/data/imdb/test.jsonl.gz] [--model DIR] [--tokens-s S]
+[--fill]``
 
 Opens the real main window (offscreen when no display is set), writes ``--n``
 IMDB test reviews with their gold labels to a temporary JSON Lines file and hands it to the batch
@@ -14,6 +15,10 @@ Prints one JSON object: the largest and 99th-percentile gap between timer ticks 
 during the word scores (ms; the target is < 100 ms), how many live analyses
 finished during the batch and their median latency from edit to displayed
 result (ms), the number of corpus updates, the batch's reviews/s and the word scores' reviews/s.
+Then the table is sorted as a user would (P(positive), Confidence, Excerpt, Source, each way; "Misclassified";
+back to arrival order): ``sort_max_stall_ms`` is the longest of those GUI-thread stalls (each action's time until
+the event loop is free again). ``--fill`` skips the scoring: the rows go straight into the table (the reviews with
+their gold labels and a made-up probability), to measure the sorting alone in seconds.
 """
 
 from __future__ import annotations
@@ -75,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="IMDB test.jsonl.gz")
     p.add_argument("--model", type=Path, default=None, help="model folder (default: the bundled one)")
     p.add_argument("--type-every", type=float, default=1.0, help="seconds between simulated edits")
+    p.add_argument("--fill", action="store_true", help="no scoring: fill the table with rows, then measure sorting")
     p.add_argument("--tokens-s", type=float, default=0.0,
                    help="then run the corpus dock's word scores over every row: 0 to the end, > 0 cancel after so "
                         "many seconds, < 0 skip them")
@@ -153,6 +159,12 @@ def _run(args: argparse.Namespace, tmp: Path) -> int:
     window.state.prediction_changed.connect(on_prediction)
     batch.scoring_finished.connect(lambda _summary: state.update(done=True))
 
+    if args.fill:
+        result = {"ok": True, "reviews": len(texts), **_fill(app, batch, texts, labels)}
+        result.update(_sorting(app, batch))
+        print(json.dumps(result))
+        window.close()
+        return 0
     t0 = time.perf_counter()
     tick.start()
     typer.start()
@@ -172,6 +184,7 @@ def _run(args: argparse.Namespace, tmp: Path) -> int:
         "corpus_updates": corpus.updates if corpus is not None else None,
         "platform": QApplication.platformName(),
     }
+    result.update(_sorting(app, batch))
     if corpus is not None and args.tokens_s >= 0:
         result.update(_word_scores(app, corpus, ticks, args.tokens_s))
     tick.stop()
@@ -179,6 +192,50 @@ def _run(args: argparse.Namespace, tmp: Path) -> int:
     print(json.dumps(result))
     window.close()
     return 0
+
+
+def _fill(app, batch, texts: list[str], labels: list[int], chunk: int = 256) -> dict:
+    """Append one row per review to the batch table, ``chunk`` at a time as the scoring worker sends them (a made-up
+    P(positive) from the review's hash, its gold label); the longest append stall (ms)."""
+    from model.batch import ResultRow
+
+    stalls = []
+    for start in range(0, len(texts), chunk):
+        part = []
+        for i in range(start, min(start + chunk, len(texts))):
+            p = (hash(texts[i]) % 1000) / 1000
+            label, gold = ("positive" if p >= 0.5 else "negative"), ("positive" if labels[i] else "negative")
+            part.append(ResultRow(f"reviews.jsonl:line {i + 1}", texts[i], label, p, 256, False, gold, label == gold,
+                                  "ok"))
+        t = time.perf_counter()
+        batch._on_rows(batch.handle.generation, part)
+        app.processEvents()
+        stalls.append(time.perf_counter() - t)
+    return {"rows": batch.table_model.rowCount(), "fill_max_append_stall_ms": round(max(stalls) * 1000, 1)}
+
+
+def _sorting(app, batch) -> dict:
+    """Sort the table as a user would (module docstring); each action's GUI-thread stall (ms) and the longest."""
+    from PySide6.QtCore import Qt
+
+    from desktop_app.panels.batch_model import CONFIDENCE, EXCERPT, P_POSITIVE, SOURCE
+
+    view, header = batch.view, batch.view.horizontalHeader()
+    steps = [(f"{name}_{'desc' if order == Qt.SortOrder.DescendingOrder else 'asc'}",
+              lambda c=col, o=order: view.sortByColumn(c, o))
+             for name, col in (("p_positive", P_POSITIVE), ("confidence", CONFIDENCE), ("excerpt", EXCERPT),
+                               ("source", SOURCE))
+             for order in (Qt.SortOrder.DescendingOrder, Qt.SortOrder.AscendingOrder)]
+    steps += [("errors_first", batch.show_errors_first), ("all_rows", lambda: batch.category_combo.setCurrentText("All")),
+              ("arrival_order", lambda: header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder))]
+    stalls = {}
+    for name, action in steps:
+        app.processEvents()
+        t = time.perf_counter()
+        action()
+        app.processEvents()  # the repaint belongs to the stall
+        stalls[name] = round((time.perf_counter() - t) * 1000, 1)
+    return {"sort_rows": batch.proxy.rowCount(), "sort_max_stall_ms": max(stalls.values()), "sort_stalls_ms": stalls}
 
 
 def _word_scores(app, corpus, ticks: list[float], limit_s: float) -> dict:

@@ -9,7 +9,7 @@ randomly initialised 512-token model is written to a temporary folder (and
 the screenshots say so in the window title). The review is a real IMDB test
 review from ``resources/samples``.
 
-Writes: window.png (the whole window), token_view.png, prediction.png,
+Writes: window.png (the whole window at its default 1400 x 860), token_view.png, prediction.png,
 heatmap.png, links.png, model_view.png, pe.png, neuron.png, steps.png, explanations.png and batch.png
 (the batch table after scoring ``--batch-n`` IMDB test reviews laid out as
 aclImdb ``pos/``/``neg/`` folders; taken from ``--imdb`` when that file exists,
@@ -190,8 +190,16 @@ def main(argv: list[str] | None = None) -> int:
     settle()
     win.heatmap.flush()
     settle()
-    for widget, name in ((win, "window.png"), (win.token_view, "token_view.png"),
-                         (win.prediction_panel, "prediction.png")):
+    if wanted("window.png"):  # the whole window at its default size (1400 x 860): every tab name readable
+        win.resize(1400, 860)
+        settle()
+        for v in (win.token_view, win.heatmap):
+            v.flush()
+        settle()
+        win.grab().save(str(out / "window.png"))
+        win.resize(1600, 1000)
+        settle()
+    for widget, name in ((win.token_view, "token_view.png"), (win.prediction_panel, "prediction.png")):
         if wanted(name):
             widget.grab().save(str(out / name))
     # the Explanations panel (another helper's) when present

@@ -13,7 +13,8 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
-from desktop_app.panels.batch_model import CORRECT, EXCERPT, P_POSITIVE, BatchFilterProxy, BatchTableModel
+from desktop_app.panels.batch_model import CORRECT, EXCERPT, P_POSITIVE, BatchTableModel
+from desktop_app.panels.batch_proxy import BatchFilterProxy
 from desktop_app.panels.batch_panel import BatchPanel
 from model.batch import read_results
 

@@ -2,9 +2,9 @@
 
 :class:`BatchTableModel` holds the rows and only ever appends (with
 ``beginInsertRows``/``endInsertRows``, a chunk at a time), so the view never
-rebuilds. :class:`BatchFilterProxy` sorts by raw values (numbers as numbers)
-and keeps the rows a :class:`~desktop_app.panels.row_filter.RowFilter` accepts (a category, a search string, a
-word from the corpus dock, a confusion-matrix cell).
+rebuilds; it also gives each column's sort keys as one NumPy array (:meth:`BatchTableModel.sort_order`), so
+the filter proxy (:mod:`desktop_app.panels.batch_proxy`) sorts 25,000 rows with one ``argsort``, not one Python
+comparison at a time.
 
 No torch here: rows are plain frozen dataclasses from :mod:`model.batch`.
 """
@@ -12,15 +12,16 @@ No torch here: rows are plain frozen dataclasses from :mod:`model.batch`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt, Signal
+import numpy as np
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
 from model.batch import ResultRow, Summary
+from model.palette import BINARY_LABELS, class_colours
 
-from .row_filter import FILTERS, RowFilter, confidence  # noqa: F401 - FILTERS: re-exported
+from .row_filter import FILTERS, confidence  # noqa: F401 - FILTERS: re-exported
 
 COLUMNS = ("Source", "Excerpt", "Predicted", "P(positive)", "Confidence", "Tokens", "Truncated", "Gold", "Correct?",
            "Status")
@@ -70,7 +71,18 @@ class BatchTableModel(QAbstractTableModel):
         self._excerpts: list[str] = []
         self._sources: list[str] = []  # Source column text (relative to the dropped roots)
         self._roots: list[str] = []
+        self._keys: dict[int, list] = {c: [] for c in range(len(COLUMNS))}  # column -> SORT_ROLE value per row
         self.summary = Summary()
+        self._class_colours: dict[str, QColor] = {}
+        self.set_labels(BINARY_LABELS)
+
+    def set_labels(self, labels: Sequence[str]) -> None:
+        """The model's class names, in order: the Predicted and Gold cells show each class's palette colour
+        (:mod:`model.palette`, as every view and the report)."""
+        self._class_colours = {name: QColor(colour) for name, colour in class_colours(labels).items()}
+        if self._rows:
+            self.dataChanged.emit(self.index(0, LABEL), self.index(len(self._rows) - 1, GOLD),
+                                  [Qt.ItemDataRole.DecorationRole])
 
     # -- data access ------------------------------------------------------------------------------------------
     def rows(self) -> list[ResultRow]:
@@ -94,6 +106,8 @@ class BatchTableModel(QAbstractTableModel):
         self._rows.extend(rows)
         self._excerpts.extend(excerpt(r.text) if r.text else "" for r in rows)
         self._sources.extend(_short_source(r.source, self._roots) for r in rows)
+        for c, keys in self._keys.items():
+            keys.extend(self._column_keys(c, first, len(self._rows)))
         self.endInsertRows()
         self.summary.add(rows)
 
@@ -104,6 +118,8 @@ class BatchTableModel(QAbstractTableModel):
         self._excerpts.clear()
         self._sources.clear()
         self._roots.clear()
+        for keys in self._keys.values():
+            keys.clear()
         self.summary = Summary()
         self.endResetModel()
 
@@ -133,7 +149,7 @@ class BatchTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return self._display(r, index.row(), c)
         if role == SORT_ROLE:
-            return self._sort_value(r, index.row(), c)
+            return self._keys[c][index.row()]
         if role == ROW_ROLE:
             return r
         if role == Qt.ItemDataRole.ToolTipRole:
@@ -144,6 +160,8 @@ class BatchTableModel(QAbstractTableModel):
             if c == STATUS:
                 return r.status
             return None
+        if role == Qt.ItemDataRole.DecorationRole and c in (LABEL, GOLD):  # a swatch of the class colour
+            return self._class_colours.get(r.label if c == LABEL else r.gold)
         if role == Qt.ItemDataRole.ForegroundRole and not r.ok and c == STATUS:
             return QColor("#b00020")
         if role == Qt.ItemDataRole.TextAlignmentRole and c in (P_POSITIVE, CONFIDENCE, TOKENS):
@@ -171,167 +189,41 @@ class BatchTableModel(QAbstractTableModel):
             return "" if r.correct is None else ("✓" if r.correct else "✗")
         return r.status
 
-    def sort_keys(self, column: int, start: int = 0) -> list:
-        """The ``SORT_ROLE`` values of ``column`` for rows ``start``.. (one list, for the proxy's fast sort)."""
-        value = self._sort_value
-        return [value(r, i, column) for i, r in enumerate(self._rows[start:], start)]
+    def sort_order(self, column: int, rows: np.ndarray, descending: bool = False) -> np.ndarray:
+        """``rows`` (int [k], source rows) reordered by ``column``'s ``SORT_ROLE`` values, ties in arrival order.
 
-    def _sort_value(self, r: ResultRow, i: int, c: int):
+        The keys of every column are computed as rows arrive (:meth:`append_rows`); one stable NumPy ``argsort``
+        (numbers as float64, text as a Unicode array) orders them: about 10 ms for 25,000 rows, where Qt's proxy
+        sort made one Python ``lessThan`` call per comparison (about 2 s). Returns int64 [k].
+        """
+        rows = np.asarray(rows, dtype=np.int64)
+        if rows.size == 0:
+            return rows
+        keys = self._keys[column]
+        arr = np.asarray(keys, dtype=None if isinstance(keys[0], str) else np.float64)[rows]
+        if descending:  # stable on the reversed keys, then reversed back: descending, ties still in arrival order
+            return rows[::-1][np.argsort(arr[::-1], kind="stable")][::-1]
+        return rows[np.argsort(arr, kind="stable")]
+
+    def _column_keys(self, c: int, start: int, stop: int) -> list:
+        """The ``SORT_ROLE`` values of column ``c`` for rows ``start:stop``: text lower-cased, numbers as numbers
+        (-1 for a missing probability, confidence or correctness), one list comprehension per column."""
+        rows = self._rows[start:stop]
         if c == SOURCE:
-            return r.source.lower()
+            return [r.source.lower() for r in rows]
         if c == EXCERPT:
-            return self._excerpts[i].lower()
+            return [e.lower() for e in self._excerpts[start:stop]]
         if c == P_POSITIVE:
-            return -1.0 if r.p_positive is None else float(r.p_positive)
+            return [-1.0 if r.p_positive is None else float(r.p_positive) for r in rows]
         if c == CONFIDENCE:
-            return confidence(r)
+            return [confidence(r) for r in rows]
         if c == TOKENS:
-            return int(r.num_tokens)
+            return [int(r.num_tokens) for r in rows]
         if c == TRUNCATED:
-            return int(r.truncated)
+            return [int(r.truncated) for r in rows]
         if c == CORRECT:
-            return -1 if r.correct is None else int(r.correct)
-        return self._display(r, i, c)
-
-
-class BatchFilterProxy(QSortFilterProxyModel):
-    """Sorts by ``SORT_ROLE`` and keeps the rows its :class:`~desktop_app.panels.row_filter.RowFilter` accepts.
-
-    The search string matches (case-insensitively) the source path, the full review text and the status;
-    categories are the entries of ``FILTERS``; :meth:`set_word` and :meth:`set_cell` are the corpus dock's
-    word and confusion-matrix filters.
-
-    Signals:
-        filter_changed(object): the new :class:`RowFilter`, after any filter changed.
-    """
-
-    filter_changed = Signal(object)
-
-    def __init__(self, parent=None) -> None:
-        super().__init__(parent)
-        self.setSortRole(SORT_ROLE)
-        self._filter = RowFilter()
-        self._shown: Summary | None = None  # summary of the rows that pass the filter; None: not computed
-        self._keys_column, self._keys = -1, []  # cached sort keys of one column (lessThan)
-
-    def setSourceModel(self, model) -> None:
-        """Attach the source model and keep :meth:`shown_summary` up to date with its inserts and resets."""
-        super().setSourceModel(model)
-        model.rowsInserted.connect(self._on_source_rows_inserted)
-        model.modelReset.connect(self._forget_shown)
-        model.modelAboutToBeReset.connect(self._forget_keys)
-
-    @property
-    def row_filter(self) -> RowFilter:
-        """The current filter (immutable: a snapshot another thread may use)."""
-        return self._filter
-
-    def set_search(self, text: str) -> None:
-        """Keep rows whose source, text or status contains ``text`` (case-insensitive); "" keeps all."""
-        self.set_filter(replace(self._filter, needle=text.strip().lower()))
-
-    def set_category(self, category: str) -> None:
-        """One of ``FILTERS``. Raises ValueError for anything else."""
-        self.set_filter(replace(self._filter, category=category))
-
-    def set_word(self, word: str) -> None:
-        """Keep rows whose review contains ``word`` (or a bigram) as whole words; "" keeps all."""
-        self.set_filter(replace(self._filter, word=" ".join(str(word).lower().split())))
-
-    def set_cell(self, cell: tuple[str, str] | None) -> None:
-        """Keep rows with this ``(gold, predicted)`` pair (a confusion-matrix cell); None keeps all."""
-        self.set_filter(replace(self._filter, cell=None if cell is None else (str(cell[0]), str(cell[1]))))
-
-    def set_filter(self, new: RowFilter) -> None:
-        """Adopt ``new`` (telling Qt: ``beginFilterChange`` on Qt >= 6.9, ``invalidateFilter`` before) and emit
-        ``filter_changed``; nothing happens when it equals the current filter."""
-        if new == self._filter:
-            return
-        self._shown = None
-        if hasattr(self, "beginFilterChange"):
-            self.beginFilterChange()
-            self._filter = new
-            self.endFilterChange()
-        else:  # pragma: no cover - older Qt
-            self._filter = new
-            self.invalidateFilter()
-        self.filter_changed.emit(new)
-
-    def is_filtering(self) -> bool:
-        """True when some filter (category, search, word, cell) hides rows."""
-        return self._filter.is_filtering()
-
-    def visible_rows(self) -> list[ResultRow]:
-        """The rows that pass the filter (in the proxy's order)."""
-        src = self.sourceModel()
-        return [src.row_at(self.mapToSource(self.index(r, 0)).row()) for r in range(self.rowCount())]
-
-    def shown_summary(self) -> Summary:
-        """The :class:`Summary` of the rows that pass the filter (``elapsed_s`` 0: time belongs to all rows).
-
-        Computed once per filter change, then extended with each batch of appended rows, so a batch that
-        streams 25,000 rows into a filtered table costs O(rows appended) per update, not O(all rows).
-        """
-        if self._shown is None:
-            self._shown = Summary()
-            self._shown.add(self.visible_rows())
-        return self._shown
-
-    def _forget_shown(self) -> None:
-        self._shown = None
-
-    def _on_source_rows_inserted(self, _parent, first: int, last: int) -> None:
-        if self._shown is not None:
-            src, root = self.sourceModel(), QModelIndex()
-            self._shown.add([src.row_at(i) for i in range(first, last + 1) if self.filterAcceptsRow(i, root)])
-
-    def filterAcceptsRow(self, source_row: int, source_parent: QModelIndex | QPersistentModelIndex) -> bool:
-        """True when the row passes the filter."""
-        return self._filter.accepts(self.sourceModel().row_at(source_row))
-
-    def lessThan(self, left: QModelIndex | QPersistentModelIndex, right: QModelIndex | QPersistentModelIndex) -> bool:
-        """Compare two source rows by their cached ``SORT_ROLE`` values of the sort column.
-
-        The keys of a column are read once (:meth:`BatchTableModel.sort_keys`) and extended as rows arrive, so a
-        sort of 25,000 rows makes one Python call per comparison instead of two ``data()`` calls (4 s -> well
-        under 1 s on the 2-core CPU).
-        """
-        column, keys = left.column(), self._keys
-        if column != self._keys_column:
-            self._keys_column, keys = column, []
-            self._keys = keys
-        hi = max(left.row(), right.row())
-        if hi >= len(keys):
-            keys.extend(self.sourceModel().sort_keys(column, len(keys)))
-        return keys[left.row()] < keys[right.row()]
-
-    def _forget_keys(self) -> None:
-        self._keys_column, self._keys = -1, []
-
-
-def results_view(proxy: BatchFilterProxy) -> QTableView:
-    """The results table over ``proxy``: sortable (arrival order until sorted), whole rows selected, read-only,
-    one line per row, the status column taking the remaining width."""
-    view = QTableView()
-    view.setModel(proxy)
-    view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # arrival order until sorted
-    view.setSortingEnabled(True)
-    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    view.setAlternatingRowColors(True)
-    view.setWordWrap(False)
-    view.verticalHeader().setDefaultSectionSize(view.fontMetrics().height() + 6)
-    hh = view.horizontalHeader()
-    hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-    hh.setStretchLastSection(True)  # the status column takes the remaining width
-    for c in range(len(COLUMNS)):
-        hh.resizeSection(c, 72)
-    hh.resizeSection(SOURCE, 150)
-    hh.resizeSection(EXCERPT, 340)
-    hh.resizeSection(P_POSITIVE, 84)
-    hh.resizeSection(CONFIDENCE, 84)
-    view.setToolTip("Double-click a row to analyse the review")
-    return view
+            return [-1 if r.correct is None else int(r.correct) for r in rows]
+        return [self._display(r, i, c) for i, r in enumerate(rows, start)]
 
 
 def format_duration(seconds: float) -> str:

@@ -40,7 +40,8 @@ from model.batch.export import SPREADSHEET_CELL_LIMIT, excerpt_rows
 from ..workers.batch import DEFAULT_BATCH_SIZE, DEFAULT_CHUNK, BatchWorker
 from ..workers.handle import BATCH_NICE, WorkerHandle
 from .batch_export import ask_export_path, export_hint
-from .batch_model import BatchFilterProxy, BatchTableModel, format_duration
+from .batch_model import BatchTableModel, format_duration
+from .batch_proxy import BatchFilterProxy
 from .batch_navigation import ResultsNavigation
 from .batch_ui import DROP_HINT, BatchPanelUI
 from .editor import PathDropTarget
@@ -102,6 +103,7 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         self._predictor = predictor
         self._update_summary()  # the rows may now be another model's
         if predictor is not None:
+            self.table_model.set_labels(getattr(predictor, "labels", ()) or ())
             self._start_next()
 
     def add_paths(self, paths: list[str]) -> None:

@@ -29,7 +29,7 @@ from model.batch import DEFAULT_MAX_FILE_BYTES
 
 from ..views.widgets import ElidedLabel
 from .batch_export import export_menu
-from .batch_model import results_view
+from .batch_proxy import results_view
 from .row_filter import FILTERS
 
 DROP_HINT = "Drop files or folders of reviews here (.txt, .csv, .tsv, .jsonl, .json)."

@@ -20,8 +20,14 @@ from __future__ import annotations
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QMenu, QTabWidget, QToolButton, QVBoxLayout, QWidget
 
-from ..views.corpus_plots import ConfusionMatrixPlot, ProbabilityHistogramPlot, ReliabilityPlot, SliceAccuracyPlot
-from ..views.widgets import ElidedLabel
+from ..views.corpus_plots import (
+    READABLE_SIZE,
+    ConfusionMatrixPlot,
+    ProbabilityHistogramPlot,
+    ReliabilityPlot,
+    SliceAccuracyPlot,
+)
+from ..views.widgets import ElidedLabel, scrollable
 from ..workers.corpus import CorpusMetricsWorker
 from ..workers.handle import EXPLANATION_NICE, WorkerHandle
 from .corpus_words import CorpusWordsPanel
@@ -108,10 +114,12 @@ class CorpusPanel(QWidget):
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setSpacing(4)
         for k, plot in enumerate((self.confusion, self.histogram, self.reliability, self.slices)):
+            plot.setMinimumSize(*READABLE_SIZE)  # never squashed until its text overlaps: the page scrolls instead
             grid.addWidget(plot, k // 2, k % 2)
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
-        self.tabs.addTab(page, "Metrics")
+        self.metrics_scroll = scrollable(page)
+        self.tabs.addTab(self.metrics_scroll, "Metrics")
         self.tabs.addTab(self.words, "What drives it")
         self.export_button = QToolButton()
         self.export_button.setText("Export")

@@ -1,7 +1,7 @@
 """Which batch result rows the table shows: :class:`RowFilter`, one immutable description of every filter.
 
 Pure Python (no Qt, no torch), so the same filter runs in the table's proxy
-(:class:`desktop_app.panels.batch_model.BatchFilterProxy`) and, as a snapshot, on the corpus worker
+(:class:`desktop_app.panels.batch_proxy.BatchFilterProxy`) and, as a snapshot, on the corpus worker
 (:mod:`desktop_app.workers.corpus`), which computes the corpus metrics of exactly the rows the table keeps.
 
 The filters, all of which must hold:

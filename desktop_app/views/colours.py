@@ -1,4 +1,5 @@
-"""Colours of the views: the colour maps, per-token colours from scores, head colours and legend bars.
+"""Colours of the views: the colour maps, per-token colours from scores, head colours and legend bars; the class
+colours are the one palette of :mod:`model.palette` (shared with the HTML report), re-exported here.
 
 NumPy and Qt only (no torch).
 """
@@ -11,12 +12,14 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QColor, QImage, QPixmap
 
+from model.palette import NEUTRAL, TOWARD_NEGATIVE, TOWARD_POSITIVE, class_colour, label_colour  # noqa: F401
+
 SEQUENTIAL_CMAP = "CET-L18"  # white -> yellow -> red; black text stays readable on it
 HEATMAP_CMAP = "viridis"
 DIVERGING_CMAP = "CET-D1A"  # blue -> white -> red
 HIGHLIGHT_COLOUR = "#7b1fa2"  # the token view's frame of highlighted words (purple: in neither colour map)
-NEGATIVE_COLOUR = "#1f77b4"  # the negative class in the corpus plots (blue, as the diverging map's low end)
-POSITIVE_COLOUR = "#d62728"  # the positive class in the corpus plots (red, as its high end)
+NEGATIVE_COLOUR = TOWARD_NEGATIVE  # class 0 / "toward negative" (blue, as the diverging map's low end)
+POSITIVE_COLOUR = TOWARD_POSITIVE  # class 1 / "toward positive" (vermillion, as its high end)
 ALL_HEADS_COLOUR = "#555555"  # the token links of a whole layer (ALTI: one matrix for all heads)
 
 HEAD_COLOURS = [

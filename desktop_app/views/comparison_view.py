@@ -12,7 +12,8 @@ from PySide6.QtWidgets import QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from .colours import colours_for
 from .render import DeferredRender
-from .token_view import TokenCanvas, token_pieces
+from .token_layout import token_pieces
+from .token_view import TokenCanvas
 
 
 class ComparisonView(DeferredRender, QWidget):

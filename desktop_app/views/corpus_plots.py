@@ -16,16 +16,15 @@ from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QPen
 from PySide6.QtWidgets import QGraphicsRectItem
 
-from .colours import NEGATIVE_COLOUR, POSITIVE_COLOUR, SEQUENTIAL_CMAP, head_colour, lookup_table
+from .colours import NEUTRAL, class_colour
 from .render import DeferredRender
 from .widgets import TokenAxis, style_plot
 
 TEXT_COLOUR = "#222222"
-
-
-def label_colour(label: str, index: int) -> str:
-    """The colour of class ``label`` (the ``index``-th): blue for negative, red for positive, else a head colour."""
-    return {"negative": NEGATIVE_COLOUR, "positive": POSITIVE_COLOUR}.get(label, head_colour(index).name())
+READABLE_SIZE = (250, 150)
+"""Pixels (width, height) below which a corpus plot's text would overlap (title, two axes, a 2 x 2 confusion matrix
+with two lines per cell, the histogram's key above its bars): the corpus dock scrolls rather than squash a plot."""
+CELL_TEXT_PX = 34  # pixels of height a confusion-matrix cell needs for its count and percentage
 
 
 def alpha(colour: str, a: int) -> QColor:
@@ -33,6 +32,15 @@ def alpha(colour: str, a: int) -> QColor:
     c = QColor(colour)
     c.setAlpha(a)
     return c
+
+
+def share_ramp(n: int = 256) -> np.ndarray:
+    """uint8 [n, 4] RGBA: white to the palette's neutral grey, for shares that belong to no class (the confusion
+    matrix's cells, as in the HTML report)."""
+    end = QColor(NEUTRAL)
+    t = np.linspace(0.0, 1.0, n)[:, None]
+    rgb = (1 - t) * 255 + t * np.array([end.red(), end.green(), end.blue()])
+    return np.concatenate([rgb, np.full((n, 1), 255.0)], axis=1).round().astype(np.uint8)
 
 
 class CorpusPlot(DeferredRender, pg.PlotWidget):
@@ -91,6 +99,23 @@ class CorpusPlot(DeferredRender, pg.PlotWidget):
         self._message.setText(text)
         self._message.setPos(x, y)
 
+    def show_empty(self, message: str) -> None:
+        """Nothing to draw: an empty frame under the title with ``message`` (the hint) centred, and no axes (on an
+        empty range their tick labels piled up on each other)."""
+        self.clear_items()
+        item = self.getPlotItem()
+        for name in ("left", "bottom"):
+            item.hideAxis(name)
+        item.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
+        self.show_message(message)
+
+    def show_data(self) -> None:
+        """Something to draw: the axes back, the hint hidden (after :meth:`clear_items`)."""
+        item = self.getPlotItem()
+        for name in ("left", "bottom"):
+            item.showAxis(name)
+        self.show_message("")
+
     def clear_items(self) -> None:
         """Remove everything drawn except the message."""
         item = self.getPlotItem()
@@ -134,19 +159,22 @@ class ConfusionMatrixPlot(CorpusPlot):
         if self.matrix is None or self.matrix.size == 0:
             self.left_axis.set_tokens([])
             self.bottom_axis.set_tokens([])
-            self.show_message("needs gold labels")
+            self.show_empty("needs gold labels")
             return
-        self.show_message("")
+        self.show_data()
         m = self.matrix.astype(np.float64)
         c = len(m)
+        # every cell keeps room for its two lines of text (the corpus dock scrolls instead)
+        self.setMinimumHeight(max(READABLE_SIZE[1], 80 + CELL_TEXT_PX * c))
         share = m / np.maximum(m.sum(axis=1, keepdims=True), 1)
-        img = pg.ImageItem(share.T, levels=(0.0, 1.0), lut=lookup_table(SEQUENTIAL_CMAP))
+        img = pg.ImageItem(share.T, levels=(0.0, 1.0), lut=share_ramp())  # no class colour: a share of a row
         img.setRect(QRectF(0, 0, c, c))
         self.addItem(img)
         for i in range(c):
             for j in range(c):
                 text = pg.TextItem(anchor=(0.5, 0.5))
-                text.setHtml(f'<div style="text-align:center; color:{TEXT_COLOUR}"><b>{int(m[i, j]):,}</b><br>'
+                ink = "#ffffff" if share[i, j] > 0.55 else TEXT_COLOUR  # readable on the dark end of the ramp
+                text.setHtml(f'<div style="text-align:center; color:{ink}"><b>{int(m[i, j]):,}</b><br>'
                              f"{100 * share[i, j]:.1f}%</div>")
                 text.setPos(j + 0.5, i + 0.5)
                 self.addItem(text)
@@ -203,35 +231,30 @@ class ProbabilityHistogramPlot(CorpusPlot):
         self.clear_items()
         edges, counts = np.asarray(histogram.edges), np.asarray(histogram.counts)
         if counts.sum() == 0:
-            self.show_message("no scored reviews")
+            self.set_title(self.title)
+            self.show_empty("no scored reviews")
             return
-        self.show_message("")
+        self.show_data()
         series = []
         by_gold = histogram.counts_by_gold
         if by_gold is not None:
             by_gold = np.asarray(by_gold)
-            series = [(str(name), by_gold[i], label_colour(name, i)) for i, name in enumerate(labels)]
+            series = [(str(name), by_gold[i], class_colour(i)) for i, name in enumerate(labels)]
             rest = counts - by_gold.sum(axis=0)
             if rest.sum() > 0:
-                series.append(("none", rest, "#888888"))
+                series.append(("none", rest, NEUTRAL))
         else:
-            series = [("all reviews", counts, "#555555")]
+            series = [("all reviews", counts, NEUTRAL)]
         for _name, values, colour in series:
             self.plot(edges, values, stepMode="center", fillLevel=0, brush=alpha(colour, 60),
                       pen=pg.mkPen(colour, width=2))
-        # the key is the title (a legend inside would cover the bars, which pile up at either end)
-        top = max(1, max(v.max() for _, v, _ in series))
-        room = 1.3 if len(series) <= 2 else 1.45
-        self.getPlotItem().setRange(xRange=(0, 1), yRange=(0, room * top), padding=0.02)  # room for the key
-        # the key: in the headroom above the bars (a legend would cover them, a long title would widen the plot)
-        key = pg.TextItem(anchor=(0.5, 0), fill=pg.mkBrush(255, 255, 255, 200))
+        # the key is the title's second line: inside the plot a key covered the bars (which pile up at either end)
+        # as soon as the plot was short; in the title it takes its own room at any size
         entries = [f'<span style="color:{colour}">\u25a0 {name} {int(values.sum()):,}</span>'
                    for name, values, colour in series]
-        lines = [" ".join(entries[:2])] + ([" ".join(entries[2:])] if len(entries) > 2 else [])
-        style = f"font-size:8pt; text-align:center; color:{TEXT_COLOUR}"
-        key.setHtml(f'<div style="{style}">{"<br>".join(lines)}</div>')
-        key.setPos(0.5, room * top)
-        self.addItem(key, ignoreBounds=True)
+        self.set_title(f'{self.title}<br><span style="font-size:8pt">{" ".join(entries)}</span>')
+        top = max(1, max(v.max() for _, v, _ in series))
+        self.getPlotItem().setRange(xRange=(0, 1), yRange=(0, 1.05 * top), padding=0.02)
 
 
 class ReliabilityPlot(CorpusPlot):
@@ -252,18 +275,18 @@ class ReliabilityPlot(CorpusPlot):
         self.clear_items()
         if bins is None or ece is None or int(np.sum(bins.counts)) == 0:
             self.set_title("Reliability")
-            self.show_message("needs gold labels (two classes)")
+            self.show_empty("needs gold labels (two classes)")
             return
-        self.show_message("")
+        self.show_data()
         self.set_title(f"Reliability \u00b7 ECE {100 * ece:.1f}%")
         edges = np.asarray(bins.edges)
         full = np.asarray(bins.counts) > 0
         lo, width = edges[:-1][full], np.diff(edges)[full]
         acc, conf = np.asarray(bins.accuracy)[full], np.asarray(bins.confidence)[full]
-        self.addItem(pg.BarGraphItem(x0=lo, width=width, height=acc, brush=alpha(NEGATIVE_COLOUR, 170),
+        self.addItem(pg.BarGraphItem(x0=lo, width=width, height=acc, brush=alpha(NEUTRAL, 170),
                                      pen=pg.mkPen("w"), name="accuracy"))
         gap = pg.BarGraphItem(x0=lo, width=width, y0=np.minimum(acc, conf), height=np.abs(conf - acc),
-                              brush=alpha(POSITIVE_COLOUR, 70), pen=pg.mkPen(POSITIVE_COLOUR, width=1))
+                              brush=alpha(NEUTRAL, 60), pen=pg.mkPen(TEXT_COLOUR, width=1))
         self.addItem(gap)
         start = float(lo.min()) if len(lo) else 0.0
         self.plot([start, 1.0], [start, 1.0], pen=pg.mkPen("#555555", width=1, style=Qt.PenStyle.DashLine))
@@ -295,6 +318,11 @@ class SliceAccuracyPlot(CorpusPlot):
 
     def _draw(self, by_length, by_truncation, accuracy: float | None) -> None:
         self.clear_items()
+        if int(np.asarray(by_truncation.counts).sum()) == 0:
+            self.set_title("Accuracy by length (tokens)")
+            self.show_empty("no scored reviews")
+            return
+        self.show_data()
         keep = [i for i, n in enumerate(by_length.names) if n != "truncated"]
         names = [short_slice_name(by_length.names[i], k) for k, i in enumerate(keep)] + ["no", "yes"]
         counts = np.concatenate([np.asarray(by_length.counts)[keep], np.asarray(by_truncation.counts)])
@@ -304,11 +332,11 @@ class SliceAccuracyPlot(CorpusPlot):
         with_gold = accuracy is not None
         heights = np.nan_to_num(acc) if with_gold else counts / total
         x = np.arange(len(names), dtype=float) + np.where(np.arange(len(names)) >= len(keep), 0.5, 0.0)
-        colours = [alpha(NEGATIVE_COLOUR, 170)] * len(keep) + [alpha("#7f7f7f", 170), alpha("#ff7f0e", 170)]
-        self.addItem(pg.BarGraphItem(x=x, width=0.8, height=heights, brushes=colours, pen=pg.mkPen("w")))
+        self.addItem(pg.BarGraphItem(x=x, width=0.8, height=heights, brush=alpha(NEUTRAL, 170), pen=pg.mkPen("w")))
         for xi, h, n, g in zip(x, heights, counts, gold):
-            shown = int(g if with_gold else n)
-            label = pg.TextItem(f"{shown:,}", color="#444444", anchor=(0.5, 1.0))
+            # the count inside the top of a tall bar, just above a short one: never over the title or the axis
+            inside = h > 0.35
+            label = pg.TextItem(f"{int(g if with_gold else n):,}", color=TEXT_COLOUR, anchor=(0.5, 0.0 if inside else 1.0))
             label.setPos(xi, h)
             self.addItem(label)
         if with_gold:
@@ -318,5 +346,5 @@ class SliceAccuracyPlot(CorpusPlot):
         self.getPlotItem().setLabel("left", "accuracy" if with_gold else "share of reviews", color=TEXT_COLOUR)
         self.getPlotItem().setLabel("bottom", "length (tokens) \u00b7 truncated?", color=TEXT_COLOUR)
         self.set_title("Accuracy by length (tokens)" if with_gold else "Reviews by length (no gold labels)")
-        self.getPlotItem().setRange(xRange=(x[0] - 0.5, x[-1] + 0.5), yRange=(0, 1.12), padding=0.02)
-        self.show_message("" if total > 1 or counts.sum() else "no scored reviews", float(np.mean(x)), 0.5)
+        top = max(1.0, float(heights.max()) if heights.size else 1.0)
+        self.getPlotItem().setRange(xRange=(x[0] - 0.5, x[-1] + 0.5), yRange=(0, 1.05 * top), padding=0.02)

@@ -7,11 +7,11 @@ from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QAction, QColor, QKeySequence, QPainter, QPen
 from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
+from .colours import label_colour
 from .layer_plot import LayerPlot
 
 PIN_SHORTCUT = "Ctrl+Shift+P"
-
-LABEL_COLOURS = {"positive": "#1a7f37", "negative": "#c0392b"}
+ERROR_COLOUR = "#b00020"  # the label when an analysis failed (no class)
 
 
 class ProbabilityBar(QWidget):
@@ -49,8 +49,10 @@ class ProbabilityBar(QWidget):
         p = QPainter(self)
         r = QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5)
         p.fillRect(r, self.palette().base())
-        if self.probability:
-            p.fillRect(QRectF(r.x(), r.y(), r.width() * self.probability, r.height()), self.colour)
+        if self.probability:  # the class colour, lightened so that the percentage on it stays readable
+            fill = QColor(self.colour)
+            fill.setAlpha(150)
+            p.fillRect(QRectF(r.x(), r.y(), r.width() * self.probability, r.height()), fill)
         p.setPen(QPen(QColor("#8a8a8a")))
         p.drawRect(r)
         p.setPen(QPen(self.palette().text().color()))
@@ -145,7 +147,7 @@ class PredictionPanel(QWidget):
             self.bars_layout.removeRow(0)
         self.bars = {}
         for name in labels:
-            bar = ProbabilityBar(LABEL_COLOURS.get(name, "#2874a6"))
+            bar = ProbabilityBar(label_colour(name, labels))  # the one class palette (model.palette)
             self.bars[name] = bar
             self.bars_layout.addRow(name, bar)
         self.device_name = device_name
@@ -162,7 +164,7 @@ class PredictionPanel(QWidget):
 
     def set_error(self, message: str) -> None:
         """Show an error message in place of the label."""
-        self._show_label("Error", "#c0392b")
+        self._show_label("Error", ERROR_COLOUR)
         self.details.setText(message)
 
     def set_prediction(self, pred) -> None:
@@ -176,7 +178,7 @@ class PredictionPanel(QWidget):
         if not pred.labels:  # attention-only mode: a bare encoder has no classes to show
             self._show_label("attention only", "palette(mid)")
         else:
-            self._show_label(pred.label, LABEL_COLOURS.get(pred.label, "#2874a6"))
+            self._show_label(pred.label, label_colour(pred.label, pred.labels))
         for name, p in zip(pred.labels, pred.probabilities):
             self.bars[name].set_probability(float(p))
         trunc = (

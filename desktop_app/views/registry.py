@@ -26,7 +26,10 @@ class ViewSpec:
     """One docked view.
 
     Attributes:
-        title: the dock title, also the view's name in the export menu and :meth:`view_widgets`.
+        title: the view's name: in the View menu, the export menu, :meth:`view_widgets`, sessions, and the dock's
+            ``objectName`` (saved layouts find the dock by it).
+        tab: the short name on its tab and dock title bar, so that all the right-hand tabs show their whole name in
+            the default 1400 x 860 window (Qt elides the tab texts that do not fit).
         attr: the main window's attribute for the view widget.
         dock_attr: the main window's attribute for its dock.
         factory: ``factory(state) -> QWidget``.
@@ -36,6 +39,7 @@ class ViewSpec:
     """
 
     title: str
+    tab: str
     attr: str
     dock_attr: str
     factory: Callable[..., QWidget]
@@ -43,13 +47,13 @@ class ViewSpec:
 
 
 DOCKED_VIEWS: tuple[ViewSpec, ...] = (
-    ViewSpec("Attention heatmap", "heatmap", "heatmap_dock", AttentionHeatmap),
-    ViewSpec("Token links", "links_view", "links_dock", AttentionLinksView),
-    ViewSpec("Model view", "model_view", "model_dock", ModelView),
-    ViewSpec("Positional encoding", "pe_view", "pe_dock", PositionalEncodingView),
-    ViewSpec("Neuron view", "neuron_view", "neuron_dock", NeuronView),
-    ViewSpec("Attention steps", "steps_view", "steps_dock", AttentionStepsView, scroll=True),
-    ViewSpec("Compare", "compare_view", "compare_dock", CompareView, scroll=True),
+    ViewSpec("Attention heatmap", "Heatmap", "heatmap", "heatmap_dock", AttentionHeatmap),
+    ViewSpec("Token links", "Links", "links_view", "links_dock", AttentionLinksView),
+    ViewSpec("Model view", "Model", "model_view", "model_dock", ModelView),
+    ViewSpec("Positional encoding", "Positions", "pe_view", "pe_dock", PositionalEncodingView),
+    ViewSpec("Neuron view", "Neurons", "neuron_view", "neuron_dock", NeuronView),
+    ViewSpec("Attention steps", "Steps", "steps_view", "steps_dock", AttentionStepsView, scroll=True),
+    ViewSpec("Compare", "Compare", "compare_view", "compare_dock", CompareView, scroll=True),
 )
 """The right-hand views, tabbed in this order (the first is raised)."""
 

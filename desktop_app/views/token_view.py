@@ -11,15 +11,15 @@ The state's highlighted words (:attr:`desktop_app.state.ExplorerState.highlighte
 table is filtered by) are framed and underlined in purple wherever they occur, whatever the colouring.
 
 Tokens are drawn by one custom-painted widget (no widget per token), so 512
-tokens lay out and paint in a few milliseconds.
+tokens lay out and paint in a few milliseconds. The pieces of one word are drawn together, as the word reads
+(:mod:`desktop_app.views.token_layout`); each stays clickable, its tooltip names it with the ``##`` marker and the
+whole word, and a faint tick marks the border between two pieces only where their colours do not.
 """
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
-from PySide6.QtCore import QEvent, QPoint, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QToolTip, QVBoxLayout, QWidget
 
@@ -27,49 +27,10 @@ from ..words import tokens_in_words
 from .colours import DIVERGING_CMAP, HIGHLIGHT_COLOUR, SEQUENTIAL_CMAP, colours_for, gradient_pixmap
 from .render import DeferredRender
 from .shown import token_values
+from .token_layout import layout_tokens, token_pieces
 from .widgets import ElidedLabel
 
-_BR = re.compile(r"(?i)<br\s*/?\s*>")
-PAD_X = 2.0  # pixels of padding left/right inside a token box
-LINE_GAP = 4.0  # pixels between lines
-
-
-def token_pieces(pred) -> list[tuple[str, str]]:
-    """How each token is displayed and what separates it from the previous one.
-
-    Uses the character offsets to show the original text (case and accents kept).
-
-    Returns:
-        T pairs (display text, separator) where separator is "" (same word, e.g.
-        a ``##`` piece), " " (whitespace), "\\n" (an HTML ``<br />`` or newline)
-        or "\u2026" (text dropped by head+tail truncation).
-    """
-    out: list[tuple[str, str]] = []
-    text = pred.text
-    prev_end = 0
-    for i, tok in enumerate(pred.tokens):
-        s, e = int(pred.offsets[i, 0]), int(pred.offsets[i, 1])
-        shown = text[s:e] if e > s else tok
-        if i == 0:
-            out.append((shown, ""))
-            continue
-        sep = ""
-        if e > s:
-            gap = text[prev_end:s] if s > prev_end else ""
-            if gap:
-                if _BR.sub("", gap).strip():
-                    sep = "\u2026"
-                elif "\n" in gap or _BR.search(gap):
-                    sep = "\n"
-                else:
-                    sep = " "
-            prev_end = e
-        else:
-            sep = " "
-        if i == 1:
-            sep = " " if sep == "" else sep
-        out.append((shown, sep))
-    return out
+PIECE_TICK_COLOUR = "#9a9a9a"  # the tick between two pieces of one word
 
 
 class TokenCanvas(QWidget):
@@ -95,6 +56,8 @@ class TokenCanvas(QWidget):
         self.highlighted = np.zeros(0, bool)  # [T] tokens of a highlighted word (set by the view)
         self.hovered = -1
         self.rects = np.zeros((0, 4))  # [T, 4] x0, y0, x1, y1 in pixels
+        self.pads = np.zeros((0, 2))  # [T, 2] left/right padding inside each box (none between a word's pieces)
+        self.starts = np.zeros(0, np.int64)  # [T] first token of each token's word
         self.markers: list[QRectF] = []  # truncation markers
         self._layout_width = -1
         self._height = 40
@@ -127,6 +90,11 @@ class TokenCanvas(QWidget):
         x0, y0, x1, y1 = self.rects[index]
         return QRectF(x0, y0, x1 - x0, y1 - y0)
 
+    def text_rect(self, index: int) -> QRectF:
+        """Where token ``index``'s text is drawn: its box without the padding (pixels)."""
+        left, right = self.pads[index]
+        return self.token_rect(index).adjusted(float(left), 0.0, -float(right), 0.0)
+
     def token_at(self, pos) -> int:
         """Index of the token under widget position ``pos`` (QPoint/QPointF), or -1."""
         if not len(self.rects):
@@ -141,41 +109,9 @@ class TokenCanvas(QWidget):
         if not force and width == self._layout_width:
             return
         self._layout_width = width
-        fm = QFontMetricsF(self.font())
-        h = fm.height() + 4
-        space = fm.horizontalAdvance(" ")
-        x, y = 4.0, 4.0
-        rects = np.zeros((len(self.pieces), 4))
-        self.markers = []
-        word_start = 0  # first token of the current word (a run of tokens with no separator)
-        for i, (shown, sep) in enumerate(self.pieces):
-            w = fm.horizontalAdvance(shown) + 2 * PAD_X
-            if sep != "":
-                word_start = i
-            elif x + w > width - 4 and word_start < i and rects[word_start, 0] > 4.0:
-                # a word piece overflows: move the whole word to the next line
-                shift_x = rects[word_start, 0] - 4.0
-                rects[word_start:i, 0] -= shift_x
-                rects[word_start:i, 2] -= shift_x
-                rects[word_start:i, 1] += h + LINE_GAP
-                rects[word_start:i, 3] += h + LINE_GAP
-                x, y = rects[i - 1, 2], y + h + LINE_GAP
-            if sep == "\n" and x > 4.0:
-                x, y = 4.0, y + h + LINE_GAP
-            elif sep == "\u2026":
-                mw = fm.horizontalAdvance(" [\u2026] ") + 2 * PAD_X
-                if x + mw > width - 4 and x > 4.0:
-                    x, y = 4.0, y + h + LINE_GAP
-                self.markers.append(QRectF(x + space / 2, y, mw - space, h))
-                x += mw
-            elif sep == " ":
-                x += space
-            if x + w > width - 4 and x > 4.0 and sep != "":
-                x, y = 4.0, y + h + LINE_GAP
-            rects[i] = (x, y, x + w, y + h)
-            x += w
-        self.rects = rects
-        self._height = int(y + h + 8)
+        lay = layout_tokens(self.pieces, QFontMetricsF(self.font()), width)
+        self.rects, self.pads, self.starts, self.markers = lay.rects, lay.pads, lay.starts, lay.markers
+        self._height = int(lay.height)
         self.setMinimumHeight(self._height)
         self.updateGeometry()
         self.update()
@@ -210,7 +146,8 @@ class TokenCanvas(QWidget):
                 c = self.colours[i]
                 p.fillRect(r, QColor(int(c[0]), int(c[1]), int(c[2]), int(c[3])))
             p.setPen(text_pen)
-            p.drawText(r, Qt.AlignCenter, self.pieces[i][0])
+            p.drawText(self.text_rect(i), Qt.AlignCenter, self.pieces[i][0])
+        self._paint_piece_ticks(p, visible, has_colours)
         p.setPen(QPen(QColor("#7f8c8d")))
         for m in self.markers:
             p.drawText(m, Qt.AlignCenter, "[\u2026]")
@@ -267,9 +204,34 @@ class TokenCanvas(QWidget):
             return True
         return super().event(ev)
 
+    def _paint_piece_ticks(self, p: QPainter, visible: np.ndarray, has_colours: bool) -> None:
+        """The subword marker, only where it helps: a short tick at the foot of the border between two word pieces of
+        one word (letters or digits on both sides: not beside punctuation, which is plainly a token of its own) whose
+        backgrounds look alike (different colours already show where one piece ends)."""
+        p.setPen(QPen(QColor(PIECE_TICK_COLOUR), 1.0))
+        for i in visible:
+            if i == 0 or self.starts[i] == i or self.rects[i, 1] != self.rects[i - 1, 1]:
+                continue
+            before, after = self.pieces[i - 1][0], self.pieces[i][0]
+            if not (before[-1:].isalnum() and after[:1].isalnum()):
+                continue
+            if has_colours and np.abs(self.colours[i, :3].astype(int) - self.colours[i - 1, :3]).max() > 24:
+                continue
+            x, y1 = float(self.rects[i, 0]), float(self.rects[i, 3])
+            p.drawLine(QPointF(x, y1 - 4), QPointF(x, y1 - 1))
+
     def tooltip_text(self, i: int) -> str:
-        """The hover text of token ``i``: token string, index and value."""
-        return f"\u201c{self.pieces[i][0]}\u201d  (token {i})\n{self.value_name}: {float(self.values[i]):.4f}"
+        """The hover text of token ``i``: the token (with the subword marker ``##`` when it continues a word, and the
+        whole word), its index and its value."""
+        start = int(self.starts[i]) if i < len(self.starts) else i
+        end = start + 1
+        while end < len(self.starts) and self.starts[end] == start:
+            end += 1
+        shown = self.pieces[i][0]
+        if end - start > 1:  # a piece of a longer word
+            word = "".join(self.pieces[k][0] for k in range(start, end))
+            shown = f"{'##' if i > start else ''}{shown}\u201d of \u201c{word}"
+        return f"\u201c{shown}\u201d  (token {i})\n{self.value_name}: {float(self.values[i]):.4f}"
 
 
 class TokenView(DeferredRender, QWidget):

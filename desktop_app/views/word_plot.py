@@ -39,10 +39,9 @@ class WordScoresPlot(CorpusPlot):
 
     def reset(self) -> None:
         """Show no words, and the hint of how to get some."""
-        self.clear_items()
         self.words = []
         self.words_axis.set_tokens([])
-        self.show_message("\u201cFind the words\u201d scores the words of the reviews shown")
+        self.show_empty("\u201cFind the words\u201d scores the words of the reviews shown")
 
     def set_words(self, positive: list[tuple[str, float, int]], negative: list[tuple[str, float, int]]) -> None:
         """Draw ``positive`` (scores > 0 toward positive, strongest first) above ``negative`` (scores > 0 toward
@@ -51,9 +50,9 @@ class WordScoresPlot(CorpusPlot):
         self.words = [w for w, _, _ in positive] + [w for w, _, _ in negative]
         if not self.words:
             self.words_axis.set_tokens([])
-            self.show_message("no word reaches the minimum count")
+            self.show_empty("no word reaches the minimum count")
             return
-        self.show_message("")
+        self.show_data()
         n_pos = len(positive)
         values = np.array([s for _, s, _ in positive] + [-s for _, s, _ in negative], dtype=float)
         y = np.arange(len(values), dtype=float)

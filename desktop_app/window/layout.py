@@ -139,13 +139,14 @@ class LayoutMixin:
 
     # ------------------------------------------------------------------ docks
     def add_panel(self, widget: QWidget, title: str, area=Qt.RightDockWidgetArea,
-                  beside: QDockWidget | None = None) -> QDockWidget:
+                  beside: QDockWidget | None = None, tab: str = "") -> QDockWidget:
         """Add ``widget`` as a dock titled ``title`` (objectName derived from it, so layouts persist).
 
         The dock is tabbed with the docks already in ``area`` (or, with ``beside``, placed to the right of that
-        dock) and gets a View-menu toggle.
+        dock) and gets a View-menu toggle named ``title``; ``tab`` (default ``title``) is the shorter name on its
+        tab and title bar.
         """
-        dock = self._add_dock(widget, title, area)
+        dock = self._add_dock(widget, title, area, tab)
         others = [
             d for d in self._docks.values() if d is not dock and self.dockWidgetArea(d) == area and not d.isFloating()
         ]
@@ -171,14 +172,19 @@ class LayoutMixin:
         if dock is not None:
             self._raise_dock(dock)
 
-    def _add_dock(self, widget: QWidget, title: str, area) -> QDockWidget:
-        dock = QDockWidget(title, self)
+    def _add_dock(self, widget: QWidget, title: str, area, tab: str = "") -> QDockWidget:
+        """A dock for ``widget``: ``tab`` (else ``title``) on its tab; ``title`` names it in the View menu and in its
+        ``objectName`` (unchanged when the tab names were shortened, so older layouts restore)."""
+        dock = QDockWidget(tab or title, self)
         dock.setObjectName("dock_" + "".join(c if c.isalnum() else "_" for c in title.lower()))
         dock.setWidget(widget)
         self.addDockWidget(area, dock)
         self._docks[title] = dock
+        action = dock.toggleViewAction()
+        action.setText(title)  # set once: Qt renames it only when the dock's title changes
+        action.setToolTip(f"Show or hide {title}")
         if self.view_menu_docks is not None:
-            self.view_menu_docks.addAction(dock.toggleViewAction())
+            self.view_menu_docks.addAction(action)
         return dock
 
     def _raise_dock(self, dock: QDockWidget) -> None:

@@ -160,7 +160,7 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         self.review_dock = self._add_dock(review, "Review", Qt.LeftDockWidgetArea)
         self.prediction_dock = self._add_dock(self.prediction_panel, "Prediction", Qt.LeftDockWidgetArea)
         docks = [self._add_dock(scrollable(getattr(self, v.attr)) if v.scroll else getattr(self, v.attr), v.title,
-                                Qt.RightDockWidgetArea) for v in DOCKED_VIEWS]
+                                Qt.RightDockWidgetArea, v.tab) for v in DOCKED_VIEWS]
         for spec, dock in zip(DOCKED_VIEWS, docks):
             setattr(self, spec.dock_attr, dock)
         for d in docks[1:]:

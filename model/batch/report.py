@@ -28,6 +28,7 @@ import os
 from collections.abc import Sequence
 
 from ..atomic import atomic_write_bytes
+from ..palette import NEUTRAL, class_colour
 from .corpus import CorpusMetrics
 from .corpus_tokens import CorpusTokens
 from .svg import NEG, POS, accuracy_bars_svg, confusion_svg, esc, histogram_svg, reliability_svg, token_bars_svg
@@ -125,14 +126,11 @@ def _gold_sections(m: CorpusMetrics) -> list[str]:
 
 def _histogram(m: CorpusMetrics) -> str:
     h = m.histogram
-    colours = {"negative": NEG, "positive": POS}
-    if h.counts_by_gold is not None:
-        palette = ["#6b8e23", "#8e44ad", "#d4a017", "#16a085"]
-        groups = [(f"gold {name}", h.counts_by_gold[i], colours.get(name, palette[i % len(palette)]))
-                  for i, name in enumerate(m.labels)]
+    if h.counts_by_gold is not None:  # each class its palette colour, by its place in the model's labels
+        groups = [(f"gold {name}", h.counts_by_gold[i], class_colour(i)) for i, name in enumerate(m.labels)]
         note = "Overlaid per gold label; reviews without a gold label are not in these bars."
     else:
-        groups, note = [("all reviews", h.counts, POS)], "No gold labels: every scored review."
+        groups, note = [("all reviews", h.counts, NEUTRAL)], "No gold labels: every scored review."
     return _section("P(positive) by gold label", histogram_svg(h.edges, groups, "P(positive)"), note)
 
 

@@ -3,7 +3,8 @@
 Every function returns one ``<svg>`` element for inline use in HTML5 (no ``xmlns``: the HTML parser puts it in
 the SVG namespace, and the report then holds no URL at all; ``viewBox`` sized, so it scales) built from numbers
 and labels; every piece of text is escaped (:func:`esc`), so a token such as ``<script>`` shows as text. Colours
-follow the app: blue for positive, orange-red for negative.
+are the app's (:mod:`model.palette`): each class its palette colour (negative blue, positive vermillion), what
+belongs to no class grey.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from html import escape
 
 import numpy as np
 
-POS = "#2b6cb0"  # positive / "toward positive"
-NEG = "#c0504d"  # negative
+from ..palette import NEUTRAL, TOWARD_NEGATIVE, TOWARD_POSITIVE
+
+POS = TOWARD_POSITIVE  # positive / "toward positive"
+NEG = TOWARD_NEGATIVE  # negative / "toward negative"
 GREY = "#8a8f98"
 INK = "#222"
 FONT = "font-family=\"system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif\""
@@ -84,7 +87,7 @@ def confusion_svg(matrix: np.ndarray, labels: Sequence[str]) -> str:
         total = max(1, int(rows[i].sum()))
         for j in range(C):
             share = rows[i, j] / total
-            colour = POS if i == j else NEG
+            colour = NEUTRAL  # a cell's share of its gold row, in no class's colour (as in the app)
             x, y = left + j * cell, top + i * cell
             body.append(_rect(x, y, cell - 2, cell - 2, colour, f' fill-opacity="{0.08 + 0.82 * share:.3f}"'))
             ink = "#fff" if share > 0.55 else INK
@@ -138,10 +141,10 @@ def reliability_svg(edges: np.ndarray, confidence: np.ndarray, accuracy: np.ndar
             continue
         x0, x1 = left + S * edges[m], left + S * edges[m + 1]
         acc, conf = float(accuracy[m]), float(confidence[m])
-        body.append(_rect(x0 + 1, top + S * (1 - acc), x1 - x0 - 2, S * acc, POS, ' fill-opacity="0.75"'))
+        body.append(_rect(x0 + 1, top + S * (1 - acc), x1 - x0 - 2, S * acc, NEUTRAL, ' fill-opacity="0.75"'))
         gap_top, gap_bottom = sorted((acc, conf))
-        body.append(_rect(x0 + 1, top + S * (1 - gap_bottom), x1 - x0 - 2, S * (gap_bottom - gap_top), NEG,
-                          ' fill-opacity="0.35"'))
+        body.append(_rect(x0 + 1, top + S * (1 - gap_bottom), x1 - x0 - 2, S * (gap_bottom - gap_top), NEUTRAL,
+                          ' fill-opacity="0.3"'))
     body.append(_line(left, top + S, left + S, top, INK, ' stroke-dasharray="4 3"'))
     body.append(f'<rect x="{left}" y="{top}" width="{S}" height="{S}" fill="none" stroke="{INK}"/>')
     body.append(_text(left + 8, top + 18, f"ECE = {ece:.4f}", "start", 13, INK, ' font-weight="600"'))
@@ -170,7 +173,7 @@ def accuracy_bars_svg(groups: Sequence[tuple[str, Sequence[str], np.ndarray, np.
             cx = x + bw / 2
             if not math.isnan(float(acc)):
                 hgt = ph * float(acc)
-                body.append(_rect(x + 8, top + ph - hgt, bw - 16, hgt, POS, ' fill-opacity="0.8"'))
+                body.append(_rect(x + 8, top + ph - hgt, bw - 16, hgt, NEUTRAL, ' fill-opacity="0.8"'))
                 body.append(_text(cx, top + ph - hgt - 5, f"{100 * acc:.1f}%", "middle", 11))
             body += [_text(cx, top + ph + 16, name, "middle", 11), _text(cx, top + ph + 31, f"n = {int(n):,}",
                                                                          "middle", 10, GREY)]

@@ -1,0 +1,128 @@
+"""Where the token view puts each token: the display text of each token (:func:`token_pieces`) and the word-wrapped
+boxes (:func:`layout_tokens`).
+
+The word pieces of one word (WordPiece ``##`` pieces, joined by no separator) are drawn together, as the word reads:
+no padding between them, so "Kutcher" reads "Kutcher", not "Ku t cher"; each piece keeps its own box, so it stays
+clickable, and a word that does not fit the line moves to the next line whole. NumPy and Qt's font metrics only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+from PySide6.QtCore import QRectF
+from PySide6.QtGui import QFontMetricsF
+
+_BR = re.compile(r"(?i)<br\s*/?\s*>")
+PAD_X = 2.0  # pixels of padding left/right inside a word's box (not between the pieces of one word)
+LINE_GAP = 4.0  # pixels between lines
+MARGIN = 4.0  # pixels around the text
+
+
+def token_pieces(pred) -> list[tuple[str, str]]:
+    """How each token is displayed and what separates it from the previous one.
+
+    Uses the character offsets to show the original text (case and accents kept).
+
+    Returns:
+        T pairs (display text, separator) where separator is "" (same word, e.g.
+        a ``##`` piece), " " (whitespace), "\\n" (an HTML ``<br />`` or newline)
+        or "\u2026" (text dropped by head+tail truncation).
+    """
+    out: list[tuple[str, str]] = []
+    text = pred.text
+    prev_end = 0
+    for i, tok in enumerate(pred.tokens):
+        s, e = int(pred.offsets[i, 0]), int(pred.offsets[i, 1])
+        shown = text[s:e] if e > s else tok
+        if i == 0:
+            out.append((shown, ""))
+            continue
+        sep = ""
+        if e > s:
+            gap = text[prev_end:s] if s > prev_end else ""
+            if gap:
+                if _BR.sub("", gap).strip():
+                    sep = "\u2026"
+                elif "\n" in gap or _BR.search(gap):
+                    sep = "\n"
+                else:
+                    sep = " "
+            prev_end = e
+        else:
+            sep = " "
+        if i == 1:
+            sep = " " if sep == "" else sep
+        out.append((shown, sep))
+    return out
+
+
+def word_starts(pieces: list[tuple[str, str]]) -> np.ndarray:
+    """int [T]: the index of the first token of each token's word (a run of tokens joined by no separator)."""
+    starts = np.zeros(len(pieces), dtype=np.int64)
+    for i, (_shown, sep) in enumerate(pieces):
+        starts[i] = starts[i - 1] if i > 0 and sep == "" else i
+    return starts
+
+
+@dataclass
+class TokenLayout:
+    """The boxes of a laid-out token sequence (pixels, the canvas's coordinates).
+
+    Attributes:
+        rects: float [T, 4] (x0, y0, x1, y1) of each token's box (what is coloured, hit-tested and outlined).
+        pads: float [T, 2] (left, right) padding inside each box: ``PAD_X`` at a word's ends, 0 between its pieces.
+        starts: int [T], :func:`word_starts`.
+        markers: the boxes of the truncation markers "[…]".
+        height: pixels needed.
+    """
+
+    rects: np.ndarray
+    pads: np.ndarray
+    starts: np.ndarray
+    markers: list[QRectF]
+    height: float
+
+
+def layout_tokens(pieces: list[tuple[str, str]], fm: QFontMetricsF, width: float) -> TokenLayout:
+    """Lay ``pieces`` (from :func:`token_pieces`) out in reading order, wrapped at ``width`` pixels in font ``fm``.
+
+    A word's pieces touch (no padding between them); a word that overflows the line moves to the next one whole
+    (unless it alone is longer than the line).
+    """
+    h = fm.height() + 4
+    space = fm.horizontalAdvance(" ")
+    n = len(pieces)
+    starts = word_starts(pieces)
+    pads = np.full((n, 2), PAD_X)
+    pads[1:, 0][starts[1:] != np.arange(1, n)] = 0.0  # a continued word: no left padding ...
+    pads[:-1, 1][starts[1:] != np.arange(1, n)] = 0.0  # ... and none on the piece before
+    x, y = MARGIN, MARGIN
+    rects = np.zeros((n, 4))
+    markers: list[QRectF] = []
+    for i, (shown, sep) in enumerate(pieces):
+        w = fm.horizontalAdvance(shown) + pads[i].sum()
+        word_start = int(starts[i])
+        if sep == "" and x + w > width - MARGIN and word_start < i and rects[word_start, 0] > MARGIN:
+            # a word piece overflows: move the whole word to the next line
+            shift_x = rects[word_start, 0] - MARGIN
+            rects[word_start:i, [0, 2]] -= shift_x
+            rects[word_start:i, [1, 3]] += h + LINE_GAP
+            x, y = rects[i - 1, 2], y + h + LINE_GAP
+        if sep == "\n" and x > MARGIN:
+            x, y = MARGIN, y + h + LINE_GAP
+        elif sep == "\u2026":
+            mw = fm.horizontalAdvance(" [\u2026] ") + 2 * PAD_X
+            if x + mw > width - MARGIN and x > MARGIN:
+                x, y = MARGIN, y + h + LINE_GAP
+            markers.append(QRectF(x + space / 2, y, mw - space, h))
+            x += mw
+        elif sep == " ":
+            x += space
+        if x + w > width - MARGIN and x > MARGIN and sep != "":
+            x, y = MARGIN, y + h + LINE_GAP
+        rects[i] = (x, y, x + w, y + h)
+        x += w
+    return TokenLayout(rects, pads, starts, markers, y + h + 8)
