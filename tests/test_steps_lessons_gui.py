@@ -25,7 +25,7 @@ def test_step0_and_heads_joined_sections_show_the_lesson_records(qtbot):
     state, view = _steps_view(qtbot)
     x = AttentionInternals.synthetic(n_heads=3, num_tokens=20, d_head=4, seed=3)
     view.set_data(x, 2, 5)
-    assert [view.tabs.tabText(i) for i in range(3)][1:] == ["0. without weights", "Heads joined (W\u1d3c)"]
+    assert [view.tabs.tabText(i) for i in range(3)] == ["Steps 1\u20136", "Step 0", "Heads joined"]
     # step 0: x_i . x_j and its softmax beside q_i . k_j and w_j, for the keys the steps table lists
     plain, st, table = plain_attention(x, 5), view.steps, view.plain_section.table
     assert table.rowCount() == len(st.keys)

@@ -147,9 +147,13 @@ class AttentionStepsView(DeferredRender, QWidget):
         page_lay.addWidget(self.output_label)
         page_lay.addWidget(self.causal_section, 1)
         self.tabs = QTabWidget()
-        self.tabs.addTab(page, "1\u20136. with W\u1d60, W\u1d4f, W\u1d5b")
-        self.tabs.addTab(self.plain_section, "0. without weights")
-        self.tabs.addTab(self.heads_section, "Heads joined (W\u1d3c)")
+        # short tab names, whole in the default window's narrow dock; the full name is the tooltip
+        for section, name, tip in (
+            (page, "Steps 1\u20136", "Steps 1\u20136: with the trained projections W\u1d60, W\u1d4f, W\u1d5b"),
+            (self.plain_section, "Step 0", "Step 0: attention without trainable weights (x\u1d62\u00b7x\u2c7c)"),
+            (self.heads_section, "Heads joined", "Heads joined: each head's output projected by its slice of W\u1d3c"),
+        ):
+            self.tabs.setTabToolTip(self.tabs.addTab(section, name), tip)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(2, 2, 2, 2)
         head_row = QHBoxLayout()
