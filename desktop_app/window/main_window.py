@@ -300,7 +300,8 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
             except (TypeError, ValueError):
                 pass
         self._fill_samples_menu()
-        self.statusBar().showMessage(f"Model loaded in {info.load_s:.1f} s", 5000)
+        note = f"; {info.load_note}" if info.load_note else ""
+        self.statusBar().showMessage(f"Model loaded in {info.load_s:.1f} s{note}", 10000 if note else 5000)
         if self.state.prediction is None and not self.controller.busy:
             self.prediction_panel.set_idle()
         if switched:
