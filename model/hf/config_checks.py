@@ -21,8 +21,9 @@ import json
 import math
 import os
 import re
-import stat
 from pathlib import Path
+
+from ..textio import read_regular_bytes
 
 MAX_CONFIG_BYTES = 10 * 2**20
 """The largest ``config.json`` read (real ones are a few kB)."""
@@ -66,19 +67,13 @@ def read_json_file(path: Path, max_bytes: int = MAX_CONFIG_BYTES, what: str = "m
             nested too deeply; the message names ``path``.
     """
     try:
-        st = os.stat(path)
-    except OSError as exc:
-        raise ValueError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
-    if not stat.S_ISREG(st.st_mode):
-        raise ValueError(f"{what} {path} is not a regular file")
-    if st.st_size > max_bytes:
-        raise ValueError(f"{what} {path} is {st.st_size:,} bytes; the limit is {max_bytes:,} (is it really a config?)")
+        raw = read_regular_bytes(path, max_bytes)
+    except ValueError as exc:
+        raise ValueError(f"{what} {path}: {exc}") from exc
     try:
-        return json.loads(path.read_bytes().decode("utf-8"))
+        return json.loads(raw.decode("utf-8"))
     except RecursionError as exc:
         raise ValueError(f"corrupt {what} {path}: its JSON is nested too deeply to read") from exc
-    except OSError as exc:
-        raise ValueError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
     except (ValueError, UnicodeDecodeError) as exc:
         raise ValueError(f"corrupt {what} {path}: {exc}") from exc
 
