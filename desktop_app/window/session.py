@@ -103,7 +103,8 @@ def read_session(path: str | Path) -> Session:
         kept, dropped = session_fields.explanations(data.get("explanations"), tuple(METHODS))
         return Session(
             text=session_fields.session_text(data["text"]), **session_fields.view_fields(data),
-            explanations=kept, show=_show_of(data.get("show")), head_mask=session_fields.head_mask(data.get("head_mask")),
+            explanations=kept, show=_show_of(data.get("show")),
+            head_mask=session_fields.head_mask(data.get("head_mask")),
             pins=session_fields.pins(data.get("pins")), dropped=tuple(dropped),
         )
     except SessionError as exc:

@@ -41,8 +41,9 @@ def load_session_json(path: str | Path):
     try:
         raw = read_regular_bytes(path, MAX_SESSION_BYTES)
     except ValueError as exc:
-        raise SessionError(f"Cannot open the session: {exc} (a session is a regular file of at most "
-                           f"{MAX_SESSION_BYTES // 2**20} MB, its text at most {MAX_TEXT_CHARS:,} characters).") from exc
+        raise SessionError(
+            f"Cannot open the session: {exc} (a session is a regular file of at most "
+            f"{MAX_SESSION_BYTES // 2**20} MB, its text at most {MAX_TEXT_CHARS:,} characters).") from exc
     try:
         data = json.loads(raw.decode("utf-8"))
     except RecursionError as exc:

@@ -166,7 +166,8 @@ def _check_special_files(model_dir: Path) -> None:
         except OSError as exc:
             raise ValueError(f"{entry.path}: cannot be read ({exc.strerror or exc})") from exc
         if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-            raise ValueError(f"{entry.path} is not a regular file (a pipe, socket or device); the folder was not opened")
+            raise ValueError(f"{entry.path} is not a regular file (a pipe, socket or device); "
+                             "the folder was not opened")
 
 
 def _load_config(model_dir: Path, safe: dict):
@@ -185,7 +186,8 @@ def _load_tokenizer(model_dir: Path, safe: dict):
         tok = AutoTokenizer.from_pretrained(model_dir, **safe)
         probe = encoder_for(tok, 8)
     except Exception as exc:
-        raise ValueError(f"{model_dir / 'tokenizer.json'}: corrupt or unsupported tokenizer: {one_paragraph(exc)}") from exc
+        raise ValueError(f"{model_dir / 'tokenizer.json'}: corrupt or unsupported tokenizer: "
+                         f"{one_paragraph(exc)}") from exc
     return tok, probe
 
 
@@ -242,9 +244,9 @@ def load_hf_folder(model_dir: str | Path, device: torch.device) -> tuple[HFEncod
     hf_config = _load_config(model_dir, safe)
     check_sizes(hf_config, shapes, model_dir / "config.json")
     tok, encoder_probe = _load_tokenizer(model_dir, safe)
-    top_id = max(tok.get_vocab().values(), default=0)
-    if max(len(tok) - 1, top_id) >= hf_config.vocab_size:
-        raise ValueError(f"{model_dir / 'tokenizer.json'}: the tokenizer has token ids up to {max(len(tok) - 1, top_id)}"
+    top_id = max([len(tok) - 1, *tok.get_vocab().values()])
+    if top_id >= hf_config.vocab_size:
+        raise ValueError(f"{model_dir / 'tokenizer.json'}: the tokenizer has token ids up to {top_id}"
                          f" but the model's embedding table only {hf_config.vocab_size} rows (vocab_size in "
                          "config.json); the tokenizer does not belong to these weights")
     has_head = any(a.endswith("ForSequenceClassification") for a in raw.get("architectures") or [])
