@@ -100,6 +100,8 @@ def _string(value, name: str) -> str:
 
 
 def _show(value) -> str:
+    if value is None:
+        return "missing (or null)"
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 

@@ -34,6 +34,9 @@ POSITIVE_INTS = (
     "num_labels",
 )
 NON_NEGATIVE_INTS = ("type_vocab_size",)
+WHOLE_NUMBERS = ("max_relative_positions", "position_buckets")
+BOOLEANS = ("relative_attention", "position_biased_input", "sinusoidal_pos_embds", "tie_word_embeddings",
+            "is_decoder", "add_cross_attention")
 TOKEN_IDS = ("pad_token_id", "bos_token_id", "eos_token_id", "sep_token_id", "cls_token_id")
 PROBABILITIES = (
     "hidden_dropout_prob", "attention_probs_dropout_prob", "dropout", "attention_dropout", "seq_classif_dropout",
@@ -97,6 +100,15 @@ def check_config_fields(cfg: dict, path: Path) -> None:
     for name in NON_NEGATIVE_INTS:
         if name in cfg and not (_is_int(cfg[name]) and cfg[name] >= 0):
             raise bad(name, "a whole number of at least 0")
+    for name in WHOLE_NUMBERS:
+        if name in cfg and not _is_int(cfg[name]):
+            raise bad(name, "a whole number")
+    for name in BOOLEANS:
+        if name in cfg and not isinstance(cfg[name], bool):
+            raise bad(name, "true or false")
+    if cfg.get("is_decoder") or cfg.get("add_cross_attention"):
+        raise ValueError(f"{path}: is_decoder / add_cross_attention make the model a decoder (causal attention); "
+                         "Attention Explorer explains encoders, so set them to false")
     for name in TOKEN_IDS:
         if cfg.get(name) is not None and not (_is_int(cfg[name]) and cfg[name] >= 0):
             raise bad(name, "null or a token id (a whole number of at least 0)")
@@ -138,20 +150,28 @@ def read_weights_header(model_dir: Path) -> dict[str, tuple[int, ...]]:
     """The tensor names and shapes of every ``*.safetensors`` file in ``model_dir`` (headers only: no tensor is read).
 
     Raises:
-        ValueError: a file that is not a readable safetensors file (named).
+        ValueError: a file that is not a readable safetensors file, or a weight or bias stored as integers or
+            booleans (a damaged file: weights are floating point); the message names the file and the tensor.
     """
     from safetensors import safe_open
 
     shapes: dict[str, tuple[int, ...]] = {}
     for file in sorted(model_dir.glob("*.safetensors")):
+        dtypes: dict[str, str] = {}
         if not file.is_file():
             raise ValueError(f"{file} is not a regular file")
         try:
             with safe_open(str(file), framework="pt") as f:
                 for key in f.keys():  # noqa: SIM118 - safe_open has keys(), no __iter__
-                    shapes[key] = tuple(f.get_slice(key).get_shape())
+                    tensor = f.get_slice(key)
+                    shapes[key] = tuple(tensor.get_shape())
+                    dtypes[key] = str(tensor.get_dtype())
         except Exception as exc:  # SafetensorError, OSError, ...: one message, naming the file
             raise ValueError(f"{file} is damaged or not a safetensors file: {str(exc).splitlines()[0]}") from exc
+        for key, dtype in dtypes.items():
+            if key.endswith((".weight", ".bias")) and not dtype.startswith(("F", "BF")):
+                raise ValueError(f"{file}: the tensor {key} is stored as {dtype} (integers), not floating point; "
+                                 "the weights file is damaged")
     return shapes
 
 

@@ -179,9 +179,16 @@ def _load_config(model_dir: Path, safe: dict):
         raise ValueError(f"{model_dir / 'config.json'}: not a usable model config: {one_paragraph(exc)}") from exc
 
 
+TOKENIZER_SIDE_FILES = ("tokenizer_config.json", "special_tokens_map.json", "added_tokens.json")
+"""The tokenizer's small JSON files, checked (regular file, size, valid JSON object, depth) before loading."""
+
+
 def _load_tokenizer(model_dir: Path, safe: dict):
     from transformers import AutoTokenizer
 
+    for name in TOKENIZER_SIDE_FILES:
+        if (model_dir / name).exists() and not isinstance(read_json_file(model_dir / name, what="tokenizer file"), dict):
+            raise ValueError(f"corrupt tokenizer file {model_dir / name}: expected a JSON object")
     try:
         tok = AutoTokenizer.from_pretrained(model_dir, **safe)
         probe = encoder_for(tok, 8)

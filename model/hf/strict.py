@@ -13,6 +13,7 @@ Every refusal is a ``ValueError`` with one paragraph naming the file, the first 
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import torch
@@ -22,19 +23,27 @@ from .backend import FAMILY_NAMES
 SHOWN_KEYS = 3
 """How many keys a message names."""
 
+PREFIXES = {"bert": "bert", "roberta": "roberta", "electra": "electra", "distilbert": "distilbert",
+            "albert": "albert", "deberta": "deberta-v2"}
+"""The first name of a checkpoint key (the base model's attribute) and the family it gives away."""
 FAMILY_MARKS: tuple[tuple[str, str], ...] = (
-    ("albert_layer_groups", "albert"), ("q_lin", "distilbert"), ("query_proj", "deberta-v2"),
-    ("in_proj", "deberta"), ("rel_embeddings", "deberta-v2"), ("discriminator_predictions", "electra"),
-    ("roberta.", "roberta"), ("electra.", "electra"), ("bert.", "bert"), ("attention.self.query", "bert"),
+    ("albert_layer_groups", "albert"), (".q_lin.", "distilbert"), (".query_proj.", "deberta-v2"),
+    (".in_proj.", "deberta"),
 )
-"""Substrings of checkpoint keys that give away the family the weights were trained as (first match wins)."""
+"""Substrings of prefix-less checkpoint keys that give away the family (first match wins)."""
+SAME_WEIGHTS = {"xlm-roberta": "roberta", "camembert": "roberta", "deberta": "deberta-v2"}
+"""Families whose checkpoints use another family's names (they cannot be told apart by their keys)."""
 
 PROBE_TEXT = "A probe sentence: the film was good, the acting was not."
 
 
 def guess_family(keys) -> str | None:
-    """The ``model_type`` a set of checkpoint keys most likely belongs to (see :data:`FAMILY_MARKS`), or None."""
-    joined = "\n".join(sorted(keys))
+    """The ``model_type`` a set of checkpoint keys most likely belongs to (:data:`PREFIXES`, else
+    :data:`FAMILY_MARKS`), or None when the keys do not tell (e.g. a bare BERT and a bare RoBERTa share names)."""
+    firsts = Counter(k.split(".")[0] for k in keys if k.split(".")[0] in PREFIXES)
+    if firsts:
+        return PREFIXES[firsts.most_common(1)[0][0]]
+    joined = "\n".join(f".{k}" for k in sorted(keys))
     for mark, family in FAMILY_MARKS:
         if mark in joined:
             return family
@@ -49,7 +58,7 @@ def _first(keys) -> str:
 
 def _cause_of_missing(missing: list[str], file_keys, model_type: str, has_head: bool) -> str:
     family = guess_family(file_keys)
-    if family and family != model_type and FAMILY_NAMES.get(family) != FAMILY_NAMES.get(model_type):
+    if family and family != SAME_WEIGHTS.get(model_type, model_type) and len(missing) * 2 > len(file_keys):
         return (f"config.json says {model_type}, but the weights are {FAMILY_NAMES.get(family, family)}'s: "
                 f"set model_type in config.json to \"{family}\"")
     if has_head and all(k.split(".")[0] in ("classifier", "pre_classifier", "score") or ".pooler." in f".{k}"
