@@ -111,6 +111,11 @@ BREAKERS: dict[str, tuple[Callable[[Path], None], str]] = {
     "[CLS] id beyond the embedding table": (_cls_id_beyond_table, "token id 5000"),
     "weights file truncated": (lambda f: (f / "model.safetensors").write_bytes(
         (f / "model.safetensors").read_bytes()[:500]), "model.safetensors.*damaged|could not be loaded"),
+    "integer weights": (lambda f: edit_weights(f, lambda t: {k: (v * 100).int() if k.endswith("query.bias") else v
+                                                             for k, v in t.items()}), "I32.*not floating point"),
+    "model_type missing": (lambda f: edit_config(f, model_type=DELETE), "config.json.*without a model_type"),
+    "unknown activation": (lambda f: edit_config(f, hidden_act="swish2"), "hidden_act.*unknown activation"),
+    "is_decoder true": (lambda f: edit_config(f, is_decoder=True), "is_decoder"),
     "extra MLM head": (lambda f: edit_weights(f, _extra_mlm_head), ACCEPTED),
 }
 """Every kind of broken BERT folder the tests build (see the module docstring)."""

@@ -41,7 +41,8 @@ def _tokenizer(family: str, positions: int = 64):
         tok.normalizer = normalizers.BertNormalizer(lowercase=True)
         tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
         tok.decoder = decoders.WordPiece()
-        tok.train_from_iterator(texts, trainers.WordPieceTrainer(vocab_size=200, special_tokens=specials, show_progress=False))
+        tok.train_from_iterator(texts, trainers.WordPieceTrainer(vocab_size=200, special_tokens=specials,
+                                                                 show_progress=False))
         tok.post_processor = processors.TemplateProcessing(
             single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
         names = {"cls_token": "[CLS]", "sep_token": "[SEP]", "pad_token": "[PAD]", "unk_token": "[UNK]", "mask_token": "[MASK]"}

@@ -57,6 +57,9 @@ def read_hf_config(model_dir: Path) -> dict | None:
     data = read_json_file(path)
     if not isinstance(data, dict):
         raise ValueError(f"corrupt model config {path}: expected a JSON object")  # noqa: TRY004
+    if "model_type" not in data and "architectures" in data:
+        raise ValueError(f"{path}: a Hugging Face config (it names architectures) without a model_type; add the "
+                         "model_type field (e.g. \"bert\")")
     return data if "model_type" in data else None
 
 
@@ -173,10 +176,18 @@ def _check_special_files(model_dir: Path) -> None:
 def _load_config(model_dir: Path, safe: dict):
     from transformers import AutoConfig
 
+    from transformers.activations import ACT2FN
+
     try:
-        return AutoConfig.from_pretrained(model_dir, **safe)
+        hf_config = AutoConfig.from_pretrained(model_dir, **safe)
     except Exception as exc:
         raise ValueError(f"{model_dir / 'config.json'}: not a usable model config: {one_paragraph(exc)}") from exc
+    field = "activation" if hf_config.model_type == "distilbert" else "hidden_act"
+    act = getattr(hf_config, field, "gelu")
+    if isinstance(act, str) and act not in ACT2FN:
+        raise ValueError(f"{model_dir / 'config.json'}: the field {field} names an unknown activation {act[:40]!r}; "
+                         f"known ones include gelu, relu, silu, gelu_new")
+    return hf_config
 
 
 TOKENIZER_SIDE_FILES = ("tokenizer_config.json", "special_tokens_map.json", "added_tokens.json")
@@ -187,8 +198,9 @@ def _load_tokenizer(model_dir: Path, safe: dict):
     from transformers import AutoTokenizer
 
     for name in TOKENIZER_SIDE_FILES:
-        if (model_dir / name).exists() and not isinstance(read_json_file(model_dir / name, what="tokenizer file"), dict):
-            raise ValueError(f"corrupt tokenizer file {model_dir / name}: expected a JSON object")
+        path = model_dir / name
+        if path.exists() and not isinstance(read_json_file(path, what="tokenizer file"), dict):
+            raise ValueError(f"corrupt tokenizer file {path}: expected a JSON object")
     try:
         tok = AutoTokenizer.from_pretrained(model_dir, **safe)
         probe = encoder_for(tok, 8)
