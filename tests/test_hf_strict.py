@@ -84,3 +84,21 @@ def test_a_token_id_beyond_the_table_is_a_clear_error_at_predict(bert_dir):
         p.model(ids)
     with pytest.raises(ValueError, match="embedding table"):
         p.model.embed(ids)
+
+
+@pytest.mark.gui
+def test_in_the_window_a_wrong_folder_is_refused_and_extra_weights_are_noted(qtbot, tiny_model_dir, bert_dir,
+                                                                             tmp_path):
+    from gui_helpers import LOAD_TIMEOUT_MS, loaded_window
+
+    win = loaded_window(qtbot, tiny_model_dir)
+    wrong = tmp_path / "wrong"
+    break_folder(bert_dir, wrong, "model_type distilbert over BERT weights")
+    with qtbot.waitSignal(win.model_load_failed, timeout=LOAD_TIMEOUT_MS) as blocker:
+        win.switch_model(str(wrong))
+    assert "the weights are BERT's" in blocker.args[0] and win.predictor.model_dir == tiny_model_dir
+    extra = tmp_path / "extra"
+    break_folder(bert_dir, extra, "extra MLM head")
+    with qtbot.waitSignal(win.predictor_loaded, timeout=LOAD_TIMEOUT_MS):
+        win.switch_model(str(extra))
+    assert "extra weight" in win.model_label.text() and "cls.predictions.bias" in win.model_label.toolTip()
