@@ -48,13 +48,15 @@ def test_unbroken_folder_opens_without_a_note(bert_dir):
 
 
 def test_attention_only_folder_may_lack_the_pooler_and_notes_an_unused_classifier(bert_dir, tmp_path):
-    from model.testing_broken import DELETE, edit_config
+    from model.testing_broken import DELETE, edit_config, edit_weights
 
     folder = tmp_path / "no_arch"
     break_folder(bert_dir, folder, "extra MLM head")
     edit_config(folder, architectures=DELETE)
+    edit_weights(folder, lambda t: {k: v for k, v in t.items() if ".pooler." not in k})
     p = Predictor.from_pretrained(folder, device="cpu")
-    assert not p.has_head and "classifier" in p.config.load_note
+    assert not p.has_head and "classifier" in p.config.load_note and "pooler" not in p.config.load_note
+    assert not any("pooler" in name for name, _ in p.model.hf.named_parameters())  # not built: nothing random
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")

@@ -7,7 +7,11 @@ why, when:
 * its weights are only a pickled ``pytorch_model.bin`` (nothing is ever unpickled: ``use_safetensors=True``);
 * its config asks for remote code (``auto_map``; ``trust_remote_code`` stays False);
 * the architecture is not an encoder we support (GPT-2, T5, BART, Llama, ...: decoders and seq2seq models);
-* ``config.json`` or the tokenizer is corrupt, or a file is missing.
+* ``config.json`` or the tokenizer is corrupt, or a file is missing, or a file is a pipe or a device;
+* ``config.json`` has a field of the wrong type or range, or sizes the weights or the machine's RAM cannot hold
+  (:mod:`.config_checks`, before anything is built);
+* a weight is missing or of another shape, or a weight or the output on a probe text is not finite
+  (:mod:`.strict`: strict loading; extra weights such as an MLM head are allowed and noted).
 
 Nothing is downloaded (``local_files_only=True``). ``transformers`` is the optional extra ``hf``.
 """
@@ -16,6 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
+import stat
 import threading
 from pathlib import Path
 
@@ -160,9 +166,6 @@ def one_paragraph(exc: BaseException, limit: int = 300) -> str:
 
 def _check_special_files(model_dir: Path) -> None:
     """Refuse a folder holding a FIFO, socket or device (reading one would block or never end)."""
-    import os
-    import stat
-
     for entry in os.scandir(model_dir):
         try:
             mode = os.stat(entry.path).st_mode
@@ -175,7 +178,6 @@ def _check_special_files(model_dir: Path) -> None:
 
 def _load_config(model_dir: Path, safe: dict):
     from transformers import AutoConfig
-
     from transformers.activations import ACT2FN
 
     try:
@@ -210,18 +212,33 @@ def _load_tokenizer(model_dir: Path, safe: dict):
     return tok, probe
 
 
+def _no_pooler(hf_config) -> dict:
+    """``{"add_pooling_layer": False}`` where the family's bare model has a pooler (BERT, RoBERTa, ALBERT, ...):
+    attention-only mode never uses it, so it is not built (nothing random is left in the model)."""
+    import inspect
+
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING
+
+    try:
+        params = inspect.signature(MODEL_MAPPING[type(hf_config)].__init__).parameters
+    except (KeyError, TypeError, ValueError):
+        return {}
+    return {"add_pooling_layer": False} if "add_pooling_layer" in params else {}
+
+
 def _load_weights(model_dir: Path, hf_config, has_head: bool, shapes: dict, safe: dict):
     """The ``transformers`` model, loaded strictly (see :mod:`.strict`); returns ``(model, note on extra weights)``."""
     from transformers import AutoModel, AutoModelForSequenceClassification
 
     cls = AutoModelForSequenceClassification if has_head else AutoModel
+    extra = {} if has_head else _no_pooler(hf_config)
     weights_file = model_dir / "model.safetensors"
     if not weights_file.is_file():
         weights_file = next(iter(sorted(model_dir.glob("*.safetensors"))), weights_file)
     try:
         hf_model, info = cls.from_pretrained(
             model_dir, config=hf_config, use_safetensors=True, dtype=torch.float32, attn_implementation="eager",
-            output_loading_info=True, ignore_mismatched_sizes=True, **safe)
+            output_loading_info=True, ignore_mismatched_sizes=True, **extra, **safe)
     except Exception as exc:
         raise ValueError(f"{weights_file}: the weights could not be loaded: {one_paragraph(exc)}") from exc
     note = check_loading_info(info, shapes, weights_file, hf_config.model_type, has_head)

@@ -62,7 +62,7 @@ def _cause_of_missing(missing: list[str], file_keys, model_type: str, has_head: 
         return (f"config.json says {model_type}, but the weights are {FAMILY_NAMES.get(family, family)}'s: "
                 f"set model_type in config.json to \"{family}\"")
     if has_head and all(k.split(".")[0] in ("classifier", "pre_classifier", "score") or ".pooler." in f".{k}"
-                        for k in missing):
+                        for k in missing):  # the head: the classifier (and the pooler that feeds it)
         return ("config.json's architectures names a sequence-classification model, but the weights have no "
                 "trained classification head; remove \"architectures\" to open the encoder in attention-only mode")
     return "the weights file is incomplete, or its tensors were renamed"
@@ -90,12 +90,12 @@ def check_loading_info(info: dict, file_keys, weights_file: Path, model_type: st
                 "config.json's sizes do not match the weights")
         raise ValueError(f"{weights_file}: {len(mismatched)} weight(s) have another shape than config.json "
                          f"describes, first {key}: {tuple(in_file)} in the file, {tuple(expected)} expected; {hint}")
-    missing = sorted(k for k in info.get("missing_keys") or () if has_head or ".pooler." not in f".{k}")
+    missing = sorted(info.get("missing_keys") or ())
     if missing:
         cause = _cause_of_missing(missing, file_keys, model_type, has_head)
         raise ValueError(f"{weights_file}: {len(missing)} weight(s) the model needs are missing ({_first(missing)}); "
                          f"{cause}. Opening it would explain random numbers, so it was not opened")
-    unexpected = sorted(info.get("unexpected_keys") or ())
+    unexpected = sorted(k for k in info.get("unexpected_keys") or () if has_head or ".pooler." not in f".{k}")
     if not unexpected:
         return ""
     return f"{len(unexpected)} extra weight(s) in the folder not used ({_first(unexpected)})"
