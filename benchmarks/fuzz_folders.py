@@ -243,7 +243,7 @@ def judge(folder: Path) -> dict:
         return {"outcome": "crash", "message": f"predict: {type(exc).__name__}: {exc}"}
     if not (np.isfinite(pred.attention).all() and np.isfinite(pred.probabilities).all()):
         return {"outcome": "NaN model", "message": ""}
-    return {"outcome": "accepted", "message": p.config.load_note}
+    return {"outcome": "accepted", "message": getattr(p.config, "load_note", "")}
 
 
 def serve() -> None:
