@@ -1,4 +1,4 @@
-"""Broken Hugging Face folders for tests and the robustness fuzz (``python -m benchmarks.fuzz_robustness``).
+"""Broken Hugging Face folders for the tests (one of each kind; the random ones are ``benchmarks.fuzz_folders``).
 
 Each breaker damages a copy of a tiny random folder (:func:`model.testing_hf.make_tiny_hf_dir`) in one way a user
 could meet: a config that does not match its weights, renamed or missing tensors, NaN weights, wrong field types,
