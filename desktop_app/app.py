@@ -257,6 +257,9 @@ def main(argv: list[str] | None = None, process_start: float | None = None) -> i
 
         window = MainWindow(args.model, args.device)
         window.persist_settings = not headless
+        from desktop_app.errors import install_error_hooks
+
+        install_error_hooks(window)  # an exception in a slot or a thread: logged, and a short message in the app
     except Exception as exc:  # no traceback for the user: one line, exit 1  # noqa: BLE001 - any failure becomes a message
         msg = f"{type(exc).__name__}: {exc}"
         if args.self_test:

@@ -50,6 +50,7 @@ class ModelInfo:
         pe_kind: the positional-encoding kind, e.g. "sinusoidal" or "learned absolute (512 positions)".
         pe_note: why there is no positional matrix ("" when there is one).
         has_head: False for a bare encoder (attention-only mode: no labels, no probabilities).
+        load_note: what loading noticed but allowed (e.g. extra weights not used), for the status bar, or "".
     """
 
     n_layers: int
@@ -70,6 +71,7 @@ class ModelInfo:
     pe_kind: str = "sinusoidal"
     pe_note: str = ""
     has_head: bool = True
+    load_note: str = ""
 
     def __post_init__(self) -> None:
         freeze_arrays(self)
@@ -124,6 +126,7 @@ def build_model_info(predictor: Any, load_s: float, pe_worked_example: np.ndarra
         pe_kind=getattr(cfg, "pe_kind", "sinusoidal"),
         pe_note=note,
         has_head=len(cfg.labels) > 0,
+        load_note=getattr(cfg, "load_note", ""),
     )
 
 

@@ -14,6 +14,8 @@ is the one reader of the 0/1-labelled review sets (the IMDB splits) for the data
 benchmarks and the screenshot script.
 
 Binary files are recognised by their magic number (:func:`binary_kind`) and refused.
+:func:`read_regular_bytes` is the one reader of small files the user picks (reviews, sessions, model configs):
+regular files only, size checked before reading.
 Errors: :func:`decode_bytes` raises ValueError (or UnicodeDecodeError, a ValueError) for
 undecodable bytes; :func:`read_text_file` raises ValueError with a message for the user.
 """
@@ -23,6 +25,8 @@ from __future__ import annotations
 import codecs
 import gzip
 import json
+import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -187,6 +191,31 @@ def detect_stream_encoding(path: str | Path, sample: bytes) -> str:
     return guess_encoding(head)
 
 
+def read_regular_bytes(path: str | Path, limit: int) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes; anything else is refused before it is read.
+
+    A folder, a named pipe (FIFO: reading it would block for good), a socket or a device is refused from
+    ``os.stat`` before the file is opened, and so is a file over ``limit`` (nothing is read whole first).
+
+    Raises:
+        ValueError: not a regular file, over the limit, or unreadable; the message names the file.
+    """
+    path = Path(path)
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError(f"{path.name} is not a regular file (a folder, a pipe or a device)")
+        if st.st_size > limit:
+            raise ValueError(f"{path.name} is {st.st_size:,} bytes; the limit is {limit:,}")
+        with open(path, "rb") as fh:
+            data = fh.read(limit + 1)
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if len(data) > limit:
+        raise ValueError(f"{path.name} is over the limit of {limit:,} bytes")
+    return data
+
+
 def read_text_file(path: str | Path, limit: int) -> str:
     """Read and decode one text file of at most ``limit`` bytes (:func:`decode_bytes`'s policy).
 
@@ -198,13 +227,7 @@ def read_text_file(path: str | Path, limit: int) -> str:
             undecodable; the message names the file.
     """
     path = Path(path)
-    try:
-        size = path.stat().st_size
-        if size > limit:
-            raise ValueError(f"{path.name} is {size:,} bytes; the limit is {limit:,}")
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    data = read_regular_bytes(path, limit)
     kind = binary_kind(data[:SAMPLE_BYTES])
     if kind:
         raise ValueError(f"{path.name} does not look like a text file ({kind})")

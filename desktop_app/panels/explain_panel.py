@@ -290,10 +290,9 @@ class ExplanationPanel(QWidget):
             self._ig_running = False
             self.ig_progress.setRange(0, 1)
             self.ig_progress.setValue(1)
-            self.status.setText(
-                f"Integrated gradients done in {ms:.0f} ms; convergence delta "
-                f"{res.explanation.convergence_delta:+.3g} (log-odds)."
-            )
+            delta = res.explanation.convergence_delta
+            self.status.setText(f"Integrated gradients done in {ms:.0f} ms" + (
+                f"; convergence delta {delta:+.3g} (log-odds)." if delta is not None else "."))
             self._update_enabled()
             self.integrated_gradients_finished.emit(True)
         if self.colour_combo.currentData() == res.method:

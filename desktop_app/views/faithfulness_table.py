@@ -46,6 +46,8 @@ class FaithfulnessTable(QTableWidget):
 
     def set_cell(self, method: str, col: int, text: str, tooltip: str = "") -> None:
         """Write ``text`` in ``method``'s row, column ``col`` (numbers right-aligned)."""
+        if method not in self.methods:  # a method this table does not list (e.g. from a newer app's session)
+            return
         item = QTableWidgetItem(text)
         if tooltip:
             item.setToolTip(tooltip)

@@ -291,7 +291,7 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         gc.collect()
         gc.freeze()
         self.setWindowTitle(f"{APP_NAME} \u2014 {Path(info.model_dir).name or 'model'} on {info.device_name}")
-        self.model_label.setText(info.summary())
+        self._show_model_label(info)
         self.state.set_model(info)  # the prediction panel's bars, the selectors, the views
         saved = self.settings.value("view/layer"), self.settings.value("view/head")
         if saved[0] is not None and saved[1] is not None:
@@ -300,7 +300,8 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
             except (TypeError, ValueError):
                 pass
         self._fill_samples_menu()
-        self.statusBar().showMessage(f"Model loaded in {info.load_s:.1f} s", 5000)
+        note = f"; {info.load_note}" if info.load_note else ""
+        self.statusBar().showMessage(f"Model loaded in {info.load_s:.1f} s{note}", 10000 if note else 5000)
         if self.state.prediction is None and not self.controller.busy:
             self.prediction_panel.set_idle()
         if switched:
@@ -309,15 +310,21 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         self.predictor_loaded.emit(predictor)
         if switched and self.editor.toPlainText().strip():
             self.prediction_panel.set_loading("First analysis\u2026")
-            self.statusBar().showMessage(f"Model loaded in {info.load_s:.1f} s; first analysis\u2026")
+            self.statusBar().showMessage(f"Model loaded in {info.load_s:.1f} s{note}; first analysis\u2026")
             self.analyze_now()
+
+    def _show_model_label(self, info) -> None:
+        """The status bar's model summary, with what loading allowed but noticed (e.g. extra weights not used)."""
+        note = info.load_note.split(" (")[0]
+        self.model_label.setText(info.summary() + (f"; {note}" if note else ""))
+        self.model_label.setToolTip(info.load_note)
 
     def _on_load_failed(self, message: str) -> None:
         if self._predictor is not None:  # switching failed: the current model stays loaded
             self._loading_dir = None
             self.busy.setVisible(False)
             if self.state.info is not None:
-                self.model_label.setText(self.state.info.summary())
+                self._show_model_label(self.state.info)
             self.statusBar().showMessage(message, 10000)
             log.warning("%s", message)
             self.model_menu.switch_failed(message)

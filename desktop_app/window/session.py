@@ -23,15 +23,13 @@ from pathlib import Path
 
 from model.atomic import atomic_write_bytes
 
+from . import session_fields
 from .model_menu import folder_key
+from .session_fields import SessionError, load_session_json
 
 FORMAT = "attention-explorer-session"
 VERSION = 2
 SUFFIX = ".aesession.json"
-
-
-class SessionError(ValueError):
-    """A session file that cannot be opened; ``str()`` is a message for the user."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +46,7 @@ class Session:
         show: what the attention views show (:data:`desktop_app.state.SHOW_CHOICES`).
         head_mask: (L, H) nested lists of 0/1 (0: head off), or None (every head on).
         pins: ``{"text": str, "head_mask": (L, H) lists or None}`` per pinned analysis, oldest first.
+        dropped: method ids of explanations left out when reading (unknown to this app); not written.
     """
 
     text: str
@@ -60,6 +59,7 @@ class Session:
     show: str = "attention"
     head_mask: list | None = None
     pins: tuple[dict, ...] = ()
+    dropped: tuple[str, ...] = ()
 
     def to_json_dict(self) -> dict:
         """The file's JSON object."""
@@ -77,22 +77,21 @@ def write_session(session: Session, path: str | Path) -> None:
 
 
 def read_session(path: str | Path) -> Session:
-    """Read a session file.
+    """Read a session file: only a regular file within the size limit, every field checked (see
+    :mod:`.session_fields`), the texts normalised as the editor normalises them.
 
     Raises:
-        SessionError: unreadable, damaged (not JSON, wrong fields), not a session, or a newer version.
+        SessionError: unreadable, not a regular file, too large, damaged (not JSON, nested too deeply, a field
+            missing, mistyped, out of range or not finite: the message names it), not a session, or a newer version.
     """
+    from model.explain.methods import METHODS
+
     name = Path(path).name
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise SessionError(f"Cannot read {name}: {exc.strerror or exc}") from exc
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise SessionError(f"{name} is damaged: it is not valid JSON ({exc}).") from exc
+    data = load_session_json(path)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise SessionError(f"{name} is not an Attention Explorer session.")
     version = data.get("version")
-    if not isinstance(version, int) or version < 1:
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise SessionError(f"{name} is damaged: its version {version!r} is not a positive whole number.")
     if version > VERSION:
         raise SessionError(
@@ -100,20 +99,16 @@ def read_session(path: str | Path) -> Session:
             f"up to {VERSION}). Update the app to open it."
         )
     try:
-        text = data["text"]
-        if not isinstance(text, str):
-            raise TypeError("text is not a string")
-        explanations = data.get("explanations") or {}
-        if not isinstance(explanations, dict):
-            raise TypeError("explanations is not an object")
+        if "text" not in data:
+            raise SessionError("it has no text")
+        kept, dropped = session_fields.explanations(data.get("explanations"), tuple(METHODS))
         return Session(
-            text=text, model_dir=str(data.get("model_dir") or ""), layer=int(data.get("layer", 0)),
-            head=int(data.get("head", -1)), selection=tuple(int(i) for i in data.get("selection") or ()),
-            active_view=str(data.get("active_view") or ""), explanations=explanations,
-            show=_show_of(data.get("show")), head_mask=_mask_of(data.get("head_mask")),
-            pins=tuple(_pin_of(p) for p in data.get("pins") or ()),
+            text=session_fields.session_text(data["text"]), **session_fields.view_fields(data),
+            explanations=kept, show=_show_of(data.get("show")),
+            head_mask=session_fields.head_mask(data.get("head_mask")),
+            pins=session_fields.pins(data.get("pins")), dropped=tuple(dropped),
         )
-    except (KeyError, TypeError, ValueError) as exc:
+    except SessionError as exc:
         raise SessionError(f"{name} is damaged: {exc}.") from exc
 
 
@@ -122,25 +117,9 @@ def _show_of(value) -> str:
 
     if value is None:
         return "attention"
-    if value not in SHOW_CHOICES:
-        raise ValueError(f"show is {value!r}, not one of {', '.join(SHOW_CHOICES)}")
-    return str(value)
-
-
-def _mask_of(value) -> list | None:
-    """A head mask as nested lists of floats in [0, 1] (rows of equal length), or None."""
-    if value is None:
-        return None
-    rows = [[float(x) for x in row] for row in value]
-    if not rows or len({len(r) for r in rows}) != 1 or any(not 0.0 <= x <= 1.0 for r in rows for x in r):
-        raise ValueError("head_mask is not a table of numbers in [0, 1]")
-    return rows
-
-
-def _pin_of(value) -> dict:
-    if not isinstance(value, dict) or not isinstance(value.get("text"), str) or not value["text"].strip():
-        raise TypeError("a pin is not {text, head_mask}")
-    return {"text": value["text"], "head_mask": _mask_of(value.get("head_mask"))}
+    if not isinstance(value, str) or value not in SHOW_CHOICES:
+        raise SessionError(f"show is {value!r}, not one of {', '.join(SHOW_CHOICES)}")
+    return value
 
 
 def _mask_json(mask) -> list | None:
@@ -192,9 +171,11 @@ def restore(window, session: Session, done=None, offer_switch: bool = True) -> N
     """Analyse and pin ``session.pins``, then analyse ``session.text`` and, when its prediction arrives, restore the
     rest of ``session``.
 
-    The explanations go into the explorer state (the explanation panel shows what the state holds). A head mask
-    that does not fit the model in use is left out (the status bar says so). ``done(session)`` is called once
-    everything is restored (optional). When the session names another model whose folder exists here (and
+    The explanations go into the explorer state (the explanation panel shows what the state holds). What cannot be
+    restored (a head mask that does not fit the model in use, a layer, head or tokens beyond it, explanations of
+    other tokens or of unknown methods) is left out and listed in one status-bar note. The restore always ends:
+    when an analysis fails, a message box says so and the window stays as it is. ``done(session)`` is called once
+    the restore has ended (optional). When the session names another model whose folder exists here (and
     ``offer_switch``), the user is first offered to switch to it (:mod:`desktop_app.window.session_model`).
     """
     state = window.state
@@ -211,9 +192,12 @@ def restore(window, session: Session, done=None, offer_switch: bool = True) -> N
                      f"{model_name(info.model_dir)}.")
         window.statusBar().showMessage(notes[0], 10000)
     n_model_notes = len(notes)
+    if session.dropped:
+        notes.append(f"Left out the explanations of methods this version does not know: {', '.join(session.dropped)}.")
     state.clear_pins()
     state.set_show(session.show)
     pending = list(session.pins)
+    expected = {"text": None}  # the text being analysed, exactly as the editor or the predictor holds it
 
     def set_mask(mask) -> None:
         try:
@@ -222,50 +206,70 @@ def restore(window, session: Session, done=None, offer_switch: bool = True) -> N
             notes.append(f"The session's heads switched off were left out: {exc}.")
             state.set_head_mask(None)
 
+    def finish() -> None:
+        state.prediction_changed.disconnect(on_prediction)
+        window.analysis_failed.disconnect(on_failed)
+        if done is not None:
+            done(session)
+
+    def on_failed(message: str) -> None:
+        finish()
+        window.show_error(f"The session could not be restored: the analysis failed ({message}).")
+
     def on_prediction(pred) -> None:
-        if pred is None:  # cleared on the way (e.g. a model switch): wait for the analysis
+        if pred is None or pred.text != expected["text"]:  # cleared on the way, or an older analysis
             return
         if pending:  # a pinned text's analysis
-            if pred.text != pending[0]["text"]:
-                return
             pending.pop(0)
             state.pin_current()
             next_step()
             return
-        if pred.text != session.text:
-            return
-        state.prediction_changed.disconnect(on_prediction)
-        _restore_view(window, session, pred)
-        if len(notes) > n_model_notes:  # the model note was shown at once; the mask notes come now, with it
-            window.statusBar().showMessage(" ".join(notes), 10000)
-        if done is not None:
-            done(session)
+        finish()
+        notes.extend(_restore_view(window, session, pred))
+        if len(notes) > n_model_notes:  # the model note was shown at once; the rest come now, in one note
+            window.statusBar().showMessage(" ".join(notes), 15000)
 
     def next_step() -> None:
         if pending:
             set_mask(pending[0]["head_mask"])
+            expected["text"] = pending[0]["text"]
             window.controller.analyze(pending[0]["text"], state.head_mask)
         else:
             set_mask(session.head_mask)
             window.analyze_text(session.text)
+            expected["text"] = window.editor.toPlainText()
+            if not expected["text"].strip():  # nothing the editor analyses (e.g. a byte-order mark only)
+                on_failed("the text is empty in the editor")
 
     state.prediction_changed.connect(on_prediction)
+    window.analysis_failed.connect(on_failed)
     next_step()
 
 
-def _restore_view(window, session: Session, pred) -> None:
-    """The layer/head, selection, active view and explanations of ``session`` for its prediction ``pred``."""
-    state = window.state
+def _restore_view(window, session: Session, pred) -> list[str]:
+    """The layer/head, selection, active view and explanations of ``session`` for its prediction ``pred``; returns
+    notes on what could not be restored."""
+    state, notes = window.state, []
     state.set_layer_head(session.layer, session.head)
-    state.set_selection(i for i in session.selection if 0 <= i < pred.num_tokens)
+    if (state.layer, state.head) != (session.layer, session.head):
+        notes.append(f"Layer {session.layer + 1}, head {session.head + 1} is beyond this model: showing "
+                     f"layer {state.layer + 1}.")
+    kept = [i for i in session.selection if 0 <= i < pred.num_tokens]
+    if len(kept) < len(session.selection):
+        notes.append(f"{len(session.selection) - len(kept)} selected token(s) beyond the text were left out.")
+    state.set_selection(kept)
     window.raise_view(session.active_view)
-    for data in session.explanations.values():
-        try:
-            result = explanation_from_json(data)
-        except (KeyError, TypeError, ValueError):
-            continue
+    other = []
+    for method, data in session.explanations.items():
+        result = explanation_from_json(data)
         if list(result.explanation.tokens) == list(pred.tokens):
             state.add_explanation(result)
+        else:
+            other.append(method)
+    if other:
+        notes.append(f"The explanations of {', '.join(other)} were for other tokens (another model or text): "
+                     "left out.")
+    return notes
 
 
 def model_name(folder: str | Path | None) -> str:

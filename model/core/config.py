@@ -106,3 +106,5 @@ class EncoderConfig:
             return cls.from_dict(data)
         except (ValueError, TypeError) as exc:
             raise ValueError(f"invalid model config {path}: {exc}") from exc
+        except RecursionError as exc:
+            raise ValueError(f"invalid model config {path}: its JSON is nested too deeply to read") from exc

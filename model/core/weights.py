@@ -95,12 +95,13 @@ def load_model(model_dir: str | Path, device: str | torch.device = "cpu") -> Tra
 
 
 def read_metrics(model_dir: str | Path) -> dict:
-    """The folder's ``metrics.json`` as a dict; {} when it is absent or not valid JSON."""
+    """The folder's ``metrics.json`` as a dict; {} when it is absent, not a regular file, over 10 MB, not valid JSON
+    or nested too deeply."""
     path = Path(model_dir) / METRICS_FILE
-    if not path.is_file():
+    if not path.is_file() or path.stat().st_size > 10 * 2**20:
         return {}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError:
+    except (ValueError, RecursionError, OSError):
         return {}
     return data if isinstance(data, dict) else {}

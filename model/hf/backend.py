@@ -51,6 +51,7 @@ class HFModelSummary:
         pe_kind: positional-encoding kind, e.g. "learned absolute (512 positions)".
         pe_base: 0.0 (no sinusoidal base).
         has_head: whether the folder has a sequence-classification head.
+        load_note: what loading noticed but allowed, for the status bar (e.g. extra weights not used), or "".
     """
 
     family: str
@@ -67,6 +68,7 @@ class HFModelSummary:
     pe_kind: str
     pe_base: float = 0.0
     has_head: bool = True
+    load_note: str = ""
 
     @property
     def num_classes(self) -> int:
@@ -123,7 +125,15 @@ class HFEncoder(nn.Module):
         """
         if input_ids.size(1) > self.config.max_len:
             raise ValueError(f"input has {input_ids.size(1)} tokens; the model takes at most {self.config.max_len}")
+        self._check_ids(input_ids)
         return self.hf.get_input_embeddings()(input_ids)
+
+    def _check_ids(self, input_ids: torch.Tensor) -> None:
+        """Raise ValueError for a token id outside the embedding table (a tokenizer that does not fit the weights)."""
+        rows = self.hf.get_input_embeddings().num_embeddings
+        if input_ids.numel() and (int(input_ids.max()) >= rows or int(input_ids.min()) < 0):
+            raise ValueError(f"the tokenizer gave token id {int(input_ids.max())}, but the model's embedding table has "
+                             f"{rows} rows: the tokenizer does not belong to this model")
 
     def _logits(self, out, batch: int, like: torch.Tensor) -> torch.Tensor:
         if self.config.has_head:
@@ -159,6 +169,7 @@ class HFEncoder(nn.Module):
         """
         if attention_mask is None:
             attention_mask = input_ids != self.config.pad_id
+        self._check_ids(input_ids)
         self._use(need_weights)
         out = self.hf(input_ids=input_ids, attention_mask=attention_mask.long(), output_attentions=need_weights)
         attn = torch.stack(out.attentions, dim=1) if need_weights else None

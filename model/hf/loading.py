@@ -7,7 +7,11 @@ why, when:
 * its weights are only a pickled ``pytorch_model.bin`` (nothing is ever unpickled: ``use_safetensors=True``);
 * its config asks for remote code (``auto_map``; ``trust_remote_code`` stays False);
 * the architecture is not an encoder we support (GPT-2, T5, BART, Llama, ...: decoders and seq2seq models);
-* ``config.json`` or the tokenizer is corrupt, or a file is missing.
+* ``config.json`` or the tokenizer is corrupt, or a file is missing, or a file is a pipe or a device;
+* ``config.json`` has a field of the wrong type or range, or sizes the weights or the machine's RAM cannot hold
+  (:mod:`.config_checks`, before anything is built);
+* a weight is missing or of another shape, or a weight or the output on a probe text is not finite
+  (:mod:`.strict`: strict loading; extra weights such as an MLM head are allowed and noted).
 
 Nothing is downloaded (``local_files_only=True``). ``transformers`` is the optional extra ``hf``.
 """
@@ -16,7 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import json
+import os
+import stat
 import threading
 from pathlib import Path
 
@@ -24,7 +29,9 @@ import torch
 
 from ..core.weights import read_metrics
 from .backend import FAMILY_NAMES, HFEncoder, HFModelSummary, position_offset, positional_kind
+from .config_checks import check_config_fields, check_sizes, read_json_file, read_weights_header
 from .encoding import HFTextEncoder, encoder_for
+from .strict import check_finite, check_loading_info, check_probe
 
 UNSUPPORTED_KINDS = {
     "gpt2": "a decoder-only (causal) language model", "gpt_neo": "a decoder-only model", "gptj": "a decoder-only model",
@@ -47,17 +54,18 @@ def read_hf_config(model_dir: Path) -> dict | None:
     """The parsed ``config.json`` when it is a Hugging Face config (has ``model_type``), else None.
 
     Raises:
-        ValueError: when ``config.json`` exists but is not a JSON object (corrupt); the message names the file.
+        ValueError: when ``config.json`` exists but is not a JSON object (corrupt, too large, nested too deeply,
+            not a regular file); the message names the file.
     """
     path = model_dir / "config.json"
-    if not path.is_file():
+    if not path.exists():
         return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ValueError(f"corrupt model config {path}: {exc}") from exc
+    data = read_json_file(path)
     if not isinstance(data, dict):
         raise ValueError(f"corrupt model config {path}: expected a JSON object")  # noqa: TRY004
+    if "model_type" not in data and "architectures" in data:
+        raise ValueError(f"{path}: a Hugging Face config (it names architectures) without a model_type; add the "
+                         "model_type field (e.g. \"bert\")")
     return data if "model_type" in data else None
 
 
@@ -83,7 +91,9 @@ def check_hf_folder(model_dir: Path) -> dict:
     if cfg.get("auto_map"):
         raise ValueError(f"{model_dir}: the model needs its own Python code (auto_map in config.json); "
                          "Attention Explorer never runs code from a model folder (trust_remote_code stays off)")
-    mt = str(cfg["model_type"])
+    mt = cfg["model_type"]
+    if not isinstance(mt, str):
+        raise ValueError(f"{model_dir / 'config.json'}: the field model_type must be a string, not {mt!r}")
     if mt not in FAMILY_NAMES:
         kind = UNSUPPORTED_KINDS.get(mt, "not a supported encoder")
         raise ValueError(f"{model_dir}: unsupported architecture '{mt}' ({kind}); open an encoder: "
@@ -96,6 +106,7 @@ def check_hf_folder(model_dir: Path) -> dict:
         raise FileNotFoundError(f"{model_dir}: no weights (*.safetensors)")
     if not (model_dir / "tokenizer.json").is_file():
         raise FileNotFoundError(f"{model_dir}: no fast tokenizer (tokenizer.json)")
+    check_config_fields(cfg, model_dir / "config.json")
     return cfg
 
 
@@ -145,8 +156,103 @@ def _summary(hf_config, tok, has_head: bool) -> HFModelSummary:
     )
 
 
+def one_paragraph(exc: BaseException, limit: int = 300) -> str:
+    """An exception from ``transformers`` or ``tokenizers`` as one short paragraph: its lines joined, the lines that
+    point at a console report the user never sees ("look at the above report") left out, cut at ``limit``."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip() and "above" not in ln.lower()]
+    text = " ".join(lines) or type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _check_special_files(model_dir: Path) -> None:
+    """Refuse a folder holding a FIFO, socket or device (reading one would block or never end)."""
+    for entry in os.scandir(model_dir):
+        try:
+            mode = os.stat(entry.path).st_mode
+        except OSError as exc:
+            raise ValueError(f"{entry.path}: cannot be read ({exc.strerror or exc})") from exc
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            raise ValueError(f"{entry.path} is not a regular file (a pipe, socket or device); "
+                             "the folder was not opened")
+
+
+def _load_config(model_dir: Path, safe: dict):
+    from transformers import AutoConfig
+    from transformers.activations import ACT2FN
+
+    try:
+        hf_config = AutoConfig.from_pretrained(model_dir, **safe)
+    except Exception as exc:
+        raise ValueError(f"{model_dir / 'config.json'}: not a usable model config: {one_paragraph(exc)}") from exc
+    field = "activation" if hf_config.model_type == "distilbert" else "hidden_act"
+    act = getattr(hf_config, field, "gelu")
+    if isinstance(act, str) and act not in ACT2FN:
+        raise ValueError(f"{model_dir / 'config.json'}: the field {field} names an unknown activation {act[:40]!r}; "
+                         f"known ones include gelu, relu, silu, gelu_new")
+    return hf_config
+
+
+TOKENIZER_SIDE_FILES = ("tokenizer_config.json", "special_tokens_map.json", "added_tokens.json")
+"""The tokenizer's small JSON files, checked (regular file, size, valid JSON object, depth) before loading."""
+
+
+def _load_tokenizer(model_dir: Path, safe: dict):
+    from transformers import AutoTokenizer
+
+    for name in TOKENIZER_SIDE_FILES:
+        path = model_dir / name
+        if path.exists() and not isinstance(read_json_file(path, what="tokenizer file"), dict):
+            raise ValueError(f"corrupt tokenizer file {path}: expected a JSON object")
+    try:
+        tok = AutoTokenizer.from_pretrained(model_dir, **safe)
+        probe = encoder_for(tok, 8)
+    except Exception as exc:
+        raise ValueError(f"{model_dir / 'tokenizer.json'}: corrupt or unsupported tokenizer: "
+                         f"{one_paragraph(exc)}") from exc
+    return tok, probe
+
+
+def _no_pooler(hf_config) -> dict:
+    """``{"add_pooling_layer": False}`` where the family's bare model has a pooler (BERT, RoBERTa, ALBERT, ...):
+    attention-only mode never uses it, so it is not built (nothing random is left in the model)."""
+    import inspect
+
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING
+
+    try:
+        params = inspect.signature(MODEL_MAPPING[type(hf_config)].__init__).parameters
+    except (KeyError, TypeError, ValueError):
+        return {}
+    return {"add_pooling_layer": False} if "add_pooling_layer" in params else {}
+
+
+def _load_weights(model_dir: Path, hf_config, has_head: bool, shapes: dict, safe: dict):
+    """The ``transformers`` model, loaded strictly (see :mod:`.strict`); returns ``(model, note on extra weights)``."""
+    from transformers import AutoModel, AutoModelForSequenceClassification
+
+    cls = AutoModelForSequenceClassification if has_head else AutoModel
+    extra = {} if has_head else _no_pooler(hf_config)
+    weights_file = model_dir / "model.safetensors"
+    if not weights_file.is_file():
+        weights_file = next(iter(sorted(model_dir.glob("*.safetensors"))), weights_file)
+    try:
+        hf_model, info = cls.from_pretrained(
+            model_dir, config=hf_config, use_safetensors=True, dtype=torch.float32, attn_implementation="eager",
+            output_loading_info=True, ignore_mismatched_sizes=True, **extra, **safe)
+    except Exception as exc:
+        raise ValueError(f"{weights_file}: the weights could not be loaded: {one_paragraph(exc)}") from exc
+    note = check_loading_info(info, shapes, weights_file, hf_config.model_type, has_head)
+    check_finite(hf_model, weights_file)
+    return hf_model, note
+
+
 def load_hf_folder(model_dir: str | Path, device: torch.device) -> tuple[HFEncoder, HFTextEncoder, dict]:
-    """Load a Hugging Face encoder folder for :class:`model.Predictor`.
+    """Load a Hugging Face encoder folder for :class:`model.Predictor`, strictly.
+
+    Before anything is built: the folder (:func:`check_hf_folder`), the fields of ``config.json`` and its sizes
+    against the weights' header and the machine's RAM (:mod:`.config_checks`). Then the tokenizer and the weights;
+    a weight missing or of another shape, a NaN/infinite weight, or a non-finite output on a probe text refuses
+    the folder (:mod:`.strict`). Extra weights (e.g. an MLM head) are allowed: ``model.config.load_note`` says so.
 
     Args:
         model_dir: the folder (see the module docstring).
@@ -158,35 +264,32 @@ def load_hf_folder(model_dir: str | Path, device: torch.device) -> tuple[HFEncod
 
     Raises:
         ImportError: ``transformers`` is not installed (``pip install 'attention-explorer[hf]'``).
-        FileNotFoundError, ValueError: see :func:`check_hf_folder`; also a corrupt tokenizer or weights.
+        FileNotFoundError, ValueError: see :func:`check_hf_folder`; also a corrupt tokenizer, weights that do not
+            match the config, or a model whose weights or output are not finite. One paragraph naming the file.
     """
     model_dir = Path(model_dir)
     raw = check_hf_folder(model_dir)
+    _check_special_files(model_dir)
     if not warm_up():
         raise ImportError("opening Hugging Face models needs transformers: pip install 'attention-explorer[hf]'")
     import transformers
-    from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassification, AutoTokenizer
+
     transformers.utils.logging.disable_progress_bar()
     safe = {"local_files_only": True, "trust_remote_code": False}
-    try:
-        tok = AutoTokenizer.from_pretrained(model_dir, **safe)
-        encoder_probe = encoder_for(tok, 8)
-    except Exception as exc:
-        raise ValueError(f"{model_dir}: corrupt or unsupported tokenizer: {exc}") from exc
-    try:
-        hf_config = AutoConfig.from_pretrained(model_dir, **safe)
-    except Exception as exc:
-        raise ValueError(f"corrupt model config {model_dir / 'config.json'}: {exc}") from exc
+    shapes = read_weights_header(model_dir)
+    hf_config = _load_config(model_dir, safe)
+    check_sizes(hf_config, shapes, model_dir / "config.json")
+    tok, encoder_probe = _load_tokenizer(model_dir, safe)
+    top_id = max([len(tok) - 1, *tok.get_vocab().values()])
+    if top_id >= hf_config.vocab_size:
+        raise ValueError(f"{model_dir / 'tokenizer.json'}: the tokenizer has token ids up to {top_id}"
+                         f" but the model's embedding table only {hf_config.vocab_size} rows (vocab_size in "
+                         "config.json); the tokenizer does not belong to these weights")
     has_head = any(a.endswith("ForSequenceClassification") for a in raw.get("architectures") or [])
-    cls = AutoModelForSequenceClassification if has_head else AutoModel
-    try:
-        hf_model = cls.from_pretrained(model_dir, config=hf_config, use_safetensors=True, dtype=torch.float32,
-                                       attn_implementation="eager", **safe)
-    except Exception as exc:
-        raise ValueError(f"{model_dir}: the weights could not be loaded: {exc}") from exc
-    if len(tok) > hf_config.vocab_size:
-        raise ValueError(f"{model_dir}: the tokenizer has {len(tok)} tokens but the model only {hf_config.vocab_size}")
+    hf_model, note = _load_weights(model_dir, hf_config, has_head, shapes, safe)
     summary = _summary(hf_config, tok, has_head)
-    summary = HFModelSummary(**{**summary.__dict__, "cls_id": encoder_probe.cls_id})
+    summary = HFModelSummary(**{**summary.__dict__, "cls_id": encoder_probe.cls_id, "load_note": note})
     model = HFEncoder(hf_model.to(device).eval(), summary)
-    return model, encoder_for(tok, summary.max_len), read_metrics(model_dir)
+    encoder = encoder_for(tok, summary.max_len)
+    check_probe(model, encoder, hf_model.get_input_embeddings().weight.shape[0], model_dir)
+    return model, encoder, read_metrics(model_dir)

@@ -1,0 +1,106 @@
+"""Issue 32: broken Hugging Face folders are refused with one clear paragraph, never loaded as a random or NaN model.
+
+Each folder is a tiny random BERT classifier (model.testing_hf) damaged one way (model.testing_broken.BREAKERS).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+import pytest
+
+pytest.importorskip("transformers")
+
+from model import Predictor
+from model.testing_broken import ACCEPTED, BREAKERS, break_folder
+from model.testing_hf import make_tiny_hf_dir
+
+
+@pytest.fixture(scope="module")
+def bert_dir(tmp_path_factory):
+    return make_tiny_hf_dir(tmp_path_factory.mktemp("hf") / "bert", "bert")
+
+
+@pytest.mark.parametrize("name", sorted(BREAKERS))
+def test_broken_folder_is_refused_clearly_or_opens_with_a_note(bert_dir, tmp_path, name):
+    folder = tmp_path / "broken"
+    expected = break_folder(bert_dir, folder, name)
+    if expected == ACCEPTED:
+        p = Predictor.from_pretrained(folder, device="cpu")
+        assert "extra weight" in p.config.load_note and "cls.predictions" in p.config.load_note
+        assert "extra weight" in p.model_info().load_note
+        assert np.isfinite(p.predict("A good film.").probabilities).all()
+        return
+    with pytest.raises(ValueError) as info:
+        Predictor.from_pretrained(folder, device="cpu")
+    message = str(info.value)
+    assert re.search(expected, message, re.S), message
+    assert "\n" not in message and "above" not in message.lower() and str(folder) in message
+    if name.startswith(("hidden_size", "dropout", "num_attention", "architectures", "id2label")):
+        assert "config.json" in message and "tokenizer" not in message
+
+
+def test_unbroken_folder_opens_without_a_note(bert_dir):
+    p = Predictor.from_pretrained(bert_dir, device="cpu")
+    assert p.config.load_note == "" and p.model_info().load_note == ""
+
+
+def test_attention_only_folder_may_lack_the_pooler_and_notes_an_unused_classifier(bert_dir, tmp_path):
+    from model.testing_broken import DELETE, edit_config, edit_weights
+
+    folder = tmp_path / "no_arch"
+    break_folder(bert_dir, folder, "extra MLM head")
+    edit_config(folder, architectures=DELETE)
+    edit_weights(folder, lambda t: {k: v for k, v in t.items() if ".pooler." not in k})
+    p = Predictor.from_pretrained(folder, device="cpu")
+    assert not p.has_head and "classifier" in p.config.load_note and "pooler" not in p.config.load_note
+    assert not any("pooler" in name for name, _ in p.model.hf.named_parameters())  # not built: nothing random
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_pipe_in_the_folder_is_refused_at_once(bert_dir, tmp_path):
+    import shutil
+
+    folder = tmp_path / "fifo"
+    shutil.copytree(bert_dir, folder)
+    (folder / "tokenizer_config.json").unlink()
+    os.mkfifo(folder / "tokenizer_config.json")
+    with pytest.raises(ValueError, match="not a regular file"):
+        Predictor.from_pretrained(folder, device="cpu")
+    (folder / "tokenizer_config.json").unlink()
+    os.mkfifo(folder / "config.json.tmp")
+    (folder / "config.json").unlink()
+    os.mkfifo(folder / "config.json")
+    with pytest.raises(ValueError, match="config.json is not a regular file"):
+        Predictor.from_pretrained(folder, device="cpu")
+
+
+def test_a_token_id_beyond_the_table_is_a_clear_error_at_predict(bert_dir):
+    import torch
+
+    p = Predictor.from_pretrained(bert_dir, device="cpu")
+    ids = torch.tensor([[2, 10_000, 3]])
+    with pytest.raises(ValueError, match="embedding table"):
+        p.model(ids)
+    with pytest.raises(ValueError, match="embedding table"):
+        p.model.embed(ids)
+
+
+@pytest.mark.gui
+def test_in_the_window_a_wrong_folder_is_refused_and_extra_weights_are_noted(qtbot, tiny_model_dir, bert_dir,
+                                                                             tmp_path):
+    from gui_helpers import LOAD_TIMEOUT_MS, loaded_window
+
+    win = loaded_window(qtbot, tiny_model_dir)
+    wrong = tmp_path / "wrong"
+    break_folder(bert_dir, wrong, "model_type distilbert over BERT weights")
+    with qtbot.waitSignal(win.model_load_failed, timeout=LOAD_TIMEOUT_MS) as blocker:
+        win.switch_model(str(wrong))
+    assert "the weights are BERT's" in blocker.args[0] and win.predictor.model_dir == tiny_model_dir
+    extra = tmp_path / "extra"
+    break_folder(bert_dir, extra, "extra MLM head")
+    with qtbot.waitSignal(win.predictor_loaded, timeout=LOAD_TIMEOUT_MS):
+        win.switch_model(str(extra))
+    assert "extra weight" in win.model_label.text() and "cls.predictions.bias" in win.model_label.toolTip()
