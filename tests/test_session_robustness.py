@@ -136,7 +136,7 @@ def test_a_restore_always_ends_and_matches(qtbot, tiny_model_dir, tmp_path, text
 
     win = loaded_window(qtbot, tiny_model_dir)
     path = _write(tmp_path, _session(text=text, layer=1, head=0, selection=[1, 2], pins=[{"text": "Bad \ud800plot."}],
-                                     active_view="Neuron view"))
+                                     active_view="Neuron view", model_dir=win.model_info.model_dir))
     done = []
     assert session.open_session(win, path, done.append)
     qtbot.waitUntil(lambda: bool(done), timeout=LOAD_TIMEOUT_MS)
@@ -153,7 +153,7 @@ def test_restored_integrated_gradients_without_delta_and_notes(qtbot, tiny_model
     win = loaded_window(qtbot, tiny_model_dir)
     attach_panels(win)
     tokens = win.predictor.predict("A good film.").tokens
-    path = _write(tmp_path, _session(layer=7, selection=[1, 40], explanations={
+    path = _write(tmp_path, _session(layer=7, selection=[1, 40], model_dir=win.model_info.model_dir, explanations={
         "integrated_gradients": _record("integrated_gradients", tokens), "saliency_x": _record("saliency_x"),
         "grad_x_input": _record("grad_x_input", ("other",))}))
     done = []
@@ -171,6 +171,6 @@ def test_a_failed_analysis_ends_the_restore_with_a_message(qtbot, tiny_model_dir
 
     win = loaded_window(qtbot, tiny_model_dir)
     done = []
-    session.restore(win, session.Session(text="A good film."), done.append)
+    session.restore(win, session.Session(text="A good film.", model_dir=win.model_info.model_dir), done.append)
     win.analysis_failed.emit("boom")
     assert done and len(win.errors) == 1 and "boom" in win.errors[0]
