@@ -190,6 +190,7 @@ def parquet_schema(pa: Any) -> Any:
         ("gold", pa.string()),
         ("correct", pa.bool_()),
         ("status", pa.string()),
+        ("num_windows", pa.int64()),
     ])
 
 
@@ -251,6 +252,7 @@ def _row_from_mapping(d: dict[str, Any]) -> ResultRow:
         gold=str(d.get("gold") or ""),
         correct=_parse_bool(d.get("correct")),
         status=str(d.get("status") or ""),
+        num_windows=int(d.get("num_windows") or (1 if str(d.get("status") or "") == "ok" else 0)),
     )
 
 
@@ -269,7 +271,7 @@ def read_results(path: str | os.PathLike, fmt: str | None = None) -> list[Result
         if fmt == "jsonl":
             return [_row_from_mapping(json.loads(line)) for line in fh if line.strip()]
         reader = csv.DictReader(fh)
-        missing = set(EXPORT_COLUMNS) - set(reader.fieldnames or ())
+        missing = set(EXPORT_COLUMNS) - set(reader.fieldnames or ()) - {"num_windows"}  # older exports lack it
         if missing:
             raise ValueError(f"{path} is missing the columns {sorted(missing)}")
         return [_row_from_mapping(d) for d in reader]
