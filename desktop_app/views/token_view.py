@@ -11,7 +11,8 @@ The state's highlighted words (:attr:`desktop_app.state.ExplorerState.highlighte
 table is filtered by) are framed and underlined in purple wherever they occur, whatever the colouring.
 
 Tokens are drawn by one custom-painted widget (no widget per token), so 512
-tokens lay out and paint in a few milliseconds.
+tokens lay out and paint in a few milliseconds. A long review is shown whole (:mod:`desktop_app.document`): orange
+bars where windows start, the window the attention views show underlined (its tokens get the attention colours).
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from PySide6.QtCore import QEvent, QPoint, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QToolTip, QVBoxLayout, QWidget
 
+from ..document import document_selection, document_values
 from ..words import tokens_in_words
+from .document_plot import paint_window_marks
 from .colours import DIVERGING_CMAP, HIGHLIGHT_COLOUR, SEQUENTIAL_CMAP, colours_for, gradient_pixmap
 from .render import DeferredRender
 from .shown import token_values
@@ -96,6 +99,8 @@ class TokenCanvas(QWidget):
         self.hovered = -1
         self.rects = np.zeros((0, 4))  # [T, 4] x0, y0, x1, y1 in pixels
         self.markers: list[QRectF] = []  # truncation markers
+        self.window_starts: tuple[int, ...] = ()  # first token of each window after the first (a long review)
+        self.shown_window = (0, 0)  # token range [s, e) of the window the attention views show, when several
         self._layout_width = -1
         self._height = 40
 
@@ -211,6 +216,7 @@ class TokenCanvas(QWidget):
                 p.fillRect(r, QColor(int(c[0]), int(c[1]), int(c[2]), int(c[3])))
             p.setPen(text_pen)
             p.drawText(r, Qt.AlignCenter, self.pieces[i][0])
+        paint_window_marks(p, self.rects, self.window_starts, self.shown_window)
         p.setPen(QPen(QColor("#7f8c8d")))
         for m in self.markers:
             p.drawText(m, Qt.AlignCenter, "[\u2026]")
@@ -302,7 +308,8 @@ class TokenView(DeferredRender, QWidget):
         lay.addLayout(head)
         lay.addWidget(self.scroll, 1)
         self.values = np.zeros(0, np.float32)
-        self.canvas.token_clicked.connect(lambda i, shift: self.state.select_token(i, additive=shift))
+        self._whole = None  # the whole review on display
+        self.canvas.token_clicked.connect(lambda j, shift: self.state.windows.select_document_token(j, shift))
         state.prediction_changed.connect(self._on_prediction)
         state.layer_head_changed.connect(lambda *_: self.request_render())
         state.selection_changed.connect(self._on_selection)
@@ -311,11 +318,17 @@ class TokenView(DeferredRender, QWidget):
         state.highlighted_words_changed.connect(lambda *_: self.request_render())
 
     def _on_prediction(self, pred) -> None:
-        self.canvas.set_tokens(token_pieces(pred) if pred is not None else [])
-        self.request_render()
+        whole = pred.whole if pred is not None else None
+        many = whole is not None and whole.num_windows > 1
+        self.canvas.window_starts = tuple(int(s) for s in whole.windows[1:, 0]) if many else ()
+        self.canvas.shown_window = tuple(int(x) for x in whole.windows[pred.window]) if many else (0, 0)
+        if whole is None or whole is not self._whole:  # a new review (not another window of it): lay it out
+            self.canvas.set_tokens(token_pieces(whole) if whole is not None else [])
+        self._whole = whole
+        self._on_selection(self.state.selection)
 
     def _on_selection(self, sel) -> None:
-        self.canvas.set_selection(sel)
+        self.canvas.set_selection(document_selection(self.state.prediction, sel))
         self.request_render()
 
     def set_importance(self, scores: np.ndarray | None, signed: bool = False, name: str = "") -> None:
@@ -333,7 +346,7 @@ class TokenView(DeferredRender, QWidget):
         """
         if not self.state.set_importance(scores, signed, name):
             pred = self.state.prediction
-            n = pred.num_tokens if pred is not None else 0
+            n = pred.whole.num_tokens if pred is not None else 0
             count = len(np.asarray(scores).reshape(-1))
             self.caption.setText(f"Ignored importance \u201c{name}\u201d: {count} scores for {n} tokens")
 
@@ -341,11 +354,13 @@ class TokenView(DeferredRender, QWidget):
         """The per-token values being shown: (float32 [T], signed, description); empty values (no colours) while the
         flow of the "Show" choice is being computed or cannot be (the description says so)."""
         values, signed, name = token_values(self.state)
-        return (np.zeros(0, np.float32) if values is None else values), signed, name
+        if values is None:
+            return np.zeros(0, np.float32), signed, name
+        return document_values(self.state.prediction, values), signed, name
 
     def highlighted_tokens(self) -> np.ndarray:
         """bool [T]: the prediction's tokens in a highlighted word (the state's ``highlighted_words``)."""
-        pred = self.state.prediction
+        pred = self.state.prediction.whole if self.state.prediction is not None else None
         words = self.state.highlighted_words
         return np.zeros(0, bool) if pred is None else tokens_in_words(pred.text, pred.offsets, words)
 

@@ -218,13 +218,13 @@ def restore(window, session: Session, done=None) -> None:
         if pred is None:  # cleared on the way (e.g. a model switch): wait for the analysis
             return
         if pending:  # a pinned text's analysis
-            if pred.text != pending[0]["text"]:
+            if pred.whole.text != pending[0]["text"]:  # whole: a long review arrives as one of its windows
                 return
             pending.pop(0)
             state.pin_current()
             next_step()
             return
-        if pred.text != session.text:
+        if pred.whole.text != session.text:
             return
         state.prediction_changed.disconnect(on_prediction)
         _restore_view(window, session, pred)
