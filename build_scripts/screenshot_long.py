@@ -4,7 +4,7 @@ Run under a virtual X server::
 
     xvfb-run -a -s "-screen 0 1600x1000x24" python build_scripts/screenshot_long.py [--data test.jsonl.gz] [--out DIR]
 
-Picks the IMDB test review of more than 1,500 word pieces whose windows disagree most (the largest spread of
+Picks a long IMDB test review (800-2,000 words) whose windows disagree most (the largest spread of
 P(positive) along the document, :mod:`model.windows`), analyses it with the bundled model as a user would (fresh
 settings, the default layout), shows its second window (as a click on the second point of the plot does) and saves
 ``long_review.png``: the whole review in the token view with the window marks, the window selector beside layer and
@@ -26,13 +26,14 @@ sys.path.insert(0, str(ROOT / "build_scripts"))
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "imdb" / "test.jsonl.gz"
 
 
-def pick_review(data: Path, limit: int = 3000) -> str:
-    """The long review (> 1,500 pieces) among the first ``limit`` whose windows' P(positive) spread most."""
+def pick_review(data: Path, limit: int = 40) -> str:
+    """Among the first ``limit`` reviews of 800-2,000 words (three windows or more), the one whose windows'
+    P(positive) spread most."""
     from model import Predictor
     from model.textio import read_labelled
 
     predictor = Predictor.from_pretrained(device="cpu")
-    texts = [t for t in read_labelled(data)[0][:limit] if 1500 < len(t.split()) * 1.3 < 2600]
+    texts = [t for t in read_labelled(data)[0] if 800 < len(t.split()) < 2000][:limit]
     best, spread = texts[0], -1.0
     for t in texts:
         pred = predictor.predict(t)

@@ -49,6 +49,7 @@ class LayerHeadSelector(QObject):
         self.head_combo = QComboBox()
         self.show_combo = QComboBox()
         self.window_combo = QComboBox()
+        self.window_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.window_combo.setToolTip("The window of a long review the attention views show (the review is read in "
                                      "overlapping windows of the model's maximum length)")
         self.window_combo.activated.connect(lambda *_: state.windows.request(int(self.window_combo.currentData())))

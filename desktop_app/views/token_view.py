@@ -325,6 +325,8 @@ class TokenView(DeferredRender, QWidget):
         if whole is None or whole is not self._whole:  # a new review (not another window of it): lay it out
             self.canvas.set_tokens(token_pieces(whole) if whole is not None else [])
         self._whole = whole
+        if many and len(self.canvas.rects):  # bring the shown window's first token into view
+            self.scroll.verticalScrollBar().setValue(int(self.canvas.rects[self.canvas.shown_window[0], 1]) - 30)
         self._on_selection(self.state.selection)
 
     def _on_selection(self, sel) -> None:
