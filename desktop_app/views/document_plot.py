@@ -46,7 +46,7 @@ class DocumentPlot(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
+        self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)  # gives way to the docks below it
         self.setToolTip("The class probability along the review, one point per window; click a point to show that "
                         "window in the attention views")
         self.x = np.zeros(0)  # [W] middle token of each window
@@ -71,6 +71,10 @@ class DocumentPlot(QWidget):
     def sizeHint(self) -> QSize:
         """110 pixels high."""
         return QSize(240, 110)
+
+    def minimumSizeHint(self) -> QSize:
+        """At least 50 pixels high (the points stay apart)."""
+        return QSize(120, 50)
 
     def points(self) -> list[QPointF]:
         """Each window's point in widget pixels (for painting, hit tests and tests)."""

@@ -112,8 +112,10 @@ class PredictionPanel(QWidget):
         lay = QVBoxLayout(self)
         lay.addLayout(top)
         lay.addWidget(self.bars_box)
-        lay.addWidget(self.document_plot)
-        lay.addWidget(self.layer_plot)
+        plots = QHBoxLayout()  # side by side: a long review's plot takes no height from the docks below
+        plots.addWidget(self.document_plot, 1)
+        plots.addWidget(self.layer_plot, 1)
+        lay.addLayout(plots)
         lay.addWidget(self.details)
         lay.addStretch(1)
         self.prediction = None
