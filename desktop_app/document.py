@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
+MAX_SHOWN_TOKENS = 20_000  # the token view lays out at most this many tokens of a huge review (around the window)
+
 
 class WindowChoice(QObject):
     """The window choice of the explorer state (``state.windows``).
@@ -90,3 +92,17 @@ def document_selection(pred, selection) -> tuple[int, ...]:
         return tuple(selection)
     idx = pred.document.document_windows().tokens_of(pred.window)
     return tuple(int(idx[i]) for i in selection if 0 <= i < len(idx))
+
+
+def shown_range(pred, max_tokens: int = MAX_SHOWN_TOKENS) -> tuple[int, int]:
+    """The whole review's tokens ``[lo, hi)`` the token view lays out: all of them, or for a review of more than
+    ``max_tokens`` tokens (a 1 MB text has 225,000) the ``max_tokens`` around the shown window (laying out every
+    token would hold the GUI thread for seconds). (0, 0) without a prediction."""
+    if pred is None:
+        return 0, 0
+    T = pred.whole.num_tokens
+    if T <= max_tokens:
+        return 0, T
+    s, e = (int(x) for x in pred.whole.windows[pred.window])
+    lo = min(max(0, (s + e) // 2 - max_tokens // 2), T - max_tokens)
+    return lo, lo + max_tokens

@@ -84,3 +84,22 @@ def qtbot_left():
     from PySide6.QtCore import Qt
 
     return Qt.LeftButton
+
+
+def test_a_huge_review_lays_out_only_the_part_around_the_shown_window(qtbot, tiny_model_dir):
+    from desktop_app.document import shown_range
+
+    win = loaded_window(qtbot, tiny_model_dir)
+    pred = _analysed(qtbot, win, " ".join(SAMPLE_TEXTS * 400))  # about 27,000 tokens
+    whole = pred.whole
+    assert whole.num_tokens > 20_000
+    lo, hi = shown_range(pred, 20_000)
+    assert (lo, hi) == (0, 20_000) and len(win.token_view.canvas.pieces) == 20_000
+    last = whole.num_windows - 1
+    win.state.windows.request(last)
+    qtbot.waitUntil(lambda: win.state.prediction.window == last, timeout=30000)
+    lo, hi = shown_range(win.state.prediction, 20_000)
+    assert hi == whole.num_tokens and win.token_view._lo == lo > 0
+    s, e = whole.windows[last]
+    assert win.token_view.canvas.shown_window == (s - lo, e - lo)
+    assert len(win.token_view.current_values()[0]) == 20_000  # attention colours of the window, in the part shown

@@ -24,7 +24,7 @@ from PySide6.QtCore import QEvent, QPoint, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QToolTip, QVBoxLayout, QWidget
 
-from ..document import document_selection, document_values
+from ..document import document_selection, document_values, shown_range
 from ..words import tokens_in_words
 from .document_plot import paint_window_marks
 from .colours import DIVERGING_CMAP, HIGHLIGHT_COLOUR, SEQUENTIAL_CMAP, colours_for, gradient_pixmap
@@ -37,8 +37,8 @@ PAD_X = 2.0  # pixels of padding left/right inside a token box
 LINE_GAP = 4.0  # pixels between lines
 
 
-def token_pieces(pred) -> list[tuple[str, str]]:
-    """How each token is displayed and what separates it from the previous one.
+def token_pieces(pred, lo: int = 0, hi: int | None = None) -> list[tuple[str, str]]:
+    """How each token (of ``lo:hi``, default all) is displayed and what separates it from the previous one.
 
     Uses the character offsets to show the original text (case and accents kept).
 
@@ -50,11 +50,12 @@ def token_pieces(pred) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     text = pred.text
     prev_end = 0
-    for i, tok in enumerate(pred.tokens):
-        s, e = int(pred.offsets[i, 0]), int(pred.offsets[i, 1])
+    for i in range(lo, len(pred.tokens) if hi is None else hi):
+        s, e, tok = int(pred.offsets[i, 0]), int(pred.offsets[i, 1]), pred.tokens[i]
         shown = text[s:e] if e > s else tok
-        if i == 0:
+        if i == lo:
             out.append((shown, ""))
+            prev_end = e
             continue
         sep = ""
         if e > s:
@@ -308,8 +309,8 @@ class TokenView(DeferredRender, QWidget):
         lay.addLayout(head)
         lay.addWidget(self.scroll, 1)
         self.values = np.zeros(0, np.float32)
-        self._whole = None  # the whole review on display
-        self.canvas.token_clicked.connect(lambda j, shift: self.state.windows.select_document_token(j, shift))
+        self._shown, self._lo = (None, 0), 0  # (whole review, first token) laid out; a huge one: around its window
+        self.canvas.token_clicked.connect(lambda j, shift: state.windows.select_document_token(j + self._lo, shift))
         state.prediction_changed.connect(self._on_prediction)
         state.layer_head_changed.connect(lambda *_: self.request_render())
         state.selection_changed.connect(self._on_selection)
@@ -318,19 +319,20 @@ class TokenView(DeferredRender, QWidget):
         state.highlighted_words_changed.connect(lambda *_: self.request_render())
 
     def _on_prediction(self, pred) -> None:
-        whole = pred.whole if pred is not None else None
+        whole, (lo, hi) = (pred.whole if pred is not None else None), shown_range(pred)
         many = whole is not None and whole.num_windows > 1
-        self.canvas.window_starts = tuple(int(s) for s in whole.windows[1:, 0]) if many else ()
-        self.canvas.shown_window = tuple(int(x) for x in whole.windows[pred.window]) if many else (0, 0)
-        if whole is None or whole is not self._whole:  # a new review (not another window of it): lay it out
-            self.canvas.set_tokens(token_pieces(whole) if whole is not None else [])
-        self._whole = whole
+        self.canvas.window_starts = tuple(int(s) - lo for s in whole.windows[1:, 0]) if many else ()
+        self.canvas.shown_window = tuple(min(max(int(x) - lo, 0), hi - lo) for x in whole.windows[pred.window]) \
+            if many else (0, 0)
+        if whole is None or self._shown[0] is not whole or self._shown[1] != lo:  # a new review or part: lay out
+            self.canvas.set_tokens(token_pieces(whole, lo, hi) if whole is not None else [])
+        self._shown, self._lo = (whole, lo), lo
         if many and len(self.canvas.rects):  # bring the shown window's first token into view
             self.scroll.verticalScrollBar().setValue(int(self.canvas.rects[self.canvas.shown_window[0], 1]) - 30)
         self._on_selection(self.state.selection)
 
     def _on_selection(self, sel) -> None:
-        self.canvas.set_selection(document_selection(self.state.prediction, sel))
+        self.canvas.set_selection(tuple(j - self._lo for j in document_selection(self.state.prediction, sel)))
         self.request_render()
 
     def set_importance(self, scores: np.ndarray | None, signed: bool = False, name: str = "") -> None:
@@ -343,8 +345,6 @@ class TokenView(DeferredRender, QWidget):
             scores: float32 [T] aligned with the current prediction's tokens, or None.
             signed: scores can be negative (diverging blue-white-red map, 0 = white).
             name: what the scores are, e.g. "integrated gradients" (shown in the caption and tooltips).
-
-        Bad input (wrong length, no prediction) shows a message in the caption instead of raising.
         """
         if not self.state.set_importance(scores, signed, name):
             pred = self.state.prediction
@@ -358,13 +358,15 @@ class TokenView(DeferredRender, QWidget):
         values, signed, name = token_values(self.state)
         if values is None:
             return np.zeros(0, np.float32), signed, name
-        return document_values(self.state.prediction, values), signed, name
+        values = document_values(self.state.prediction, values)
+        return values[self._lo : self._lo + len(self.canvas.pieces)], signed, name
 
     def highlighted_tokens(self) -> np.ndarray:
         """bool [T]: the prediction's tokens in a highlighted word (the state's ``highlighted_words``)."""
         pred = self.state.prediction.whole if self.state.prediction is not None else None
         words = self.state.highlighted_words
-        return np.zeros(0, bool) if pred is None else tokens_in_words(pred.text, pred.offsets, words)
+        lo, hi = self._lo, self._lo + len(self.canvas.pieces)
+        return np.zeros(0, bool) if pred is None else tokens_in_words(pred.text, pred.offsets[lo:hi], words)
 
     def redraw(self) -> None:
         """Recompute the colours (and the highlighted words) for the current state."""
