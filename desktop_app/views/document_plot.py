@@ -14,7 +14,7 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-MARGIN = (34.0, 8.0, 8.0, 18.0)  # left, top, right, bottom pixels around the plot area
+MARGIN = (20.0, 8.0, 6.0, 18.0)  # left, top, right, bottom pixels around the plot area
 
 
 def paint_window_marks(p: QPainter, rects: np.ndarray, starts, shown: tuple[int, int]) -> None:
@@ -94,7 +94,7 @@ class DocumentPlot(QWidget):
         p.drawText(QRectF(0, top - 6, left - 4, 12), Qt.AlignRight, "1")
         p.drawText(QRectF(0, area.bottom() - 6, left - 4, 12), Qt.AlignRight, "0")
         p.drawText(QRectF(left, area.bottom() + 2, area.width(), 14), Qt.AlignCenter,
-                   f"P({self.class_name}) by window along the review" if self.class_name else "")
+                   f"P({self.class_name}) by window" if self.class_name else "")
         mid = area.top() + area.height() / 2
         p.setPen(QPen(QColor("#bbbbbb"), 1.0, Qt.DotLine))
         p.drawLine(QPointF(area.left(), mid), QPointF(area.right(), mid))
