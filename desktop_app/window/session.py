@@ -256,7 +256,7 @@ def _restore_view(window, session: Session, pred) -> None:
             result = explanation_from_json(data)
         except (KeyError, TypeError, ValueError):
             continue
-        if list(result.explanation.tokens) == list(pred.tokens):
+        if list(result.explanation.tokens) == list(pred.whole.tokens):  # a long review: its whole tokens
             state.add_explanation(result)
 
 
