@@ -15,10 +15,11 @@ Everything on screen is drawn from this one object and changes only through its 
   of the heatmap and the attention steps (:attr:`~ExplorerState.causal`: a lesson; no prediction ever uses it);
 * the head mask (:attr:`~ExplorerState.head_mask`: heads off, for the prediction and every result), a head importance
   (:attr:`~ExplorerState.head_importance`), the prediction by layer (:attr:`~ExplorerState.layer_probabilities`);
-* the pinned analyses (:attr:`~ExplorerState.pins`) the current one is compared with.
+* the pinned analyses (:attr:`~ExplorerState.pins`) the current one is compared with; the window of a long review
+  the attention views show (:attr:`~ExplorerState.windows`, :mod:`desktop_app.document`: the prediction is then one
+  window's, ``prediction.whole`` the review's).
 
-Views read it and listen to it, so clicking a token in any view selects it in all of them, and nothing else tells a
-view what to show. A new choice of what to show is one more attribute, setter and signal here. No torch: NumPy only.
+Views read it and listen to it (a click on a token selects it in all of them); nothing else tells a view what to show.
 """
 
 from __future__ import annotations
@@ -33,16 +34,9 @@ if TYPE_CHECKING:  # pragma: no cover - the records import no torch, but model.e
     from model.info import ModelInfo
     from model.prediction import Prediction
 
+from .document import WindowChoice
 from .records import (  # noqa: F401 - the state's records and choices, re-exported
-    MAX_HEADS,
-    MEAN_HEADS,
-    SHOW_ATTENTION,
-    SHOW_CHOICES,
-    SHOW_TITLES,
-    LayerProbabilities,
-    Pin,
-    TokenImportance,
-    same_mask,
+    MAX_HEADS, MEAN_HEADS, SHOW_ATTENTION, SHOW_CHOICES, SHOW_TITLES, LayerProbabilities, Pin, TokenImportance, same_mask
 )
 
 
@@ -115,6 +109,7 @@ class ExplorerState(QObject):
         self.layer_probabilities: LayerProbabilities | None = None
         self.pins: tuple[Pin, ...] = ()
         self.causal = False  # the causal-mask what-if (model.lessons) in the heatmap and the attention steps
+        self.windows = WindowChoice(self)  # the window of a long review shown (desktop_app.document)
 
     # ------------------------------------------------------------------ the model
     @property
@@ -205,7 +200,7 @@ class ExplorerState(QObject):
 
     # ------------------------------------------------------------------ the token colouring
     def set_importance(self, scores, signed: bool = False, name: str = "") -> bool:
-        """Colour the tokens by per-token ``scores`` (float [T] for the current prediction), or by attention (None).
+        """Colour the tokens by per-token ``scores`` (float [T] for the whole review), or by attention (None).
 
         Returns:
             True when adopted. Scores that do not fit the current prediction (wrong length, or no
@@ -217,7 +212,7 @@ class ExplorerState(QObject):
             self.importance_changed.emit(None)
             return True
         arr = np.array(scores, dtype=np.float32).reshape(-1)
-        if self.prediction is None or len(arr) != self.prediction.num_tokens:
+        if self.prediction is None or len(arr) != self.prediction.whole.num_tokens:  # the whole review's tokens
             self.importance = None
             return False
         arr.setflags(write=False)
@@ -375,7 +370,7 @@ class ExplorerState(QObject):
     def pin_current(self) -> Pin | None:
         """Pin the current analysis (text, prediction, head mask); returns the pin, or None with nothing to pin.
         Pinning the same text and mask twice keeps one pin (the newest)."""
-        pred = self.prediction
+        pred = self.prediction.whole if self.prediction is not None else None  # the whole review
         if pred is None:
             return None
         pin = Pin(pred.text, pred, self.head_mask)

@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from .flow import AttentionFlow, check_flow_method
+from .windows import check_policy
 
 
 class PredictorAnalysis:
@@ -45,8 +46,12 @@ class PredictorAnalysis:
         ids = torch.from_numpy(enc.ids).unsqueeze(0).to(self.device)  # (1, T)
         return list(enc.tokens), ids, torch.ones_like(ids, dtype=torch.bool)
 
-    def attention_flow(self, text: str, method: str = "value_norm", head_mask=None) -> AttentionFlow:
+    def attention_flow(self, text: str, method: str = "value_norm", head_mask=None, long_text: str | None = None,
+                       window: int = 0) -> AttentionFlow:
         """What flows through the attention layers of ``text``: value-weighted norms, ALTI or DecompX.
+
+        Flows stay per window: a text longer than the model's maximum length gives the flow of its window ``window``
+        (policy ``long_text="windows"``, the default: ``predict(text).window_text(window)``) or of its head+tail cut.
 
         Args:
             text: the review (tokenized exactly as :meth:`predict` does).
@@ -66,6 +71,8 @@ class PredictorAnalysis:
         from .explain.flow import compute_flow
 
         check_flow_method(method)
+        if check_policy(long_text) == "windows" and self.encode(text).truncated:
+            text = self.predict(text, head_mask=head_mask).window_text(window)
         if method == "decompx":
             self.require_head("DecompX")
         mask = self.check_head_mask(head_mask)
@@ -108,3 +115,71 @@ class PredictorAnalysis:
         probs = logits.float().softmax(-1).cpu().numpy().astype(np.float32)
         probs.setflags(write=False)
         return probs
+
+    def explain(self, text: str, method: str, target: int | None = None, long_text: str | None = None, **kwargs):
+        """Token importance for ``text`` by one method; see :func:`model.explain.explain`.
+
+        A text longer than the model's maximum length (policy ``long_text="windows"``, the default) is explained
+        window by window for the document's class and the scores merged into one per document token
+        (:func:`model.long_text.explain_document`; rule: :func:`model.windows.merge_token_scores`).
+
+        Args:
+            text: the review.
+            method: one of :data:`model.explain.EXPLANATION_METHODS`.
+            target: class index to explain (default: the predicted class).
+            long_text: ``"windows"`` or ``"head_tail"``, as in :meth:`predict`.
+            **kwargs: ``layer``, ``n_steps``, ``progress``, ``should_stop``,
+                ``prediction``, ``seed``, ``internal_batch_size``, ``head_mask`` (explain the model with those heads
+                switched off; see :meth:`predict`).
+
+        Returns:
+            :class:`model.explain.Explanation` with float32 [T] scores, aligned with ``predict(text).tokens``.
+
+        Raises:
+            ValueError: bad text, method, target, layer or policy; NoClassificationHead in attention-only mode.
+            model.explain.ExplanationCancelled: ``should_stop()`` returned True.
+        """
+        from .explain import explain
+
+        self.require_head("explaining a prediction")
+        if kwargs.get("head_mask") is not None:
+            kwargs["head_mask"] = self.check_head_mask(kwargs["head_mask"])
+        pred = self._document(text, long_text, kwargs.get("prediction"), kwargs.get("head_mask"))
+        if pred is None and kwargs.get("prediction") is None and self.encode(text).truncated:  # head+tail, as asked
+            kwargs["prediction"] = self.predict(text, head_mask=kwargs.get("head_mask"), long_text="head_tail")
+        if pred is not None:
+            from .long_text import explain_document
+
+            kwargs.pop("prediction", None)
+            return explain_document(self, text, method, pred, target, **kwargs)
+        return explain(self, text, method, target=target, **kwargs)
+
+    def faithfulness(self, text: str, explanation, head_mask=None, long_text: str | None = None, **kwargs):
+        """ERASER comprehensiveness/sufficiency AOPC of an explanation; see :func:`model.explain.erasure.faithfulness`.
+        ``head_mask``: measure the model with those heads switched off (as in :meth:`predict`). A long text (policy
+        ``"windows"``) is measured window by window (:func:`model.long_text.faithfulness_document`).
+
+        Returns:
+            :class:`model.explain.Faithfulness`.
+
+        Raises:
+            ValueError: bad text or an explanation of another length; NoClassificationHead in attention-only mode.
+        """
+        from .explain.erasure import faithfulness
+
+        self.require_head("measuring faithfulness")
+        mask = self.check_head_mask(head_mask)
+        pred = self._document(text, long_text, None, mask)
+        with self.masked(mask):
+            if pred is not None:
+                from .long_text import faithfulness_document
+
+                return faithfulness_document(self, text, explanation, pred, **kwargs)
+            return faithfulness(self, text, explanation, **kwargs)
+
+    def _document(self, text: str, long_text: str | None, prediction, head_mask):
+        """The whole-document prediction of ``text`` when the windows policy reads it in several windows, else None."""
+        if check_policy(long_text) != "windows" or not self.encode(text).truncated:
+            return None
+        pred = prediction if prediction is not None else self.predict(text, head_mask=head_mask)
+        return pred if pred.num_windows > 1 else None

@@ -38,13 +38,26 @@ class Prediction:
         probabilities: float32 [C], softmax of ``logits``, sums to 1; shape (0,) in attention-only mode.
         logits: float32 [C] (shape (0,) in attention-only mode).
         attention: float32 [L, H, T, T]; ``attention[l, h, i, j]`` is how much
-            query token i attends to key token j in layer l, head h. Rows sum to 1.
+            query token i attends to key token j in layer l, head h. Rows sum to 1. For a text read in several
+            windows (``num_windows > 1``) the attention of the first window only, [L, H, T_0, T_0] (no T x T matrix
+            over a whole document; another window's is ``predict(prediction.window_text(w))``).
         truncated: True when the text was longer than the model's maximum
-            length and the head+tail policy dropped tokens.
+            length and the head+tail policy dropped tokens (never with the windows policy).
         num_source_tokens: word pieces in the whole text before truncation.
         elapsed_s: wall time of tokenisation + forward pass, in seconds.
         device: where the model ran, e.g. "cpu" or "cuda:0".
         pooling: how the head reads the sequence: "mean" or "cls".
+        windows: int64 [W, 2], the half-open token ranges ``tokens[s:e]`` of the text pieces each window read
+            (:mod:`model.windows`; the special tokens belong to every window); one row for a text that fits.
+        window_chars: int64 [W, 2], each window's character span in ``text``.
+        window_logits: float32 [W, C], each window's logits; ``logits`` aggregates them with ``head_tail_logits``
+            (:func:`model.windows.aggregate`; for one window, equal).
+        window_probabilities: float32 [W, C], each window's softmax (the class probability along the document).
+        head_tail_logits: float32 [C], the logits of the text's head+tail cut when it was read in several windows
+            (the aggregation's second view), else None.
+        document: for the prediction of one window of a longer text (``predict(doc.window_text(w))``, what the
+            app's attention views show), that text's whole-document prediction; None otherwise.
+        window: which window of ``document`` this is (0 without a document).
     """
 
     text: str
@@ -60,9 +73,67 @@ class Prediction:
     elapsed_s: float
     device: str = "cpu"
     pooling: str = "mean"
+    windows: np.ndarray | None = None
+    window_chars: np.ndarray | None = None
+    window_logits: np.ndarray | None = None
+    window_probabilities: np.ndarray | None = None
+    head_tail_logits: np.ndarray | None = None
+    document: Prediction | None = None
+    window: int = 0
 
     def __post_init__(self) -> None:
+        if self.windows is None:  # not given: one window, every token after the first, the whole text
+            rng = np.array([[min(1, len(self.tokens)), len(self.tokens)]], np.int64)
+            span = np.array([[0, len(self.text)]], np.int64)
+            object.__setattr__(self, "windows", rng)
+            object.__setattr__(self, "window_chars", span)
+            object.__setattr__(self, "window_logits", np.asarray(self.logits, np.float32).reshape(1, -1))
+            object.__setattr__(self, "window_probabilities", np.asarray(self.probabilities, np.float32).reshape(1, -1))
         freeze_arrays(self)
+
+    @property
+    def whole(self) -> Prediction:
+        """The whole document's prediction: ``document``, or this prediction when it is not one window of another."""
+        return self.document if self.document is not None else self
+
+    def to_document_token(self, i: int) -> int:
+        """The whole document's token index of this window's token ``i`` (``i`` itself without a document)."""
+        return i if self.document is None else int(self.document.document_windows().tokens_of(self.window)[i])
+
+    def from_document_token(self, j: int) -> int | None:
+        """This window's index of the whole document's token ``j``, or None when this window does not read it."""
+        if self.document is None:
+            return j
+        hit = np.flatnonzero(self.document.document_windows().tokens_of(self.window) == j)
+        return int(hit[0]) if len(hit) else None
+
+    @property
+    def num_windows(self) -> int:
+        """W, the windows the text was read in (1 for a text that fits)."""
+        return len(self.windows)
+
+    def document_windows(self):
+        """The :class:`model.windows.DocumentWindows` of this prediction."""
+        from .windows import DocumentWindows
+
+        T = len(self.tokens)
+        return DocumentWindows(self.windows, self.window_chars, int(self.windows[0, 0]), T - int(self.windows[-1, 1]), T)
+
+    def window_text(self, w: int) -> str:
+        """The source text of window ``w``'s pieces (the whole text for a text that fits in one window)."""
+        if self.num_windows == 1:
+            return self.text
+        s, e = (int(x) for x in self.window_chars[w])
+        return self.text[s:e]
+
+    def window_of(self, token: int) -> int:
+        """The window that reads ``token`` farthest from its edges (the most context on both sides; 0 for a
+        special token)."""
+        best, room = 0, -1
+        for w, (s, e) in enumerate(self.windows):
+            if s <= token < e and min(token - s, e - 1 - token) > room:
+                best, room = w, min(token - s, e - 1 - token)
+        return best
 
     @property
     def num_tokens(self) -> int:
@@ -109,6 +180,8 @@ class Prediction:
             "elapsed_s": self.elapsed_s,
             "device": self.device,
             "pooling": self.pooling,
+            "windows": self.windows.tolist(),
+            "window_probabilities": self.window_probabilities.tolist(),
         }
 
 
@@ -139,8 +212,10 @@ class Score:
         label: predicted class name, or "" when ``error`` is set.
         probabilities: float32 [C] (all zeros when ``error`` is set).
         truncated: the text was cut by the head+tail policy.
-        num_tokens: tokens the model saw, ``[CLS]`` included (0 on error).
+        num_tokens: tokens the model saw, ``[CLS]`` included (0 on error); the whole text's under the windows
+            policy.
         error: None, or why the text could not be scored (e.g. "empty text").
+        num_windows: the windows the text was read in (1 for a text that fits or one cut; 0 on error).
     """
 
     label: str
@@ -148,6 +223,7 @@ class Score:
     truncated: bool
     num_tokens: int
     error: str | None = None
+    num_windows: int = 1
 
     def __post_init__(self) -> None:
         freeze_arrays(self)

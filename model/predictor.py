@@ -32,7 +32,9 @@ from .hf.loading import is_hf_folder, load_hf_folder
 from .info import PE_WORKED_EXAMPLE, ModelInfo, build_model_info
 from .inputs import check_text, resolve_device, token_budget_batches
 from .internals import AttentionInternals, EmbeddingNorms
+from .long_text import WindowCollector, forward_logits, whole_windows, window_inputs
 from .prediction import NoClassificationHead, NoPositionalMatrix, Prediction, Score
+from .windows import aggregate, check_policy
 
 
 class Predictor(PredictorAnalysis):
@@ -140,40 +142,44 @@ class Predictor(PredictorAnalysis):
         return self.encoder.encode(check_text(text))
 
     @torch.inference_mode()
-    def predict(self, text: str, head_mask=None) -> Prediction:
+    def predict(self, text: str, head_mask=None, long_text: str | None = None) -> Prediction:
         """Classify one text and return attention for every layer and head.
 
         ``head_mask``: optional array-like (L, H), 1 keeps head h of layer l, 0 removes it (its context vector times
         0 before the output projection; Michel et al. 2019); an all-ones mask gives bit-identical results.
+        ``long_text``: ``"windows"`` (default: a text longer than the model's maximum length is read in overlapping
+        windows, :mod:`model.windows`; ``attention`` is the first window's) or ``"head_tail"`` (cut). A text that
+        fits gives the same result under both.
 
         Raises:
             ValueError: empty/whitespace-only text, a non-string, or more than
-                ``model.inputs.MAX_TEXT_CHARS`` characters; a head mask of the wrong shape or values.
+                ``model.inputs.MAX_TEXT_CHARS`` characters; a head mask of the wrong shape or values; an unknown
+                ``long_text`` policy.
         """
         t0 = time.perf_counter()
         hm = self.check_head_mask(head_mask)
-        enc = self.encode(text)
-        ids = torch.from_numpy(enc.ids).unsqueeze(0).to(self.device)  # (1, T)
-        mask = torch.ones_like(ids, dtype=torch.bool)  # (1, T)
+        enc = self.encoder.encode(check_text(text), whole=check_policy(long_text) == "windows")
+        windows = whole_windows(self, enc)
+        inputs, _ = window_inputs(self.encoder, enc.ids)
+        ids = torch.from_numpy(inputs[0]).unsqueeze(0).to(self.device)  # (1, T_0)
+        mask = torch.ones_like(ids, dtype=torch.bool)  # (1, T_0)
         with self.masked(hm):
-            logits, attn = self.model(ids, mask, need_weights=True)  # (1, C), (1, L, H, T, T)
+            logits, attn = self.model(ids, mask, need_weights=True)  # (1, C), (1, L, H, T_0, T_0)
+        window_logits, head_tail = logits.float().cpu(), None
+        if len(inputs) > 1:  # the other windows, then the head+tail cut
+            views = torch.cat([window_logits, forward_logits(self, inputs[1:], hm)])  # (W + 1, C)
+            window_logits, head_tail = views[: windows.count], views[windows.count].numpy()
+            logits = torch.from_numpy(aggregate(window_logits.numpy(), windows.ranges, head_tail=head_tail))[None]
         probs = logits.softmax(-1)[0].float().cpu().numpy()  # (C,); (0,) in attention-only mode
-        attention = attn[0].float().cpu().numpy()
-        elapsed = time.perf_counter() - t0
         return Prediction(
-            text=text,
-            tokens=enc.tokens,
-            offsets=enc.offsets,
-            label=self.labels[int(probs.argmax())] if len(probs) else "",
-            labels=self.labels,
-            probabilities=probs.astype(np.float32),
-            logits=logits[0].float().cpu().numpy().astype(np.float32),
-            attention=attention.astype(np.float32),
-            truncated=enc.truncated,
-            num_source_tokens=enc.num_source_tokens,
-            elapsed_s=elapsed,
-            device=str(self.device),
-            pooling=self.config.pooling,
+            text=text, tokens=enc.tokens, offsets=enc.offsets,
+            label=self.labels[int(probs.argmax())] if len(probs) else "", labels=self.labels,
+            probabilities=probs.astype(np.float32), logits=logits[0].float().cpu().numpy().astype(np.float32),
+            attention=attn[0].float().cpu().numpy().astype(np.float32), truncated=enc.truncated,
+            num_source_tokens=enc.num_source_tokens, elapsed_s=time.perf_counter() - t0, device=str(self.device),
+            pooling=self.config.pooling, windows=windows.ranges, window_chars=windows.chars,
+            window_logits=window_logits.numpy().astype(np.float32),
+            window_probabilities=window_logits.softmax(-1).numpy().astype(np.float32), head_tail_logits=head_tail,
         )
 
     @torch.inference_mode()
@@ -245,36 +251,35 @@ class Predictor(PredictorAnalysis):
         window: int | None = None,
         max_tokens: int = 4096,
         head_mask=None,
+        long_text: str | None = None,
     ) -> list[Score]:
         """Score many texts without attention, in length-bucketed batches (fast SDPA path).
 
-        Texts are taken in windows of ``window`` consecutive texts; within a window they are sorted by length so each
-        batch holds similar lengths, and the window's scores are restored to
-        input order.
+        Texts are taken in windows of ``window`` consecutive texts, sorted by length within one (each batch holds
+        similar lengths); the scores come back in input order.
 
         Args:
-            texts: the texts; a bad one (empty, not a string, too long) gets a
-                :class:`Score` with ``error`` set instead of raising.
+            texts: the texts; a bad one (empty, not a string, too long) gets a :class:`Score` with ``error`` set.
             batch_size: at most this many texts per forward pass.
-            max_tokens: at most this many (padded) tokens per forward pass, so
-                batches of long reviews are smaller (token-budget batching,
-                as fairseq's ``--max-tokens``); a single text always fits.
+            max_tokens: at most this many (padded) tokens per forward pass, so batches of long reviews are smaller
+                (token-budget batching, as fairseq's ``--max-tokens``); a single text always fits.
             window: texts sorted together (default ``8 * batch_size``, at least 1024).
             progress: called as ``progress(done, total)`` after every batch.
-            should_stop: checked before every batch; when it returns True,
-                scoring stops.
+            should_stop: checked before every batch; when it returns True, scoring stops.
             head_mask: optional (L, H) head mask, as in :meth:`predict`.
+            long_text: ``"windows"`` (default) or ``"head_tail"``, as in :meth:`predict`; a long text's windows
+                are batched like texts (each one costs its windows).
 
         Returns:
-            Scores for ``texts[:k]`` in input order: k == len(texts) unless
-            stopped early, in which case k is the longest fully scored prefix.
+            Scores for ``texts[:k]`` in input order: k == len(texts) unless stopped early (the scored prefix).
 
         Raises:
-            ValueError: if ``batch_size`` < 1 or a bad head mask.
+            ValueError: if ``batch_size`` < 1, a bad head mask or ``long_text`` policy.
             NoClassificationHead: (a ValueError) in attention-only mode.
         """
         self.require_head("scoring")
         hm = self.check_head_mask(head_mask)
+        windowed = check_policy(long_text) == "windows"
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         window = window or max(1024, 8 * batch_size)
@@ -293,22 +298,23 @@ class Predictor(PredictorAnalysis):
                     good.append(i)
                 except ValueError as exc:
                     slots[i] = Score("", np.zeros(C, np.float32), False, 0, str(exc))
-            encoded = self.encoder.encode_ids_batch(good_texts)  # (ids int64 [T_i], truncated) per text
-            lengths = [len(ids) for ids, _ in encoded]
+            encoded = self.encoder.encode_ids_batch(good_texts, whole=windowed)  # (ids int64 [T_i], truncated)
+            items = WindowCollector(self.encoder, encoded, self.labels, windowed)  # a text's windows: one item each
+            lengths = [len(ids) for ids in items.items]
             order = np.argsort(lengths, kind="stable")
             done += len(chunk) - len(good)
             for idx in token_budget_batches([lengths[i] for i in order], order, batch_size, max_tokens):
                 if should_stop is not None and should_stop():
                     k = next((i for i, s in enumerate(slots) if s is None), len(slots))
                     return results + slots[:k]  # type: ignore[operator]
-                ids, mask = self.encoder.pad_ids([encoded[i][0] for i in idx])  # (B, T) each
+                ids, mask = self.encoder.pad_ids([items.items[i] for i in idx])  # (B, T) each
                 with self.masked(hm):
                     logits, _ = self.model(torch.from_numpy(ids).to(self.device), torch.from_numpy(mask).to(self.device))
-                probs = logits.softmax(-1).float().cpu().numpy()  # (B, C)
+                probs, z = logits.softmax(-1).float().cpu().numpy(), logits.float().cpu().numpy()  # (B, C) each
                 for row, i in enumerate(idx):
-                    p = probs[row].astype(np.float32)
-                    slots[good[i]] = Score(self.labels[int(p.argmax())], p, encoded[i][1], lengths[i])
-                done += len(idx)
+                    if (complete := items.add(int(i), z[row], probs[row])) is not None:
+                        slots[good[complete[0]]] = complete[1]
+                        done += 1
                 if progress is not None:
                     progress(done, total)
             if not good and progress is not None:
@@ -351,44 +357,3 @@ class Predictor(PredictorAnalysis):
             worked positional-encoding table, metrics and model card.
         """
         return build_model_info(self, load_s, sinusoidal_positional_encoding(*PE_WORKED_EXAMPLE).numpy())
-
-    def explain(self, text: str, method: str, target: int | None = None, **kwargs):
-        """Token importance for ``text`` by one method; see :func:`model.explain.explain`.
-
-        Args:
-            text: the review.
-            method: one of :data:`model.explain.EXPLANATION_METHODS`.
-            target: class index to explain (default: the predicted class).
-            **kwargs: ``layer``, ``n_steps``, ``progress``, ``should_stop``,
-                ``prediction``, ``seed``, ``internal_batch_size``, ``head_mask`` (explain the model with those heads
-                switched off; see :meth:`predict`).
-
-        Returns:
-            :class:`model.explain.Explanation` with float32 [T] scores.
-
-        Raises:
-            ValueError: bad text, method, target or layer; NoClassificationHead in attention-only mode.
-            model.explain.ExplanationCancelled: ``should_stop()`` returned True.
-        """
-        from .explain import explain
-
-        self.require_head("explaining a prediction")
-        if kwargs.get("head_mask") is not None:
-            kwargs["head_mask"] = self.check_head_mask(kwargs["head_mask"])
-        return explain(self, text, method, target=target, **kwargs)
-
-    def faithfulness(self, text: str, explanation, head_mask=None, **kwargs):
-        """ERASER comprehensiveness/sufficiency AOPC of an explanation; see :func:`model.explain.erasure.faithfulness`.
-        ``head_mask``: measure the model with those heads switched off (as in :meth:`predict`).
-
-        Returns:
-            :class:`model.explain.Faithfulness`.
-
-        Raises:
-            ValueError: bad text or an explanation of another length; NoClassificationHead in attention-only mode.
-        """
-        from .explain.erasure import faithfulness
-
-        self.require_head("measuring faithfulness")
-        with self.masked(self.check_head_mask(head_mask)):
-            return faithfulness(self, text, explanation, **kwargs)

@@ -181,7 +181,7 @@ def test_length_and_truncation_slices():
         g = [r for r in ok if sel(r) and r.gold]
         return sum(r.label == r.gold for r in g) / len(g) if g else math.nan
 
-    bins = [(1, 128), (129, 256), (257, 384), (385, 10**9)]
+    bins = [(1, 128), (129, 256), (257, 384), (385, 512), (513, 1024), (1025, 10**9)]
     for i, (lo, hi) in enumerate(bins):
         def sel(r, lo=lo, hi=hi):
             return not r.truncated and lo <= r.num_tokens <= hi

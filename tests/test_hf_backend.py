@@ -94,9 +94,25 @@ def test_long_texts_are_cut_head_and_tail_and_flagged(predictors, family):
     assert enc.special[0] and enc.special[-1]
     _, e = enc.offsets[-2]
     assert e == len(long)  # the tail is kept
-    pred = p.predict(long)
+    pred = p.predict(long, long_text="head_tail")
     assert pred.truncated and pred.attention.shape[-1] == 64
-    assert p.score_many([long])[0].truncated
+    assert p.score_many([long], long_text="head_tail")[0].truncated
+
+
+@pytest.mark.parametrize("family", ["bert", "roberta"])
+def test_long_texts_are_read_whole_in_windows(predictors, family):
+    """Issue 31 on Hugging Face encoders: windows of max_len tokens, each with the special tokens around it."""
+    p = predictors[family, True]
+    long = " ".join(f"word{i % 7} great" for i in range(300))
+    pred = p.predict(long)
+    assert not pred.truncated and pred.num_windows > 1 and pred.attention.shape[-1] <= 64
+    assert pred.tokens[0] == p.encode(long).tokens[0] and pred.tokens[-1] == p.encode(long).tokens[-1]  # specials
+    assert pred.offsets[-2, 1] == len(long) and pred.windows[0, 0] == 1 and pred.windows[-1, 1] == pred.num_tokens - 1
+    score = p.score_many([long])[0]
+    assert score.num_windows == pred.num_windows
+    np.testing.assert_allclose(score.probabilities, pred.probabilities, atol=1e-5)
+    e = p.explain(long, "grad_x_input", prediction=pred)
+    assert e.scores.shape == (pred.num_tokens,)
 
 
 @pytest.mark.parametrize("family", FAMILIES)

@@ -56,7 +56,7 @@ def test_odd_inputs_give_a_valid_prediction(tiny_predictor, text):
 
 
 def test_long_text_is_truncated_and_flagged(tiny_predictor):
-    p = tiny_predictor.predict("the plot was great and the acting superb. " * 100)
+    p = tiny_predictor.predict("the plot was great and the acting superb. " * 100, long_text="head_tail")
     assert p.truncated and p.num_tokens == tiny_predictor.config.max_len
     assert p.num_source_tokens > p.num_tokens
 

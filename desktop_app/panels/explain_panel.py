@@ -187,9 +187,13 @@ class ExplanationPanel(QWidget):
 
         Earlier requests still running are abandoned (latest wins). Emits
         ``importance_selected(None, False, "")`` first, since the old scores
-        do not fit the new tokens; the chosen method's scores follow when ready.
+        do not fit the new tokens; the chosen method's scores follow when ready. Explanations cover the whole review
+        (``prediction.whole``): another window of the same review keeps them (their colours are shown again).
         """
-        self._prediction = prediction
+        if prediction is not None and prediction.whole is self._prediction:
+            self._emit_selected()
+            return
+        self._prediction = prediction = prediction.whole if prediction is not None else None
         self._new_generation()
         if prediction is None:
             self.status.setText("No review analysed yet.")

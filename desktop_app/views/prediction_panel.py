@@ -8,6 +8,7 @@ from PySide6.QtGui import QAction, QColor, QKeySequence, QPainter, QPen
 from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from .colours import label_colour
+from .document_plot import DocumentPlot
 from .layer_plot import LayerPlot
 
 PIN_SHORTCUT = "Ctrl+Shift+P"
@@ -92,6 +93,9 @@ class PredictionPanel(QWidget):
         self.details.setWordWrap(True)
         self.details.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.layer_plot = LayerPlot()
+        self.document_plot = DocumentPlot()  # P(class) along a long review, one point per window
+        self.document_plot.setVisible(False)
+        self.document_plot.window_clicked.connect(lambda w: state.windows.request(w))
         self.pin_action = QAction("Pin for comparison", self)
         self.pin_action.setShortcut(QKeySequence(PIN_SHORTCUT))
         self.pin_action.setShortcutContext(Qt.WindowShortcut)
@@ -110,7 +114,10 @@ class PredictionPanel(QWidget):
         lay = QVBoxLayout(self)
         lay.addLayout(top)
         lay.addWidget(self.bars_box)
-        lay.addWidget(self.layer_plot)
+        plots = QHBoxLayout()  # side by side: a long review's plot takes no height from the docks below
+        plots.addWidget(self.document_plot, 1)
+        plots.addWidget(self.layer_plot, 1)
+        lay.addLayout(plots)
         lay.addWidget(self.details)
         lay.addStretch(1)
         self.prediction = None
@@ -173,6 +180,11 @@ class PredictionPanel(QWidget):
             self.set_idle()
             return
         self.prediction = pred
+        many = pred.whole.num_windows > 1 and bool(pred.labels)
+        self.document_plot.setVisible(many)
+        if many:
+            self.document_plot.set_document(pred.whole, pred.window)
+        pred = pred.whole  # the label, bars and details are the whole review's
         if set(self.bars) != set(pred.labels):
             self.set_labels(pred.labels, self.device_name)
         if not pred.labels:  # attention-only mode: a bare encoder has no classes to show
@@ -184,7 +196,7 @@ class PredictionPanel(QWidget):
         trunc = (
             f"<b>truncated</b>: {pred.num_source_tokens:,} word pieces \u2192 {pred.num_tokens:,} tokens (head+tail)"
             if pred.truncated
-            else "not truncated"
+            else f"read whole in <b>{pred.num_windows} windows</b>" if pred.num_windows > 1 else "not truncated"
         )
         device = (
             self.device_name

@@ -1,4 +1,4 @@
-"""The one layer/head/"show" selector: three combo boxes bound to the explorer state (toolbar and heatmap both use it).
+"""The one layer/head/"show" selector: combo boxes bound to the explorer state (toolbar and heatmap both use it).
 
 The layer combo lists ``layer 1..L`` (data: 0-based layer); the head combo lists every head, then
 the mean and the element-wise max of the heads (data: 0-based head, :data:`MEAN_HEADS`,
@@ -7,7 +7,8 @@ value-weighted norms ||alpha f(x)||, ALTI contributions; data: the choice). Choo
 :meth:`ExplorerState.set_layer_head` or :meth:`ExplorerState.set_show`; the combos follow the state's
 ``layer_head_changed`` and ``show_changed`` and are refilled on ``model_changed``. ALTI gives one matrix per layer
 (all heads, the residual connection and the LayerNorm together), so under it the head combo is disabled and its
-tooltip says so.
+tooltip says so. The window combo picks which window of a long review (:mod:`desktop_app.document`) the attention
+views show (``state.windows.request``); it lists "whole text", disabled, for a review that fits in one window.
 """
 
 from __future__ import annotations
@@ -47,6 +48,13 @@ class LayerHeadSelector(QObject):
         self.layer_combo = QComboBox()
         self.head_combo = QComboBox()
         self.show_combo = QComboBox()
+        self.window_combo = QComboBox()
+        self.window_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.window_combo.setToolTip("The window of a long review the attention views show (the review is read in "
+                                     "overlapping windows of the model's maximum length)")
+        self.window_combo.activated.connect(lambda *_: state.windows.request(int(self.window_combo.currentData())))
+        state.prediction_changed.connect(self.fill_windows)
+        self.fill_windows(None)
         self.head_tooltip = "One head, the mean of heads, or the element-wise max of heads"
         for i, show in enumerate(SHOW_CHOICES):
             self.show_combo.addItem(SHOW_TITLES[show], show)
@@ -72,6 +80,20 @@ class LayerHeadSelector(QObject):
         for combo in (self.layer_combo, self.head_combo):
             combo.blockSignals(False)
         self.sync(self.state.layer, self.state.head)
+
+    def fill_windows(self, pred) -> None:
+        """List the windows of ``pred``'s whole review ("window k: tokens s-e") and select the one shown."""
+        self.window_combo.blockSignals(True)
+        self.window_combo.clear()
+        whole = pred.whole if pred is not None else None
+        if whole is None or whole.num_windows < 2:
+            self.window_combo.addItem("whole text", 0)
+        else:
+            for w, (s, e) in enumerate(whole.windows):
+                self.window_combo.addItem(f"{w + 1} of {whole.num_windows}: tokens {s}\u2013{e - 1}", w)
+            self.window_combo.setCurrentIndex(pred.window)
+        self.window_combo.setEnabled(self.window_combo.count() > 1)
+        self.window_combo.blockSignals(False)
 
     def sync(self, layer: int, head: int) -> None:
         """Show ``layer`` and ``head`` without emitting ``activated``."""

@@ -21,8 +21,8 @@ LINE_GAP = 4.0  # pixels between lines
 MARGIN = 4.0  # pixels around the text
 
 
-def token_pieces(pred) -> list[tuple[str, str]]:
-    """How each token is displayed and what separates it from the previous one.
+def token_pieces(pred, lo: int = 0, hi: int | None = None) -> list[tuple[str, str]]:
+    """How each token (of ``lo:hi``, default all) is displayed and what separates it from the previous one.
 
     Uses the character offsets to show the original text (case and accents kept).
 
@@ -34,11 +34,12 @@ def token_pieces(pred) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     text = pred.text
     prev_end = 0
-    for i, tok in enumerate(pred.tokens):
-        s, e = int(pred.offsets[i, 0]), int(pred.offsets[i, 1])
+    for i in range(lo, len(pred.tokens) if hi is None else hi):
+        s, e, tok = int(pred.offsets[i, 0]), int(pred.offsets[i, 1]), pred.tokens[i]
         shown = text[s:e] if e > s else tok
-        if i == 0:
+        if i == lo:
             out.append((shown, ""))
+            prev_end = e
             continue
         sep = ""
         if e > s:

@@ -14,6 +14,8 @@ Tokens are drawn by one custom-painted widget (no widget per token), so 512
 tokens lay out and paint in a few milliseconds. The pieces of one word are drawn together, as the word reads
 (:mod:`desktop_app.views.token_layout`); each stays clickable, its tooltip names it with the ``##`` marker and the
 whole word, and a faint tick marks the border between two pieces only where their colours do not.
+A long review is shown whole (:mod:`desktop_app.document`): orange bars where windows start, the window the
+attention views show underlined (its tokens get the attention colours).
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QToolTip, QVBoxLayout, QWidget
 
+from ..document import document_selection, document_values, shown_range
 from ..words import tokens_in_words
+from .document_plot import paint_window_marks
 from .colours import DIVERGING_CMAP, HIGHLIGHT_COLOUR, SEQUENTIAL_CMAP, colours_for, gradient_pixmap
 from .render import DeferredRender
 from .shown import token_values
@@ -59,6 +63,8 @@ class TokenCanvas(QWidget):
         self.pads = np.zeros((0, 2))  # [T, 2] left/right padding inside each box (none between a word's pieces)
         self.starts = np.zeros(0, np.int64)  # [T] first token of each token's word
         self.markers: list[QRectF] = []  # truncation markers
+        self.window_starts: tuple[int, ...] = ()  # first token of each window after the first (a long review)
+        self.shown_window = (0, 0)  # token range [s, e) of the window the attention views show, when several
         self._layout_width = -1
         self._height = 40
 
@@ -148,6 +154,7 @@ class TokenCanvas(QWidget):
             p.setPen(text_pen)
             p.drawText(self.text_rect(i), Qt.AlignCenter, self.pieces[i][0])
         self._paint_piece_ticks(p, visible, has_colours)
+        paint_window_marks(p, self.rects, self.window_starts, self.shown_window)
         p.setPen(QPen(QColor("#7f8c8d")))
         for m in self.markers:
             p.drawText(m, Qt.AlignCenter, "[\u2026]")
@@ -264,7 +271,8 @@ class TokenView(DeferredRender, QWidget):
         lay.addLayout(head)
         lay.addWidget(self.scroll, 1)
         self.values = np.zeros(0, np.float32)
-        self.canvas.token_clicked.connect(lambda i, shift: self.state.select_token(i, additive=shift))
+        self._shown, self._lo = (None, 0), 0  # (whole review, first token) laid out; a huge one: around its window
+        self.canvas.token_clicked.connect(lambda j, shift: state.windows.select_document_token(j + self._lo, shift))
         state.prediction_changed.connect(self._on_prediction)
         state.layer_head_changed.connect(lambda *_: self.request_render())
         state.selection_changed.connect(self._on_selection)
@@ -273,11 +281,20 @@ class TokenView(DeferredRender, QWidget):
         state.highlighted_words_changed.connect(lambda *_: self.request_render())
 
     def _on_prediction(self, pred) -> None:
-        self.canvas.set_tokens(token_pieces(pred) if pred is not None else [])
-        self.request_render()
+        whole, (lo, hi) = (pred.whole if pred is not None else None), shown_range(pred)
+        many = whole is not None and whole.num_windows > 1
+        self.canvas.window_starts = tuple(int(s) - lo for s in whole.windows[1:, 0]) if many else ()
+        self.canvas.shown_window = tuple(min(max(int(x) - lo, 0), hi - lo) for x in whole.windows[pred.window]) \
+            if many else (0, 0)
+        if whole is None or self._shown[0] is not whole or self._shown[1] != lo:  # a new review or part: lay out
+            self.canvas.set_tokens(token_pieces(whole, lo, hi) if whole is not None else [])
+        self._shown, self._lo = (whole, lo), lo
+        if many and len(self.canvas.rects):  # bring the shown window's first token into view
+            self.scroll.verticalScrollBar().setValue(int(self.canvas.rects[self.canvas.shown_window[0], 1]) - 30)
+        self._on_selection(self.state.selection)
 
     def _on_selection(self, sel) -> None:
-        self.canvas.set_selection(sel)
+        self.canvas.set_selection(tuple(j - self._lo for j in document_selection(self.state.prediction, sel)))
         self.request_render()
 
     def set_importance(self, scores: np.ndarray | None, signed: bool = False, name: str = "") -> None:
@@ -290,12 +307,10 @@ class TokenView(DeferredRender, QWidget):
             scores: float32 [T] aligned with the current prediction's tokens, or None.
             signed: scores can be negative (diverging blue-white-red map, 0 = white).
             name: what the scores are, e.g. "integrated gradients" (shown in the caption and tooltips).
-
-        Bad input (wrong length, no prediction) shows a message in the caption instead of raising.
         """
         if not self.state.set_importance(scores, signed, name):
             pred = self.state.prediction
-            n = pred.num_tokens if pred is not None else 0
+            n = pred.whole.num_tokens if pred is not None else 0
             count = len(np.asarray(scores).reshape(-1))
             self.caption.setText(f"Ignored importance \u201c{name}\u201d: {count} scores for {n} tokens")
 
@@ -303,13 +318,17 @@ class TokenView(DeferredRender, QWidget):
         """The per-token values being shown: (float32 [T], signed, description); empty values (no colours) while the
         flow of the "Show" choice is being computed or cannot be (the description says so)."""
         values, signed, name = token_values(self.state)
-        return (np.zeros(0, np.float32) if values is None else values), signed, name
+        if values is None:
+            return np.zeros(0, np.float32), signed, name
+        values = document_values(self.state.prediction, values)
+        return values[self._lo : self._lo + len(self.canvas.pieces)], signed, name
 
     def highlighted_tokens(self) -> np.ndarray:
         """bool [T]: the prediction's tokens in a highlighted word (the state's ``highlighted_words``)."""
-        pred = self.state.prediction
+        pred = self.state.prediction.whole if self.state.prediction is not None else None
         words = self.state.highlighted_words
-        return np.zeros(0, bool) if pred is None else tokens_in_words(pred.text, pred.offsets, words)
+        lo, hi = self._lo, self._lo + len(self.canvas.pieces)
+        return np.zeros(0, bool) if pred is None else tokens_in_words(pred.text, pred.offsets[lo:hi], words)
 
     def redraw(self) -> None:
         """Recompute the colours (and the highlighted words) for the current state."""

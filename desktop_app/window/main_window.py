@@ -182,6 +182,7 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         self.controller.loaded.connect(self._on_loaded)
         self.controller.load_failed.connect(self._on_load_failed)
         self.controller.prediction.connect(self._on_prediction)
+        self.state.windows.requested.connect(self.show_window)
         self.controller.layer_probabilities.connect(self.state.set_layer_probabilities)
         self.controller.error.connect(self._on_error)
         self.controller.busy_changed.connect(self.busy.setVisible)
@@ -231,6 +232,13 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
             )
             return
         self.controller.analyze(text, self.state.head_mask)
+
+    def show_window(self, window: int) -> None:
+        """Show window ``window`` (0-based) of the long review on display in the attention views (analysed on the
+        inference thread; the whole review's prediction is kept)."""
+        pred = self.state.prediction
+        if pred is not None and pred.document is not None:
+            self.controller.analyze(pred.document.text, self.state.head_mask, window, pred.document)
 
     def switch_model(self, folder: str | Path | None) -> None:
         """Load the model in ``folder`` (None: the bundled model) on the inference thread.
@@ -341,8 +349,11 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         self.model_load_failed.emit(message)
 
     def _on_prediction(self, pred) -> None:
-        verdict = f"{pred.label} ({pred.probabilities.max() * 100:.1f} %)" if len(pred.probabilities) else "attention only"
-        self.statusBar().showMessage(f"{verdict}, {pred.num_tokens} tokens, {pred.elapsed_s * 1000:.0f} ms", 4000)
+        whole = pred.whole  # the whole review (pred is one window of it when it is long)
+        verdict = f"{whole.label} ({whole.probabilities.max() * 100:.1f} %)" if len(pred.probabilities) else "attention only"
+        where = f", window {pred.window + 1} of {pred.whole.num_windows}" if pred.document is not None else ""
+        self.statusBar().showMessage(f"{verdict}, {whole.num_tokens} tokens{where}, {whole.elapsed_s * 1000:.0f} ms",
+                                     4000)
         self.state.set_prediction(pred)  # the views, the prediction panel and the explanation panel follow
 
     def _on_head_mask(self, mask) -> None:

@@ -85,6 +85,9 @@ class MenusMixin:
         tb.addWidget(QLabel("  Head: "))
         self.head_combo.setMinimumContentsLength(12)
         tb.addWidget(self.head_combo)
+        self.window_combo = self.layer_head.window_combo  # a long review's window (desktop_app.document)
+        tb.addWidget(QLabel("  Window: "))
+        tb.addWidget(self.window_combo)
         tb.addWidget(QLabel("  Show: "))
         self.show_combo = self.layer_head.show_combo
         tb.addWidget(self.show_combo)

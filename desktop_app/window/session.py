@@ -217,7 +217,7 @@ def restore(window, session: Session, done=None, offer_switch: bool = True) -> N
         window.show_error(f"The session could not be restored: the analysis failed ({message}).")
 
     def on_prediction(pred) -> None:
-        if pred is None or pred.text != expected["text"]:  # cleared on the way, or an older analysis
+        if pred is None or pred.whole.text != expected["text"]:  # cleared, an older analysis (whole: a long review)
             return
         if pending:  # a pinned text's analysis
             pending.pop(0)
@@ -262,7 +262,7 @@ def _restore_view(window, session: Session, pred) -> list[str]:
     other = []
     for method, data in session.explanations.items():
         result = explanation_from_json(data)
-        if list(result.explanation.tokens) == list(pred.tokens):
+        if list(result.explanation.tokens) == list(pred.whole.tokens):  # a long review: its whole tokens
             state.add_explanation(result)
         else:
             other.append(method)

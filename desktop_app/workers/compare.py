@@ -144,7 +144,8 @@ class CompareWorker(BackgroundWorker):
         if self.should_stop(generation):
             raise CompareCancelled
         try:
-            importance = p.attention_flow(side.text, FLOW_METHOD, head_mask=side.head_mask).importance
+            importance = (p.explain(side.text, FLOW_METHOD, head_mask=side.head_mask).scores if pred.num_windows > 1
+                          else p.attention_flow(side.text, FLOW_METHOD, head_mask=side.head_mask).importance)
             flow = word_sums(importance, words.token_word, len(words.words))
         except NotImplementedError as exc:  # FlowNotSupported: ALTI does not cover this architecture
             note = f"ALTI cannot be shown: {one_line(exc)}"
@@ -241,6 +242,7 @@ class CompareController(QObject):
         pin, pred = self.pin(), self.state.prediction
         if pin is None or pred is None:
             return None
+        pred = pred.whole  # a long review is compared whole, whatever window the attention views show
         return pin.text, mask_key(pin.head_mask), pred.text, mask_key(self.state.head_mask), self.method
 
     def refresh(self) -> int:
@@ -260,7 +262,7 @@ class CompareController(QObject):
             return self.handle.generation
         self._asked = key
         generation = self.handle.next_generation()
-        pin, pred = self.pin(), self.state.prediction
+        pin, pred = self.pin(), self.state.prediction.whole
         self._show(self.latest, "Comparing\u2026")
         self.handle.submit(self.handle.worker.compute, generation, self.predictor,
                            SideRequest(pin.text, pin.head_mask, pin.prediction),

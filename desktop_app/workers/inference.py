@@ -12,6 +12,7 @@ message; no exception ever reaches the event loop.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import logging
 import time
@@ -73,9 +74,13 @@ class InferenceWorker(BackgroundWorker):
         self.predictor, self._reference = predictor, None
         self.loaded.emit(predictor, info)
 
-    def analyze(self, generation: int, text: str, head_mask=None) -> None:
+    def analyze(self, generation: int, text: str, head_mask=None, window: int = 0, document=None) -> None:
         """Run ``predict(text, head_mask=head_mask)`` and the prediction by layer (with the mask and, when heads are
-        off, without) unless a newer request has been made; emits ``result`` or ``failed``."""
+        off, without) unless a newer request has been made; emits ``result`` or ``failed``.
+
+        A text read in several windows (:mod:`model.windows`) answers with the prediction of its window ``window``
+        (``predict(whole.window_text(window))``, ``document`` the whole text's; :mod:`desktop_app.document`); a given
+        ``document`` (the whole prediction of ``text``, another window asked for) is not computed again."""
         if self.is_stale(generation):
             return  # stale: a newer request is queued behind this one
         if self.predictor is None:
@@ -83,13 +88,17 @@ class InferenceWorker(BackgroundWorker):
             return
         self.started.emit(generation)
         try:
-            pred = self.predictor.predict(text, head_mask=head_mask)
+            pred = self.predictor.predict(text, head_mask=head_mask) if document is None else document
+            if pred.num_windows > 1:  # the attention views show one window; the whole review rides along
+                w = min(max(0, int(window)), pred.num_windows - 1)
+                part = self.predictor.predict(pred.window_text(w), head_mask=head_mask)
+                pred = dataclasses.replace(part, document=pred, window=w)
         except Exception as exc:  # noqa: BLE001 - any failure becomes a message
             log.debug("predict failed:\n%s", traceback.format_exc())
             self.failed.emit(generation, one_line(exc))
             return
         self.result.emit(generation, pred)  # first: the prediction is on screen before the plot's passes run
-        probs = self._layer_probabilities(generation, text, head_mask, pred)
+        probs = self._layer_probabilities(generation, pred.text, head_mask, pred)
         if probs is not None and not self.is_stale(generation):
             self.layer_result.emit(generation, probs)
 
@@ -171,9 +180,10 @@ class InferenceController(QObject):
         self._set_busy(False)
         self.load(model_dir, device)
 
-    def analyze(self, text: str, head_mask=None) -> int:
+    def analyze(self, text: str, head_mask=None, window: int = 0, document=None) -> int:
         """Queue ``text`` for analysis with ``head_mask`` ((L, H), 0 = head off; None: every head on); any older
-        outstanding request becomes stale.
+        outstanding request becomes stale. ``window``, ``document``: a long text's window to show, and its whole
+        prediction when known (see :meth:`InferenceWorker.analyze`).
 
         Before the model has loaded, only the newest text is kept and sent once
         it is ready. Returns the request's generation.
@@ -183,7 +193,7 @@ class InferenceController(QObject):
         if not self._ready:
             self._pending = (text, head_mask)
             return generation
-        self.handle.submit(self.handle.worker.analyze, generation, text, head_mask)
+        self.handle.submit(self.handle.worker.analyze, generation, text, head_mask, window, document)
         return generation
 
     def shutdown(self) -> None:

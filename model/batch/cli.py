@@ -86,6 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", metavar="DEV", help="cpu, cuda, cuda:1, ... (default: CUDA when available)")
     p.add_argument("--max-file-mb", type=_positive_float, default=DEFAULT_MAX_FILE_BYTES / 2**20, metavar="M",
                    help="refuse one-review files larger than M MiB (default %(default)g)")
+    p.add_argument("--long-text", choices=("windows", "head_tail"), default="windows",
+                   help="reviews longer than the model's maximum length: read in overlapping windows (default; the "
+                        "num_windows column) or cut to their head and tail (docs/long_documents.md)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     # --- Ray engine (issue 13, model/batch/ray_engine.py) ---
     g = p.add_argument_group("Ray engine (needs the 'cluster' extra)")
@@ -109,6 +112,8 @@ def _ray_usage(args: argparse.Namespace) -> str | None:
                                ("--gpus-per-worker", args.gpus_per_worker)) if v is not None]
     if args.engine != "ray" and ray_only:
         return f"{', '.join(ray_only)} need(s) --engine ray"
+    if args.engine == "ray" and args.long_text != "windows":
+        return "the Ray engine reads long reviews in windows; --long-text head_tail needs --engine local"
     if args.out and args.out.endswith(("/", os.sep)) and args.engine != "ray":
         return "a folder of Parquet shards (--out DIR/) needs --engine ray"
     if _is_shard_folder(args) and args.format not in (None, "parquet"):
@@ -238,7 +243,8 @@ def _score_into(prog: str, args: argparse.Namespace, predictor, writer, max_byte
             chunks = _ray_chunks(args, max_bytes, progress)
         else:
             records = iter_records(args.paths, text_column=args.text_column, max_file_bytes=max_bytes)
-            chunks = score_records(predictor, records, batch_size=args.batch_size, progress=progress)
+            chunks = score_records(predictor, records, batch_size=args.batch_size, progress=progress,
+                                   long_text=args.long_text)
         for rows in chunks:
             writer.write(rows)
             summary.add(rows)

@@ -39,7 +39,8 @@ from .engine import ResultRow
 
 BINARY_LABELS = ("negative", "positive")
 HIST_BINS = 20  # bins of the P(positive) histogram, equal width on [0, 1]
-LENGTH_EDGES = (128, 256, 384)  # token-count bin edges; the last bin holds the longer reviews that were not truncated
+LENGTH_EDGES = (128, 256, 384, 512, 1024)  # token-count bin edges; the last bin holds the longer reviews not truncated
+# (read in windows, model.windows: a review above 512 tokens of the bundled model)
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
@@ -122,8 +123,9 @@ class CorpusMetrics:
         p_positive: float64 [n_scored], P(positive) of every scored row, in row order.
         histogram: the P(positive) :class:`Histogram` (``counts_by_gold`` None without gold).
         by_length: :class:`SliceAccuracy` over token-count bins (``num_tokens``, the classification token included):
-            1-128, 129-256, 257-384, 385+ (not truncated) and "truncated" (longer than the model's limit, cut by
-            the head+tail policy).
+            1-128, 129-256, 257-384, 385-512, 513-1024, 1025+ (not truncated: reviews above the model's limit are read
+            in windows, :mod:`model.windows`) and "truncated" (longer than the model's limit, cut by the head+tail
+            policy).
         by_truncation: :class:`SliceAccuracy` over ``("not truncated", "truncated")``.
         n_bins: the ECE's bin count M.
     """

@@ -3,7 +3,7 @@
 Used by the command line (:mod:`model.batch.cli`) and the GUI's batch panel
 (``desktop_app.batch_panel``), so both produce the same columns::
 
-    source, text, label, p_positive, num_tokens, truncated, gold, correct, status
+    source, text, label, p_positive, num_tokens, truncated, gold, correct, status, num_windows, model
 
 :func:`score_records` pulls records from any iterator (usually
 :func:`model.batch.walk.iter_records`) ``chunk`` at a time, scores the readable
@@ -26,7 +26,7 @@ from typing import Any
 from .readers import Record
 
 EXPORT_COLUMNS = ("source", "text", "label", "p_positive", "num_tokens", "truncated", "gold", "correct", "status",
-                  "model")
+                  "num_windows", "model")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +45,8 @@ class ResultRow:
         gold: the known true label, or "" when unknown.
         correct: ``label == gold`` when both are known, else None.
         status: ``"ok"`` or why the input was not scored.
+        num_windows: the windows the review was read in (:mod:`model.windows`; 1 when it fits or was cut, 0 when
+            not scored).
         model: the folder of the model that scored the row (absolute path, as :func:`model_id` names it; "" when
             not scored or unknown), so rows scored before a model switch, and exports, say which model it was.
     """
@@ -58,6 +60,7 @@ class ResultRow:
     gold: str
     correct: bool | None
     status: str
+    num_windows: int = 1
     model: str = ""
 
     @property
@@ -76,7 +79,7 @@ assert tuple(f.name for f in fields(ResultRow)) == EXPORT_COLUMNS
 def failed_row(record: Record, status: str | None = None) -> ResultRow:
     """The row for a record that was not scored (``status`` overrides the record's)."""
     return ResultRow(record.source, record.text or "", "", None, 0, False, record.gold or "", None,
-                     status or record.status)
+                     status or record.status, 0)
 
 
 def model_id(predictor: Any) -> str:
@@ -98,6 +101,7 @@ def score_records(
     chunk: int = 512,
     progress: Callable[[int], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    long_text: str | None = None,
 ) -> Iterator[list[ResultRow]]:
     """Score a stream of records chunk by chunk; yields each chunk's rows in input order.
 
@@ -114,6 +118,7 @@ def score_records(
         should_stop: checked before each chunk and (by ``score_many``) before
             each batch; when it returns True the engine yields the rows of the
             longest fully scored prefix of the current chunk and stops.
+        long_text: the long-text policy passed to ``score_many`` (None: its default, ``"windows"``).
 
     Yields:
         Non-empty lists of :class:`ResultRow`; concatenated, they follow the
@@ -141,7 +146,8 @@ def score_records(
             if progress is not None:
                 progress(_base + _failed + done)
 
-        scores = predictor.score_many(texts, batch_size, chunk_progress, should_stop) if texts else []
+        policy = {} if long_text is None else {"long_text": long_text}
+        scores = predictor.score_many(texts, batch_size, chunk_progress, should_stop, **policy) if texts else []
         rows = _block_rows(block, dict(zip(ok_idx, scores)), pos, model)
         base += len(block)
         if not texts and progress is not None:
@@ -189,6 +195,7 @@ def _block_rows(block: list[Record], score_at: dict[int, Any], pos: int, model: 
             gold=gold,
             correct=(s.label == gold) if gold else None,
             status="ok",
+            num_windows=int(getattr(s, "num_windows", 1)),
             model=model,
         ))
     return rows

@@ -190,6 +190,7 @@ def parquet_schema(pa: Any) -> Any:
         ("gold", pa.string()),
         ("correct", pa.bool_()),
         ("status", pa.string()),
+        ("num_windows", pa.int64()),
         ("model", pa.string()),
     ])
 
@@ -231,7 +232,7 @@ def excerpt_rows(rows: Iterable[ResultRow], max_chars: int = DEFAULT_EXCERPT_CHA
     return out
 
 
-OPTIONAL_COLUMNS = {"model"}  # added in issue 33: exports written before it still read back (model "")
+OPTIONAL_COLUMNS = {"model", "num_windows"}  # added in issues 33 and 31: exports written before still read back
 
 
 def _parse_bool(v: Any) -> bool | None:
@@ -255,6 +256,7 @@ def _row_from_mapping(d: dict[str, Any]) -> ResultRow:
         gold=str(d.get("gold") or ""),
         correct=_parse_bool(d.get("correct")),
         status=str(d.get("status") or ""),
+        num_windows=int(d.get("num_windows") or (1 if str(d.get("status") or "") == "ok" else 0)),
         model=str(d.get("model") or ""),
     )
 

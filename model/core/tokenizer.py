@@ -160,21 +160,39 @@ class TextEncoder:
         self.cls_id = tokenizer.token_to_id(CLS)
         self.pad_id = tokenizer.token_to_id(PAD)
 
-    def _kept_ids(self, enc) -> tuple[np.ndarray, np.ndarray, int]:
-        """Head+tail selection of one raw encoding: (int64 [T] ids with the classification token first,
-        int64 [T-1] indices of the kept pieces, n pieces in the whole text). ``enc.ids`` is converted once."""
+    @property
+    def specials(self) -> tuple[int, int]:
+        """(special tokens before the pieces, after them): (1, 0), the classification token only."""
+        return 1, 0
+
+    def word_starts(self, piece_ids: np.ndarray) -> np.ndarray:
+        """bool [n]: True where a piece begins a word (not a WordPiece ``##`` continuation); for the windows'
+        starts (:func:`model.windows.window_ranges`). A vocabulary without ``##`` pieces: all True."""
+        if getattr(self, "_continuation", None) is None:
+            vocab = self.tokenizer.get_vocab()
+            table = np.zeros(max(vocab.values(), default=0) + 1, dtype=bool)
+            table[[i for t, i in vocab.items() if t.startswith("##")]] = True
+            self._continuation = table
+        ids = np.asarray(piece_ids, dtype=np.int64)
+        table = self._continuation
+        return ~table[np.clip(ids, 0, len(table) - 1)]
+
+    def _kept_ids(self, enc, whole: bool = False) -> tuple[np.ndarray, np.ndarray, int]:
+        """Head+tail selection of one raw encoding (``whole``: every piece): (int64 [T] ids with the classification
+        token first, int64 [T-1] indices of the kept pieces, n pieces in the whole text). ``enc.ids`` is converted
+        once."""
         all_ids = enc.ids
         n = len(all_ids)
-        keep = head_tail_keep(n, self.max_len - 1)
+        keep = np.arange(n, dtype=np.int64) if whole else head_tail_keep(n, self.max_len - 1)
         ids = np.empty(len(keep) + 1, dtype=np.int64)
         ids[0] = self.cls_id
         ids[1:] = np.asarray(all_ids, dtype=np.int64)[keep]
         return ids, keep, n
 
-    def _finish(self, enc) -> Encoded:
+    def _finish(self, enc, whole: bool = False) -> Encoded:
         # Only the kept pieces' offsets and strings are converted to Python: ``enc.offsets``/``enc.tokens`` build
         # lists of every piece while holding the GIL (346 ms for a 1 MB review, against 21 ms this way).
-        ids, keep, n = self._kept_ids(enc)
+        ids, keep, n = self._kept_ids(enc, whole)
         offsets = np.array([enc.token_to_chars(int(i)) for i in keep], dtype=np.int64).reshape(-1, 2)
         tokens = [self.tokenizer.id_to_token(int(i)) for i in ids[1:]]  # WordPiece tokens are vocabulary entries
         return Encoded(
@@ -185,19 +203,20 @@ class TextEncoder:
             num_source_tokens=n,
         )
 
-    def encode(self, text: str) -> Encoded:
-        """Tokenize one text (any length; truncated to ``max_len``).
+    def encode(self, text: str, whole: bool = False) -> Encoded:
+        """Tokenize one text (any length; truncated to ``max_len``, or every piece with ``whole``: the document
+        that :mod:`model.windows` reads in windows).
 
         Goes through ``encode_batch``, which releases the GIL while the Rust tokenizer works
         (``Tokenizer.encode`` keeps it: a 1 MB review froze the GUI thread for 0.8 s).
         """
-        return self._finish(self.tokenizer.encode_batch([text], add_special_tokens=False)[0])
+        return self._finish(self.tokenizer.encode_batch([text], add_special_tokens=False)[0], whole)
 
     def encode_batch(self, texts: Sequence[str]) -> list[Encoded]:
         """Tokenize many texts in parallel (the Rust tokenizer's threads)."""
         return [self._finish(e) for e in self.tokenizer.encode_batch(list(texts), add_special_tokens=False)]
 
-    def encode_ids_batch(self, texts: Sequence[str]) -> list[tuple[np.ndarray, bool]]:
+    def encode_ids_batch(self, texts: Sequence[str], whole: bool = False) -> list[tuple[np.ndarray, bool]]:
         """Token ids only, for scoring: the same ids as :meth:`encode_batch`, about twice as fast.
 
         Skips what only the views need (token strings, character offsets): ``encode_batch_fast``
@@ -205,12 +224,12 @@ class TextEncoder:
 
         Returns:
             One ``(ids, truncated)`` per text: ids int64 [T] with the classification token first,
-            T <= ``max_len``; truncated as in :class:`Encoded`.
+            T <= ``max_len`` (any T with ``whole``: every piece); truncated as in :class:`Encoded`.
         """
         encode = getattr(self.tokenizer, "encode_batch_fast", self.tokenizer.encode_batch)
         out = []
         for enc in encode(list(texts), add_special_tokens=False):
-            ids, keep, n = self._kept_ids(enc)
+            ids, keep, n = self._kept_ids(enc, whole)
             out.append((ids, n > len(keep)))
         return out
 

@@ -80,15 +80,21 @@ class HFTextEncoder(TextEncoder):
         self.prefix_tokens = [backend.id_to_token(int(i)) for i in self.prefix]
         self.suffix_tokens = [backend.id_to_token(int(i)) for i in self.suffix]
 
-    def _kept_ids(self, enc) -> tuple[np.ndarray, np.ndarray, int]:
-        """(int64 [T] ids with the special tokens, int64 indices of the kept pieces, n pieces in the text)."""
+    @property
+    def specials(self) -> tuple[int, int]:
+        """(special tokens before the pieces, after them)."""
+        return len(self.prefix), len(self.suffix)
+
+    def _kept_ids(self, enc, whole: bool = False) -> tuple[np.ndarray, np.ndarray, int]:
+        """(int64 [T] ids with the special tokens, int64 indices of the kept pieces (``whole``: all), n pieces)."""
         n = len(enc.ids)
-        keep = head_tail_keep(n, self.max_len - len(self.prefix) - len(self.suffix))
+        budget = self.max_len - len(self.prefix) - len(self.suffix)
+        keep = np.arange(n, dtype=np.int64) if whole else head_tail_keep(n, budget)
         ids = np.concatenate([self.prefix, np.asarray(enc.ids, dtype=np.int64)[keep], self.suffix])
         return ids, keep, n
 
-    def _finish(self, enc) -> Encoded:
-        ids, keep, n = self._kept_ids(enc)
+    def _finish(self, enc, whole: bool = False) -> Encoded:
+        ids, keep, n = self._kept_ids(enc, whole)
         offsets = np.array([enc.token_to_chars(int(i)) or (0, 0) for i in keep], dtype=np.int64).reshape(-1, 2)
         pieces = [self.tokenizer.id_to_token(int(i)) for i in ids[len(self.prefix) : len(ids) - len(self.suffix)]]
         special = np.zeros(len(ids), dtype=bool)
@@ -104,17 +110,17 @@ class HFTextEncoder(TextEncoder):
             special=special,
         )
 
-    def encode(self, text: str) -> Encoded:
-        """Tokenize one text (any length; head+tail truncated to ``max_len``); offsets index ``text``."""
-        return super().encode(normalise_breaks(text))
+    def encode(self, text: str, whole: bool = False) -> Encoded:
+        """Tokenize one text (any length; head+tail truncated to ``max_len``, or whole); offsets index ``text``."""
+        return super().encode(normalise_breaks(text), whole)
 
     def encode_batch(self, texts: Sequence[str]) -> list[Encoded]:
         """Tokenize many texts (the Rust tokenizer's threads)."""
         return super().encode_batch([normalise_breaks(t) for t in texts])
 
-    def encode_ids_batch(self, texts: Sequence[str]) -> list[tuple[np.ndarray, bool]]:
-        """``(ids int64 [T], truncated)`` per text, T <= ``max_len``, special tokens included (no offsets)."""
-        return super().encode_ids_batch([normalise_breaks(t) for t in texts])
+    def encode_ids_batch(self, texts: Sequence[str], whole: bool = False) -> list[tuple[np.ndarray, bool]]:
+        """``(ids int64 [T], truncated)`` per text, T <= ``max_len`` unless ``whole``, special tokens included."""
+        return super().encode_ids_batch([normalise_breaks(t) for t in texts], whole)
 
 
 def encoder_for(tok, max_len: int) -> HFTextEncoder:

@@ -1,0 +1,226 @@
+"""The model side of whole documents: window inputs, their forward passes, and explanations merged over windows.
+
+:mod:`model.windows` (NumPy only) says where the windows are and how their results combine; this module builds the
+windows' token ids from a whole encoding, runs them, and runs the per-window explanation, faithfulness and flow of
+:class:`model.Predictor` on each window's text (``text[chars[w, 0]:chars[w, 1]]``, which a WordPiece tokenizer
+splits into exactly the window's pieces, since windows start at word starts). Used by :class:`model.Predictor` only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from .core.tokenizer import Encoded, head_tail_keep
+from .windows import DocumentWindows, aggregate, document_windows, merge_token_scores, view_weights, window_ranges
+
+Predictor = Any  # a model.Predictor (not imported: model.predictor imports this module)
+
+WINDOW_BATCH = 8  # windows per forward pass (bounded memory: no T x T matrix over a whole document)
+
+
+def window_inputs(encoder, ids: np.ndarray, stride: int | None = None,
+                  head_tail: bool = True) -> tuple[list[np.ndarray], np.ndarray]:
+    """The model inputs of a whole encoding's views: its windows, then (``head_tail``, W > 1) its head+tail cut.
+
+    Args:
+        encoder: the predictor's text encoder (``specials``, ``max_len``, ``word_starts``).
+        ids: int64 [T] the whole document's ids (special prefix, every piece, special suffix).
+        stride: pieces between window starts (default :func:`model.windows.default_stride`).
+        head_tail: add the head+tail cut (:func:`model.core.tokenizer.head_tail_keep`) after the windows of a text
+            read in several.
+
+    Returns:
+        (W (+ 1) int64 id arrays, each the special prefix + the view's pieces + the suffix; int64 [W, 2] the windows'
+        piece ranges). One window that fits is ``ids`` itself (the same array).
+    """
+    P, S = encoder.specials
+    pieces = ids[P : len(ids) - S]
+    budget = encoder.max_len - P - S
+    if len(pieces) <= budget:
+        return [ids], np.array([[0, len(pieces)]], dtype=np.int64)
+    ranges = window_ranges(len(pieces), budget, stride, encoder.word_starts(pieces))
+    pre, suf = ids[:P], ids[len(ids) - S :]
+    views = [pieces[s:e] for s, e in ranges] + ([pieces[head_tail_keep(len(pieces), budget)]] if head_tail else [])
+    return [np.concatenate([pre, v, suf]) for v in views], ranges
+
+
+@torch.inference_mode()
+def forward_logits(predictor: Predictor, inputs: list[np.ndarray], head_mask=None) -> torch.Tensor:
+    """Logits of each input, :data:`WINDOW_BATCH` padded inputs per forward pass (the SDPA path, no weights).
+
+    Returns:
+        float tensor [W, C] on the CPU.
+    """
+    out = []
+    for b in range(0, len(inputs), WINDOW_BATCH):
+        ids, mask = predictor.encoder.pad_ids(inputs[b : b + WINDOW_BATCH])
+        with predictor.masked(head_mask):
+            logits, _ = predictor.model(torch.from_numpy(ids).to(predictor.device),
+                                        torch.from_numpy(mask).to(predictor.device))
+        out.append(logits.float().cpu())
+    return torch.cat(out)
+
+
+def whole_windows(predictor: Predictor, enc: Encoded) -> DocumentWindows:
+    """The :class:`model.windows.DocumentWindows` of a whole encoding (``predictor.encoder.encode(text, whole=True)``)."""
+    P, S = predictor.encoder.specials
+    special = np.zeros(len(enc.ids), dtype=bool)
+    special[:P] = True
+    special[len(special) - S :] = True
+    pieces = enc.ids[P : len(enc.ids) - S]
+    return document_windows(enc.offsets, special, predictor.encoder.max_len - P - S, None,
+                            predictor.encoder.word_starts(pieces))
+
+
+def head_tail_tokens(windows: DocumentWindows, budget: int) -> np.ndarray:
+    """int64 [T_cut]: the document token index of each token of the head+tail cut (special tokens included)."""
+    n = windows.num_tokens - windows.prefix - windows.suffix
+    keep = head_tail_keep(n, budget) + windows.prefix
+    suf = np.arange(windows.num_tokens - windows.suffix, windows.num_tokens)
+    return np.concatenate([np.arange(windows.prefix), keep, suf]).astype(np.int64)
+
+
+def window_text(text: str, windows: DocumentWindows, w: int) -> str:
+    """The source text of window ``w``'s pieces."""
+    s, e = (int(x) for x in windows.chars[w])
+    return text[s:e]
+
+
+def window_token_map(predictor: Predictor, text: str, windows: DocumentWindows, w: int, tokens_w: int) -> np.ndarray:
+    """int64 [tokens_w]: the document token index of each token of window ``w``'s text encoded alone (-1 for none).
+
+    The window's tokens equal the document's in its range (windows start at word starts); when another tokenizer
+    splits the window's edge differently, tokens are matched by their character spans instead."""
+    idx = windows.tokens_of(w)
+    if len(idx) == tokens_w:
+        return idx
+    enc_w = predictor.encode(window_text(text, windows, w))
+    doc = predictor.encoder.encode(text, whole=True)
+    base = int(windows.chars[w, 0])
+    at = {(int(s), int(e)): j for j, (s, e) in enumerate(doc.offsets) if e > s}
+    P, _ = predictor.encoder.specials
+    out = np.array([at.get((int(s) + base, int(e) + base), -1) if e > s else -1 for s, e in enc_w.offsets])
+    out[:P] = np.arange(P)
+    return out.astype(np.int64)
+
+
+def explain_document(predictor: Predictor, text: str, method: str, prediction, target: int | None, **kwargs):
+    """Explain a long text: each of its views (windows, head+tail cut) explained for the document's class, the
+    scores merged (:func:`model.windows.merge_token_scores` with :func:`model.windows.view_weights`: a document
+    token's score is the weighted sum of its scores in the views that read it). ``progress`` gets (views done, V).
+
+    Returns:
+        :class:`model.explain.Explanation` with float32 [T] scores over the document's T tokens.
+    """
+    from .explain.records import Explanation
+
+    windows = prediction.document_windows()
+    target = prediction.label_index if target is None else int(target)
+    progress = kwargs.pop("progress", None)
+    weights = view_weights(windows.count)
+    scores, maps, elapsed, deltas = [], [], 0.0, []
+    for v in range(len(weights)):
+        if v < windows.count:
+            e = predictor.explain(window_text(text, windows, v), method, target=target, **kwargs)
+            maps.append(window_token_map(predictor, text, windows, v, len(e.scores)))
+        else:  # the head+tail cut of the whole text
+            e = predictor.explain(text, method, target=target, long_text="head_tail", **kwargs)
+            P, S = predictor.encoder.specials
+            maps.append(head_tail_tokens(windows, predictor.encoder.max_len - P - S))
+        scores.append(e.scores)
+        elapsed += e.elapsed_s
+        if e.convergence_delta is not None:
+            deltas.append(abs(e.convergence_delta))
+        if progress is not None:
+            progress(v + 1, len(weights))
+    merged = merge_token_scores(scores, maps, windows.num_tokens, weights)
+    return Explanation(method=method, scores=merged, signed=e.signed, target=target, elapsed_s=elapsed,
+                       convergence_delta=max(deltas) if deltas else None, tokens=list(prediction.tokens))
+
+
+def faithfulness_document(predictor: Predictor, text: str, explanation, prediction, **kwargs):
+    """ERASER faithfulness of a whole-document explanation: each view of the text (windows, head+tail cut) measured
+    with the explanation's scores of its tokens; the views' comprehensiveness and sufficiency averaged with the
+    aggregation's weights (:func:`model.windows.view_weights`).
+
+    Returns:
+        :class:`model.explain.Faithfulness`: AOPCs and per-k values the weighted means over the views, ``p_full``
+        the document's probability of the class, ``elapsed_s`` the sum.
+    """
+    import dataclasses
+
+    from .explain.erasure import faithfulness
+
+    windows = prediction.document_windows()
+    weights = view_weights(windows.count)
+    P, S = predictor.encoder.specials
+    parts = []
+    for v in range(len(weights)):
+        sub = window_text(text, windows, v) if v < windows.count else text
+        idx = (window_token_map(predictor, text, windows, v, len(predictor.encode(sub).ids)) if v < windows.count
+               else head_tail_tokens(windows, predictor.encoder.max_len - P - S))
+        scores = np.where(idx >= 0, np.asarray(explanation.scores)[np.maximum(idx, 0)], 0.0).astype(np.float32)
+        part = dataclasses.replace(explanation, scores=scores, tokens=[explanation.tokens[max(i, 0)] for i in idx])
+        parts.append(faithfulness(predictor, sub, part, **kwargs))
+
+    def mean(values) -> float:
+        return float(sum(wt * v for wt, v in zip(weights, values, strict=True)))
+
+    first = parts[0]
+    per_k = {k: {m: mean([p.per_k[k][m] for p in parts]) for m in first.per_k[k]} for k in first.per_k}
+    return dataclasses.replace(
+        first, comprehensiveness_aopc=mean([p.comprehensiveness_aopc for p in parts]),
+        sufficiency_aopc=mean([p.sufficiency_aopc for p in parts]), per_k=per_k, p_full=prediction.probabilities[
+            first.target].item(), elapsed_s=sum(p.elapsed_s for p in parts))
+
+
+class WindowCollector:
+    """The windows of a batch of encoded texts as scoring items, and each text's :class:`model.prediction.Score`
+    once all its windows are scored (for :meth:`model.Predictor.score_many`).
+
+    Args:
+        encoder: the predictor's text encoder.
+        encoded: ``(ids int64 [T], truncated)`` per text (``encode_ids_batch``; ``whole=True`` for windows).
+        labels: the class names.
+        windowed: read long texts in windows (False: each text is one item, as encoded).
+    """
+
+    def __init__(self, encoder, encoded: list[tuple[np.ndarray, bool]], labels: tuple[str, ...], windowed: bool):
+        self.labels = labels
+        self.items: list[np.ndarray] = []
+        self.owner: list[int] = []
+        self.ranges: list[np.ndarray] = []
+        self.truncated = [t for _, t in encoded]
+        self.num_tokens = [len(ids) for ids, _ in encoded]
+        for k, (ids, _) in enumerate(encoded):
+            inputs, ranges = window_inputs(encoder, ids) if windowed else ([ids], np.zeros((1, 2), np.int64))
+            self.items.extend(inputs)
+            self.owner.extend([k] * len(inputs))
+            self.ranges.append(ranges)
+        views = [len(r) + (len(r) > 1) for r in self.ranges]  # windows, and the head+tail cut of a long text
+        self.first = np.cumsum([0] + views)  # item index of each text's first view
+        self.logits: dict[int, np.ndarray] = {}
+        self.left = views
+
+    def add(self, item: int, logits: np.ndarray, probs: np.ndarray):
+        """Record one item's float [C] logits and probabilities; returns (text index, Score) when that text is
+        complete, else None. A one-window text's Score holds ``probs`` as given (today's bits)."""
+        from .prediction import Score
+
+        k = self.owner[item]
+        self.logits[item] = logits
+        self.left[k] -= 1
+        if self.left[k]:
+            return None
+        W = len(self.ranges[k])
+        if W == 1:
+            p = probs.astype(np.float32)
+        else:  # the windows, then the head+tail cut
+            z = np.stack([self.logits.pop(self.first[k] + v) for v in range(W + 1)])
+            z = aggregate(z[:W], self.ranges[k], head_tail=z[W])
+            p = torch.from_numpy(np.asarray(z, np.float32)).softmax(-1).numpy()
+        self.logits.pop(item, None)
+        return k, Score(self.labels[int(p.argmax())], p, self.truncated[k], self.num_tokens[k], num_windows=W)

@@ -1,0 +1,139 @@
+"""Whole documents (issue 31): the windows policy of predict/score_many/explain/faithfulness/flow and batch rows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from model.testing import SAMPLE_TEXTS
+from model.windows import aggregate, merge_token_scores, view_weights, window_ranges, window_weights
+
+LONG = " ".join(SAMPLE_TEXTS * 6)  # about 500 word pieces: several windows of the tiny model's 64 tokens
+
+
+def test_a_text_that_fits_gives_identical_results_under_both_policies(tiny_predictor):
+    for text in SAMPLE_TEXTS:
+        a = tiny_predictor.predict(text)  # default: windows
+        b = tiny_predictor.predict(text, long_text="head_tail")
+        assert a.num_windows == 1 and a.tokens == b.tokens
+        for name in ("logits", "probabilities", "attention", "offsets"):
+            assert np.array_equal(getattr(a, name), getattr(b, name)), name
+        assert np.array_equal(a.window_logits[0], a.logits)
+    many = tiny_predictor.score_many(SAMPLE_TEXTS)
+    cut = tiny_predictor.score_many(SAMPLE_TEXTS, long_text="head_tail")
+    assert all(np.array_equal(x.probabilities, y.probabilities) and x.num_windows == 1 for x, y in zip(many, cut))
+    e1 = tiny_predictor.explain(SAMPLE_TEXTS[0], "grad_x_input")
+    e2 = tiny_predictor.explain(SAMPLE_TEXTS[0], "grad_x_input", long_text="head_tail")
+    assert np.array_equal(e1.scores, e2.scores)
+
+
+@pytest.mark.parametrize("n, budget, stride", [(10, 10, 5), (11, 10, 5), (100, 10, 3), (1000, 63, 31), (64, 63, 63),
+                                               (500, 511, 256), (2000, 511, 256), (2000, 511, 511)])
+def test_windows_cover_every_piece(n, budget, stride):
+    rng = np.random.default_rng(n + budget)
+    for word_start in (None, rng.random(n) < 0.6):
+        r = window_ranges(n, budget, stride, word_start)
+        covered = np.zeros(n, bool)
+        for s, e in r:
+            assert 0 <= s < e <= n and e - s <= budget
+            covered[s:e] = True
+        assert covered.all() and r[-1, 1] == n and (np.diff(r[:, 0]) > 0).all()
+        if word_start is not None:  # a start moves to a word start where one lies in the part already read
+            assert all(word_start[s] or not word_start[s:prev_e].any() for (s, _), (_, prev_e) in zip(r[1:], r[:-1]))
+
+
+def test_a_long_prediction_covers_the_whole_text(tiny_predictor):
+    pred = tiny_predictor.predict(LONG)
+    cut = tiny_predictor.predict(LONG, long_text="head_tail")
+    assert cut.truncated and cut.num_windows == 1
+    assert not pred.truncated and pred.num_windows > 3
+    assert pred.num_tokens == pred.num_source_tokens + 1  # every piece, and [CLS]
+    assert pred.offsets[-1, 1] == len(LONG.rstrip())  # the last word is there
+    covered = np.zeros(pred.num_tokens, bool)
+    for s, e in pred.windows:
+        covered[s:e] = True
+    assert covered[1:].all()
+    assert pred.attention.shape[-1] <= tiny_predictor.config.max_len  # no T x T over the document
+    for w in range(pred.num_windows):  # each window's text alone gives its pieces and its logits
+        alone = tiny_predictor.predict(pred.window_text(w))
+        s, e = pred.windows[w]
+        assert alone.tokens[1:] == pred.tokens[s:e]
+        assert np.allclose(alone.logits, pred.window_logits[w], atol=1e-5)
+    assert np.allclose(pred.head_tail_logits, cut.logits, atol=1e-5)  # the second view: the head+tail cut
+    assert np.allclose(pred.logits, 0.5 * pred.window_logits.mean(0) + 0.5 * pred.head_tail_logits, atol=1e-6)
+    assert pred.window_of(int(pred.windows[-1, 1]) - 1) == pred.num_windows - 1
+    scores = tiny_predictor.score_many([LONG, SAMPLE_TEXTS[0]])
+    assert scores[0].num_windows == pred.num_windows and scores[1].num_windows == 1
+    assert np.allclose(scores[0].probabilities, pred.probabilities, atol=1e-5)
+
+
+def test_the_aggregation_on_a_hand_made_two_window_text():
+    logits = np.array([[2.0, 0.0], [0.0, 1.0]], np.float32)
+    ranges = np.array([[0, 10], [5, 10]])  # window 1 reads 5 pieces, window 0 ten
+    assert np.allclose(aggregate(logits, ranges, "mean"), [1.0, 0.5])
+    assert np.allclose(aggregate(logits, ranges, "weighted"), [4 / 3, 1 / 3])
+    assert np.allclose(window_weights(ranges, "fresh"), [1.0, 0.0], atol=0.1)
+    cut = np.array([0.0, 3.0], np.float32)  # the head+tail cut's logits
+    assert np.allclose(aggregate(logits, ranges, head_tail=cut), [0.5 * 1.0 + 0.0, 0.5 * 0.5 + 1.5])  # the default
+    with pytest.raises(ValueError, match="head"):
+        aggregate(logits, ranges)
+    assert np.array_equal(aggregate(logits[:1], ranges[:1]), logits[0])  # one window: its own bits
+    assert np.allclose(view_weights(2), [0.25, 0.25, 0.5]) and np.array_equal(view_weights(1), [1.0])
+
+
+def test_merged_token_scores_follow_the_stated_rule():
+    # document: [CLS] a b c d; window 0 reads a b c, window 1 reads c d
+    scores = [np.array([1.0, 2.0, 3.0, 4.0]), np.array([10.0, 30.0, 50.0])]
+    tokens = [np.array([0, 1, 2, 3]), np.array([0, 3, 4])]
+    w = np.array([0.75, 0.25])
+    out = merge_token_scores(scores, tokens, 5, w)
+    assert np.allclose(out, [0.75 * 1 + 0.25 * 10, 0.75 * 2, 0.75 * 3, 0.75 * 4 + 0.25 * 30, 0.25 * 50])
+
+
+def test_explanations_of_a_long_text_span_it(tiny_predictor):
+    pred = tiny_predictor.predict(LONG)
+    for method in ("grad_x_input", "rollout"):
+        e = tiny_predictor.explain(LONG, method, prediction=pred)
+        assert e.scores.shape == (pred.num_tokens,) and e.tokens == list(pred.tokens)
+        assert np.count_nonzero(e.scores[1:]) == pred.num_tokens - 1  # every word gets a score
+        parts = [tiny_predictor.explain(pred.window_text(w), method, target=pred.label_index)
+                 for w in range(pred.num_windows)]
+        parts.append(tiny_predictor.explain(LONG, method, target=pred.label_index, long_text="head_tail"))
+        maps = [pred.document_windows().tokens_of(w) for w in range(pred.num_windows)]
+        n = pred.num_tokens - 1
+        maps.append(np.concatenate([[0], 1 + np.r_[0:15, n - 48:n]]))  # [CLS], the head's 15 pieces, the tail's 48
+        want = merge_token_scores([p.scores for p in parts], maps, pred.num_tokens, view_weights(pred.num_windows))
+        assert np.allclose(e.scores, want, atol=1e-6)
+    f = tiny_predictor.faithfulness(LONG, e)
+    assert np.isfinite(f.comprehensiveness_aopc) and f.p_full == pytest.approx(float(pred.probabilities[e.target]))
+    flow = tiny_predictor.attention_flow(LONG, "value_norm", window=1)
+    assert list(flow.tokens) == list(tiny_predictor.predict(pred.window_text(1)).tokens)
+
+
+def test_batch_rows_and_the_scorer_say_how_many_windows(tiny_predictor, tmp_path):
+    from model.batch.cli import main
+    from model.batch.engine import score_records
+    from model.batch.export import read_results
+    from model.batch.readers import Record
+
+    recs = [Record("a", LONG, None, "ok"), Record("b", SAMPLE_TEXTS[0], None, "ok")]
+    rows = [r for chunk in score_records(tiny_predictor, recs) for r in chunk]
+    assert rows[0].num_windows > 3 and not rows[0].truncated and rows[1].num_windows == 1
+    cut = [r for chunk in score_records(tiny_predictor, recs, long_text="head_tail") for r in chunk]
+    assert cut[0].num_windows == 1 and cut[0].truncated
+    src = tmp_path / "long.txt"
+    src.write_text(LONG, encoding="utf-8")
+    for policy, windows in (("windows", rows[0].num_windows), ("head_tail", 1)):
+        out = tmp_path / f"{policy}.csv"
+        assert main([str(src), "--model", str(tiny_predictor.model_dir), "--device", "cpu", "--no-progress",
+                     "--long-text", policy, "-o", str(out)]) == 0
+        assert read_results(out)[0].num_windows == windows
+
+
+def test_a_one_megabyte_text_is_scored_in_bounded_memory(tiny_predictor):
+    text = (LONG + " ") * (1_000_000 // len(LONG) + 1)
+    assert len(text) > 1_000_000
+    score = tiny_predictor.score_many([text])[0]
+    assert score.ok and score.num_windows > 1000
+    pred = tiny_predictor.predict(text[:100_000])  # attention of one window only, never T x T
+    assert pred.num_windows > 100 and pred.attention.shape[-1] <= tiny_predictor.config.max_len
