@@ -14,6 +14,8 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
+from .colours import NEUTRAL, class_colour
+
 MARGIN = (20.0, 8.0, 6.0, 18.0)  # left, top, right, bottom pixels around the plot area
 
 
@@ -51,6 +53,7 @@ class DocumentPlot(QWidget):
                         "window in the attention views")
         self.x = np.zeros(0)  # [W] middle token of each window
         self.y = np.zeros(0)  # [W] P(class) of each window
+        self.predicted = np.zeros(0, np.int64)  # [W] each window's predicted class (its point's class colour)
         self.total = 1  # tokens of the review
         self.current = 0
         self.class_name = ""
@@ -62,6 +65,7 @@ class DocumentPlot(QWidget):
         c = 1 if len(whole.labels) == 2 else whole.label_index
         self.x = whole.windows.mean(axis=1)
         self.y = whole.window_probabilities[:, c].astype(np.float64)
+        self.predicted = np.asarray(whole.window_probabilities).argmax(axis=1)
         self.total = max(1, whole.num_tokens)
         self.current = int(current)
         self.class_name = whole.labels[c]
@@ -107,11 +111,11 @@ class DocumentPlot(QWidget):
         path = QPainterPath(pts[0])
         for q in pts[1:]:
             path.lineTo(q)
-        p.setPen(QPen(QColor("#2874a6"), 2.0))
+        p.setPen(QPen(QColor(NEUTRAL), 2.0))
         p.drawPath(path)
         for k, q in enumerate(pts):
-            p.setBrush(QColor("#1a7f37") if self.y[k] >= 0.5 else QColor("#c0392b"))
-            p.setPen(QPen(QColor("#1f3a93"), 2.5) if k == self.current else Qt.NoPen)
+            p.setBrush(QColor(class_colour(int(self.predicted[k]))))  # the one class palette (model.palette)
+            p.setPen(QPen(QColor("#000000"), 2.0) if k == self.current else Qt.NoPen)
             r = 6.0 if k == self.current else 4.0
             p.drawEllipse(q, r, r)
 
