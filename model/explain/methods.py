@@ -231,7 +231,7 @@ def _flow(method: str) -> Callable[[Request], MethodResult]:
         enc = r.predictor.encode(r.text)
         ids = torch.from_numpy(enc.ids).unsqueeze(0).to(r.predictor.device)  # (1, T)
         out = compute_flow(r.predictor.model, ids, torch.ones_like(ids, dtype=torch.bool), method, r.head_mask,
-                           lock=forward_lock_of(r.predictor))
+                           lock=forward_lock_of(r.predictor), contributions_only=True)
         target = int(out["logits"].argmax()) if r.target is None else r.target
         if "contributions" in out:
             return class_scores(out["contributions"].numpy(), target), list(enc.tokens), target, None
