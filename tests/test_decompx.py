@@ -82,3 +82,15 @@ def test_contributions_only_equals_the_full_pass(which, tiny_predictor, bert):
     pos = p.predict(TEXT).label_index
     scores = p.explain(TEXT, "decompx", target=pos).scores
     np.testing.assert_allclose(scores, p.attention_flow(TEXT, "decompx").target_scores(pos), atol=1e-5)
+
+
+def test_decompx_reports_progress_per_layer_and_can_be_cancelled(bert):
+    from model.explain import ExplanationCancelled
+
+    seen = []
+    bert.explain(TEXT, "decompx", progress=lambda done, total: seen.append((done, total)))
+    L = bert.config.n_layers
+    assert seen[:L] == [(n, L) for n in range(1, L + 1)]
+    asked = []
+    with pytest.raises(ExplanationCancelled):
+        bert.explain(TEXT, "decompx", should_stop=lambda: asked.append(1) or len(asked) > 2)  # stops at layer 2

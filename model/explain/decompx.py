@@ -40,6 +40,7 @@ H heads.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import torch
@@ -231,7 +232,8 @@ def head_decompose(x: torch.Tensor, taps: ModelTaps) -> torch.Tensor:
 
 
 def decompx(caps: list[LayerCapture], taps: ModelTaps, rows: list, logits: torch.Tensor,
-            dtype: torch.dtype = torch.float32, contributions_only: bool = False) -> dict:
+            dtype: torch.dtype = torch.float32, contributions_only: bool = False,
+            progress: Callable[[int, int], None] | None = None, should_stop: Callable[[], bool] | None = None) -> dict:
     """DecompX of one text (see the module docstring).
 
     Args:
@@ -240,6 +242,7 @@ def decompx(caps: list[LayerCapture], taps: ModelTaps, rows: list, logits: torch
         dtype: precision of the decomposed states (float32, or bfloat16 where the CPU computes it natively).
         contributions_only: skip ``matrices`` and ``aggregated`` (None), and with [CLS] pooling decompose only the
             [CLS] row of the last layer (the read-out needs no other): what an explanation needs.
+        progress: called as ``progress(layers done, L)`` after each layer. should_stop: asked before each layer.
 
     Returns:
         ``contributions`` (T, C), summing over the tokens to ``logits``; ``matrices`` (L, T, T) = ||x_i^(l)[k]||;
@@ -247,19 +250,24 @@ def decompx(caps: list[LayerCapture], taps: ModelTaps, rows: list, logits: torch
         class minus the mean of the other classes' (:func:`model.flow.class_scores`).
 
     Raises:
-        ValueError: the model has no classification head.
+        ValueError: the model has no classification head. ExplanationCancelled: ``should_stop()`` returned True.
     """
     from ..flow import class_scores
+    from .records import ExplanationCancelled
 
     if not taps.head:
         raise ValueError("DecompX explains the logits, and this model has no classification head")
     x, norms = None, []
     cls = next((op for kind, op in taps.head if kind == "pool"), None) == "cls"
     for n, (cap, lt, row) in enumerate(zip(caps, taps.layers, rows)):
+        if should_stop is not None and should_stop():
+            raise ExplanationCancelled("DecompX was cancelled")
         last_cls = contributions_only and cls and n == len(caps) - 1
         x = layer_decompose(x, cap, lt, taps.n_heads, row, dtype, rows=1 if last_cls else None)  # (T, K, D)
         if not contributions_only:
             norms.append(torch.linalg.vector_norm(x, dim=-1, dtype=torch.float32))  # (T, K)
+        if progress is not None:
+            progress(n + 1, len(caps))
     contributions = head_decompose(x, taps)  # (K, C)
     matrices = aggregated = None
     if norms:
