@@ -50,6 +50,7 @@ class ModelInfo:
         pe_kind: the positional-encoding kind, e.g. "sinusoidal" or "learned absolute (512 positions)".
         pe_note: why there is no positional matrix ("" when there is one).
         has_head: False for a bare encoder (attention-only mode: no labels, no probabilities).
+        precision: "fp32" or "bf16", what ``predict`` and ``score_many`` run in (:mod:`model.precision`).
     """
 
     n_layers: int
@@ -70,15 +71,16 @@ class ModelInfo:
     pe_kind: str = "sinusoidal"
     pe_note: str = ""
     has_head: bool = True
+    precision: str = "fp32"
 
     def __post_init__(self) -> None:
         freeze_arrays(self)
 
     def summary(self) -> str:
-        """One line for the status bar: family, layers x heads, d_model, positional encoding, device."""
+        """One line for the status bar: family, layers x heads, d_model, positional encoding, device, precision."""
         head = "" if self.has_head else ", attention only (no classification head)"
         return (f"{self.family}: {self.n_layers} layers \u00d7 {self.n_heads} heads, d_model {self.d_model}, "
-                f"max {self.max_len} tokens, PE {self.pe_kind}{head} \u2014 {self.device_name}")
+                f"max {self.max_len} tokens, PE {self.pe_kind}{head} \u2014 {self.device_name}, {self.precision}")
 
 
 def _model_card(model_dir: Path | None) -> str:
@@ -123,6 +125,7 @@ def build_model_info(predictor: Any, load_s: float, pe_worked_example: np.ndarra
         family=getattr(cfg, "family", "Attention Explorer encoder"),
         pe_kind=getattr(cfg, "pe_kind", "sinusoidal"),
         pe_note=note,
+        precision=getattr(predictor, "precision", "fp32"),
         has_head=len(cfg.labels) > 0,
     )
 

@@ -32,6 +32,7 @@ from .hf.loading import is_hf_folder, load_hf_folder
 from .info import PE_WORKED_EXAMPLE, ModelInfo, build_model_info
 from .inputs import check_text, resolve_device, token_budget_batches
 from .internals import AttentionInternals, EmbeddingNorms
+from .precision import autocast, resolve as resolve_precision
 from .prediction import NoClassificationHead, NoPositionalMatrix, Prediction, Score
 
 
@@ -63,6 +64,7 @@ class Predictor(PredictorAnalysis):
         self.device = device
         self.model_dir = model_dir
         self.metrics = metrics or {}
+        self.precision = "fp32"  # of predict and score_many: "fp32" or "bf16" (:meth:`use_precision`)
 
     @property
     def config(self) -> EncoderConfig | HFModelSummary:
@@ -129,7 +131,15 @@ class Predictor(PredictorAnalysis):
         """A Predictor for another thread (see the class docstring): its own copy of the model's weights on
         the same device (a few MB for the shipped model), the read-only tokenizer and metadata shared.
         Its results equal this Predictor's."""
-        return Predictor(copy.deepcopy(self.model), self.encoder, self.device, self.model_dir, self.metrics)
+        twin = Predictor(copy.deepcopy(self.model), self.encoder, self.device, self.model_dir, self.metrics)
+        twin.precision = self.precision
+        return twin
+
+    def use_precision(self, requested: str = "auto") -> str:
+        """Run ``predict`` and ``score_many`` in ``requested`` precision ("auto", "fp32", "bf16"; auto: decided by
+        :func:`model.precision.resolve`); returns the one in use, "fp32" or "bf16". Raises ValueError: unknown one."""
+        self.precision = resolve_precision(requested, self)
+        return self.precision
 
     def encode(self, text: str) -> Encoded:
         """Tokenize ``text`` as the model will see it (see :class:`model.core.tokenizer.Encoded`).
@@ -155,7 +165,7 @@ class Predictor(PredictorAnalysis):
         enc = self.encode(text)
         ids = torch.from_numpy(enc.ids).unsqueeze(0).to(self.device)  # (1, T)
         mask = torch.ones_like(ids, dtype=torch.bool)  # (1, T)
-        with self.masked(hm):
+        with self.masked(hm), autocast(self.precision, self.device):
             logits, attn = self.model(ids, mask, need_weights=True)  # (1, C), (1, L, H, T, T)
         probs = logits.softmax(-1)[0].float().cpu().numpy()  # (C,); (0,) in attention-only mode
         attention = attn[0].float().cpu().numpy()
@@ -297,7 +307,7 @@ class Predictor(PredictorAnalysis):
                     k = next((i for i, s in enumerate(slots) if s is None), len(slots))
                     return results + slots[:k]  # type: ignore[operator]
                 ids, mask = self.encoder.pad_ids([encoded[i][0] for i in idx])  # (B, T) each
-                with self.masked(hm):
+                with self.masked(hm), autocast(self.precision, self.device):
                     logits, _ = self.model(torch.from_numpy(ids).to(self.device), torch.from_numpy(mask).to(self.device))
                 probs = logits.softmax(-1).float().cpu().numpy()  # (B, C)
                 for row, i in enumerate(idx):

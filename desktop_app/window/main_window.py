@@ -49,7 +49,7 @@ from .head_importance import load_head_importance_dialog
 from .layout import LayoutMixin
 from .menus import MenusMixin
 from .model_menu import ModelMenu
-from .settings import APP_NAME, app_settings
+from .settings import APP_NAME, app_settings, precision_setting
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +103,7 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         self._shown = False
         self.state = ExplorerState(self)
         self.controller = InferenceController(self)
+        self.controller.precision = precision_setting()
         self.internals = InternalsController(self.state, self)  # Q, K, V of the selected layer, on a worker
         self.flows = FlowController(self.state, self)  # value norms / ALTI of the current text, on a worker
         self.predictor_loaded.connect(self.internals.set_predictor)
