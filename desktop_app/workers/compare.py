@@ -211,6 +211,7 @@ class CompareController(QObject):
         self.predictor = None
         self.method = DEFAULT_METHOD
         self.method_chosen = False  # the user picked the method (else the default, DecompX where it is quick)
+        self._views: list = []  # the connected views (:meth:`connect_view`)
         self.pin_index = -1
         self.latest: CompareResult | None = None
         self.message = ""
@@ -227,8 +228,9 @@ class CompareController(QObject):
     def connect_view(self, view) -> None:
         """Wire a Compare view (:class:`desktop_app.views.compare_view.CompareView`): its method list and choices
         (``set_methods``, ``method_chosen(str)``, ``pin_chosen(int)``) and this controller's answers
-        (``set_result``, ``set_status``)."""
-        view.set_methods(method_choices(), self.method)
+        (``set_result``, ``set_status``). The method list is filled when the first model has loaded
+        (:meth:`set_predictor`): the registry imports torch, which the window must not wait for (issue 34)."""
+        self._views.append(view)
         view.method_chosen.connect(self.set_method)
         view.pin_chosen.connect(self.set_pin_index)
         self.result.connect(view.set_result)
@@ -239,6 +241,9 @@ class CompareController(QObject):
         """Use ``predictor`` (a newly loaded ``model.Predictor``) and compare again."""
         self.predictor = predictor
         self._asked = None
+        for view in self._views:
+            if view.method_combo.count() == 0:
+                view.set_methods(method_choices(), self.method)
         self.refresh()
 
     def set_method(self, method: str) -> None:
