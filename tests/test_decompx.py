@@ -94,3 +94,17 @@ def test_decompx_reports_progress_per_layer_and_can_be_cancelled(bert):
     asked = []
     with pytest.raises(ExplanationCancelled):
         bert.explain(TEXT, "decompx", should_stop=lambda: asked.append(1) or len(asked) > 2)  # stops at layer 2
+
+
+def test_cost_estimate_grows_with_length_and_counts_the_cls_shortcut():
+    from types import SimpleNamespace
+
+    from model.explain.cost import decompx_macs, estimate_seconds
+
+    bundled = SimpleNamespace(n_layers=2, d_model=128, d_ff=512, pooling="mean")
+    minilm = SimpleNamespace(n_layers=6, d_model=384, pooling="cls")  # no d_ff: 4 d_model
+    short, long = (estimate_seconds("decompx", bundled, t) for t in (60, 512))
+    assert 0 < short < 0.1 < long and long / short > 512 / 60  # T^2 to T^3
+    assert estimate_seconds("decompx", minilm, 512) > 10 * long  # the MiniLM falls back to gradient x input
+    assert decompx_macs(6, 384, 1536, 512, cls_explanation=True) < decompx_macs(6, 384, 1536, 512)
+    assert estimate_seconds("integrated_gradients", bundled, 512) > estimate_seconds("grad_x_input", bundled, 512)
