@@ -70,6 +70,40 @@ def bench(name: str, predictor: Predictor, text: str, methods: tuple[str, ...], 
     return rows
 
 
+def decompx_vs_ig(name: str, predictor: Predictor, text: str, repeats: int, reference: bool) -> list[dict]:
+    """DecompX beside integrated gradients (32 steps) at full length, taking turns ``repeats`` times (issue 34): the
+    explanation (``explain("decompx")``: contributions only), the flow view's full pass (``attention_flow``) and,
+    with ``reference``, the pre-issue-34 implementation (:mod:`benchmarks.decompx_reference`) on the same captures."""
+    from model.explain.taps import capture, taps_of
+
+    from .decompx_reference import decompx as reference_decompx
+
+    enc = predictor.encode(text)
+    ids = torch.from_numpy(enc.ids).unsqueeze(0)
+    taps = taps_of(predictor.model)
+
+    def ref():
+        with torch.inference_mode():
+            caps, logits = capture(predictor.model, ids, torch.ones_like(ids, dtype=torch.bool), taps)
+            reference_decompx(caps, taps, [None] * len(caps), logits)
+
+    jobs = {"integrated gradients (32 steps)": lambda: predictor.explain(text, "integrated_gradients", n_steps=32),
+            "explain(decompx)": lambda: predictor.explain(text, "decompx"),
+            "attention_flow(decompx)": lambda: predictor.attention_flow(text, "decompx")}
+    if reference:
+        jobs["DecompX before issue 34 (reference)"] = ref
+    predictor.explain(text, "integrated_gradients", n_steps=2)  # warm-up
+    times: dict[str, list[float]] = {k: [] for k in jobs}
+    for r in range(repeats):
+        for k in list(jobs)[r % len(jobs):] + list(jobs)[: r % len(jobs)]:
+            t = time.perf_counter()
+            jobs[k]()
+            times[k].append(1000 * (time.perf_counter() - t))
+    ig = float(np.median(times["integrated gradients (32 steps)"]))
+    return [{"model": name, "what": k, "tokens": len(enc.ids), "median_ms": float(np.median(v)),
+             "min_ms": float(np.min(v)), "ratio_to_ig": float(np.median(v)) / ig} for k, v in times.items()]
+
+
 COST_METHODS = ("grad_x_input", "integrated_gradients", "value_norm", "alti", "decompx")
 
 
@@ -102,6 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's own choice)")
     ap.add_argument("--no-minilm", action="store_true", help="skip the MiniLM rows")
+    ap.add_argument("--decompx", type=int, default=0, metavar="N",
+                    help="only DecompX beside integrated gradients, N turns each, on both models (issue 34)")
+    ap.add_argument("--no-reference", action="store_true", help="with --decompx: skip the pre-issue-34 DecompX")
     ap.add_argument("--reviews", type=int, default=0,
                     help="also time explain() per review on this many reviews of the faithfulness sample (0: skip)")
     args = ap.parse_args(argv)
@@ -109,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
     text = longest_review(args.data)
     bundled = Predictor.from_pretrained(device="cpu")
+    if args.decompx:
+        return _decompx_main(bundled, text, args)
     rows = bench("bundled", bundled, text, ("value_norm", "alti", "decompx"), args.repeats, ig=True)
     cost = explain_cost(bundled, args.data, args.reviews) if args.reviews else []
     if not args.no_minilm:
@@ -131,6 +170,26 @@ def main(argv: list[str] | None = None) -> int:
         for r in cost:
             print(f"| {r['method']} | {r['mean_ms']:.1f} | {r['ratio_to_ig']:.2f} |")
     for r in rows + cost:
+        print(json.dumps(r))
+    return 0
+
+
+def _decompx_main(bundled: Predictor, text: str, args) -> int:
+    """``--decompx N``: :func:`decompx_vs_ig` on the bundled model and the MiniLM with a random head; prints a table."""
+    from .hf import minilm_folders
+
+    rows = decompx_vs_ig("bundled", bundled, text, args.decompx, not args.no_reference)
+    if not args.no_minilm:
+        with tempfile.TemporaryDirectory() as tmp:
+            _, clf = minilm_folders(Path(tmp))
+            rows += decompx_vs_ig("MiniLM-L6 + random head", Predictor.from_pretrained(clf, device="cpu"), text,
+                                  args.decompx, not args.no_reference)
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {platform.processor() or platform.machine()}")
+    print("\n| model | what | tokens | median ms | min ms | / IG |\n|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['model']} | {r['what']} | {r['tokens']} | {r['median_ms']:.0f} | {r['min_ms']:.0f} | "
+              f"{r['ratio_to_ig']:.2f} |")
+    for r in rows:
         print(json.dumps(r))
     return 0
 

@@ -10,11 +10,13 @@ prints one JSON line per variant with the median and all runs, in seconds:
 
 Usage::
 
-    python -m benchmarks.startup [--runs 5] [--model DIR] [--only source|bundle]
+    python -m benchmarks.startup [--runs 5] [--model DIR] [--only source|bundle] [--baseline DIR]
 
 "From source" runs ``python -m desktop_app`` with this interpreter; "bundle" runs
 ``dist/AttentionExplorer/AttentionExplorer`` (build it first with build_scripts/build.py).
-The numbers depend on the machine's load and disk cache; the first run is usually the coldest.
+The numbers depend on the machine's load and disk cache; the first run is usually the coldest. ``--baseline DIR``
+adds a "baseline" variant, another source tree (e.g. ``git archive COMMIT | tar -x -C DIR``) run with this
+interpreter, its runs taking turns with "source" so both see the same load (before/after in one run).
 """
 
 from __future__ import annotations
@@ -32,12 +34,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def time_runs(cmd: list[str], runs: int, env: dict[str, str]) -> dict:
-    """Run ``cmd`` (which must print ``{"first_window_s": ...}``) ``runs`` times; return medians and samples."""
+def time_runs(cmd: list[str], runs: int, env: dict[str, str], cwd: Path = ROOT) -> dict:
+    """Run ``cmd`` (which must print ``{"first_window_s": ...}``) ``runs`` times in ``cwd``; return medians and
+    samples."""
     first, wall, errors = [], [], []
     for _ in range(runs):
         t0 = time.perf_counter()
-        proc = subprocess.run(cmd, check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(cmd, check=False, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
         wall.append(time.perf_counter() - t0)
         value = None
         for line in proc.stdout.splitlines():
@@ -61,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--model", type=Path, default=None, help="model folder (default: the bundled one)")
     ap.add_argument("--only", choices=("source", "bundle"), default=None)
+    ap.add_argument("--baseline", type=Path, default=None, help="another source tree, timed in turns with this one")
     args = ap.parse_args(argv)
     xvfb = shutil.which("xvfb-run")
     if not xvfb:
@@ -71,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
         "source": [sys.executable, "-m", "desktop_app"],
         "bundle": [str(ROOT / "dist" / "AttentionExplorer" / "AttentionExplorer")],
     }
+    if args.baseline is not None:
+        return _interleaved(xvfb, extra, args)
     for name, cmd in variants.items():
         if args.only and name != args.only:
             continue
@@ -81,6 +87,23 @@ def main(argv: list[str] | None = None) -> int:
         env.pop("QT_QPA_PLATFORM", None)  # a real (virtual) X display, not offscreen
         result = time_runs([xvfb, "-a", "-s", "-screen 0 1600x1000x24"] + cmd + extra, args.runs, env)
         print(json.dumps({"variant": name, "runs": args.runs, **result}), flush=True)
+    return 0
+
+
+def _interleaved(xvfb: str, extra: list[str], args) -> int:
+    """``--baseline``: one run of the baseline tree, one of this one, ``--runs`` times; a JSON line per variant."""
+    out: dict[str, list[dict]] = {"baseline": [], "source": []}
+    for _ in range(args.runs):
+        for name, root in (("baseline", args.baseline.resolve()), ("source", ROOT)):
+            env = {k: v for k, v in os.environ.items() if k != "QT_QPA_PLATFORM"}
+            env["PYTHONPATH"] = str(root)
+            cmd = [xvfb, "-a", "-s", "-screen 0 1600x1000x24", sys.executable, "-m", "desktop_app"] + extra
+            out[name].append(time_runs(cmd, 1, env, cwd=root))
+    for name, runs in out.items():
+        first = [v for r in runs for v in r["first_window_s"]]
+        print(json.dumps({"variant": name, "runs": args.runs, "first_window_s_median":
+                          round(statistics.median(first), 3) if first else None, "first_window_s": first,
+                          "errors": [e for r in runs for e in r["errors"]]}), flush=True)
     return 0
 
 

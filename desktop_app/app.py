@@ -193,6 +193,7 @@ def run_self_test(app, window) -> dict:
         "heads": int(pred.attention.shape[1]),
         "model_dir": info.model_dir if info is not None else "",
         "device": pred.device,
+        "precision": info.precision if info is not None else "",
         "elapsed_s": round(float(pred.elapsed_s), 6),
         "corpus_words": words,
     }

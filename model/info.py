@@ -51,6 +51,7 @@ class ModelInfo:
         pe_note: why there is no positional matrix ("" when there is one).
         has_head: False for a bare encoder (attention-only mode: no labels, no probabilities).
         load_note: what loading noticed but allowed (e.g. extra weights not used), for the status bar, or "".
+        precision: "fp32" or "bf16", what ``predict`` and ``score_many`` run in (:mod:`model.precision`).
     """
 
     n_layers: int
@@ -72,15 +73,16 @@ class ModelInfo:
     pe_note: str = ""
     has_head: bool = True
     load_note: str = ""
+    precision: str = "fp32"
 
     def __post_init__(self) -> None:
         freeze_arrays(self)
 
     def summary(self) -> str:
-        """One line for the status bar: family, layers x heads, d_model, positional encoding, device."""
+        """One line for the status bar: family, layers x heads, d_model, positional encoding, device, precision."""
         head = "" if self.has_head else ", attention only (no classification head)"
         return (f"{self.family}: {self.n_layers} layers \u00d7 {self.n_heads} heads, d_model {self.d_model}, "
-                f"max {self.max_len} tokens, PE {self.pe_kind}{head} \u2014 {self.device_name}")
+                f"max {self.max_len} tokens, PE {self.pe_kind}{head} \u2014 {self.device_name}, {self.precision}")
 
 
 def _model_card(model_dir: Path | None) -> str:
@@ -125,6 +127,7 @@ def build_model_info(predictor: Any, load_s: float, pe_worked_example: np.ndarra
         family=getattr(cfg, "family", "Attention Explorer encoder"),
         pe_kind=getattr(cfg, "pe_kind", "sinusoidal"),
         pe_note=note,
+        precision=getattr(predictor, "precision", "fp32"),
         has_head=len(cfg.labels) > 0,
         load_note=getattr(cfg, "load_note", ""),
     )

@@ -1,15 +1,20 @@
 """What goes into the model, checked and cut before any forward pass: the text check (:func:`check_text`), the
 device choice (:func:`resolve_device`) and the token-budget batches of bulk scoring (:func:`token_budget_batches`).
 
-Used by :class:`model.Predictor`; torch is needed only by :func:`resolve_device`.
+Used by :class:`model.Predictor`; torch is needed only by :func:`resolve_device`, which imports it (so the batch
+and corpus modules that check texts here stay free of torch: the app's window paints before torch is imported).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import torch
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
 
 MAX_TEXT_CHARS = 2_000_000  # longer inputs are rejected with ValueError (about 2 MB of text)
 
@@ -62,6 +67,8 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
     Raises:
         ValueError: for an unknown device string or CUDA requested without CUDA.
     """
+    import torch
+
     if device is None:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:

@@ -33,6 +33,7 @@ from .info import PE_WORKED_EXAMPLE, ModelInfo, build_model_info
 from .inputs import check_text, resolve_device, token_budget_batches
 from .internals import AttentionInternals, EmbeddingNorms
 from .long_text import WindowCollector, forward_logits, whole_windows, window_inputs
+from .precision import autocast, resolve as resolve_precision
 from .prediction import NoClassificationHead, NoPositionalMatrix, Prediction, Score
 from .windows import aggregate, check_policy
 
@@ -65,6 +66,7 @@ class Predictor(PredictorAnalysis):
         self.device = device
         self.model_dir = model_dir
         self.metrics = metrics or {}
+        self.precision = "fp32"  # of predict and score_many: "fp32" or "bf16" (:meth:`use_precision`)
 
     @property
     def config(self) -> EncoderConfig | HFModelSummary:
@@ -131,7 +133,15 @@ class Predictor(PredictorAnalysis):
         """A Predictor for another thread (see the class docstring): its own copy of the model's weights on
         the same device (a few MB for the shipped model), the read-only tokenizer and metadata shared.
         Its results equal this Predictor's."""
-        return Predictor(copy.deepcopy(self.model), self.encoder, self.device, self.model_dir, self.metrics)
+        twin = Predictor(copy.deepcopy(self.model), self.encoder, self.device, self.model_dir, self.metrics)
+        twin.precision = self.precision
+        return twin
+
+    def use_precision(self, requested: str = "auto") -> str:
+        """Run ``predict`` and ``score_many`` in ``requested`` precision ("auto", "fp32", "bf16"; auto: decided by
+        :func:`model.precision.resolve`); returns the one in use, "fp32" or "bf16". Raises ValueError: unknown one."""
+        self.precision = resolve_precision(requested, self)
+        return self.precision
 
     def encode(self, text: str) -> Encoded:
         """Tokenize ``text`` as the model will see it (see :class:`model.core.tokenizer.Encoded`).
@@ -163,11 +173,12 @@ class Predictor(PredictorAnalysis):
         inputs, _ = window_inputs(self.encoder, enc.ids)
         ids = torch.from_numpy(inputs[0]).unsqueeze(0).to(self.device)  # (1, T_0)
         mask = torch.ones_like(ids, dtype=torch.bool)  # (1, T_0)
-        with self.masked(hm):
+        with self.masked(hm), autocast(self.precision, self.device):
             logits, attn = self.model(ids, mask, need_weights=True)  # (1, C), (1, L, H, T_0, T_0)
         window_logits, head_tail = logits.float().cpu(), None
         if len(inputs) > 1:  # the other windows, then the head+tail cut
-            views = torch.cat([window_logits, forward_logits(self, inputs[1:], hm)])  # (W + 1, C)
+            with autocast(self.precision, self.device):
+                views = torch.cat([window_logits, forward_logits(self, inputs[1:], hm)])  # (W + 1, C)
             window_logits, head_tail = views[: windows.count], views[windows.count].numpy()
             logits = torch.from_numpy(aggregate(window_logits.numpy(), windows.ranges, head_tail=head_tail))[None]
         probs = logits.softmax(-1)[0].float().cpu().numpy()  # (C,); (0,) in attention-only mode
@@ -308,7 +319,7 @@ class Predictor(PredictorAnalysis):
                     k = next((i for i, s in enumerate(slots) if s is None), len(slots))
                     return results + slots[:k]  # type: ignore[operator]
                 ids, mask = self.encoder.pad_ids([items.items[i] for i in idx])  # (B, T) each
-                with self.masked(hm):
+                with self.masked(hm), autocast(self.precision, self.device):
                     logits, _ = self.model(torch.from_numpy(ids).to(self.device), torch.from_numpy(mask).to(self.device))
                 probs, z = logits.softmax(-1).float().cpu().numpy(), logits.float().cpu().numpy()  # (B, C) each
                 for row, i in enumerate(idx):

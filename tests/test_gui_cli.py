@@ -64,3 +64,30 @@ def test_quit_after_show_reports_first_window_time(tiny_model_dir, tmp_path):
     out = last_json_line(proc.stdout)
     assert 0 < out["first_window_s"] < 120
     assert not (tmp_path / "settings.ini").exists()
+
+
+def test_the_window_is_built_without_importing_torch(tmp_path):
+    """Issue 34: the main window is built (and can paint) before torch is imported; the model and torch load on the
+    inference thread once it has painted."""
+    code = ("import sys\nfrom PySide6.QtWidgets import QApplication\napp = QApplication([])\n"
+            "from desktop_app.window.main_window import MainWindow\nw = MainWindow(None, None)\n"
+            "print(sorted(m for m in ('torch', 'model.predictor', 'model.explain') if m in sys.modules))\n")
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "ATTENTION_EXPLORER_SETTINGS": str(tmp_path / "s.ini")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_text_typed_while_the_model_loads_is_analysed_when_it_has_loaded(qtbot):
+    """Issue 34: the window is usable before the model has loaded; what the user typed meanwhile is analysed."""
+    from desktop_app.window.main_window import MainWindow
+
+    win = MainWindow(None, device="cpu")
+    qtbot.addWidget(win)
+    win.persist_settings = False
+    win.show()
+    assert win.predictor is None and win.editor.isEnabled()
+    qtbot.keyClicks(win.editor, "a dull film")
+    with qtbot.waitSignal(win.predictor_loaded, timeout=120_000):
+        pass
+    qtbot.waitUntil(lambda: win.state.prediction is not None, timeout=60_000)
+    assert win.state.prediction.text == "a dull film"

@@ -271,3 +271,16 @@ def test_start_up_imports_the_hf_backend_ahead_only_for_a_recent_hf_folder(qtbot
     qtbot.waitUntil(lambda: other.model_menu.preloader.warm, timeout=TIMEOUT_MS)
     for w in (win, other):
         w.close()
+
+
+def test_precision_setting_reloads_the_model_and_shows_in_the_status_bar(qtbot, tmp_path, monkeypatch):
+    """Model > Precision (issue 34): choosing bfloat16 reloads the model in bf16, the status bar says so."""
+    from gui_helpers import loaded_window
+
+    w = loaded_window(qtbot, None)
+    assert w.controller.precision in ("auto", "fp32", "bf16")
+    assert w.model_info.precision in ("fp32", "bf16") and w.model_info.precision in w.model_label.text()
+    with qtbot.waitSignal(w.predictor_loaded, timeout=60_000):
+        w.model_menu.set_precision("bf16")
+    assert w.predictor.precision == "bf16" and w.model_info.precision == "bf16"
+    assert w.model_label.text().endswith("bf16")

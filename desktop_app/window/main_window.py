@@ -49,7 +49,9 @@ from .head_importance import load_head_importance_dialog
 from .layout import LayoutMixin
 from .menus import MenusMixin
 from .model_menu import ModelMenu
-from .settings import APP_NAME, app_settings
+from .settings import APP_NAME, app_settings, precision_setting
+
+LOAD_FALLBACK_MS = 300  # a window not painted by then (offscreen, tests) loads its model anyway
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +105,7 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         self._shown = False
         self.state = ExplorerState(self)
         self.controller = InferenceController(self)
+        self.controller.precision = precision_setting()
         self.internals = InternalsController(self.state, self)  # Q, K, V of the selected layer, on a worker
         self.flows = FlowController(self.state, self)  # value norms / ALTI of the current text, on a worker
         self.predictor_loaded.connect(self.internals.set_predictor)
@@ -133,7 +136,21 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         self.set_zoom(self._zoom_pt)
         self.prediction_panel.set_loading("Loading model\u2026")
         self.statusBar().showMessage("Loading model\u2026")
-        self.controller.load(model_dir, device)
+        # The model (and torch) load on the inference thread once the window has painted, so the two do not share
+        # the interpreter before the first paint (issue 34); a window never shown starts after LOAD_FALLBACK_MS.
+        self._load_args: tuple | None = (model_dir, device)
+        QTimer.singleShot(LOAD_FALLBACK_MS, self._start_load)
+
+    def _start_load(self) -> None:
+        if self._load_args is not None:
+            args, self._load_args = self._load_args, None
+            self.controller.load(*args)
+
+    def paintEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """The first paint starts the model load (see ``__init__``)."""
+        super().paintEvent(event)
+        if self._load_args is not None:
+            QTimer.singleShot(0, self._start_load)
 
     def _build_widgets(self) -> None:
         """The editor, the prediction panel, the token view, the docked views, the menus and the toolbar."""

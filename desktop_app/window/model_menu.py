@@ -23,7 +23,7 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 from model.core.paths import default_model_dir
 
 from ..workers.preload import HFPreloader
-from .settings import APP_NAME
+from .settings import APP_NAME, PRECISION_KEY
 
 MAX_RECENT = 8
 RECENT_KEY = "models/recent"
@@ -121,6 +121,28 @@ class ModelMenu(QObject):
         self.menu.addAction(self.open_action)
         clear = self.menu.addAction("&Clear recent folders", self.clear_recent)
         clear.setEnabled(bool(self.recent()))
+        self._precision_menu()
+
+    def _precision_menu(self) -> None:
+        """Model > Precision: auto / float32 / bfloat16 for predict and batch scoring (model/precision.py)."""
+        sub = self.menu.addMenu("&Precision")
+        sub.setToolTipsVisible(True)
+        group = QActionGroup(sub)
+        chosen = self.window.controller.precision
+        for key, text in (("auto", "&Auto (bfloat16 where it is faster and agrees)"), ("fp32", "&float32"),
+                          ("bf16", "&bfloat16")):
+            act = sub.addAction(text)
+            act.setCheckable(True)
+            act.setChecked(key == chosen)
+            act.triggered.connect(lambda _=False, k=key: self.set_precision(k))
+            group.addAction(act)
+
+    def set_precision(self, precision: str) -> None:
+        """Use ``precision`` ("auto", "fp32", "bf16") from now on: saved in the settings, the model reloaded."""
+        self.window.controller.precision = precision
+        if self.window.persist_settings:
+            self.window.settings.setValue(PRECISION_KEY, precision)
+        self.open_model(self.current or None)
 
     # ---------------------------------------------------------------- switching
     def open_model_folder(self) -> str | None:

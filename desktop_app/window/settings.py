@@ -14,6 +14,15 @@ APP_NAME = "Attention Explorer"
 SETTINGS_ENV = "ATTENTION_EXPLORER_SETTINGS"  # path of an .ini file to use instead of the user's settings
 
 
+PRECISION_KEY = "inference/precision"  # "auto" (default), "fp32" or "bf16": see model/precision.py
+
+
+def precision_setting() -> str:
+    """The precision the user chose for predict and batch scoring ("auto" unless set; an unknown value: "auto")."""
+    value = str(app_settings().value(PRECISION_KEY, "auto"))
+    return value if value in ("auto", "fp32", "bf16") else "auto"
+
+
 def app_settings() -> QSettings:
     """The app's QSettings; an .ini file at ``$ATTENTION_EXPLORER_SETTINGS`` when set (tests use this)."""
     path = os.environ.get(SETTINGS_ENV)

@@ -65,23 +65,29 @@ class CompareWorker(BackgroundWorker):
     Signals:
         result(int, object): (generation, CompareResult).
         failed(int, str): (generation, one-line reason).
+        progress(int, str): (generation, what runs now), for methods estimated to take over
+            :data:`model.explain.cost.SLOW_S` (DecompX, integrated gradients: per layer or batch).
     """
 
     result = Signal(int, object)
     failed = Signal(int, str)
+    progress = Signal(int, str)
 
     def __init__(self) -> None:
         super().__init__()
         self.cache: OrderedDict[tuple, tuple] = OrderedDict()  # (text, mask, method, target) -> side results
         self._cache_owner = None
 
-    def compute(self, generation: int, predictor, pinned: SideRequest, current: SideRequest, method: str) -> None:
+    def compute(self, generation: int, predictor, pinned: SideRequest, current: SideRequest, method: str,
+                auto: bool = False) -> None:
         """Compare ``pinned`` with ``current`` by ``method`` (a ``model.explain`` id) unless ``generation`` is stale;
-        emits ``result`` or ``failed`` (nothing when it became stale meanwhile)."""
+        emits ``result`` or ``failed`` (nothing when it became stale meanwhile). ``auto``: the method is the default,
+        not the user's choice: DecompX only where :func:`model.explain.cost.estimate_seconds` puts both texts under
+        :data:`model.explain.cost.COMPARE_DECOMPX_S`, else :data:`FALLBACK_METHOD` (the result's note says so)."""
         if self.is_stale(generation):
             return
         try:
-            result = self._compare(generation, predictor, pinned, current, method)
+            result = self._compare(generation, predictor, pinned, current, method, auto)
         except CompareCancelled:
             return
         except Exception as exc:  # noqa: BLE001 - any failure becomes a message
@@ -92,8 +98,9 @@ class CompareWorker(BackgroundWorker):
             self.result.emit(generation, result)
 
     def _compare(self, generation: int, predictor, pinned: SideRequest, current: SideRequest,
-                 method: str) -> CompareResult:
+                 method: str, auto: bool = False) -> CompareResult:
         from model.explain import METHOD_TITLES, SIGNED_METHODS
+        from model.explain.cost import COMPARE_DECOMPX_S, estimate_seconds
 
         p = self.own_predictor(predictor)
         if self._cache_owner is not p:
@@ -106,6 +113,14 @@ class CompareWorker(BackgroundWorker):
             p.predict(current.text, head_mask=current.head_mask)
         target = focus_class(labels, cur_pred.probabilities)
         notes: list[str] = []
+        if auto and method == "decompx":
+            preds = [cur_pred] if pinned.prediction is None else [cur_pred, pinned.prediction]
+            est = sum(estimate_seconds(method, p.config, q.num_tokens) for q in preds)
+            if est >= COMPARE_DECOMPX_S:
+                notes.append(f"{METHOD_TITLES[method]} would take about {est:.0f} s on these texts (estimated); "
+                             f"showing {METHOD_TITLES[FALLBACK_METHOD]}. Choose {METHOD_TITLES[method]} above to "
+                             "compute it")
+                method = FALLBACK_METHOD
         try:
             a = self._side(generation, p, pinned, method, target)
             b = self._side(generation, p, replace(current, prediction=cur_pred), method, target)
@@ -133,9 +148,17 @@ class CompareWorker(BackgroundWorker):
 
         pred = side.prediction if side.prediction is not None else p.predict(side.text, head_mask=side.head_mask)
         words = text_words(side.text, pred.offsets)
+        from model.explain import METHOD_TITLES
+        from model.explain.cost import SLOW_S, estimate_seconds
+
+        report = None
+        if estimate_seconds(method, p.config, pred.num_tokens) > SLOW_S:
+            title = METHOD_TITLES.get(method, method)
+            report = lambda done, total: self.progress.emit(  # noqa: E731
+                generation, f"Comparing: {title} of {pred.num_tokens} tokens, {done}/{total}\u2026")
         try:
             expl = p.explain(side.text, method, target=target, head_mask=side.head_mask,
-                             should_stop=lambda: self.should_stop(generation))
+                             should_stop=lambda: self.should_stop(generation), progress=report)
         except ExplanationCancelled as exc:
             raise CompareCancelled from exc
         if len(expl.scores) != len(pred.tokens):
@@ -188,6 +211,8 @@ class CompareController(QObject):
         self.state = state
         self.predictor = None
         self.method = DEFAULT_METHOD
+        self.method_chosen = False  # the user picked the method (else the default, DecompX where it is quick)
+        self._views: list = []  # the connected views (:meth:`connect_view`)
         self.pin_index = -1
         self.latest: CompareResult | None = None
         self.message = ""
@@ -196,6 +221,7 @@ class CompareController(QObject):
         self.handle = WorkerHandle(CompareWorker(), "compare", EXPLANATION_NICE, parent=self)
         self.handle.worker.result.connect(self._on_result)
         self.handle.worker.failed.connect(self._on_failed)
+        self.handle.worker.progress.connect(self._on_progress)
         state.pins_changed.connect(self._on_pins)
         state.prediction_changed.connect(self._on_prediction)
         state.head_mask_changed.connect(self._on_head_mask)
@@ -203,8 +229,9 @@ class CompareController(QObject):
     def connect_view(self, view) -> None:
         """Wire a Compare view (:class:`desktop_app.views.compare_view.CompareView`): its method list and choices
         (``set_methods``, ``method_chosen(str)``, ``pin_chosen(int)``) and this controller's answers
-        (``set_result``, ``set_status``)."""
-        view.set_methods(method_choices(), self.method)
+        (``set_result``, ``set_status``). The method list is filled when the first model has loaded
+        (:meth:`set_predictor`): the registry imports torch, which the window must not wait for (issue 34)."""
+        self._views.append(view)
         view.method_chosen.connect(self.set_method)
         view.pin_chosen.connect(self.set_pin_index)
         self.result.connect(view.set_result)
@@ -215,12 +242,16 @@ class CompareController(QObject):
         """Use ``predictor`` (a newly loaded ``model.Predictor``) and compare again."""
         self.predictor = predictor
         self._asked = None
+        for view in self._views:
+            if view.method_combo.count() == 0:
+                view.set_methods(method_choices(), self.method)
         self.refresh()
 
     def set_method(self, method: str) -> None:
         """Compare by explanation ``method`` (a ``model.explain`` id; an unknown one fails with a message)."""
-        if method and method != self.method:
-            self.method = str(method)
+        if method and (method != self.method or not self.method_chosen):
+            self.method, self.method_chosen = str(method), True
+            self._asked = None
             self.refresh()
 
     def set_pin_index(self, index: int) -> None:
@@ -237,13 +268,15 @@ class CompareController(QObject):
         return pins[self.pin_index] if -len(pins) <= self.pin_index < len(pins) else pins[-1]
 
     def key(self) -> tuple | None:
-        """What the comparison shown now must be of: (pin text, pin mask, current text, current mask, method), or
+        """What the comparison shown now must be of: (pin text, pin mask, current text, current mask, method, whether
+        the user chose the method), or
         None when there is no pin or no current prediction."""
         pin, pred = self.pin(), self.state.prediction
         if pin is None or pred is None:
             return None
         pred = pred.whole  # a long review is compared whole, whatever window the attention views show
-        return pin.text, mask_key(pin.head_mask), pred.text, mask_key(self.state.head_mask), self.method
+        return pin.text, mask_key(pin.head_mask), pred.text, mask_key(self.state.head_mask), self.method, \
+            self.method_chosen
 
     def refresh(self) -> int:
         """Ask for the comparison the state needs now (nothing when it is shown or under way); returns the newest
@@ -267,7 +300,7 @@ class CompareController(QObject):
         self.handle.submit(self.handle.worker.compute, generation, self.predictor,
                            SideRequest(pin.text, pin.head_mask, pin.prediction),
                            SideRequest(pred.text, self.state.head_mask, None if self._mask_pending else pred),
-                           self.method)
+                           self.method, not self.method_chosen)
         return generation
 
     def shutdown(self) -> None:
@@ -297,6 +330,10 @@ class CompareController(QObject):
     def _on_result(self, generation: int, result) -> None:
         if self.handle.is_current(generation):
             self._show(result, "")
+
+    def _on_progress(self, generation: int, message: str) -> None:
+        if self.handle.is_current(generation):
+            self._show(self.latest, message)
 
     def _on_failed(self, generation: int, message: str) -> None:
         if self.handle.is_current(generation):

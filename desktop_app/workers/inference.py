@@ -53,8 +53,9 @@ class InferenceWorker(BackgroundWorker):
         self.predictor = None
         self._reference: tuple | None = None  # (text, (L + 1, C) all-heads probabilities) of the last masked request
 
-    def load(self, model_dir, device) -> None:
-        """Load ``model.Predictor.from_pretrained(model_dir, device)``; emits ``loaded`` or ``load_failed``."""
+    def load(self, model_dir, device, precision: str = "auto") -> None:
+        """Load ``model.Predictor.from_pretrained(model_dir, device)`` to run in ``precision`` (``auto``, ``fp32``,
+        ``bf16``: ``Predictor.use_precision``); emits ``loaded`` or ``load_failed``."""
         t0 = time.perf_counter()
         try:
             from model.hf.loading import is_hf_folder, is_warm, warm_up
@@ -66,6 +67,7 @@ class InferenceWorker(BackgroundWorker):
                 gc.freeze()  # the modules stay: keep them out of the window's gc.collect() on the GUI thread
             self.progress.emit("Loading weights\u2026")
             predictor = Predictor.from_pretrained(model_dir, device=device)
+            predictor.use_precision(precision)  # auto: a probe of a few texts where bf16 may pay off
             info = predictor.model_info(load_s=time.perf_counter() - t0)
         except Exception as exc:  # noqa: BLE001 - any failure becomes a message, never a traceback in the GUI
             log.debug("model load failed:\n%s", traceback.format_exc())
@@ -134,6 +136,10 @@ class InferenceController(QObject):
         error(str): why the newest request failed.
         busy_changed(bool): True while a request is outstanding.
         progress(str): the loading stage under way (see :class:`InferenceWorker`).
+
+    Attributes:
+        precision: what the next loaded model runs predict and scoring in ("auto", "fp32", "bf16"; the app sets it
+            from its settings, ``desktop_app.window.settings.precision_setting``).
     """
 
     loaded = Signal(object, object)
@@ -146,6 +152,7 @@ class InferenceController(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        self.precision = "auto"
         self.handle = WorkerHandle(InferenceWorker(), "inference", parent=self)
         worker = self.handle.worker
         worker.loaded.connect(self._on_loaded)
@@ -170,7 +177,8 @@ class InferenceController(QObject):
 
     def load(self, model_dir: str | Path | None, device: str | None) -> None:
         """Ask the worker to load the model (asynchronous; answers with ``loaded`` or ``load_failed``)."""
-        self.handle.submit(self.handle.worker.load, str(model_dir) if model_dir is not None else None, device)
+        self.handle.submit(self.handle.worker.load, str(model_dir) if model_dir is not None else None, device,
+                           self.precision)
 
     def switch_model(self, model_dir: str | Path | None, device: str | None) -> None:
         """Load another model (asynchronous, like :meth:`load`): analysis requests still queued for the current

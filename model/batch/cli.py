@@ -84,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", metavar="DIR", help="model folder: ours or a Hugging Face classifier folder "
                    "(safetensors, tokenizer.json); default: the bundled resources/model")
     p.add_argument("--device", metavar="DEV", help="cpu, cuda, cuda:1, ... (default: CUDA when available)")
+    p.add_argument("--precision", choices=("auto", "fp32", "bf16"), default="auto",
+                   help="fp32, bf16 (autocast) or auto: bf16 where the device computes it faster and the model's labels "
+                   "agree on a probe set, else fp32 (model/precision.py; default auto)")
     p.add_argument("--max-file-mb", type=_positive_float, default=DEFAULT_MAX_FILE_BYTES / 2**20, metavar="M",
                    help="refuse one-review files larger than M MiB (default %(default)g)")
     p.add_argument("--long-text", choices=("windows", "head_tail"), default="windows",
@@ -194,6 +197,8 @@ def _load_predictor(prog: str, args: argparse.Namespace):
               "attention in the app but cannot score reviews; fine-tune it first (python -m model.training.finetune_hf)",
               file=sys.stderr)
         raise _Stop(1)
+    if args.engine != "ray":
+        args.precision_used = predictor.use_precision(args.precision)
     return predictor
 
 
@@ -270,7 +275,8 @@ def _score_into(prog: str, args: argparse.Namespace, predictor, writer, max_byte
 def _report(args: argparse.Namespace, summary: Summary, writer, shards: bool, interrupted: bool) -> int:
     """The summary and failures on stderr; returns the exit status (0 ok, 1 failures, 130 interrupted)."""
     rss = peak_rss_bytes()
-    line = summary.line() + (f" · peak RSS {rss / 2**20:,.0f} MiB" if rss else "")
+    line = summary.line() + (f" · peak RSS {rss / 2**20:,.0f} MiB" if rss else "") + \
+        (f" · precision {args.precision_used}" if getattr(args, "precision_used", None) else "")
     print(line, file=sys.stderr)
     if summary.failed:
         print(f"{summary.failed:,} input(s) could not be scored:", file=sys.stderr)

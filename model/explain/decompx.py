@@ -22,38 +22,48 @@ all those products are zero. Three simplifications, all exact in the sum: the va
 projection's b_O enter as the one constant W_O b_V + b_O (the attention rows sum to 1); the FFN's b_1 and b_2 enter
 as the one vector W_2 (theta_i * b_1) + b_2 (the reference code's ``FFN_fast_mode``); LayerNorm's beta and the
 head's biases are split as in the paper. The contributions therefore sum to the logits exactly (up to float32
-rounding; tests: 1e-4).
+rounding; tests: 1e-5).
+
+Arithmetic (issue 34): the shares need only the products <v_i[k], b>, and LayerNorm only the means; both are taken
+before the vectors they concern are formed, on the vectors one step earlier through the transposed maps (a (T, K, 3)
+product). Each sublayer is then one matrix product per row i: [x_i[k], its three coefficients] times [the
+sublayer's matrix scaled by LayerNorm's gamma / sigma_i; the three vectors], plus the residual; no (T, T, D) tensor
+is copied for a bias or a normalisation. With [CLS] pooling, an explanation (``contributions_only``) decomposes only
+the [CLS] row of the last layer. Why one vector-Jacobian product through the frozen network cannot replace this: the
+absdot shares depend on the decomposed vectors themselves, so the read-out is not linear in them (docs/flow.md).
 
 Cost: the decomposed states are (T, T, D) tensors; each layer after the first mixes them with the attention
-(T^3 D multiply-adds), and the FFN costs T D^2 F + T^2 D^2 (F: its width). Shapes: T tokens, D width, H heads.
+(T^3 D multiply-adds) and projects them through W_V and W_O (2 T^2 D^2); the feed-forward block costs T D^2 F to form
+the per-row matrices and T^2 D^2 to apply them (F: its width). Shapes: T tokens (K = T input tokens), D width,
+H heads.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
 
 import torch
 
 from .taps import LayerCapture, LayerTaps, ModelTaps
 
-ROW_BLOCK_FLOATS = 1 << 22  # floats of one block of rows (rows x T x D) decomposed at once (16 MB)
+FFN_BLOCK_ROWS = 16  # rows whose (D, F) products W_1^T diag(theta_i) are formed at once
 
 
-def absdot_(vectors: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
-    """Add to ``vectors`` (b, K, D), in place, the bias split over the K input tokens by |<v_i[k], b_i>| (DecompX's
-    ``absdot``; equal shares when all those products are 0). ``bias``: (D,) or per row (b, D). Returns ``vectors``."""
-    b = bias if bias.dim() == 2 else bias.unsqueeze(0)  # (1 or b, D)
-    w = torch.matmul(vectors, b.unsqueeze(-1)).squeeze(-1).abs_()  # (b, K)
+def _shares(s: torch.Tensor) -> torch.Tensor:
+    """DecompX's ``absdot`` shares from the products s[i, k] = <v_i[k], b_i>: |s| / sum_k |s| per row, or 1/K where
+    all of a row's products are 0. s: (T, K) float32; returns (T, K) float32 summing to 1 over k."""
+    w = s.abs()
     total = w.sum(-1, keepdim=True)
-    w = torch.where(total > 0, w / total.clamp_min(1e-30), torch.full_like(w, 1.0 / w.shape[-1]))
-    return vectors.addcmul_(w.unsqueeze(-1), b.unsqueeze(1))
+    return torch.where(total > 0, w / total.clamp_min(1e-30), torch.full_like(w, 1.0 / w.shape[-1]))
 
 
-def ln_decompose_(z: torch.Tensor, ln_in: torch.Tensor, ln: torch.nn.LayerNorm) -> torch.Tensor:
-    """LayerNorm of a decomposed block with the forward pass's sigma (section 3.2), in place: (b, K, D).
-
-    ``ln_in``: (b, D) the LayerNorm's real inputs for those rows (their sigma_i)."""
-    inv = torch.rsqrt(ln_in.var(-1, unbiased=False) + ln.eps)  # (b,)
-    z.sub_(z.mean(-1, keepdim=True)).mul_(ln.weight.detach().float() * inv[:, None, None])
-    return absdot_(z, ln.bias.detach().float())
+def _ln_terms(ln: torch.nn.LayerNorm, ln_in: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """A LayerNorm frozen at the forward pass (section 3.2): ``(g (T, D) = gamma / sigma_i, inv (T,) = 1 / sigma_i,
+    beta (D,), gamma * beta (D,), gamma (D,))`` from its real inputs ``ln_in`` (T, D)."""
+    inv = torch.rsqrt(ln_in.var(-1, unbiased=False) + ln.eps)  # (T,)
+    gamma, beta = ln.weight.detach().float(), ln.bias.detach().float()
+    return gamma * inv[:, None], inv, beta, gamma * beta, gamma
 
 
 def _params(taps: LayerTaps, n_heads: int, mask_row: torch.Tensor | None) -> dict:
@@ -73,83 +83,131 @@ def _params(taps: LayerTaps, n_heads: int, mask_row: torch.Tensor | None) -> dic
             "b1": f(taps.fc1.bias), "w2": f(taps.fc2.weight), "b2": f(taps.fc2.bias)}
 
 
-def _ffn_row(y: torch.Tensor, theta: torch.Tensor, p: dict) -> torch.Tensor:
-    """W_2 diag(theta) W_1 y[k] for one row (K, D), over the units with theta != 0 only: (K, D)."""
-    on = theta.nonzero().squeeze(-1)
-    w1, w2, th = p["w1"][on], p["w2"][:, on], theta[on]  # (A, D), (D, A), (A,)
-    K, D = y.shape
-    if 2 * K < D + K * D / max(1, len(on)):
-        return ((y @ w1.T) * th) @ w2.T
-    return y @ ((w2 * th) @ w1).T
+def _coefficients(s_a: torch.Tensor, s_x: torch.Tensor, b_att: torch.Tensor, ln1: tuple) -> torch.Tensor:
+    """The attention bias shares and LN1's mean and beta shares of every (i, k) (sections 3.2, 3.5): (T, K, 3) float32.
+
+    With z_i[k] = a_i[k] + w_ik b_att + x_i[k] (w: absdot shares over <a_i[k], b_att>) and m_ik its mean over the
+    features, LN1 gives y_i[k] = (a_i[k] + x_i[k] + w_ik b_att - m_ik) * g_i + w'_ik beta, w' the absdot shares over
+    <(z_i[k] - m_ik) g_i, beta>. Returns (w_ik / sigma_i, -m_ik / sigma_i, w'_ik), the weights of (b_att * gamma,
+    gamma, beta). ``s_a`` (T, K, 3): <a_i[k], (1/D, b_att, gamma beta)>; ``s_x`` (T, K, 2): <x_i[k], (1/D, gamma beta)>.
+    """
+    _, inv, _, gb, _ = ln1
+    w = _shares(s_a[..., 1])
+    m = s_a[..., 0] + s_x[..., 0] + w * b_att.mean()
+    w_ln = _shares((s_a[..., 2] + s_x[..., 1] + w * (b_att @ gb) - m * gb.sum()) * inv[:, None])
+    return torch.stack([w * inv[:, None], -m * inv[:, None], w_ln], -1)
 
 
-def _ffn_block(y: torch.Tensor, h: torch.Tensor, act: torch.Tensor, p: dict) -> torch.Tensor:
-    """The feed-forward block on decomposed rows (b, K, D), linearised at the activation (section 3.3).
+def _attention_ln1(x: torch.Tensor | None, cap: LayerCapture, p: dict, n_heads: int, ln1: tuple,
+                   dtype: torch.dtype) -> torch.Tensor:
+    """Attention (section 3.1), its bias, the residual and LN1 (section 3.2) on a decomposed state: y (T, K, D).
 
-    Per row i: W_2 diag(theta_i) W_1 with theta_i = act(h_i) / h_i (0 where h_i = 0), plus the vector
-    W_2 (theta_i * b_1) + b_2 split by ``absdot``. ``h``, ``act``: (b, F) the block's pre- and post-activation."""
+    The products the shares need are taken first (on the context vectors, through W_O^T); the output projection, the
+    bias terms and LN1's scale are then one product per row: [ctx_i[k] / sigma_i, coefficients] @ [W_O^T gamma;
+    b_att gamma; gamma; beta] (:func:`_coefficients`), plus the residual x_i[k] g_i. LN1's 1/sigma_i is folded into
+    the attention rows. ``x``: (T, K, D) or None for the first layer (x_j[k] = [j = k] x_j: no T^3 term).
+    """
+    g, inv, beta, gb, gamma = ln1
+    T, H, d = cap.x.shape[0], n_heads, p["d"]
+    D, HD = p["w_o"].shape
+    Ti = cap.attn.shape[1]  # the rows computed (T, or the first ones only: :func:`layer_decompose`)
+    R = torch.stack([torch.full((D,), 1.0 / D), p["b_att"], gb], 1)  # (D, 3)
+    rows = torch.stack([p["b_att"] * gamma, gamma, beta])  # (3, D)
+    attn = cap.attn * p["scale"][:, None, None]  # (H, T_i, T_j)
+    if x is None:  # a_i[k] = sum_h alpha_ik^h (x_k W_V^h W_O^h): one (K, H, D) table
+        f0 = ((cap.x @ p["w_v"].T).view(T, H, d).transpose(0, 1) @ p["w_o"].view(D, H, d).permute(1, 2, 0))
+        f0 = f0.transpose(0, 1)  # (K, H, D)
+        at = attn.permute(2, 1, 0)  # (K, T_i, H)
+        s_x = torch.zeros(T, T, 2)
+        diag = torch.arange(T)
+        s_x[diag, diag] = cap.x @ R[:, ::2]
+        coef = _coefficients(torch.bmm(at, f0 @ R).transpose(0, 1), s_x, p["b_att"], ln1)  # (T, K, 3)
+        lhs = torch.cat([at * inv[None, :, None], coef.transpose(0, 1)], -1).to(dtype)  # (K, T_i, H + 3)
+        rhs = torch.cat([f0 * gamma, rows.expand(T, 3, D)], 1).to(dtype)  # (K, H + 3, D)
+        y = torch.bmm(lhs, rhs).transpose(0, 1).contiguous()  # (T, K, D)
+        y[diag, diag] += (cap.x * g).to(dtype)  # the residual x_i[i] = x_i
+        return y
+    K = x.shape[1]  # the T^3 D mixing: one product per head
+    vx = (x @ p["w_v"].T.to(dtype)).view(T, K, H, d).permute(2, 0, 1, 3).reshape(H, T, K * d)  # (H, T_j, K d)
+    mixed = torch.bmm((attn * inv[None, :, None]).to(dtype), vx)  # (H, T_i, K d)
+    del vx
+    buf = torch.empty(Ti, K, HD + 3, dtype=dtype)  # [ctx_i[k] / sigma_i, coefficients]
+    buf[..., :HD].view(Ti, K, H, d).copy_(mixed.view(H, Ti, K, d).permute(1, 2, 0, 3))
+    del mixed
+    s_a = (buf[..., :HD] @ (p["w_o"].T @ R).to(dtype)).float() / inv[:, None, None]
+    buf[..., HD:] = _coefficients(s_a, (x[:Ti] @ R[:, ::2].to(dtype)).float(), p["b_att"], ln1).to(dtype)
+    y = (buf.view(Ti * K, HD + 3) @ torch.cat([p["w_o"].T * gamma, rows]).to(dtype)).view(Ti, K, D)
+    del buf
+    return y.addcmul_(x[:Ti], g.to(dtype)[:, None])
+
+
+def _ffn_ln2(y: torch.Tensor, cap: LayerCapture, p: dict, ln2: tuple) -> torch.Tensor:
+    """The feed-forward block linearised at the activation (section 3.3), the residual and LN2 on y (T, K, D).
+
+    Per row i: o_i[k] = W_2 diag(theta_i) W_1 y_i[k] with theta_i = act(h_i) / h_i (0 where h_i = 0), the vector
+    b_i = W_2 (theta_i * b_1) + b_2 split by absdot over <o_i[k], b_i>, then LN2 as in :func:`_coefficients`. The
+    products the shares and the mean need are taken on y through the transposed maps (no pass over o); the rest is
+    one product per row: [y_i[k], coefficients] @ [(I + W_1^T diag(theta_i) W_2^T) g_i; b_i g_i; gamma; beta].
+    Returns (T, K, D) in y's dtype."""
+    g, inv, beta, gb, gamma = ln2
+    h, act = cap.fc1_out, cap.fc2_in
     theta = torch.where(h.abs() > 1e-12, act / torch.where(h == 0, torch.ones_like(h), h), torch.zeros_like(h))
-    K, D, F = y.shape[1], y.shape[2], theta.shape[1]
-    if (theta == 0).float().mean() > 0.5:  # ReLU: most units off; per row, only the active ones
-        o = torch.stack([_ffn_row(y[r], theta[r], p) for r in range(y.shape[0])])
-    elif 2 * K * F < D * F + K * D:  # few input tokens: W_2 (theta * (W_1 y)) costs less than building W_2 diag W_1
-        o = ((y @ p["w1"].T) * theta.unsqueeze(1)) @ p["w2"].T  # (b, K, D)
-    else:
-        w_eq = (p["w2"].unsqueeze(0) * theta.unsqueeze(1)) @ p["w1"]  # (b, D, D)
-        o = torch.bmm(y, w_eq.transpose(1, 2))  # (b, K, D)
-    b_eq = theta * p["b1"] if p["b1"] is not None else torch.zeros_like(theta)
-    b_eq = b_eq @ p["w2"].T + (p["b2"] if p["b2"] is not None else 0.0)  # (b, D)
-    return absdot_(o, b_eq)
+    b_eq = (theta * p["b1"] if p["b1"] is not None else torch.zeros_like(theta)) @ p["w2"].T
+    b_eq = b_eq + (p["b2"] if p["b2"] is not None else 0.0)  # (T, D)
+    T, D = b_eq.shape
+    w_t = lambda r: ((r @ p["w2"]) * theta) @ p["w1"]  # noqa: E731  r (T or 1, D) -> (T, D): W_1^T diag W_2^T r
+    one = torch.full((1, D), 1.0 / D)
+    s = torch.bmm(y, torch.stack([w_t(b_eq), one + w_t(one), gb + w_t(gb[None])], -1).to(y.dtype)).float()
+    v = _shares(s[..., 0])  # (T, K)
+    m = s[..., 1] + v * b_eq.mean(-1, keepdim=True)
+    w_ln = _shares((s[..., 2] + v * (b_eq @ gb)[:, None] - m * gb.sum()) * inv[:, None])
+    coef = torch.stack([v * inv[:, None], -m * inv[:, None], w_ln], -1).to(y.dtype)  # weights of b_i gamma, gamma, beta
+    bias_rows = torch.stack([b_eq * gamma, gamma.expand_as(b_eq), beta.expand_as(b_eq)], 1).to(y.dtype)  # (T, 3, D)
+    w1t, w2t = p["w1"].T.contiguous().to(y.dtype), p["w2"].T.contiguous().to(y.dtype)  # (D, F), (F, D)
+    theta, g = theta.to(y.dtype), g.to(y.dtype)
+    out = torch.empty_like(y)
+    K, F, b = y.shape[1], w1t.shape[1], min(T, FFN_BLOCK_ROWS)  # blocks of b rows; their buffers are reused
+    scaled, m_buf = torch.empty(b, D, F, dtype=y.dtype), torch.empty(b, D, D, dtype=y.dtype)
+    rhs, lhs = torch.empty(b, D + 3, D, dtype=y.dtype), torch.empty(b, K, D + 3, dtype=y.dtype)
+    for s0 in range(0, T, b):
+        e = min(T, s0 + b)
+        n = e - s0
+        torch.mul(w1t, theta[s0:e, None], out=scaled[:n])  # (n, D, F): W_1^T diag(theta_i)
+        m_eq = torch.mm(scaled[:n].view(n * D, F), w2t, out=m_buf[:n].view(n * D, D)).view(n, D, D)
+        m_eq.diagonal(dim1=1, dim2=2).add_(1.0)  # (n, D, D): (I + W_2 diag(theta_i) W_1)^T g_i
+        rhs[:n, :D] = m_eq.mul_(g[s0:e, None])
+        rhs[:n, D:] = bias_rows[s0:e]
+        lhs[:n, :, :D], lhs[:n, :, D:] = y[s0:e], coef[s0:e]
+        torch.bmm(lhs[:n], rhs[:n], out=out[s0:e])
+    return out
 
 
 def layer_decompose(x: torch.Tensor | None, cap: LayerCapture, taps: LayerTaps, n_heads: int,
-                    mask_row: torch.Tensor | None) -> torch.Tensor:
+                    mask_row: torch.Tensor | None, dtype: torch.dtype = torch.float32,
+                    rows: int | None = None) -> torch.Tensor:
     """One post-LN layer on a decomposed state (sections 3.1-3.3): attention, residual, LN1, FFN, residual, LN2.
 
     Args:
         x: (T_j, K, D) the decomposed layer input, or None for the first layer (x_j[k] = [j = k] x_j: the attention
             then needs no T^3 term).
         cap, taps: the layer. n_heads: H. mask_row: (H,) the layer's head mask, or None.
+        dtype: the precision of the (T, K, D) tensors and their products (float32 or bfloat16); the shares, means and
+            sigmas are float32.
+        rows: compute only the first ``rows`` output rows (T_i = rows; not for the first layer); None: all.
 
     Returns:
-        (T_i, K, D), the decomposed layer output; computed block of rows by block of rows.
+        (T_i, K, D) in ``dtype``, the decomposed layer output.
     """
     p = _params(taps, n_heads, mask_row)
-    T, HD = cap.values.shape
-    H, d = n_heads, p["d"]
-    attn = cap.attn * p["scale"][:, None, None]  # (H, T, T)
-    if x is None:  # a_i[k] = sum_h alpha_ik^h (x_k W_V^h W_O^h): one (H, K, D) table, no per-(i, k) projections
-        K = T
-        v0 = (cap.x @ p["w_v"].T).view(T, H, d).transpose(0, 1)  # (H, K, d): x_k W_V, no bias
-        f0 = (v0 @ p["w_o"].view(-1, H, d).permute(1, 2, 0)).transpose(0, 1).contiguous()  # (K, H, D)
-        at0 = attn.permute(1, 2, 0).contiguous()  # (T_i, K, H)
-    else:  # the T^3 D mixing as one large product per head (blocks of a few rows would re-read x W_V each time)
-        K = x.shape[1]
-        vx = (x @ p["w_v"].T).view(T, K, H, d).permute(2, 0, 1, 3).reshape(H, T, K * d)  # (H, T_j, K d)
-        mixed = torch.bmm(attn, vx)  # (H, T_i, K d)
-        del vx
-    out = torch.empty(T, K, p["w_o"].shape[0])
-    step = max(1, ROW_BLOCK_FLOATS // (K * max(HD, p["w1"].shape[0])))
-    for s in range(0, T, step):
-        e = min(T, s + step)
-        if x is None:
-            z = torch.bmm(at0[s:e].transpose(0, 1).contiguous(), f0).transpose(0, 1).contiguous()  # (b, K, D)
-        else:
-            ctx = mixed[:, s:e].view(H, e - s, K, d)  # (H, b, K, d)
-            z = ctx.permute(1, 2, 0, 3).reshape(e - s, K, HD) @ p["w_o"].T  # (b, K, D)
-        z = absdot_(z, p["b_att"])
-        if x is None:
-            z[torch.arange(e - s), torch.arange(s, e)] += cap.x[s:e]  # the residual: x_i[i] = x_i
-        else:
-            z += x[s:e]
-        y = ln_decompose_(z, cap.ln1_in[s:e], taps.ln1)
-        z2 = _ffn_block(y, cap.fc1_out[s:e], cap.fc2_in[s:e], p).add_(y)
-        out[s:e] = ln_decompose_(z2, cap.ln2_in[s:e], taps.ln2)
-    return out
+    if rows is not None and x is not None:  # only the first ``rows`` outputs (the read-out's [CLS] row)
+        cap = replace(cap, attn=cap.attn[:, :rows], ln1_in=cap.ln1_in[:rows], fc1_out=cap.fc1_out[:rows],
+                      fc2_in=cap.fc2_in[:rows], ln2_in=cap.ln2_in[:rows])
+    y = _attention_ln1(x, cap, p, n_heads, _ln_terms(taps.ln1, cap.ln1_in), dtype)
+    return _ffn_ln2(y, cap, p, _ln_terms(taps.ln2, cap.ln2_in))
 
 
 def head_decompose(x: torch.Tensor, taps: ModelTaps) -> torch.Tensor:
-    """The classification head on the decomposed last hidden states (section 3.4): (T, K, D) -> (K, C).
+    """The classification head on the decomposed last hidden states (section 3.4): (T, K, D) -> (K, C) float32.
 
     Raises:
         ValueError: a read-out step DecompX does not cover (a final LayerNorm: pre-LN encoders).
@@ -157,11 +215,12 @@ def head_decompose(x: torch.Tensor, taps: ModelTaps) -> torch.Tensor:
     v = None
     for kind, op in taps.head:
         if kind == "pool":
-            v = x[0] if op == "cls" else x.mean(0)  # (K, D)
+            v = x[0].float() if op == "cls" else torch.mean(x, 0, dtype=torch.float32)  # (K, D)
         elif kind == "linear":
             v = v @ op.weight.detach().float().T  # (K, out)
             if op.bias is not None:
-                v = absdot_(v.unsqueeze(0), op.bias.detach().float()).squeeze(0)
+                b = op.bias.detach().float()
+                v = v + _shares((v @ b)[None])[0, :, None] * b
         elif kind == "act":
             pre = v.sum(0)  # the head's real pre-activation
             theta = torch.where(pre.abs() > 1e-12, op(pre) / torch.where(pre == 0, torch.ones_like(pre), pre),
@@ -172,12 +231,18 @@ def head_decompose(x: torch.Tensor, taps: ModelTaps) -> torch.Tensor:
     return v
 
 
-def decompx(caps: list[LayerCapture], taps: ModelTaps, rows: list, logits: torch.Tensor) -> dict:
+def decompx(caps: list[LayerCapture], taps: ModelTaps, rows: list, logits: torch.Tensor,
+            dtype: torch.dtype = torch.float32, contributions_only: bool = False,
+            progress: Callable[[int, int], None] | None = None, should_stop: Callable[[], bool] | None = None) -> dict:
     """DecompX of one text (see the module docstring).
 
     Args:
         caps: the layers' captures (:func:`.taps.capture`). taps: the model's taps (post-LN, with a head).
         rows: per layer the (H,) head mask or None. logits: (C,) the model's logits.
+        dtype: precision of the decomposed states (float32, or bfloat16 where the CPU computes it natively).
+        contributions_only: skip ``matrices`` and ``aggregated`` (None), and with [CLS] pooling decompose only the
+            [CLS] row of the last layer (the read-out needs no other): what an explanation needs.
+        progress: called as ``progress(layers done, L)`` after each layer. should_stop: asked before each layer.
 
     Returns:
         ``contributions`` (T, C), summing over the tokens to ``logits``; ``matrices`` (L, T, T) = ||x_i^(l)[k]||;
@@ -185,19 +250,29 @@ def decompx(caps: list[LayerCapture], taps: ModelTaps, rows: list, logits: torch
         class minus the mean of the other classes' (:func:`model.flow.class_scores`).
 
     Raises:
-        ValueError: the model has no classification head.
+        ValueError: the model has no classification head. ExplanationCancelled: ``should_stop()`` returned True.
     """
     from ..flow import class_scores
+    from .records import ExplanationCancelled
 
     if not taps.head:
         raise ValueError("DecompX explains the logits, and this model has no classification head")
     x, norms = None, []
-    for cap, lt, row in zip(caps, taps.layers, rows):
-        x = layer_decompose(x, cap, lt, taps.n_heads, row)  # (T, K, D)
-        norms.append(torch.linalg.vector_norm(x, dim=-1))  # (T, K)
+    cls = next((op for kind, op in taps.head if kind == "pool"), None) == "cls"
+    for n, (cap, lt, row) in enumerate(zip(caps, taps.layers, rows)):
+        if should_stop is not None and should_stop():
+            raise ExplanationCancelled("DecompX was cancelled")
+        last_cls = contributions_only and cls and n == len(caps) - 1
+        x = layer_decompose(x, cap, lt, taps.n_heads, row, dtype, rows=1 if last_cls else None)  # (T, K, D)
+        if not contributions_only:
+            norms.append(torch.linalg.vector_norm(x, dim=-1, dtype=torch.float32))  # (T, K)
+        if progress is not None:
+            progress(n + 1, len(caps))
     contributions = head_decompose(x, taps)  # (K, C)
-    matrices = torch.stack(norms)
-    aggregated = matrices.double() / matrices.double().sum(-1, keepdim=True).clamp_min(1e-30)
+    matrices = aggregated = None
+    if norms:
+        matrices = torch.stack(norms)
+        aggregated = matrices.double() / matrices.double().sum(-1, keepdim=True).clamp_min(1e-30)
     target = int(logits.argmax())
     return {"matrices": matrices, "aggregated": aggregated, "contributions": contributions,
             "importance": torch.from_numpy(class_scores(contributions.numpy(), target))}

@@ -184,7 +184,8 @@ def supported_taps(model, method: str) -> ModelTaps:
 
 
 def compute_flow(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, method: str,
-                 head_mask: np.ndarray | None = None, lock: AbstractContextManager | None = None) -> dict:
+                 head_mask: np.ndarray | None = None, lock: AbstractContextManager | None = None,
+                 contributions_only: bool = False, progress=None, should_stop=None) -> dict:
     """The attention flow of one text.
 
     Args:
@@ -193,6 +194,9 @@ def compute_flow(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, m
         head_mask: a validated (L, H) mask (:func:`.heads.check_head_mask`) or None.
         lock: the predictor's ``forward_lock``, held for the forward pass with its hooks only (the arithmetic
             after it runs on the recorded tensors); None: the caller holds it.
+        contributions_only: ``decompx`` only: what an explanation needs, the contributions (``matrices`` and
+            ``aggregated`` are None; see :func:`.decompx.decompx`). progress, should_stop: ``decompx`` only,
+            per layer (:func:`.decompx.decompx`; ExplanationCancelled when it stops).
 
     Returns:
         dict of CPU tensors/arrays: ``matrices``, ``aggregated``, ``importance`` (T,), ``logits`` (C,), and per method
@@ -214,7 +218,8 @@ def compute_flow(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, m
         else:
             from .decompx import decompx
 
-            out = decompx(caps, taps, rows, logits)
+            out = decompx(caps, taps, rows, logits, contributions_only=contributions_only, progress=progress,
+                          should_stop=should_stop)
     pooling = next((op for kind, op in taps.head if kind == "pool"), "cls")
     if "importance" not in out:
         out["importance"] = torch.from_numpy(readout_row(out["aggregated"][-1].numpy(), pooling))

@@ -231,7 +231,8 @@ def _flow(method: str) -> Callable[[Request], MethodResult]:
         enc = r.predictor.encode(r.text)
         ids = torch.from_numpy(enc.ids).unsqueeze(0).to(r.predictor.device)  # (1, T)
         out = compute_flow(r.predictor.model, ids, torch.ones_like(ids, dtype=torch.bool), method, r.head_mask,
-                           lock=forward_lock_of(r.predictor))
+                           lock=forward_lock_of(r.predictor), contributions_only=True, progress=r.progress,
+                           should_stop=r.should_stop)
         target = int(out["logits"].argmax()) if r.target is None else r.target
         if "contributions" in out:
             return class_scores(out["contributions"].numpy(), target), list(enc.tokens), target, None
@@ -295,8 +296,8 @@ def explain(
             indices count from the last layer).
         n_steps: integrated-gradients quadrature points.
         progress: ``progress(done, total)`` callback (integrated gradients:
-            after every internal batch; other methods: once at the end).
-        should_stop: checked between internal batches; True cancels.
+            after every internal batch; DecompX: after every layer; other methods: once at the end).
+        should_stop: checked between internal batches (DecompX: layers); True cancels.
         prediction: ``predictor.predict(text)`` if already computed (reuses
             its attention and predicted class); must be for the same text.
         seed: seed of the ``random`` baseline.
