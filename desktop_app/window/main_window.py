@@ -3,12 +3,11 @@
 Layout (all docks can be moved, tabbed, floated or hidden; QSettings remembers it):
     left    "Review" (the editor + Analyze) and "Prediction"
     centre  the token view
-    right   "Attention heatmap", "Token links", "Model view", "Positional encoding" (tabbed)
+    right   the docked views of :mod:`desktop_app.views.registry` (tabbed, short tab names)
     bottom  "Batch scoring" and "Corpus" side by side (added by :func:`desktop_app.app.attach_panels`)
 
-Analysis runs live on a background thread (:mod:`desktop_app.workers.inference`),
-250 ms after the last keystroke, or at once with Ctrl+Enter. What is shown lives in one
-:class:`~desktop_app.state.ExplorerState` (``window.state``); the views and panels follow it.
+Analysis runs live on a background thread (:mod:`desktop_app.workers.inference`), 250 ms after the last keystroke,
+or at once with Ctrl+Enter. What is shown lives in one :class:`~desktop_app.state.ExplorerState` (``window.state``).
 """
 
 from __future__ import annotations
