@@ -152,6 +152,18 @@ def _wait(app, until, timeout: float) -> bool:
     return True
 
 
+def _answer_model_question(win) -> bool:
+    """A session of another model (e.g. its ``model_dir`` left out: the bundled model) asks whether to switch
+    (:mod:`desktop_app.window.session_model`); answer as a user keeping the model in use would. True once answered."""
+    from PySide6.QtWidgets import QMessageBox
+
+    box = getattr(win, "session_model_box", None)
+    if box is None:
+        return False
+    box.button(QMessageBox.No).click()
+    return True
+
+
 def judge(app, win, path: Path, caught: list, n: int) -> dict:
     """Open ``path`` in ``win`` and classify the outcome (see the module docstring)."""
     from desktop_app.window import session
@@ -165,7 +177,8 @@ def judge(app, win, path: Path, caught: list, n: int) -> dict:
         msg = win.errors[-1] if len(win.errors) > errors else ""
         outcome = "clear error" if msg and "\n" not in msg and "Traceback" not in msg else "unclear error"
         result = {"outcome": outcome, "message": msg}
-    elif not _wait(app, lambda: bool(done), 30):
+    elif not (_wait(app, lambda: bool(done) or _answer_model_question(win), 30)
+              and _wait(app, lambda: bool(done), 30)):
         return {"outcome": "hang", "message": "the restore did not end"}
     elif len(win.errors) > errors:
         result = {"outcome": "restore ended with a message", "message": win.errors[-1]}
