@@ -303,3 +303,61 @@ def test_compare_uses_decompx_only_where_it_is_estimated_quick(monkeypatch, tiny
     worker.cache.clear()  # the first comparison's DecompX is cached
     worker.compute(2, tiny_predictor, a, b, "decompx", auto=False)  # chosen by the user: computed, with progress
     assert got[-1].method == "decompx" and progress and "DecompX" in progress[-1]
+
+
+def test_a_slow_comparison_can_be_cancelled_and_run_again(qtbot, tmp_path, monkeypatch):
+    """Issue 34: while a slow comparison runs the dock shows Cancel (a new prediction still arrives meanwhile); a click
+    stops the worker at its next check and leaves no result, a "cancelled" message and Compare again, which runs it."""
+    import threading
+
+    from model import Predictor
+    from model.explain import ExplanationCancelled, cost
+    from model.testing import make_random_model_dir
+
+    real_explain = Predictor.explain
+    slow = {"on": True}
+    entered, stopped = threading.Event(), threading.Event()
+
+    def slow_explain(self, text, method, *args, **kwargs):
+        """DecompX of a text with "slowly" in it: reports progress and waits until asked to stop (30 s at most)."""
+        if method == "decompx" and "slowly" in text and slow["on"]:
+            entered.set()
+            for step in range(3000):
+                if kwargs.get("progress") is not None:
+                    kwargs["progress"](step % 2, 2)
+                if kwargs["should_stop"]():
+                    stopped.set()
+                    raise ExplanationCancelled("stopped")
+                threading.Event().wait(0.01)
+        return real_explain(self, text, method, *args, **kwargs)
+
+    monkeypatch.setattr(Predictor, "explain", slow_explain)
+    monkeypatch.setattr(cost, "SLOW_S", 0.0)  # every method now counts as slow: its progress is shown
+    w = loaded_window(qtbot, make_random_model_dir(tmp_path / "tiny"))
+    view = w.compare_view
+    assert view.cancel_button.isHidden() and view.retry_button.isHidden()
+    analyze(qtbot, w, "a great film")
+    w.state.pin_current()
+    analyze(qtbot, w, "a film that moves slowly")
+    qtbot.waitUntil(lambda: entered.is_set() and not view.cancel_button.isHidden(), timeout=TIMEOUT_MS)
+    assert view.retry_button.isHidden()
+    # the prediction of a new text arrives while the slow comparison runs; it stops that one and compares anew
+    entered.clear()
+    analyze(qtbot, w, "a story told slowly")
+    qtbot.waitUntil(stopped.is_set, timeout=TIMEOUT_MS)
+    stopped.clear()
+    qtbot.waitUntil(entered.is_set, timeout=TIMEOUT_MS)
+    assert not view.cancel_button.isHidden() and not stopped.is_set()
+    qtbot.waitUntil(lambda: "Comparing: DecompX" in view.status_label.text(), timeout=TIMEOUT_MS)  # its progress
+    qtbot.mouseClick(view.cancel_button, Qt.LeftButton)
+    # at once, without waiting for the worker: no result, the dock says it was cancelled, Compare again offered
+    assert view.result is None and "cancelled" in view.status_label.text()
+    assert view.cancel_button.isHidden() and not view.retry_button.isHidden()
+    qtbot.waitUntil(stopped.is_set, timeout=TIMEOUT_MS)  # the worker stopped between its steps
+    qtbot.wait(50)
+    assert view.result is None and "cancelled" in view.status_label.text()
+    slow["on"] = False
+    qtbot.mouseClick(view.retry_button, Qt.LeftButton)
+    r = wait_comparison(qtbot, w, "a great film", "a story told slowly", method="decompx")
+    assert r is view.result and view.cancel_button.isHidden() and view.retry_button.isHidden()
+    assert "cancelled" not in view.status_label.text()

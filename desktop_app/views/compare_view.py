@@ -5,6 +5,8 @@ Draws a :class:`desktop_app.compare_records.CompareResult` (NumPy only; computed
 
 * the pin to compare with (a combo over ``state.pins``, newest first), Unpin and Clear pins;
 * the explanation method (a combo; the controller fills it, :meth:`CompareView.set_methods`);
+* the status line, with Cancel while a comparison runs and Compare again once one was cancelled
+  (:meth:`CompareView.set_activity`);
 * both predictions (label, P per class) and their difference in percentage points;
 * a bar plot of the per-word difference of importance (current minus pinned), and a table of the aligned words
   (equal / replaced / inserted / deleted, coloured) with each text's importance by the method and by ALTI, and the
@@ -89,10 +91,14 @@ class CompareView(DeferredRender, QWidget):
     Signals:
         method_chosen(str): the user chose an explanation method (a ``model.explain`` id).
         pin_chosen(int): the user chose a pin (an index into ``state.pins``).
+        cancel_requested(): the user pressed Cancel (shown only while a comparison runs).
+        retry_requested(): the user pressed Compare again (shown only after a cancelled comparison).
     """
 
     method_chosen = Signal(str)
     pin_chosen = Signal(int)
+    cancel_requested = Signal()
+    retry_requested = Signal()
 
     def __init__(self, state, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -112,6 +118,12 @@ class CompareView(DeferredRender, QWidget):
         self.status_label = QLabel("")
         self.status_label.setWordWrap(True)
         self.status_label.setStyleSheet("color: palette(mid);")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop this comparison (the analysis itself is never delayed by it)")
+        self.retry_button = QPushButton("Compare again")
+        self.retry_button.setToolTip("Run the cancelled comparison again")
+        for button in (self.cancel_button, self.retry_button):
+            button.setVisible(False)
         self.summary_table = self._table(["", "text", "label"])
         self.caption = QLabel("")
         self.caption.setWordWrap(True)
@@ -130,6 +142,8 @@ class CompareView(DeferredRender, QWidget):
         self.method_combo.activated.connect(self._on_method_activated)
         self.unpin_button.clicked.connect(self._unpin)
         self.clear_button.clicked.connect(state.clear_pins)
+        self.cancel_button.clicked.connect(self.cancel_requested)
+        self.retry_button.clicked.connect(self.retry_requested)
         state.pins_changed.connect(self._on_pins)
         self._fill_pins(state.pins)
         self._fill_summary(None)
@@ -160,7 +174,11 @@ class CompareView(DeferredRender, QWidget):
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addLayout(pins)
         lay.addLayout(method)
-        lay.addWidget(self.status_label)
+        status = QHBoxLayout()
+        status.addWidget(self.status_label, 1)
+        status.addWidget(self.cancel_button)
+        status.addWidget(self.retry_button)
+        lay.addLayout(status)
         lay.addWidget(self.summary_table)
         lay.addWidget(self.caption)
         lay.addWidget(self.delta_plot)
@@ -182,6 +200,12 @@ class CompareView(DeferredRender, QWidget):
         notes instead."""
         self._message = str(message)
         self._show_status()
+
+    def set_activity(self, activity: str) -> None:
+        """What the controller is doing: "running" shows Cancel, "cancelled" shows Compare again, anything else
+        ("") neither (the values of :mod:`desktop_app.workers.compare`'s ``RUNNING``, ``CANCELLED``, ``IDLE``)."""
+        self.cancel_button.setVisible(activity == "running")
+        self.retry_button.setVisible(activity == "cancelled")
 
     def set_result(self, result) -> None:
         """Show ``result`` (a :class:`~desktop_app.compare_records.CompareResult`), or clear the comparison (None).

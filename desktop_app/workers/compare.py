@@ -10,7 +10,10 @@ switching pins or re-analysing an unchanged text costs nothing.
 
 :class:`CompareController`, on the GUI thread, asks again whenever the pins, the current prediction, the chosen
 method or the head mask change. Latest request wins: the worker skips stale requests (and stops a running
-explanation between its steps), the controller drops stale answers.
+explanation between its steps), the controller drops stale answers. A running comparison can be cancelled
+(:meth:`CompareController.cancel`, the view's Cancel button): its generation becomes stale, DecompX and integrated
+gradients stop at their next check (a layer, a batch), and the view says so until the user asks again
+(:meth:`CompareController.retry`) or the pin, text, method or head mask change.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ log = logging.getLogger(__name__)
 DEFAULT_METHOD = "decompx"  # the explanation compared by default ...
 FALLBACK_METHOD = "grad_x_input"  # ... and the one used where DecompX does not cover the model
 FLOW_METHOD = "alti"  # the attention flow compared beside it
+IDLE, RUNNING, CANCELLED = "", "running", "cancelled"  # what the controller is doing (:attr:`CompareController.activity`)
+CANCELLED_MESSAGE = "Comparison cancelled. Press \u201cCompare again\u201d to run it (or change the pin, text or method)."
 CACHE_SIZE = 16  # per-text results kept on the worker
 
 
@@ -197,14 +202,18 @@ class CompareController(QObject):
         pin_index: the chosen pin, an index into ``state.pins`` (-1: the newest; reset to it when the pins change).
         latest: the :class:`~desktop_app.compare_records.CompareResult` on display, or None.
         message: the status line on display ("" when the result is current).
+        activity: :data:`RUNNING` while a comparison is under way, :data:`CANCELLED` after :meth:`cancel` (until the
+            next request), else :data:`IDLE` ("").
 
     Signals:
-        result(object): a new CompareResult, or None (nothing to compare, or the comparison failed).
+        result(object): a new CompareResult, or None (nothing to compare, the comparison failed or was cancelled).
         status(str): what is going on ("Computing ...", why nothing is compared, a failure); "" with a fresh result.
+        activity_changed(str): :attr:`activity` changed (the view shows Cancel while running, Compare again after).
     """
 
     result = Signal(object)
     status = Signal(str)
+    activity_changed = Signal(str)
 
     def __init__(self, state, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -216,6 +225,7 @@ class CompareController(QObject):
         self.pin_index = -1
         self.latest: CompareResult | None = None
         self.message = ""
+        self.activity = IDLE
         self._asked: tuple | None = None  # the key of the request under way or answered
         self._mask_pending = False  # the head mask changed since the current prediction was made
         self.handle = WorkerHandle(CompareWorker(), "compare", EXPLANATION_NICE, parent=self)
@@ -228,15 +238,19 @@ class CompareController(QObject):
 
     def connect_view(self, view) -> None:
         """Wire a Compare view (:class:`desktop_app.views.compare_view.CompareView`): its method list and choices
-        (``set_methods``, ``method_chosen(str)``, ``pin_chosen(int)``) and this controller's answers
-        (``set_result``, ``set_status``). The method list is filled when the first model has loaded
+        (``set_methods``, ``method_chosen(str)``, ``pin_chosen(int)``, ``cancel_requested()``, ``retry_requested()``)
+        and this controller's answers (``set_result``, ``set_status``, ``set_activity``). The method list is filled when the first model has loaded
         (:meth:`set_predictor`): the registry imports torch, which the window must not wait for (issue 34)."""
         self._views.append(view)
         view.method_chosen.connect(self.set_method)
         view.pin_chosen.connect(self.set_pin_index)
         self.result.connect(view.set_result)
         self.status.connect(view.set_status)
+        view.cancel_requested.connect(self.cancel)
+        view.retry_requested.connect(self.retry)
+        self.activity_changed.connect(view.set_activity)
         view.set_status(self.message)
+        view.set_activity(self.activity)
 
     def set_predictor(self, predictor) -> None:
         """Use ``predictor`` (a newly loaded ``model.Predictor``) and compare again."""
@@ -287,9 +301,11 @@ class CompareController(QObject):
             generation = self.handle.next_generation()
             self._show(None, "Pin an analysis (Pin, Ctrl+Shift+P) to compare it with the current one"
                        if not self.state.pins else "Analyse a text to compare it with the pin")
+            self._set_activity(IDLE)
             return generation
         if self.predictor is None:
             self._show(self.latest, "Loading model\u2026")
+            self._set_activity(IDLE)
             return self.handle.generation
         if key == self._asked:
             return self.handle.generation
@@ -297,15 +313,37 @@ class CompareController(QObject):
         generation = self.handle.next_generation()
         pin, pred = self.pin(), self.state.prediction.whole
         self._show(self.latest, "Comparing\u2026")
+        self._set_activity(RUNNING)
         self.handle.submit(self.handle.worker.compute, generation, self.predictor,
                            SideRequest(pin.text, pin.head_mask, pin.prediction),
                            SideRequest(pred.text, self.state.head_mask, None if self._mask_pending else pred),
                            self.method, not self.method_chosen)
         return generation
 
+    def cancel(self) -> None:
+        """Stop the running comparison (nothing when none runs): its generation becomes stale, so the worker stops at
+        its next check (between DecompX's layers, integrated gradients' batches, the two texts) and its answer is
+        dropped; the GUI never waits for it. The view shows no result and :data:`CANCELLED_MESSAGE` until
+        :meth:`retry` or a new request (another pin, text, method or head mask)."""
+        if self.activity != RUNNING:
+            return
+        self.handle.next_generation()
+        self._show(None, CANCELLED_MESSAGE)
+        self._set_activity(CANCELLED)
+
+    def retry(self) -> int:
+        """Run the comparison the state needs now again, even when it is the one cancelled; returns the generation."""
+        self._asked = None
+        return self.refresh()
+
     def shutdown(self) -> None:
         """Stop the worker thread."""
         self.handle.shutdown()
+
+    def _set_activity(self, activity: str) -> None:
+        if activity != self.activity:
+            self.activity = activity
+            self.activity_changed.emit(activity)
 
     def _show(self, result, message: str) -> None:
         if result is not self.latest:
@@ -330,6 +368,7 @@ class CompareController(QObject):
     def _on_result(self, generation: int, result) -> None:
         if self.handle.is_current(generation):
             self._show(result, "")
+            self._set_activity(IDLE)
 
     def _on_progress(self, generation: int, message: str) -> None:
         if self.handle.is_current(generation):
@@ -339,3 +378,4 @@ class CompareController(QObject):
         if self.handle.is_current(generation):
             log.info("comparison failed: %s", message)
             self._show(None, f"Comparison failed: {message}")
+            self._set_activity(IDLE)
