@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("PySide6")
+from PySide6.QtCore import Qt  # noqa: E402
 
 from desktop_app.panels.explain_panel import ExplanationPanel
 from desktop_app.views.colours import colours_for
@@ -155,3 +156,28 @@ def test_explanations_follow_the_head_mask(qtbot, panel, tiny_predictor):
     assert not np.allclose(got.explanation.scores, unmasked.scores, atol=1e-6)
     faith = tiny_predictor.faithfulness(TEXT, want, head_mask=mask)
     assert got.faithfulness.comprehensiveness_aopc == pytest.approx(faith.comprehensiveness_aopc, abs=1e-6)
+
+
+def test_decompx_runs_on_demand_with_progress_and_cancel(qtbot, panel, tiny_predictor):
+    """Issue 34: DecompX (estimated over a second on long texts) runs from the panel on demand, with progress per
+    layer and Cancel, like integrated gradients."""
+    panel.set_prediction(tiny_predictor.predict(LONG))
+    _wait_for_cheap(qtbot, panel)
+    panel.select_method("decompx")
+    assert "not computed yet" in panel.status.text()
+    with qtbot.waitSignal(panel.integrated_gradients_finished, timeout=60000) as blocker:
+        panel.run_method("decompx")
+        assert panel.ig_cancel_button.isEnabled() and not panel.slow_combo.isEnabled()
+        panel.cancel_integrated_gradients()
+    assert blocker.args == [False] and "decompx" not in panel.results
+    assert _cell(panel, "decompx", 1) == "cancelled" and "DecompX" in panel.status.text()
+    panel.slow_combo.setCurrentIndex(panel.slow_combo.findData("decompx"))
+    assert not panel.ig_steps.isEnabled()  # steps are integrated gradients' only
+    steps = []
+    panel.handle.worker.ig_progress.connect(lambda _g, done, total: steps.append((done, total)))
+    with qtbot.waitSignal(panel.integrated_gradients_finished, timeout=60000) as blocker:
+        qtbot.mouseClick(panel.ig_button, Qt.LeftButton)
+    assert blocker.args == [True] and "decompx" in panel.results
+    assert steps[-1][0] == steps[-1][1] >= tiny_predictor.config.n_layers and len(steps) >= 2  # per layer
+    assert panel.ig_progress.value() == panel.ig_progress.maximum()
+    assert panel.ig_button.isEnabled() and not panel.ig_cancel_button.isEnabled()

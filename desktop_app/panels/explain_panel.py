@@ -44,6 +44,9 @@ from ..workers.handle import EXPLANATION_NICE, WorkerHandle
 from .method_compare import MethodComparison
 
 NONE_ITEM = "(none: plain tokens)"
+ON_DEMAND = tuple(m for m in EXPLANATION_METHODS if m not in CHEAP_METHODS)
+"""The methods run only when asked (integrated gradients, DecompX): seconds on long texts, so with progress and
+Cancel (:data:`model.explain.cost.SLOW_S`)."""
 
 
 class ExplanationPanel(QWidget):
@@ -55,7 +58,8 @@ class ExplanationPanel(QWidget):
         ``set_prediction(prediction)``: a :class:`model.Prediction`; starts the
         cheap methods (:data:`model.explain.CHEAP_METHODS`) on the worker.
         ``set_layer(layer)``: the attention layer of the ``attention`` method.
-        ``run_integrated_gradients(n_steps=None)`` / ``cancel_integrated_gradients()``.
+        ``run_method(method, n_steps=None)`` (an :data:`ON_DEMAND` method), ``run_integrated_gradients(n_steps=None)``
+        / ``cancel_integrated_gradients()`` (cancels the running on-demand method).
         ``select_method(name or None)``: colour the main view by that method (the state's importance).
         ``shutdown()``: stop the worker thread (also done on application quit).
 
@@ -67,7 +71,7 @@ class ExplanationPanel(QWidget):
             [T] scores aligned with the prediction's tokens, or ``None`` (with
             ``False, ""``) to reset the main view's colouring.
         method_computed(str method): a method's row was filled for the current text.
-        integrated_gradients_finished(bool completed): IG finished (True) or
+        integrated_gradients_finished(bool completed): the on-demand method (IG or DecompX) finished (True) or
             was cancelled/failed (False).
     """
 
@@ -80,7 +84,8 @@ class ExplanationPanel(QWidget):
         self._predictor = None
         self._prediction = None
         self._layer = -1
-        self._ig_running = False
+        self._ig_running = False  # an on-demand method (integrated gradients or DecompX) runs
+        self._running_method = "integrated_gradients"
         self._pending = False
         self.state = state if state is not None else ExplorerState(self)  # holds the results
         self._build_ui()
@@ -120,18 +125,24 @@ class ExplanationPanel(QWidget):
         box_layout.addWidget(self.table)
 
         ig_row = QHBoxLayout()
+        self.slow_combo = QComboBox()
+        for m in ON_DEMAND:
+            self.slow_combo.addItem(METHOD_TITLES[m], m)
+        self.slow_combo.setToolTip("A slower method, run on demand with progress and Cancel")
+        self.slow_combo.currentIndexChanged.connect(lambda _i: self._update_enabled())
         self.ig_steps = QSpinBox()
         self.ig_steps.setRange(4, 1024)
         self.ig_steps.setValue(DEFAULT_IG_STEPS)
         self.ig_steps.setSuffix(" steps")
         self.ig_steps.setToolTip("Integrated-gradients quadrature points (more: closer to completeness, slower)")
-        self.ig_button = QPushButton("Run integrated gradients")
-        self.ig_button.clicked.connect(lambda: self.run_integrated_gradients())
+        self.ig_button = QPushButton("Run")
+        self.ig_button.clicked.connect(lambda: self.run_method(self.slow_combo.currentData()))
         self.ig_cancel_button = QPushButton("Cancel")
         self.ig_cancel_button.clicked.connect(self.cancel_integrated_gradients)
         self.ig_progress = QProgressBar()
         self.ig_progress.setRange(0, 1)
         self.ig_progress.setValue(0)
+        ig_row.addWidget(self.slow_combo)
         ig_row.addWidget(self.ig_steps)
         ig_row.addWidget(self.ig_button)
         ig_row.addWidget(self.ig_cancel_button)
@@ -227,26 +238,32 @@ class ExplanationPanel(QWidget):
 
     def run_integrated_gradients(self, n_steps: int | None = None) -> None:
         """Start integrated gradients for the current prediction (progress bar, cancellable)."""
+        self.run_method("integrated_gradients", n_steps)
+
+    def run_method(self, method: str, n_steps: int | None = None) -> None:
+        """Start ``method`` (one of :data:`ON_DEMAND`; ``n_steps``: integrated gradients' steps, default the spin
+        box's) for the current prediction: a progress bar (per internal batch; DecompX: per layer) and Cancel."""
         if self._prediction is None or self._predictor is None:
             self.status.setText("Analyse a review first.")
             return
-        if self._ig_running:
+        if self._ig_running or method not in ON_DEMAND:
             return
         steps = int(n_steps or self.ig_steps.value())
-        self._ig_running = True
+        self._ig_running, self._running_method = True, method
         self.handle.reset_stop()
         self.ig_progress.setRange(0, 0)  # busy until the first batch reports
-        self.status.setText(f"Integrated gradients ({steps} steps) running\u2026")
-        self.table.set_cell("integrated_gradients", 1, "running\u2026")
+        what = f" ({steps} steps)" if method == "integrated_gradients" else ""
+        self.status.setText(f"{METHOD_TITLES[method]}{what} running\u2026")
+        self.table.set_cell(method, 1, "running\u2026")
         self.handle.submit(self.handle.worker.compute_integrated_gradients, self.handle.generation, self._predictor,
-                           self._prediction, steps, self.state.head_mask)
+                           self._prediction, steps, self.state.head_mask, method)
         self._update_enabled()
 
     def cancel_integrated_gradients(self) -> None:
-        """Ask the worker to stop integrated gradients after its current internal batch."""
+        """Ask the worker to stop the running on-demand method after its current internal batch (DecompX: layer)."""
         if self._ig_running:
             self.handle.request_stop()
-            self.status.setText("Cancelling integrated gradients\u2026")
+            self.status.setText(f"Cancelling {METHOD_TITLES[self._running_method]}\u2026")
 
     def shutdown(self) -> None:
         """Abandon running work and stop the worker thread (waits for the current batch)."""
@@ -279,7 +296,8 @@ class ExplanationPanel(QWidget):
     def _update_enabled(self) -> None:
         ready = self._prediction is not None and self._predictor is not None
         self.ig_button.setEnabled(ready and not self._ig_running)
-        self.ig_steps.setEnabled(not self._ig_running)
+        self.slow_combo.setEnabled(not self._ig_running)
+        self.ig_steps.setEnabled(not self._ig_running and self.slow_combo.currentData() == "integrated_gradients")
         self.ig_cancel_button.setEnabled(self._ig_running)
 
     def _on_result(self, generation: int, res: ExplanationResult) -> None:
@@ -290,12 +308,12 @@ class ExplanationPanel(QWidget):
         """A result reached the state (computed here or restored): its row, IG's controls, colours, comparison."""
         self.table.show_result(res)
         ms = 1000 * res.explanation.elapsed_s
-        if res.method == "integrated_gradients":
+        if res.method in ON_DEMAND:
             self._ig_running = False
             self.ig_progress.setRange(0, 1)
             self.ig_progress.setValue(1)
             delta = res.explanation.convergence_delta
-            self.status.setText(f"Integrated gradients done in {ms:.0f} ms" + (
+            self.status.setText(f"{METHOD_TITLES[res.method]} done in {ms:.0f} ms" + (
                 f"; convergence delta {delta:+.3g} (log-odds)." if delta is not None else "."))
             self._update_enabled()
             self.integrated_gradients_finished.emit(True)
@@ -310,7 +328,7 @@ class ExplanationPanel(QWidget):
             return
         self.table.set_cell(method, 1, "error")
         self.status.setText(f"{METHOD_TITLES.get(method, method)} failed: {message}")
-        if method == "integrated_gradients":
+        if method in ON_DEMAND:
             self._ig_running = False
             self.ig_progress.setRange(0, 1)
             self.ig_progress.setValue(0)
@@ -324,7 +342,7 @@ class ExplanationPanel(QWidget):
         if not self._ig_running and self._prediction is not None:
             self.status.setText(
                 f"{len(self.state.explanations)} methods computed for {self._prediction.num_tokens} tokens. "
-                "Integrated gradients runs on demand."
+                "Integrated gradients and DecompX run on demand (Run)."
             )
 
     def _on_ig_progress(self, generation: int, done: int, total: int) -> None:
@@ -339,8 +357,8 @@ class ExplanationPanel(QWidget):
         self._ig_running = False
         self.ig_progress.setRange(0, 1)
         self.ig_progress.setValue(0)
-        self.table.set_cell("integrated_gradients", 1, "cancelled")
-        self.status.setText("Integrated gradients cancelled.")
+        self.table.set_cell(self._running_method, 1, "cancelled")
+        self.status.setText(f"{METHOD_TITLES[self._running_method]} cancelled.")
         self._update_enabled()
         self.integrated_gradients_finished.emit(False)
 
@@ -356,10 +374,9 @@ class ExplanationPanel(QWidget):
             return
         res = self.state.explanations.get(method)
         if res is None:
-            if method == "integrated_gradients" and self._prediction is not None and not self._ig_running:
-                self.status.setText(
-                    "Integrated gradients is not computed yet: press \u201cRun integrated gradients\u201d."
-                )
+            if method in ON_DEMAND and self._prediction is not None and not self._ig_running:
+                self.status.setText(f"{METHOD_TITLES[method]} is not computed yet: choose it beside \u201cRun\u201d "
+                                    "and press Run.")
             return  # emitted when the result arrives
         e = res.explanation
         self._select_importance(np.array(e.scores, dtype=np.float32, copy=True), bool(e.signed), method)

@@ -4,8 +4,8 @@ A :class:`~desktop_app.workers.handle.BackgroundWorker` (generation token + abor
 owned by the explanation panel's :class:`~desktop_app.workers.handle.WorkerHandle` and reniced to
 :data:`~desktop_app.workers.handle.EXPLANATION_NICE`; the only code of the explanation panel that calls the
 model. Results are immutable :class:`model.explain.ExplanationResult` records (NumPy only).
-The cheap methods stop between methods when their generation is stale; integrated gradients also
-checks the abort flag (Cancel) between its internal batches.
+The cheap methods stop between methods when their generation is stale; the on-demand methods (integrated
+gradients, DecompX) also check the abort flag (Cancel) between their internal batches (DecompX: layers).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ class ExplanationWorker(BackgroundWorker):
         result(int generation, object :class:`model.explain.ExplanationResult`)
         failed(int generation, str method, str message)
         batch_finished(int generation): all requested cheap methods are done.
-        ig_progress(int generation, int done, int total): integrated-gradients
-            forward passes done out of total.
+        ig_progress(int generation, int done, int total): the on-demand method's steps done out of total
+            (integrated gradients: forward passes; DecompX: layers).
         ig_cancelled(int generation)
     """
 
@@ -64,14 +64,14 @@ class ExplanationWorker(BackgroundWorker):
         self.batch_finished.emit(generation)
 
     def compute_integrated_gradients(self, generation: int, predictor, prediction, n_steps: int,
-                                     head_mask=None) -> None:
-        """Integrated gradients with ``n_steps`` steps (for the model with ``head_mask``), progress per internal
-        batch, cancellable."""
+                                     head_mask=None, method: str = "integrated_gradients") -> None:
+        """An on-demand method, integrated gradients (``n_steps`` steps) or DecompX (``method``), for the model with
+        ``head_mask``: progress per internal batch (DecompX: per layer) through ``ig_progress``, cancellable."""
         predictor = self.own_predictor(predictor)
         try:
             e = predictor.explain(
                 prediction.text,
-                "integrated_gradients",
+                method,
                 prediction=prediction,
                 n_steps=n_steps,
                 progress=lambda done, total: self.ig_progress.emit(generation, done, total),
@@ -83,6 +83,6 @@ class ExplanationWorker(BackgroundWorker):
             self.ig_cancelled.emit(generation)
             return
         except Exception as exc:  # noqa: BLE001
-            self.failed.emit(generation, "integrated_gradients", str(exc) or type(exc).__name__)
+            self.failed.emit(generation, method, str(exc) or type(exc).__name__)
             return
-        self.result.emit(generation, ExplanationResult("integrated_gradients", e, f))
+        self.result.emit(generation, ExplanationResult(method, e, f))
