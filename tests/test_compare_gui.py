@@ -338,9 +338,11 @@ def test_a_slow_comparison_can_be_cancelled_and_run_again(qtbot, tmp_path, monke
     assert view.cancel_button.isHidden() and view.retry_button.isHidden()
     analyze(qtbot, w, "a great film")
     w.state.pin_current()
+    wait_comparison(qtbot, w, "a great film", "a great film")
     analyze(qtbot, w, "a film that moves slowly")
     qtbot.waitUntil(lambda: entered.is_set() and not view.cancel_button.isHidden(), timeout=TIMEOUT_MS)
     assert view.retry_button.isHidden()
+    assert view.result is None  # the comparison of the text before is not shown as the current one meanwhile
     # the prediction of a new text arrives while the slow comparison runs; it stops that one and compares anew
     entered.clear()
     analyze(qtbot, w, "a story told slowly")

@@ -312,7 +312,9 @@ class CompareController(QObject):
         self._asked = key
         generation = self.handle.next_generation()
         pin, pred = self.pin(), self.state.prediction.whole
-        self._show(self.latest, "Comparing\u2026")
+        old = self.latest  # kept while computing only when it is of the same two texts (another method or mask)
+        same = old is not None and (old.pinned.text, old.current.text) == (pin.text, pred.text)
+        self._show(old if same else None, "Comparing\u2026")
         self._set_activity(RUNNING)
         self.handle.submit(self.handle.worker.compute, generation, self.predictor,
                            SideRequest(pin.text, pin.head_mask, pin.prediction),
