@@ -8,7 +8,8 @@ turning until the analysis is shown and the explanation methods are done. Prints
 the paste itself took in ``QPlainTextEdit.setPlainText`` (ms, Qt's own work), the largest and 99th-percentile
 gap between timer ticks after the paste (ms; the target is < 100 ms), the prediction's token count and
 whether it was truncated, how many windows it was read in (docs/long_documents.md), the seconds from the paste to
-the displayed prediction, and to the prediction and the cheap explanations of the whole review.
+the displayed prediction, and to the prediction and the cheap explanations of the whole review, and the token view's
+layout of the whole review at 700 pixels (ms, best of 3: measuring the pieces and wrapping, and a re-wrap alone).
 """
 
 from __future__ import annotations
@@ -89,10 +90,30 @@ def _run(args: argparse.Namespace) -> int:
         "review_words": len(review.split()),
         "paste_to_prediction_shown_s": round(first_s, 2) if first_s is not None else None,
         "paste_to_prediction_and_explanations_s": round(shown_s, 2),
+        **(_layout_ms(pred) if pred is not None else {}),
         "platform": QApplication.platformName(),
     }))
     window.close()
     return 0
+
+
+def _layout_ms(pred) -> dict:
+    """The token view's layout of the whole review, best of 3 (ms): measured and wrapped, and re-wrapped alone."""
+    from PySide6.QtGui import QFont, QFontMetricsF
+
+    from desktop_app.views.token_layout import layout_tokens, piece_advances, token_pieces
+
+    pieces, fm = token_pieces(pred.whole), QFontMetricsF(QFont())
+    advances = piece_advances(pieces, fm)
+    out = {}
+    for key, kept in (("token_layout_ms", None), ("token_rewrap_ms", advances)):
+        best = float("inf")
+        for _ in range(3):
+            t0 = time.perf_counter()
+            layout_tokens(pieces, fm, 700, kept)
+            best = min(best, time.perf_counter() - t0)
+        out[key] = round(best * 1000, 1)
+    return out
 
 
 if __name__ == "__main__":

@@ -68,3 +68,30 @@ def test_every_piece_stays_clickable_and_its_tooltip_names_the_word(qtbot, view)
     tip = canvas.tooltip_text(word[1])
     whole = "".join(pred.text[int(pred.offsets[k, 0]):int(pred.offsets[k, 1])] for k in word)
     assert f"\u201c##{pred.tokens[word[1]][2:]}" in tip.lower() and whole in tip and f"token {word[1]}" in tip
+
+
+def test_a_zoom_or_a_new_width_re_measures_and_re_wraps_as_a_fresh_layout(view):
+    """The canvas keeps the pieces' widths across re-wraps (issue 31: thousands of tokens): a zoom must measure them
+    again in the new font, and a re-wrap to another width must give the boxes a fresh layout gives."""
+    from desktop_app.views.token_layout import layout_tokens
+
+    canvas = view.canvas
+    font = canvas.font()
+    font.setPointSizeF(font.pointSizeF() * 2)
+    view.set_font_point_size(font.pointSizeF())
+    for width in (None, 180):
+        if width is not None:
+            canvas.resize(width, canvas.height())
+        fresh = layout_tokens(canvas.pieces, QFontMetricsF(canvas.font()), max(100, canvas.width()))
+        assert (canvas.rects == fresh.rects).all() and (canvas.pads == fresh.pads).all()
+    fm = QFontMetricsF(canvas.font())
+    widths = [canvas.token_rect(i).width() - canvas.pads[i].sum() for i in range(len(canvas.pieces))]
+    assert widths == pytest.approx([fm.horizontalAdvance(shown) for shown, _sep in canvas.pieces])
+
+
+def test_word_starts_follow_the_separators():
+    from desktop_app.views.token_layout import word_starts
+
+    pieces = [("[CLS]", ""), ("Ku", " "), ("##tch", ""), ("##er", ""), ("is", " "), ("\u2026", "\u2026"), ("x", "\n")]
+    assert word_starts(pieces).tolist() == [0, 1, 1, 1, 4, 5, 6]
+    assert word_starts([]).tolist() == []

@@ -33,8 +33,9 @@ def paint_window_marks(p: QPainter, rects: np.ndarray, starts, shown: tuple[int,
             p.drawLine(QPointF(x0 - 1, y0 - 2), QPointF(x0 - 1, y1 + 2))
             p.drawText(QRectF(x0, y0 - 4, 30, 12), Qt.AlignLeft, str(k + 2))
     s, e = shown
-    for x0, _, x1, y1 in rects[s:e] if e > s else ():
-        p.fillRect(QRectF(x0, y1, x1 - x0, 2), QColor("#1f3a93"))
+    underline = QColor("#1f3a93")
+    for x0, _, x1, y1 in rects[s:e].tolist() if e > s else ():
+        p.fillRect(QRectF(x0, y1, x1 - x0, 2), underline)
 
 
 class DocumentPlot(QWidget):

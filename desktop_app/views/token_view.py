@@ -31,7 +31,7 @@ from .document_plot import paint_window_marks
 from .colours import DIVERGING_CMAP, HIGHLIGHT_COLOUR, SEQUENTIAL_CMAP, colours_for, gradient_pixmap
 from .render import DeferredRender
 from .shown import token_values
-from .token_layout import layout_tokens, token_pieces
+from .token_layout import layout_tokens, piece_advances, token_pieces
 from .widgets import ElidedLabel
 
 PIECE_TICK_COLOUR = "#9a9a9a"  # the tick between two pieces of one word
@@ -66,11 +66,12 @@ class TokenCanvas(QWidget):
         self.window_starts: tuple[int, ...] = ()  # first token of each window after the first (a long review)
         self.shown_window = (0, 0)  # token range [s, e) of the window the attention views show, when several
         self._layout_width = -1
+        self._advances: tuple[str, np.ndarray] | None = None  # (font key, [T] piece widths), kept across re-wraps
         self._height = 40
 
     def set_tokens(self, pieces: list[tuple[str, str]]) -> None:
         """Show ``pieces`` (from :func:`token_pieces`); re-lays out."""
-        self.pieces = pieces
+        self.pieces, self._advances = pieces, None
         self.hovered = -1
         self._relayout(force=True)
 
@@ -115,7 +116,10 @@ class TokenCanvas(QWidget):
         if not force and width == self._layout_width:
             return
         self._layout_width = width
-        lay = layout_tokens(self.pieces, QFontMetricsF(self.font()), width)
+        fm = QFontMetricsF(self.font())
+        if self._advances is None or self._advances[0] != self.font().key():  # new tokens or font: measure
+            self._advances = (self.font().key(), piece_advances(self.pieces, fm))
+        lay = layout_tokens(self.pieces, fm, width, self._advances[1])
         self.rects, self.pads, self.starts, self.markers = lay.rects, lay.pads, lay.starts, lay.markers
         self._height = int(lay.height)
         self.setMinimumHeight(self._height)
@@ -143,16 +147,16 @@ class TokenCanvas(QWidget):
         top, bottom = er.top() - 2, er.bottom() + 2
         visible = np.nonzero((self.rects[:, 3] >= top) & (self.rects[:, 1] <= bottom))[0]
         sel = set(self.selection)
-        text_pen = QPen(QColor("black"))
         has_colours = len(self.colours) == len(self.rects)
-        for i in visible:
-            x0, y0, x1, y1 = self.rects[i]
+        colours = self.colours[visible].tolist() if has_colours else ()  # plain lists: no NumPy scalar per token
+        p.setPen(QPen(QColor("black")))
+        for k, (i, (x0, y0, x1, y1), (left, right)) in enumerate(
+            zip(visible.tolist(), self.rects[visible].tolist(), self.pads[visible].tolist())
+        ):
             r = QRectF(x0, y0, x1 - x0, y1 - y0)
             if has_colours:
-                c = self.colours[i]
-                p.fillRect(r, QColor(int(c[0]), int(c[1]), int(c[2]), int(c[3])))
-            p.setPen(text_pen)
-            p.drawText(self.text_rect(i), Qt.AlignCenter, self.pieces[i][0])
+                p.fillRect(r, QColor(*colours[k]))
+            p.drawText(r.adjusted(left, 0.0, -right, 0.0), Qt.AlignCenter, self.pieces[i][0])
         self._paint_piece_ticks(p, visible, has_colours)
         paint_window_marks(p, self.rects, self.window_starts, self.shown_window)
         p.setPen(QPen(QColor("#7f8c8d")))
