@@ -41,13 +41,29 @@ def decompx_macs(n_layers: int, d_model: int, d_ff: int, tokens: int, cls_explan
     return float(total)
 
 
+def long_text_views(config, tokens: int) -> int:
+    """How many inputs of at most ``config.max_len`` tokens an explanation of a ``tokens``-token text runs on: 1 for
+    a text that fits; a longer one is explained in windows (:mod:`model.windows`) plus its head+tail cut, about
+    ceil((T - 2) / (max_len - 2)) + 1 inputs (an estimate: the windows' special tokens and word starts move it)."""
+    max_len = int(getattr(config, "max_len", 0) or 0)
+    if max_len <= 2 or tokens <= max_len:
+        return 1
+    return -(-(tokens - 2) // (max_len - 2)) + 1
+
+
 def estimate_seconds(method: str, config, tokens: int, n_steps: int = 32) -> float:
     """Estimated wall time of ``method`` on a text of ``tokens`` tokens, in seconds (without fixed overheads).
 
+    A text longer than ``config.max_len`` costs :func:`long_text_views` inputs of ``max_len`` tokens each (never one
+    T x T attention over the whole text).
+
     Args:
-        method: a ``model.explain`` method id. config: the predictor's config (``n_layers``, ``d_model`` and, when
-            it has one, ``d_ff``; else 4 d_model). tokens: T. n_steps: integrated-gradients points.
+        method: a ``model.explain`` method id. config: the predictor's config (``n_layers``, ``d_model``, ``max_len``
+            and, when it has one, ``d_ff``; else 4 d_model). tokens: T. n_steps: integrated-gradients points.
     """
+    views = long_text_views(config, tokens)
+    if views > 1:
+        return views * estimate_seconds(method, config, int(config.max_len), n_steps)
     L, D = int(config.n_layers), int(config.d_model)
     F = int(getattr(config, "d_ff", 0) or 4 * D)
     fwd = forward_macs(L, D, F, tokens)
