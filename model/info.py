@@ -52,6 +52,11 @@ class ModelInfo:
         has_head: False for a bare encoder (attention-only mode: no labels, no probabilities).
         load_note: what loading noticed but allowed (e.g. extra weights not used), for the status bar, or "".
         precision: "fp32" or "bf16", what ``predict`` and ``score_many`` run in (:mod:`model.precision`).
+        task: how the head's outputs are read (:data:`model.task.TASKS`: single-label, multi-label, regression).
+        threshold: the multi-label decision threshold in (0, 1).
+        task_source: ``"config"`` (from ``config.json``), ``"user"`` (overridden) or ``"bundled"``.
+        reads_pairs: the model's tokenizer encodes sentence pairs (a second text with its own segment); False for
+            the bundled model, which reads single texts.
     """
 
     n_layers: int
@@ -74,6 +79,10 @@ class ModelInfo:
     has_head: bool = True
     load_note: str = ""
     precision: str = "fp32"
+    task: str = "single_label"
+    threshold: float = 0.5
+    task_source: str = "config"
+    reads_pairs: bool = False
 
     def __post_init__(self) -> None:
         freeze_arrays(self)

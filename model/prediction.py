@@ -32,10 +32,14 @@ class Prediction:
         tokens: T token strings (WordPiece pieces; ``[CLS]`` first).
         offsets: int64 [T, 2], character span (start, end) of each token in
             ``text``; ``text[s:e]`` is the token's source. ``[CLS]`` is (0, 0).
-        label: the predicted class name ("" in attention-only mode).
-        labels: all class names, index-aligned with ``probabilities``; empty for a model without a
-            classification head (attention-only mode).
-        probabilities: float32 [C], softmax of ``logits``, sums to 1; shape (0,) in attention-only mode.
+        label: the prediction as one string: single-label, the predicted class name; multi-label, the labels at
+            or above ``threshold`` joined by ``";"`` (possibly ""); regression, "" (see ``value``); "" in
+            attention-only mode.
+        labels: all class names (multi-label: label names; regression: the output's name), index-aligned with
+            ``logits``; empty for a model without a classification head (attention-only mode).
+        probabilities: float32 [C] (:func:`model.task.probabilities_of`): single-label, softmax of ``logits``
+            (sums to 1); multi-label, the sigmoid of each logit; shape (0,) for regression and in attention-only
+            mode.
         logits: float32 [C] (shape (0,) in attention-only mode).
         attention: float32 [L, H, T, T]; ``attention[l, h, i, j]`` is how much
             query token i attends to key token j in layer l, head h. Rows sum to 1. For a text read in several
@@ -58,6 +62,15 @@ class Prediction:
         document: for the prediction of one window of a longer text (``predict(doc.window_text(w))``, what the
             app's attention views show), that text's whole-document prediction; None otherwise.
         window: which window of ``document`` this is (0 without a document).
+        task: :data:`model.task.TASKS`: ``"single_label"``, ``"multi_label"`` or ``"regression"``.
+        threshold: the multi-label decision threshold used for ``label`` (in (0, 1)).
+        text_pair: the second text of a sentence pair, or None for a single text. Offsets of the second text's
+            tokens index ``text_pair`` (``segment_ids`` says which text a token's offsets index).
+        segment_ids: int8 [T], for a pair: 0 for the first text's tokens and the special tokens before and
+            around it, 1 for the second text's tokens and the special tokens after it (the model's
+            ``token_type_ids`` where it has them); None for a single text.
+        pair_truncated: which side of a pair the longest-first truncation cut: "" (none), "first", "second" or
+            "both".
     """
 
     text: str
@@ -80,6 +93,11 @@ class Prediction:
     head_tail_logits: np.ndarray | None = None
     document: Prediction | None = None
     window: int = 0
+    task: str = "single_label"
+    threshold: float = 0.5
+    text_pair: str | None = None
+    segment_ids: np.ndarray | None = None
+    pair_truncated: str = ""
 
     def __post_init__(self) -> None:
         if self.windows is None:  # not given: one window, every token after the first, the whole text
@@ -147,8 +165,35 @@ class Prediction:
 
     @property
     def label_index(self) -> int:
-        """Index of ``label`` in ``labels`` (argmax of ``probabilities``); -1 in attention-only mode."""
-        return int(np.argmax(self.probabilities)) if len(self.probabilities) else -1
+        """The default class to explain: the argmax of ``logits`` (single-label: the predicted class; multi-label:
+        the most probable label; regression: 0, the output); -1 in attention-only mode."""
+        return int(np.argmax(self.logits)) if len(self.logits) else -1
+
+    @property
+    def is_pair(self) -> bool:
+        """True for a sentence pair (``text_pair`` given)."""
+        return self.text_pair is not None
+
+    @property
+    def pair_start(self) -> int:
+        """Index of the first token of the second text's segment (``segment_ids == 1``), or -1 for a single text."""
+        if self.segment_ids is None:
+            return -1
+        hit = np.flatnonzero(self.segment_ids == 1)
+        return int(hit[0]) if len(hit) else -1
+
+    @property
+    def value(self) -> float | None:
+        """Regression: the predicted value (the raw output, ``logits[0]``); None for the other tasks."""
+        return float(self.logits[0]) if self.task == "regression" and len(self.logits) else None
+
+    @property
+    def predicted_labels(self) -> tuple[str, ...]:
+        """Single-label: ``(label,)``; multi-label: the labels at or above ``threshold`` (model order); regression
+        and attention-only mode: ``()`` (:func:`model.task.predicted_labels`)."""
+        from .task import predicted_labels
+
+        return predicted_labels(self.probabilities, self.labels, self.task, self.threshold)
 
     def classification_attention(self, layer: int) -> np.ndarray:
         """Attention that the classification read-out pays to each token, mean of heads.
@@ -182,6 +227,12 @@ class Prediction:
             "pooling": self.pooling,
             "windows": self.windows.tolist(),
             "window_probabilities": self.window_probabilities.tolist(),
+            "task": self.task,
+            "threshold": self.threshold,
+            "text_pair": self.text_pair,
+            "segment_ids": None if self.segment_ids is None else self.segment_ids.tolist(),
+            "pair_truncated": self.pair_truncated,
+            "value": self.value,
         }
 
 
@@ -209,13 +260,18 @@ class Score:
     """One text's batch-scoring result (no attention).
 
     Attributes:
-        label: predicted class name, or "" when ``error`` is set.
-        probabilities: float32 [C] (all zeros when ``error`` is set).
-        truncated: the text was cut by the head+tail policy.
+        label: the prediction as one string, as :attr:`Prediction.label` (single-label: the class; multi-label: the
+            labels at or above the threshold joined by ``";"``; regression: ""), or "" when ``error`` is set.
+        probabilities: float32 [C] as :attr:`Prediction.probabilities` (softmax or sigmoids; shape (0,) for
+            regression; all zeros when ``error`` is set).
+        truncated: the text was cut (head+tail for a single text, longest-first for a pair).
         num_tokens: tokens the model saw, ``[CLS]`` included (0 on error); the whole text's under the windows
             policy.
         error: None, or why the text could not be scored (e.g. "empty text").
         num_windows: the windows the text was read in (1 for a text that fits or one cut; 0 on error).
+        task: :data:`model.task.TASKS`, as :attr:`Prediction.task`.
+        value: regression, the predicted value (the raw output); None otherwise and on error.
+        pair_truncated: which side of a pair was cut, as :attr:`Prediction.pair_truncated`.
     """
 
     label: str
@@ -224,6 +280,9 @@ class Score:
     num_tokens: int
     error: str | None = None
     num_windows: int = 1
+    task: str = "single_label"
+    value: float | None = None
+    pair_truncated: str = ""
 
     def __post_init__(self) -> None:
         freeze_arrays(self)
