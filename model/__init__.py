@@ -2,7 +2,7 @@
 
 Public API::
 
-    from model import Predictor, Prediction, Score, EncoderConfig, ModelInfo
+    from model import Predictor, Prediction, Score, EncoderConfig, ModelInfo, Task, PairNotSupported
 
 This package never imports Qt, pyqtgraph or ``desktop_app``. The names above are imported on first use (PEP 562
 ``__getattr__``), so ``import model.core.paths`` (the app's window, before its first paint) does not import torch
@@ -14,14 +14,16 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-__all__ = ["EncoderConfig", "ModelInfo", "Prediction", "Predictor", "Score"]
+__all__ = ["EncoderConfig", "ModelInfo", "PairNotSupported", "Prediction", "Predictor", "Score", "Task"]
 _HOMES = {"EncoderConfig": ".core.config", "ModelInfo": ".info", "Prediction": ".predictor", "Predictor": ".predictor",
-          "Score": ".predictor"}
+          "Score": ".predictor", "Task": ".task", "PairNotSupported": ".prediction"}
 
 if TYPE_CHECKING:  # pragma: no cover
     from .core.config import EncoderConfig
     from .info import ModelInfo
+    from .prediction import PairNotSupported
     from .predictor import Prediction, Predictor, Score
+    from .task import Task
 
 
 def __getattr__(name: str):
