@@ -56,8 +56,15 @@ def test_pair_encoding_and_logits_equal_transformers(folders, predictors, family
         assert pred.is_pair and pred.text_pair == pair and pred.pair_truncated == "" and not pred.truncated
         start = pred.pair_start
         assert 0 < start < pred.num_tokens and set(pred.segment_ids[:start]) == {0} and set(pred.segment_ids[start:]) == {1}
-        s, e = pred.offsets[start]
-        assert pair[s:e].lower() in pred.tokens[start].lower().replace("##", "").replace("\u0120", "") or e > s
+        special = p.encode(text, pair).special
+        for i, (tok, (s, e)) in enumerate(zip(pred.tokens, pred.offsets, strict=True)):
+            source = (pair if pred.segment_ids[i] else text)[s:e]  # offsets index the token's own text
+            if special[i]:
+                assert s == e == 0
+            elif family != "roberta" and tok != "[UNK]":
+                assert source.lower() == tok.replace("##", "")
+            else:  # byte-level BPE: the piece without its space marker (a lone marker spans nothing)
+                assert source == tok.replace("\u0120", "")
         assert pred.attention.shape[-1] == pred.num_tokens == len(pred.segment_ids)
 
 
