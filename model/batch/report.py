@@ -6,9 +6,17 @@
        "accuracy": float | null, "f1": float | null,
        "confusion_matrix": {"labels": ["negative", "positive"], "matrix": [[tn, fp], [fn, tp]]} | null,
        "ece": float | null,
-       "top_tokens": {"positive": [{"token": str, "score": float, "count": int}, ...], "negative": [...]} | null}
+       "top_tokens": {"positive": [{"token": str, "score": float, "count": int}, ...], "negative": [...]} | null,
+       "task": "single_label" | "multi_label" | "regression", "labels": [str, ...],
+       # single-label:
+       "macro_f1": float, "weighted_f1": float,
+       "per_class": {label: {"precision": float, "recall": float, "f1": float, "support": int}, ...},
+       # multi-label: "micro_f1", "macro_f1", "subset_accuracy", "hamming_loss", "per_class" (as above)
+       # regression: "mae", "rmse", "pearson", "spearman"
+      }
 
-  Rows of ``matrix`` are gold labels, columns predicted labels. The gold-dependent keys (accuracy, f1,
+  Rows of ``matrix`` are gold labels, columns predicted labels, in the model's label order (issue 30: any number
+  of classes; ``ece`` is the top label's). A negative/positive model keeps the keys it always had. The gold-dependent keys (accuracy, f1,
   confusion_matrix, ece) are null without gold labels (ece also with more than two classes); ``top_tokens`` is
   null when token scores were not computed. ``score`` is the mean attribution toward that side in log-odds units
   (:mod:`model.batch.corpus_tokens`).
@@ -29,21 +37,49 @@ from collections.abc import Sequence
 
 from ..atomic import atomic_write_bytes
 from ..palette import NEUTRAL, class_colour
+from ..task import MULTI_LABEL, REGRESSION, SINGLE_LABEL
 from .corpus import CorpusMetrics
 from .corpus_tokens import CorpusTokens
 from .svg import NEG, POS, accuracy_bars_svg, confusion_svg, esc, histogram_svg, reliability_svg, token_bars_svg
 
 DEFAULT_TOP = 20
 MAX_FAILURES = 20  # failures listed in the report
-METRICS_KEYS = ("n_scored", "n_failed", "n_with_gold", "accuracy", "f1", "confusion_matrix", "ece", "top_tokens")
+METRICS_KEYS = ("n_scored", "n_failed", "n_with_gold", "accuracy", "f1", "confusion_matrix", "ece", "top_tokens",
+                "task", "labels")
+TASK_KEYS = {
+    SINGLE_LABEL: ("macro_f1", "weighted_f1", "per_class"),
+    MULTI_LABEL: ("micro_f1", "macro_f1", "subset_accuracy", "hamming_loss", "per_class"),
+    REGRESSION: ("mae", "rmse", "pearson", "spearman"),
+}
+"""The keys each task adds after :data:`METRICS_KEYS` (null without gold labels)."""
 
 
 def _num(x: float | None) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
 
+def _per_class(metrics: CorpusMetrics) -> dict | None:
+    pc = metrics.per_class
+    if pc is None:
+        return None
+    return {name: {"precision": float(pc.precision[k]), "recall": float(pc.recall[k]), "f1": float(pc.f1[k]),
+                   "support": int(pc.support[k])} for k, name in enumerate(metrics.labels)}
+
+
+def _task_values(metrics: CorpusMetrics) -> dict:
+    """The :data:`TASK_KEYS` of ``metrics.task`` with their values."""
+    reg = metrics.regression
+    values = {"macro_f1": _num(metrics.macro_f1), "weighted_f1": _num(metrics.weighted_f1),
+              "per_class": _per_class(metrics), "micro_f1": _num(metrics.micro_f1),
+              "subset_accuracy": _num(metrics.subset_accuracy), "hamming_loss": _num(metrics.hamming_loss),
+              "mae": _num(reg.mae) if reg else None, "rmse": _num(reg.rmse) if reg else None,
+              "pearson": _num(reg.pearson) if reg else None, "spearman": _num(reg.spearman) if reg else None}
+    return {k: values[k] for k in TASK_KEYS[metrics.task]}
+
+
 def metrics_dict(metrics: CorpusMetrics, tokens: CorpusTokens | None, top: int = DEFAULT_TOP) -> dict:
-    """The ``metrics.json`` content (module docstring) as a dict with exactly :data:`METRICS_KEYS`, in order.
+    """The ``metrics.json`` content (module docstring) as a dict with exactly :data:`METRICS_KEYS` and then the
+    task's :data:`TASK_KEYS`, in order.
 
     Args:
         metrics: from :func:`model.batch.corpus.corpus_metrics`.
@@ -60,7 +96,8 @@ def metrics_dict(metrics: CorpusMetrics, tokens: CorpusTokens | None, top: int =
     return {
         "n_scored": metrics.n_scored, "n_failed": metrics.n_failed, "n_with_gold": metrics.n_with_gold,
         "accuracy": _num(metrics.accuracy), "f1": _num(metrics.f1), "confusion_matrix": confusion,
-        "ece": _num(metrics.ece), "top_tokens": top_tokens,
+        "ece": _num(metrics.ece), "top_tokens": top_tokens, "task": metrics.task, "labels": list(metrics.labels),
+        **_task_values(metrics),
     }
 
 
