@@ -142,3 +142,17 @@ def test_corpus_metrics_of_regression_rows():
     d = metrics_dict(m, None)
     assert tuple(d) == METRICS_KEYS + TASK_KEYS["regression"]
     assert d["rmse"] == pytest.approx(np.sqrt(((v - g) ** 2).mean()))
+
+
+def test_report_html_draws_what_fits_the_task():
+    from model.batch.report import render_report_html
+
+    labels = tuple(f"emotion_{k}" for k in range(28))
+    html = render_report_html(corpus_metrics(single_rows(600, 4, labels)), None, model_name="m", date="d")
+    assert html.count("<rect") >= 28 * 28 and "Per class" in html and "emotion_27" in html
+    assert 'transform="rotate(-60' in html  # 28 column names turned so they stay readable
+    reg_rows = [ResultRow(f"r{i}", "t", "", (), 9, False, repr(i / 10), None, "ok", value=i / 9, task="regression")
+                for i in range(30)]
+    html = render_report_html(corpus_metrics(reg_rows), None, model_name="m", date="d")
+    assert "Predicted against gold" in html and "<circle" in html and "Error by length" in html
+    assert "Confusion matrix" not in html and "Spearman" in html

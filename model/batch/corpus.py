@@ -44,6 +44,7 @@ from .corpus_stats import (  # noqa: F401 - PerClass, RegressionMetrics, Reliabi
     PerClass,
     RegressionMetrics,
     ReliabilityBins,
+    frozen,
     macro_weighted_f1,
     multi_label_metrics,
     per_class,
@@ -59,15 +60,10 @@ LENGTH_EDGES = (128, 256, 384, 512, 1024)  # token-count bin edges; the last bin
 # (read in windows, model.windows: a review above 512 tokens of the bundled model)
 
 
-def _frozen(a: np.ndarray) -> np.ndarray:
-    """``a`` made read-only (returned)."""
-    a.flags.writeable = False
-    return a
-
-
 @dataclass(frozen=True)
 class Histogram:
-    """P(positive) histogram, all scored rows and split by gold label.
+    """Histogram of ``CorpusMetrics.score`` (P(positive), the top label's probability, ...), all scored rows and split
+    by gold label.
 
     Attributes:
         edges: float64 [B + 1], equal-width edges on [0, 1] (B = :data:`HIST_BINS`); bins are half-open
@@ -237,7 +233,7 @@ def _slices(masks: list[np.ndarray], names: tuple[str, ...], has_gold: np.ndarra
     right = np.array([float(correct[m & has_gold].sum()) for m in masks], dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         acc = right / gold_counts
-    return SliceAccuracy(names, _frozen(counts), _frozen(gold_counts), _frozen(acc))
+    return SliceAccuracy(names, frozen(counts), frozen(gold_counts), frozen(acc))
 
 
 def _length_slices(c: _Columns, has_gold: np.ndarray, correct: np.ndarray) -> SliceAccuracy:
@@ -286,9 +282,9 @@ def _histogram(values: np.ndarray, gold_index: np.ndarray | None, C: int, edges:
     finite = np.isfinite(values)
     by_gold = None
     if gold_index is not None:
-        by_gold = _frozen(np.stack([np.histogram(values[(gold_index == i) & finite], edges)[0] for i in range(C)])
+        by_gold = frozen(np.stack([np.histogram(values[(gold_index == i) & finite], edges)[0] for i in range(C)])
                           .astype(np.int64).reshape(C, len(edges) - 1))
-    return Histogram(_frozen(edges), _frozen(np.histogram(values[finite], edges)[0].astype(np.int64)), by_gold)
+    return Histogram(frozen(edges), frozen(np.histogram(values[finite], edges)[0].astype(np.int64)), by_gold)
 
 
 def _single_label(c: _Columns, common: dict, has_gold: np.ndarray, probs: np.ndarray,
@@ -306,7 +302,7 @@ def _single_label(c: _Columns, common: dict, has_gold: np.ndarray, probs: np.nda
     n_gold = int(has_gold.sum())
     if n_gold:
         accuracy = float(correct.sum() / n_gold)
-        confusion = _frozen(_confusion(gold[has_gold], pred[has_gold], len(names)))
+        confusion = frozen(_confusion(gold[has_gold], pred[has_gold], len(names)))
         pc = per_class(confusion)
         macro, weighted = macro_weighted_f1(confusion) if confusion.sum() else (0.0, 0.0)
         extra = {"per_class": pc, "macro_f1": macro, "weighted_f1": weighted}
@@ -320,7 +316,7 @@ def _single_label(c: _Columns, common: dict, has_gold: np.ndarray, probs: np.nda
             ece, bins = reliability(top, correct[has_gold], common["n_bins"])
     return CorpusMetrics(
         **common, accuracy=accuracy, f1=f1, f1_kind=f1_kind, confusion=confusion, ece=ece, reliability=bins,
-        score=_frozen(np.asarray(score, np.float64)), score_name="P(positive)" if binary else "confidence",
+        score=frozen(np.asarray(score, np.float64)), score_name="P(positive)" if binary else "confidence",
         histogram=_histogram(score, gold if n_gold else None, len(names), edges),
         by_length=_length_slices(c, has_gold, correct),
         by_truncation=_slices([~c.truncated, c.truncated], ("not truncated", "truncated"), has_gold, correct),
@@ -353,7 +349,7 @@ def _multi_label(c: _Columns, common: dict, has_gold: np.ndarray, probs: np.ndar
                  "subset_accuracy": ml.subset_accuracy, "hamming_loss": ml.hamming_loss}
     return CorpusMetrics(
         **common, accuracy=accuracy, f1=f1, f1_kind=f1_kind, confusion=None, ece=None, reliability=None,
-        score=_frozen(score), score_name="top sigmoid",
+        score=frozen(score), score_name="top sigmoid",
         histogram=_histogram(score, None, len(names), np.linspace(0.0, 1.0, HIST_BINS + 1)),
         by_length=_length_slices(c, has_gold, correct),
         by_truncation=_slices([~c.truncated, c.truncated], ("not truncated", "truncated"), has_gold, correct),
@@ -372,7 +368,7 @@ def _regression(c: _Columns, common: dict, has_gold: np.ndarray) -> CorpusMetric
     never = np.zeros(len(c.ok), bool)
     return CorpusMetrics(
         **{**common, "n_with_gold": int(has_gold.sum())}, accuracy=None, f1=None, f1_kind=None, confusion=None,
-        ece=None, reliability=None, score=_frozen(value), score_name="predicted value",
+        ece=None, reliability=None, score=frozen(value), score_name="predicted value",
         histogram=_histogram(value, None, 0, edges),
         by_length=_length_slices(c, never, never),
         by_truncation=_slices([~c.truncated, c.truncated], ("not truncated", "truncated"), never, never),

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 
 
-def _frozen(a: np.ndarray) -> np.ndarray:
+def frozen(a: np.ndarray) -> np.ndarray:
+    """``a`` made read-only (returned)."""
     a.flags.writeable = False
     return a
 
@@ -50,8 +51,8 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 def _scores(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> PerClass:
-    return PerClass(_frozen(_ratio(tp, tp + fp)), _frozen(_ratio(tp, tp + fn)), _frozen(_ratio(2 * tp, 2 * tp + fp + fn)),
-                    _frozen(np.asarray(tp + fn, np.int64)))
+    return PerClass(frozen(_ratio(tp, tp + fp)), frozen(_ratio(tp, tp + fn)), frozen(_ratio(2 * tp, 2 * tp + fp + fn)),
+                    frozen(np.asarray(tp + fn, np.int64)))
 
 
 def per_class(confusion: np.ndarray) -> PerClass:
@@ -145,7 +146,7 @@ def regression_metrics(predicted: np.ndarray, gold: np.ndarray) -> RegressionMet
     err = p - y
     return RegressionMetrics(
         mae=float(np.abs(err).mean()), rmse=float(np.sqrt((err * err).mean())), pearson=_pearson(p, y),
-        spearman=_pearson(rank_average(p), rank_average(y)), predicted=_frozen(p.copy()), gold=_frozen(y.copy()))
+        spearman=_pearson(rank_average(p), rank_average(y)), predicted=frozen(p.copy()), gold=frozen(y.copy()))
 
 
 @dataclass(frozen=True)
@@ -194,9 +195,9 @@ def reliability(confidence: np.ndarray, correct: np.ndarray, n_bins: int = 10) -
         acc = np.bincount(idx, weights=ok, minlength=n_bins) / counts
     n = max(1, len(conf))
     ece = float(np.nansum(counts / n * np.abs(acc - mean_conf)))
-    bins = ReliabilityBins(_frozen(edges), _frozen(counts), _frozen(mean_conf), _frozen(acc))
+    bins = ReliabilityBins(frozen(edges), frozen(counts), frozen(mean_conf), frozen(acc))
     return ece, bins
 
 
-__all__ = ["MultiLabelMetrics", "PerClass", "RegressionMetrics", "ReliabilityBins", "reliability", "macro_weighted_f1", "multi_label_metrics",
+__all__ = ["MultiLabelMetrics", "frozen", "PerClass", "RegressionMetrics", "ReliabilityBins", "reliability", "macro_weighted_f1", "multi_label_metrics",
            "per_class", "rank_average", "regression_metrics"]

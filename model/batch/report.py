@@ -21,8 +21,9 @@
   null when token scores were not computed. ``score`` is the mean attribution toward that side in log-odds units
   (:mod:`model.batch.corpus_tokens`).
 * :func:`render_report_html` / :func:`write_report_html`: one HTML file with the same numbers and inline SVG plots
-  (:mod:`model.batch.svg`): confusion matrix, P(positive) histogram by gold label, reliability diagram with the
-  ECE, accuracy by length and truncation, the two ranked token lists with a bar plot. No network access, no
+  (:mod:`model.batch.svg`): confusion matrix (up to 28 classes), per-class precision/recall/F1, the histogram of
+  P(positive) (or the top label's probability, or the value) by gold label, reliability diagram with the ECE,
+  accuracy by length and truncation; a regression's predicted-vs-gold scatter and error by length; the two ranked token lists with a bar plot. No network access, no
   scripts, no external fonts or images; every string from the data (model name, tokens, labels) is escaped.
 
 Both writes are atomic (:mod:`model.atomic`); OSError propagates.
@@ -40,7 +41,17 @@ from ..palette import NEUTRAL, class_colour
 from ..task import MULTI_LABEL, REGRESSION, SINGLE_LABEL
 from .corpus import CorpusMetrics
 from .corpus_tokens import CorpusTokens
-from .svg import NEG, POS, accuracy_bars_svg, confusion_svg, esc, histogram_svg, reliability_svg, token_bars_svg
+from .svg import (
+    NEG,
+    POS,
+    accuracy_bars_svg,
+    confusion_svg,
+    esc,
+    histogram_svg,
+    reliability_svg,
+    scatter_svg,
+    token_bars_svg,
+)
 
 DEFAULT_TOP = 20
 MAX_FAILURES = 20  # failures listed in the report
@@ -133,12 +144,28 @@ def _pct(x: float | None, digits: int = 1) -> str:
     return "n/a" if x is None or math.isnan(x) else f"{100 * x:.{digits}f}%"
 
 
+def _f(x: float | None, digits: int = 4) -> str:
+    return "n/a" if x is None or math.isnan(x) else f"{x:.{digits}f}"
+
+
 def _cards(m: CorpusMetrics) -> str:
-    f1_name = "F1 (positive class)" if m.f1_kind == "positive" else "macro-F1"
-    cards = [(f"{m.n_scored:,}", "reviews scored"), (f"{m.n_failed:,}", "failed"),
-             (f"{m.n_with_gold:,}", "with gold labels"), (_pct(m.positive_share), "predicted positive"),
-             (_pct(m.accuracy), "accuracy"), ("n/a" if m.f1 is None else f"{m.f1:.4f}", f1_name if m.f1_kind else "F1"),
-             ("n/a" if m.ece is None else f"{m.ece:.4f}", "ECE (10 bins)")]
+    f1_name = {"positive": "F1 (positive class)", "micro": "micro-F1"}.get(m.f1_kind or "", "macro-F1")
+    cards = [(f"{m.n_scored:,}", "texts scored"), (f"{m.n_failed:,}", "failed"),
+             (f"{m.n_with_gold:,}", "with gold labels")]
+    if m.positive_share is not None:
+        cards.append((_pct(m.positive_share), "predicted positive"))
+    if m.task == REGRESSION:
+        reg = m.regression
+        cards += [(_f(reg and reg.mae), "MAE"), (_f(reg and reg.rmse), "RMSE"), (_f(reg and reg.pearson), "Pearson r"),
+                  (_f(reg and reg.spearman), "Spearman ρ")]
+    elif m.task == MULTI_LABEL:
+        cards += [(_pct(m.subset_accuracy), "subset accuracy"), (_f(m.micro_f1), "micro-F1"),
+                  (_f(m.macro_f1), "macro-F1"), (_f(m.hamming_loss), "Hamming loss")]
+    else:
+        cards += [(_pct(m.accuracy), "accuracy"), (_f(m.f1), f1_name if m.f1_kind else "F1")]
+        if m.f1_kind == "macro":
+            cards.append((_f(m.weighted_f1), "weighted F1"))
+        cards.append((_f(m.ece), "ECE (10 bins)"))
     return '<div class="cards">' + "".join(f"<div class=\"card\"><b>{esc(v)}</b><span>{esc(k)}</span></div>"
                                          for v, k in cards) + "</div>"
 
@@ -147,12 +174,42 @@ def _section(title: str, svg: str, note: str = "") -> str:
     return f"<section><h2>{esc(title)}</h2>{svg}" + (f"<p>{esc(note)}</p>" if note else "") + "</section>"
 
 
+def _per_class_section(m: CorpusMetrics) -> str:
+    pc = m.per_class
+    if pc is None:
+        return ""
+    body = "".join(f'<tr><td>{esc(n)}</td><td class="n">{pc.precision[k]:.3f}</td><td class="n">{pc.recall[k]:.3f}'
+                   f'</td><td class="n">{pc.f1[k]:.3f}</td><td class="n">{int(pc.support[k]):,}</td></tr>'
+                   for k, n in enumerate(m.labels))
+    return ("<section><h2>Per class</h2><table><tr><th>label</th><th>precision</th><th>recall</th><th>F1</th>"
+            f"<th>support (gold)</th></tr>{body}</table><p>Gold rows only; 0 where a ratio is 0/0.</p></section>")
+
+
+def _regression_sections(m: CorpusMetrics) -> list[str]:
+    reg, e = m.regression, m.error_by_length
+    out = [_section("Predicted against gold", scatter_svg(reg.gold, reg.predicted, "gold", "predicted"),
+                    "Each dot a text with a gold value; dashed: predicted = gold.")]
+    if e is not None:
+        keep = [i for i, n in enumerate(e.names) if e.gold_counts[i]]
+        rows = "".join(f'<tr><td>{esc(e.names[i])}</td><td class="n">{e.accuracy[i]:.3f}</td>'
+                       f'<td class="n">{int(e.gold_counts[i]):,}</td></tr>' for i in keep)
+        out.append("<section><h2>Error by length (tokens)</h2><table><tr><th>length</th><th>mean absolute error</th>"
+                   f"<th>texts</th></tr>{rows}</table></section>")
+    return out
+
+
 def _gold_sections(m: CorpusMetrics) -> list[str]:
     if not m.has_gold:
-        return ["<section><h2>Accuracy, confusion matrix, calibration</h2><p>No gold labels: these need reviews "
-                "with known labels (pos/ and neg/ folders, or a label column).</p></section>"]
-    out = [_section("Confusion matrix", confusion_svg(m.confusion, m.labels),
-                    "Rows: gold label; columns: predicted label; shade and percentages: share of the row.")]
+        return ["<section><h2>Accuracy, confusion matrix, calibration</h2><p>No gold labels: these need texts "
+                "with known labels (pos/ and neg/ folders, folders named after the classes, or a label column)."
+                "</p></section>"]
+    if m.task == REGRESSION:
+        return _regression_sections(m)
+    out = []
+    if m.confusion is not None:
+        out.append(_section("Confusion matrix", confusion_svg(m.confusion, m.labels),
+                            "Rows: gold label; columns: predicted label; shade and percentages: share of the row."))
+    out.append(_per_class_section(m))
     if m.reliability is not None:
         r = m.reliability
         out.append(_section("Reliability diagram", reliability_svg(r.edges, r.confidence, r.accuracy, r.counts, m.ece),
@@ -165,14 +222,15 @@ def _histogram(m: CorpusMetrics) -> str:
     h = m.histogram
     if h.counts_by_gold is not None:  # each class its palette colour, by its place in the model's labels
         groups = [(f"gold {name}", h.counts_by_gold[i], class_colour(i)) for i, name in enumerate(m.labels)]
-        note = "Overlaid per gold label; reviews without a gold label are not in these bars."
+        note = "Overlaid per gold label; texts without a gold label are not in these bars."
     else:
-        groups, note = [("all reviews", h.counts, NEUTRAL)], "No gold labels: every scored review."
-    return _section("P(positive) by gold label", histogram_svg(h.edges, groups, "P(positive)"), note)
+        groups, note = [("all texts", h.counts, NEUTRAL)], "Every scored text."
+    by = " by gold label" if h.counts_by_gold is not None else ""
+    return _section(f"{m.score_name}{by}", histogram_svg(h.edges, groups, m.score_name), note)
 
 
 def _length_section(m: CorpusMetrics) -> str:
-    if not m.has_gold:
+    if not m.has_gold or m.task == REGRESSION:
         return ""
     bl, bt = m.by_length, m.by_truncation
     groups = [("by length in tokens", bl.names, bl.accuracy, bl.gold_counts),
