@@ -95,10 +95,10 @@ def assert_same_rows(local: list[ResultRow], ray_rows: list[ResultRow]) -> None:
     for a, b in zip(local, ray_rows, strict=True):
         assert (a.text, a.label, a.status, a.gold, a.correct, a.num_tokens, a.truncated) == \
             (b.text, b.label, b.status, b.gold, b.correct, b.num_tokens, b.truncated), a.source
-        if a.p_positive is None:
-            assert b.p_positive is None
+        if not a.probabilities:
+            assert not b.probabilities
         else:
-            assert abs(a.p_positive - b.p_positive) <= 1e-5, a.source
+            assert np.allclose(a.probabilities, b.probabilities, atol=1e-5), a.source
 
 
 # ---------------------------------------------------------------------------------------------------------------

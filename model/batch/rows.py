@@ -103,6 +103,15 @@ def failed_row(record: Record, status: str | None = None, gold: str = "") -> Res
                      text_pair=record.text_pair)
 
 
+def binary_row(source: str, text: str, label: str, p_positive: float | None, num_tokens: int, truncated: bool,
+               gold: str, correct: bool | None, status: str, **kw: Any) -> ResultRow:
+    """A row of a negative/positive model given P(positive) (``probabilities = (1 - p, p)``; ``()`` for None), as
+    the rows were written before issue 30: for tests, benchmarks and hand-made rows."""
+    probs = () if p_positive is None else (1.0 - float(p_positive), float(p_positive))
+    return ResultRow(source, text, label, probs, num_tokens, truncated, gold, correct, status,
+                     **{"labels": BINARY_LABELS if probs else (), **kw})
+
+
 @dataclass(frozen=True)
 class RowSchema:
     """The exported columns of one model's rows (module docstring).
@@ -209,4 +218,4 @@ EXPORT_COLUMNS = RowSchema().columns
 """The bundled model's columns: ``source, text, label, confidence, p_negative, p_positive, num_tokens, truncated,
 gold, correct, status, num_windows, model``."""
 
-__all__ = ["BLOCK_FIELDS", "EXPORT_COLUMNS", "PROBABILITY_PREFIX", "ResultRow", "RowSchema", "failed_row", "row_from_mapping"]
+__all__ = ["BLOCK_FIELDS", "EXPORT_COLUMNS", "PROBABILITY_PREFIX", "ResultRow", "RowSchema", "binary_row", "failed_row", "row_from_mapping"]
