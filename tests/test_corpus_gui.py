@@ -16,12 +16,11 @@ import pytest
 pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
-from gui_helpers import loaded_window
+from gui_helpers import corpus_panels, loaded_window, wait_metrics
 from PySide6.QtCore import Qt
 
 from desktop_app.panels.batch_model import CONFIDENCE, ROW_ROLE
 from desktop_app.panels.batch_panel import BatchPanel
-from desktop_app.panels.corpus_panel import CorpusPanel
 from model.batch import ResultRow
 from model.batch.rows import binary_row
 from model.batch.corpus_tokens import WORD_RE
@@ -76,25 +75,7 @@ def direct_metrics(rows: list[ResultRow], n_bins: int = 10) -> dict:
 
 @pytest.fixture
 def panels(qtbot):
-    batch = BatchPanel()
-    qtbot.addWidget(batch)
-    corpus = CorpusPanel(batch, throttle_ms=50)
-    qtbot.addWidget(corpus)
-    corpus.resize(700, 500)
-    corpus.show()
-    yield batch, corpus
-    corpus.shutdown()
-    batch.shutdown()
-
-
-def wait_metrics(qtbot, corpus, n_rows: int):
-    """Wait until the dock shows the metrics of ``n_rows`` rows."""
-    def shown() -> bool:
-        m = corpus.metrics
-        return m is not None and m.n_rows == n_rows and not corpus.timer.isActive() and not corpus._in_flight
-
-    qtbot.waitUntil(shown, timeout=WAIT_MS)
-    return corpus.metrics
+    yield from corpus_panels(qtbot)
 
 
 def test_the_dock_shows_the_numbers_of_a_direct_computation(qtbot, panels):
@@ -336,7 +317,7 @@ def test_next_error_key_and_the_word_highlight(qtbot, tiny_model_dir, tmp_path):
 def test_corpus_plots_export_as_png_and_svg(qtbot, tiny_model_dir, tmp_path):
     win, _batch = scored_window(qtbot, tiny_model_dir, tmp_path)
     names = [n for n in win.view_widgets() if n.startswith("Corpus: ")]
-    assert len(names) == 5
+    assert len(names) == 7  # with the per-class scores and the regression scatter (issue 30)
     for name in names:
         for suffix in (".png", ".svg"):
             out = tmp_path / f"{name.split(': ')[1].replace(' ', '_')}{suffix}"
