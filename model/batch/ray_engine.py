@@ -237,7 +237,7 @@ def score_paths_ray(
 
     The rows equal the local engine's (:func:`model.batch.score_records` over
     :func:`model.readers.iter_records`), up to float rounding of
-    ``p_positive`` (~1e-7) from different batch compositions.
+    probabilities (~1e-7) from different batch compositions.
 
     Args:
         paths: files and folders, as for :func:`model.readers.iter_records`.
