@@ -219,9 +219,9 @@ def _load_predictor(prog: str, args: argparse.Namespace):
 
 def _open_writer(prog: str, args: argparse.Namespace, fmt: str, shards: bool, predictor) -> RowWriter | ShardWriter:
     """The writer of ``--out`` (a file, a shard folder) or stdout, with the model's columns
-    (:meth:`RowSchema.of_predictor`; ``text_pair`` when the model reads pairs); raises :class:`_Stop` (1) when it
-    cannot open."""
-    schema = RowSchema.of_predictor(predictor, pairs=bool(getattr(predictor, "reads_pairs", False)))
+    (:meth:`RowSchema.of_predictor`; ``text_pair`` with ``--pair-column``, else when the first rows have second
+    texts); raises :class:`_Stop` (1) when it cannot open."""
+    schema = RowSchema.of_predictor(predictor, pairs=True if args.pair_column else None)
     try:
         if shards:
             return ShardWriter(args.out, schema=schema)

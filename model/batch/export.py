@@ -84,7 +84,8 @@ class RowWriter:
     for unknown).
 
     The columns are ``schema``'s (:class:`~model.batch.rows.RowSchema`); without one, the first rows written
-    decide them (:meth:`RowSchema.of_rows`), so give it when later rows may differ (sentence pairs).
+    decide them (:meth:`RowSchema.of_rows`); a schema whose ``pairs`` is None takes it from the first rows written
+    (a ``text_pair`` column when one of them has a second text).
 
     Raises (constructor):
         ValueError: unknown format, or Parquet without a path.
@@ -99,7 +100,7 @@ class RowWriter:
         if self.format not in FORMATS:
             raise ValueError(f"unknown format {self.format!r}; choose one of {', '.join(FORMATS)}")
         self.rows_written = 0
-        self.schema = schema
+        self.schema: RowSchema | None = None  # the columns, once fixed (:meth:`_start`)
         self._tmp: str | None = None
         self._fh: IO | None = None
         self._pq = None
@@ -119,8 +120,9 @@ class RowWriter:
             else:
                 self._fh = os.fdopen(fd, "w", encoding="utf-8", newline="")
         self._csv = csv.writer(self._fh, lineterminator="\n") if self.format == "csv" else None
-        if schema is not None:
+        if schema is not None and schema.pairs is not None:
             self._start(schema)
+        self._pending = schema if schema is not None and schema.pairs is None else None
 
     def _start(self, schema: RowSchema) -> None:
         """Fix the columns (the CSV header goes out now)."""
@@ -134,7 +136,10 @@ class RowWriter:
         if not rows:
             return
         if self.schema is None:
-            self._start(RowSchema.of_rows(rows))
+            if self._pending is not None:
+                self._start(dataclasses.replace(self._pending, pairs=any(r.text_pair is not None for r in rows)))
+            else:
+                self._start(RowSchema.of_rows(rows))
         schema = self.schema
         if self.format == "csv":
             for r in rows:
@@ -154,8 +159,8 @@ class RowWriter:
 
     def commit(self) -> None:
         """Finish the file and move it into place (no-op for a stream apart from flushing)."""
-        if self.schema is None:  # no rows and no schema: the bundled model's columns
-            self._start(RowSchema())
+        if self.schema is None:  # no rows: the schema's columns without pairs, else the bundled model's
+            self._start(dataclasses.replace(self._pending, pairs=False) if self._pending else RowSchema())
         if self.path is None:
             self._fh.flush()
             return

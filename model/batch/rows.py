@@ -118,12 +118,13 @@ class RowSchema:
 
     Attributes:
         labels: the model's class names, in order. task: :data:`model.task.TASKS`.
-        pairs: the rows hold sentence pairs (a ``text_pair`` column).
+        pairs: the rows hold sentence pairs (a ``text_pair`` column); None: not known yet (a writer decides from the
+            first rows it writes, :class:`model.batch.export.RowWriter`).
     """
 
     labels: tuple[str, ...] = BINARY_LABELS
     task: str = SINGLE_LABEL
-    pairs: bool = False
+    pairs: bool | None = False
 
     @classmethod
     def of_rows(cls, rows: Sequence[ResultRow]) -> RowSchema:
@@ -134,7 +135,7 @@ class RowSchema:
         return cls(first.labels, first.task, pairs) if first else cls(pairs=pairs)
 
     @classmethod
-    def of_predictor(cls, predictor: Any, pairs: bool = False) -> RowSchema:
+    def of_predictor(cls, predictor: Any, pairs: bool | None = False) -> RowSchema:
         """The schema of a :class:`model.Predictor`'s rows (its labels and ``task.kind``; single-label without)."""
         task = getattr(getattr(predictor, "task", None), "kind", SINGLE_LABEL)
         return cls(tuple(predictor.labels), task, pairs)
