@@ -170,7 +170,7 @@ class ConfusionMatrixPlot(CorpusPlot):
         cell_px = SMALL_CELL_PX if numbered else CELL_TEXT_PX
         # every cell keeps room for its text (the corpus dock scrolls instead)
         self.setMinimumHeight(max(READABLE_SIZE[1], 80 + cell_px * c))
-        self.setMinimumWidth(max(READABLE_SIZE[0], 150 + cell_px * c))
+        self.setMinimumWidth(max(READABLE_SIZE[0], 130 + (cell_px - 8) * c))  # 28 classes: 578 px
         share = m / np.maximum(m.sum(axis=1, keepdims=True), 1)
         img = pg.ImageItem(share.T, levels=(0.0, 1.0), lut=share_ramp())  # no class colour: a share of a row
         img.setRect(QRectF(0, 0, c, c))
@@ -181,7 +181,7 @@ class ConfusionMatrixPlot(CorpusPlot):
                     continue  # an empty cell stays blank: 784 zeros would hide the pattern
                 text = pg.TextItem(anchor=(0.5, 0.5))
                 ink = "#ffffff" if share[i, j] > 0.55 else TEXT_COLOUR  # readable on the dark end of the ramp
-                body = (f'<span style="font-size:7pt">{int(m[i, j]):,}</span>' if numbered
+                body = (f'<span style="font-size:{6 if c > 16 else 7}pt">{int(m[i, j]):,}</span>' if numbered
                         else f"<b>{int(m[i, j]):,}</b><br>{100 * share[i, j]:.1f}%")
                 text.setHtml(f'<div style="text-align:center; color:{ink}">{body}</div>')
                 text.setPos(j + 0.5, i + 0.5)

@@ -202,7 +202,7 @@ class Summary:
         count: rows seen (scored + failed).
         ok: rows scored.
         failed: rows not scored (any status other than "ok").
-        positive: scored rows predicted ``"positive"``.
+        positive: scored rows predicted ``"positive"`` (counted when the model has that class, ``has_positive``).
         with_gold: scored rows with a known gold label.
         correct: scored rows whose prediction equals the gold label.
         elapsed_s: wall time of the run in seconds (set by the caller).
@@ -224,6 +224,7 @@ class Summary:
     models: dict[str, int] = field(default_factory=dict)
     gold_problems: int = 0
     gold_examples: list[tuple[str, str]] = field(default_factory=list)
+    has_positive: bool = False  # some scored row's model has a class called "positive" (the share is shown then)
 
     def gold_problem(self, source: str, problem: str) -> None:
         """Count a gold label the model does not know (the engine's ``on_gold_problem``)."""
@@ -243,14 +244,16 @@ class Summary:
             self.ok += 1
             self.models[r.model] = self.models.get(r.model, 0) + 1
             self.positive += r.label == "positive"
+            self.has_positive = self.has_positive or "positive" in r.labels
             if r.correct is not None:
                 self.with_gold += 1
                 self.correct += bool(r.correct)
 
     @property
     def positive_share(self) -> float | None:
-        """Fraction of scored rows predicted positive, in [0, 1]; None when nothing was scored."""
-        return self.positive / self.ok if self.ok else None
+        """Fraction of scored rows predicted positive, in [0, 1]; None when nothing was scored or the model has no
+        class called "positive"."""
+        return self.positive / self.ok if self.ok and self.has_positive else None
 
     @property
     def accuracy(self) -> float | None:
