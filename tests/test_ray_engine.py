@@ -221,11 +221,14 @@ def test_ray_rows_equal_local_rows_for_a_multi_label_pair_model(ray_session, tmp
     model = make_tiny_hf_dir(tmp_path / "ml", num_labels=4, task="multi_label", init_std=0.5)
     data = tmp_path / "pairs.jsonl"
     data.write_text("".join(f'{{"text": "first text {i}", "text_pair": "second {i % 3}", "labels": ["class_{i % 4}"]}}\n'
-                            for i in range(12)))
+                            for i in range(12)) + '{"text": "x", "text_pair": "y", "labels": ["nope"]}\n')
     common = [data, "--model", model, "--batch-size", "4", "--no-progress"]
-    assert _cli([*common, "--out", tmp_path / "local.jsonl"], capsys)[0] == 0
+    code, err_local = _cli([*common, "--out", tmp_path / "local.jsonl"], capsys)
+    assert code == 0, err_local
     code, err = _cli([*common, "--out", tmp_path / "ray.jsonl", "--engine", "ray", "--num-workers", "1"], capsys)
     assert code == 0, err
+    for e in (err_local, err):  # the unknown gold label counted by both engines
+        assert "1 gold label(s) not understood" in e and "'nope' is not one of the model's labels" in e
     local, ray_rows = read_results(tmp_path / "local.jsonl"), read_results(tmp_path / "ray.jsonl")
     assert_same_rows(local, ray_rows)
     assert local[0].task == "multi_label" and local[0].text_pair == "second 0" and len(local[0].probabilities) == 4

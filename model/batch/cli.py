@@ -38,6 +38,7 @@ from .cli_report import add_report_arguments, report_path_error, wants_report, w
 from .columns import Columns, check_columns
 from .engine import Summary, Timer, score_records
 from .export import FORMATS, RowWriter, format_for_path
+from .gold import GoldReader
 from .readers import DEFAULT_MAX_FILE_BYTES
 from .rows import RowSchema
 from .shards import ShardWriter, is_shard_folder
@@ -143,8 +144,9 @@ def _is_shard_folder(args: argparse.Namespace) -> bool:
     return args.engine == "ray" and bool(args.out) and is_shard_folder(args.out)
 
 
-def _ray_chunks(args: argparse.Namespace, max_bytes: int, progress):
-    """The Ray engine's row chunks for the parsed ``args`` (see :func:`model.batch.ray_engine.score_paths_ray`)."""
+def _ray_chunks(args: argparse.Namespace, max_bytes: int, progress, gold=None):
+    """The Ray engine's row chunks for the parsed ``args`` (see :func:`model.batch.ray_engine.score_paths_ray`);
+    ``gold``: ``(GoldReader, on_gold_problem)`` for the driver's count of unknown gold labels."""
     from ..core.paths import default_model_dir
     from . import ray_engine
 
@@ -157,7 +159,7 @@ def _ray_chunks(args: argparse.Namespace, max_bytes: int, progress):
         args.paths, args.model or default_model_dir(), text_column=args.text_column, max_file_bytes=max_bytes,
         pair_column=args.pair_column, label_column=args.label_column,
         batch_size=args.batch_size, address=args.ray_address, num_workers=args.num_workers,
-        gpus_per_worker=args.gpus_per_worker or 0.0, device=args.device, progress=progress, on_plan=on_plan)
+        gpus_per_worker=args.gpus_per_worker or 0.0, device=args.device, progress=progress, on_plan=on_plan, gold=gold)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -263,7 +265,9 @@ def _score_into(prog: str, args: argparse.Namespace, predictor, writer, max_byte
     chunks = None
     try:
         if args.engine == "ray":
-            chunks = _ray_chunks(args, max_bytes, progress)
+            task = getattr(getattr(predictor, "task", None), "kind", "single_label")
+            chunks = _ray_chunks(args, max_bytes, progress,
+                                 (GoldReader(tuple(predictor.labels), task), summary.gold_problem))
         else:
             records = iter_records(args.paths, text_column=args.text_column, max_file_bytes=max_bytes,
                                    pair_column=args.pair_column, label_column=args.label_column)

@@ -135,7 +135,7 @@ def write_corpus_outputs(prog: str, args: argparse.Namespace, predictor, rows: l
         ``(status, interrupted)``: status 1 when an output could not be written (message on stderr), else None;
         ``interrupted`` True when Ctrl+C stopped the token pass.
     """
-    metrics = corpus_metrics(rows)  # labels: the binary pair, else every predicted and gold label seen
+    metrics = corpus_metrics(rows, labels=tuple(predictor.labels))  # the model's label order (issue 30)
     tokens, stopped = None, False
     if not args.no_token_scores and not interrupted:
         texts = [r.text for r in rows if r.ok]

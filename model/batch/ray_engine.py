@@ -43,6 +43,7 @@ from typing import Any
 
 from .engine import ResultRow, failed_row, score_records
 from .export import _import_pyarrow
+from .gold import GoldReader
 from .rows import BLOCK_FIELDS
 from .ray_pool import PoolPlan, plan_pool
 from .readers import Record
@@ -232,6 +233,7 @@ def score_paths_ray(
     window_rows: int = 100_000,
     progress: Callable[[int], None] | None = None,
     on_plan: Callable[[PoolPlan], None] | None = None,
+    gold: tuple[GoldReader, Callable[[str, str], None]] | None = None,
 ) -> Iterator[list[ResultRow]]:
     """Score every review in ``paths`` on Ray; yields lists of rows that, concatenated, follow the input order.
 
@@ -254,6 +256,9 @@ def score_paths_ray(
         window_rows: records per Ray Dataset (bounds the driver's memory).
         progress: called as ``progress(done)`` with the rows received so far.
         on_plan: called once with the :class:`~model.batch.ray_pool.PoolPlan` chosen.
+        gold: ``(reader, on_gold_problem)``: the driver reads each record's gold label with the model's
+            :class:`~model.batch.gold.GoldReader` and reports the ones the model does not know, as the local engine
+            does (the actors' rows leave those golds empty).
 
     Raises:
         RuntimeError: Ray is not installed (:data:`CLUSTER_HINT`).
@@ -277,6 +282,8 @@ def score_paths_ray(
         options = _map_options(plan, ctor)
         records = iter_records(paths, text_column=text_column, max_file_bytes=max_file_bytes, pair_column=pair_column,
                                label_column=label_column)
+        if gold is not None:
+            records = _checked_gold(records, *gold)
         done = 0
         for tables in _windows(_blocks(records, block_rows), block_rows, window_rows):
             ds = _score_window(ray, tables, plan, options)
@@ -289,6 +296,16 @@ def score_paths_ray(
     finally:
         if started:
             ray.shutdown()
+
+
+def _checked_gold(records: Iterable[Record], reader: GoldReader, on_problem: Callable[[str, str], None]
+                  ) -> Iterator[Record]:
+    """``records`` unchanged; each gold label the model does not know goes to ``on_problem(source, problem)``."""
+    for rec in records:
+        problem = reader.read(rec.gold, rec.gold_source)[1]
+        if problem is not None:
+            on_problem(rec.source, problem)
+        yield rec
 
 
 def _quiet_ray_data(ray: Any) -> None:
