@@ -116,3 +116,17 @@ def test_the_engine_passes_pairs_to_score_many(models):
     assert rows[0].value == pytest.approx(want.value, abs=1e-5) and rows[0].gold == "1.5"
     assert rows[1].value == pytest.approx(predictor.predict("a dog runs").value, abs=1e-5)
     assert list(iter_records([])) == []
+
+
+def test_token_scores_toward_a_chosen_class(models, tmp_path, capsys):
+    data = tmp_path / "d.csv"
+    data.write_text("text,label\n" + "".join(f"words {i % 4} and more words {i % 3},class_{i % 5}\n" for i in range(20)))
+    report, metrics = tmp_path / "r.html", tmp_path / "m.json"
+    code, err = run([data, "--model", models["five"], "--out", tmp_path / "rows.csv", "--report", report,
+                     "--metrics", metrics, "--token-class", "class_2", "--min-count", "1"], capsys)
+    assert code == 0, err
+    html = report.read_text()
+    assert "Toward class_2" in html and "Toward not class_2" in html
+    assert json.loads(metrics.read_text())["top_tokens"] is not None
+    code, err = run([data, "--model", models["five"], "--metrics", metrics, "--token-class", "joy"], capsys)
+    assert code == 2 and "--token-class joy: not one of the model's classes (class_0" in err

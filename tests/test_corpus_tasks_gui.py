@@ -135,8 +135,6 @@ def test_the_panel_column_fields_reach_the_job_and_a_missing_column_is_one_messa
 
 
 def test_what_drives_it_ranks_words_for_the_chosen_class(qtbot, panels, tiny_predictor):
-    from desktop_app.panels.corpus_words import sides
-
     batch, corpus = panels
     words = corpus.words
     words.set_predictor(LabelsOnly(EMOTIONS))
@@ -146,8 +144,6 @@ def test_what_drives_it_ranks_words_for_the_chosen_class(qtbot, panels, tiny_pre
     assert words.target() == "positive"
     words.class_combo.setCurrentText("negative")
     assert words.target() == "negative"
-    assert sides(("negative", "positive"), "negative") == ("negative", "positive")
-    assert sides(EMOTIONS, "emotion03") == ("emotion03", "not emotion03")
 
 
 def test_corpus_token_scores_take_a_target_class(tiny_predictor):
@@ -157,6 +153,7 @@ def test_corpus_token_scores_take_a_target_class(tiny_predictor):
     toward_pos = corpus_token_scores(tiny_predictor, texts, min_count=1)
     toward_neg = corpus_token_scores(tiny_predictor, texts, min_count=1, target="negative")
     assert (toward_pos.positive_label, toward_neg.positive_label) == ("positive", "negative")
+    assert toward_neg.sides == ("negative", "positive")
     assert toward_pos.tokens != toward_neg.tokens or not np.allclose(toward_pos.scores, toward_neg.scores)
     assert target_index(EMOTIONS, "emotion05") == 5 and target_index(EMOTIONS) == 27
     with pytest.raises(ValueError, match="unknown class"):

@@ -71,15 +71,6 @@ def fill_list(table: QTableWidget, entries: list[tuple[str, float, int]]) -> Non
             table.setItem(i, j, item)
 
 
-def sides(labels, target: str) -> tuple[str, str]:
-    """The two directions of a word ranking toward ``target``: ``(target, the other class)`` for two classes, else
-    ``(target, "not " + target)``."""
-    labels = tuple(labels)
-    if len(labels) == 2 and target in labels:
-        return target, labels[1 - labels.index(target)]
-    return target, f"not {target}"
-
-
 class CorpusWordsPanel(QWidget):
     """Corpus token scores of the batch table's reviews (module docstring).
 
@@ -226,7 +217,7 @@ class CorpusWordsPanel(QWidget):
     def show_tokens(self, result) -> None:
         """Show a :class:`model.batch.corpus.CorpusTokens`: the ranked lists, the bar plot and what they cover."""
         self.result = result
-        toward, against = sides(result.labels, result.positive_label)
+        toward, against = result.sides
         self.positive_list.setHorizontalHeaderLabels([f"toward {toward}", "score", "reviews"])
         self.negative_list.setHorizontalHeaderLabels([f"toward {against}" if len(result.labels) == 2
                                                       else f"against {toward}", "score", "reviews"])

@@ -349,6 +349,9 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.pair_column and not getattr(predictor, "reads_pairs", False):
         raise _usage_error(parser, f"--pair-column {args.pair_column}: the model in {args.model or 'resources/model'} "
                            "reads single texts, not sentence pairs")
+    if args.token_class is not None and args.token_class not in predictor.labels:
+        raise _usage_error(parser, f"--token-class {args.token_class}: not one of the model's classes "
+                           f"({', '.join(predictor.labels)})")
     max_bytes = int(args.max_file_mb * 2**20)
     writer = _open_writer(parser.prog, args, fmt, shards, predictor)
     kept: list | None = [] if wants_report(args) else None

@@ -111,6 +111,14 @@ class CorpusTokens:
         order = np.lexsort((names, -self.counts[idx], -s[idx]))[: max(0, k)]
         return [(str(names[i]), float(s[idx[i]]), int(self.counts[idx[i]])) for i in order]
 
+    @property
+    def sides(self) -> tuple[str, str]:
+        """The two directions of the ranking: ``(positive_label, the other class)`` for two classes, else
+        ``(positive_label, "not " + positive_label)`` (issue 30: words ranked for any chosen class)."""
+        if len(self.labels) == 2 and self.positive_label in self.labels:
+            return self.positive_label, self.labels[1 - self.labels.index(self.positive_label)]
+        return self.positive_label, f"not {self.positive_label}"
+
     def lookup(self, token: str) -> tuple[float, int] | None:
         """``(score toward positive, count)`` of ``token`` (lower-cased), or None when it was left out."""
         try:

@@ -264,12 +264,14 @@ def _token_section(tokens: CorpusTokens | None, top: int) -> str:
     pos, neg = tokens.top(top, "positive"), tokens.top(top, "negative")
     partial = "" if tokens.complete else f" Stopped early: over the first {tokens.n_explained:,} reviews."
     method = "gradient \u00d7 input" if tokens.method == "grad_x_input" else "integrated gradients"
-    note = (f"Per word and bigram, the mean {method} attribution toward \u201c{tokens.positive_label}\u201d "
-            f"(log-odds units; toward negative: minus it) over the reviews containing it, of "
+    toward, against = tokens.sides
+    note = (f"Per word and bigram, the mean {method} attribution toward \u201c{toward}\u201d "
+            f"({'log-odds' if len(tokens.labels) == 2 else 'logit'} units; toward \u201c{against}\u201d: minus it) "
+            f"over the reviews containing it, of "
             f"{tokens.n_explained:,} reviews explained; only tokens in at least {tokens.min_count} reviews (the count "
             f"is in brackets).{partial}")
-    lists = (f'<div class="lists"><div><h2 style="color:{POS}">Toward positive</h2>{_token_table(pos, POS)}</div>'
-             f'<div><h2 style="color:{NEG}">Toward negative</h2>{_token_table(neg, NEG)}</div></div>')
+    lists = (f'<div class="lists"><div><h2 style="color:{POS}">Toward {esc(toward)}</h2>{_token_table(pos, POS)}</div>'
+             f'<div><h2 style="color:{NEG}">Toward {esc(against)}</h2>{_token_table(neg, NEG)}</div></div>')
     return _section("What drives the corpus", token_bars_svg(pos[:top], neg[:top]), note).replace(
         "</section>", lists + "</section>").replace("<section>", '<section class="wide">', 1)
 
