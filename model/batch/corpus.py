@@ -211,10 +211,15 @@ def _label_set(c: _Columns, labels: Sequence[str] | None) -> tuple[str, ...]:
 
 
 def _probabilities(ok: list, names: tuple[str, ...]) -> np.ndarray:
-    """float64 [N, C]: each scored row's probabilities in the order of ``names`` (NaN where a row lacks a class)."""
-    out = np.full((len(ok), len(names)), np.nan)
+    """float64 [N, C]: each scored row's probabilities in the order of ``names`` (NaN where a row lacks a class).
+    Rows of the model itself (``labels == names``, the usual case) are copied in one ``np.array`` call."""
+    C = len(names)
+    same = [r.labels == names and len(r.probabilities) == C for r in ok]
+    if all(same) and C:
+        return np.array([r.probabilities for r in ok], dtype=np.float64).reshape(len(ok), C)
+    out = np.full((len(ok), C), np.nan)
     for i, r in enumerate(ok):
-        if r.labels == names and len(r.probabilities) == len(names):
+        if same[i]:
             out[i] = r.probabilities
         elif r.probabilities:
             out[i] = [np.nan if (p := r.probability(n)) is None else p for n in names]
@@ -262,9 +267,13 @@ def corpus_metrics(rows: Sequence[ResultRow], n_bins: int = 10, labels: Sequence
     if n_bins < 1:
         raise ValueError(f"n_bins must be >= 1, got {n_bins}")
     c = _columns(rows)
-    names = _label_set(c, labels)
     task = c.ok[0].task if c.ok else SINGLE_LABEL
-    probs = _probabilities(c.ok, names)
+    if task == REGRESSION:  # the gold values are no labels: no label set, no probabilities
+        names = tuple(labels) if labels is not None else next((r.labels for r in c.ok if r.labels), ())
+        probs = np.zeros((len(c.ok), 0))
+    else:
+        names = _label_set(c, labels)
+        probs = _probabilities(c.ok, names)
     has_gold = c.gold >= 0
     n_positive = int(np.sum(c.label == c.vocab.index("positive"))) if "positive" in c.vocab else 0
     common = {"n_rows": len(rows), "n_scored": len(c.ok), "n_failed": c.n_failed, "n_with_gold": int(has_gold.sum()),
@@ -326,11 +335,16 @@ def _single_label(c: _Columns, common: dict, has_gold: np.ndarray, probs: np.nda
 def _label_sets(texts: Sequence[str], names: tuple[str, ...]) -> np.ndarray:
     """bool [N, C]: the ``";"``-joined label names of each row as a multi-hot matrix (unknown names ignored)."""
     index = {n: k for k, n in enumerate(names)}
-    out = np.zeros((len(texts), len(names)), bool)
+    seen: dict[str, list[int]] = {}  # each distinct label string split once
+    rows, cols = [], []
     for i, t in enumerate(texts):
-        for part in filter(None, t.split(";")):
-            if part in index:
-                out[i, index[part]] = True
+        ks = seen.get(t)
+        if ks is None:
+            ks = seen[t] = [index[p] for p in t.split(";") if p in index]
+        rows += [i] * len(ks)
+        cols += ks
+    out = np.zeros((len(texts), len(names)), bool)
+    out[np.asarray(rows, np.int64), np.asarray(cols, np.int64)] = True
     return out
 
 
