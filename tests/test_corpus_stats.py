@@ -134,6 +134,7 @@ def test_corpus_metrics_of_regression_rows():
     g = np.array([float(r.gold) for r in rows if r.gold])
     v = np.array([r.value for r in rows if r.gold])
     assert m.task == "regression" and m.n_with_gold == len(g) and m.accuracy is None and m.confusion is None
+    assert m.labels == () and m.per_class is None  # gold values are no labels
     assert m.regression.mae == pytest.approx(np.abs(v - g).mean(), abs=1e-12)
     assert m.regression.spearman == pytest.approx(stats.spearmanr(v, g)[0], abs=1e-12)
     np.testing.assert_array_equal(m.regression.gold, g)
