@@ -280,10 +280,8 @@ def score_paths_ray(
         ctor = {"model_dir": str(Path(model_dir).resolve()), "batch_size": batch_size,
                 "device": device or ("cuda" if gpus_per_worker > 0 else "cpu"), "torch_threads": plan.torch_threads}
         options = _map_options(plan, ctor)
-        records = iter_records(paths, text_column=text_column, max_file_bytes=max_file_bytes, pair_column=pair_column,
-                               label_column=label_column)
-        if gold is not None:
-            records = _checked_gold(records, *gold)
+        records = _checked_gold(iter_records(paths, text_column=text_column, max_file_bytes=max_file_bytes,
+                                             pair_column=pair_column, label_column=label_column), gold)
         done = 0
         for tables in _windows(_blocks(records, block_rows), block_rows, window_rows):
             ds = _score_window(ray, tables, plan, options)
@@ -298,13 +296,14 @@ def score_paths_ray(
             ray.shutdown()
 
 
-def _checked_gold(records: Iterable[Record], reader: GoldReader, on_problem: Callable[[str, str], None]
+def _checked_gold(records: Iterable[Record], gold: tuple[GoldReader, Callable[[str, str], None]] | None
                   ) -> Iterator[Record]:
-    """``records`` unchanged; each gold label the model does not know goes to ``on_problem(source, problem)``."""
+    """``records`` unchanged; with ``gold = (reader, on_problem)`` each gold label the model does not know goes to
+    ``on_problem(source, problem)``."""
     for rec in records:
-        problem = reader.read(rec.gold, rec.gold_source)[1]
+        problem = None if gold is None else gold[0].read(rec.gold, rec.gold_source)[1]
         if problem is not None:
-            on_problem(rec.source, problem)
+            gold[1](rec.source, problem)
         yield rec
 
 
