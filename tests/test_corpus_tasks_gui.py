@@ -158,3 +158,31 @@ def test_corpus_token_scores_take_a_target_class(tiny_predictor):
     assert target_index(EMOTIONS, "emotion05") == 5 and target_index(EMOTIONS) == 27
     with pytest.raises(ValueError, match="unknown class"):
         target_index(EMOTIONS, "joy")
+
+
+def test_the_real_window_scores_a_multi_label_pair_file_into_its_columns_and_dock(qtbot, tmp_path):
+    """The app's own wiring (MainWindow -> batch panel, corpus dock): a tiny multi-label model that reads pairs."""
+    import json
+
+    from gui_helpers import loaded_window
+
+    from model.testing_hf import make_tiny_hf_dir
+
+    model = make_tiny_hf_dir(tmp_path / "ml", num_labels=4, task="multi_label", init_std=0.5)
+    data = tmp_path / "pairs.jsonl"
+    data.write_text("".join(json.dumps({"text": f"first {i}", "text_pair": f"second {i % 3}",
+                                        "labels": [f"class_{i % 4}"]}) + "\n" for i in range(16)))
+    win = loaded_window(qtbot, model, panels=True)
+    batch, corpus = win.panels["batch"], win.panels["corpus"]
+    with qtbot.waitSignal(batch.scoring_finished, timeout=WAIT_MS):
+        win.paths_dropped.emit([str(data)])
+    m = wait_metrics(qtbot, corpus, 16)
+    headers = [batch.table_model.headerData(c, Qt.Orientation.Horizontal)
+               for c in range(batch.table_model.columnCount())]
+    assert headers[-5:] == ["Second text", "P(class_0)", "P(class_1)", "P(class_2)", "P(class_3)"]
+    rows = batch.rows()
+    assert all(r.ok and r.task == "multi_label" and r.text_pair for r in rows)
+    assert m.task == "multi_label" and m.n_with_gold == 16 and m.micro_f1 is not None
+    assert corpus.confusion.isHidden() and not corpus.per_class.isHidden()
+    assert "micro-F1" in corpus.numbers_label.text()
+    assert [corpus.words.class_combo.itemText(i) for i in range(4)] == [f"class_{k}" for k in range(4)]
