@@ -197,7 +197,7 @@ def _run(args: argparse.Namespace, tmp: Path) -> int:
 def _fill(app, batch, texts: list[str], labels: list[int], chunk: int = 256) -> dict:
     """Append one row per review to the batch table, ``chunk`` at a time as the scoring worker sends them (a made-up
     P(positive) from the review's hash, its gold label); the longest append stall (ms)."""
-    from model.batch import ResultRow
+    from model.batch.rows import binary_row
 
     stalls = []
     for start in range(0, len(texts), chunk):
@@ -205,7 +205,7 @@ def _fill(app, batch, texts: list[str], labels: list[int], chunk: int = 256) -> 
         for i in range(start, min(start + chunk, len(texts))):
             p = (hash(texts[i]) % 1000) / 1000
             label, gold = ("positive" if p >= 0.5 else "negative"), ("positive" if labels[i] else "negative")
-            part.append(ResultRow(f"reviews.jsonl:line {i + 1}", texts[i], label, p, 256, False, gold, label == gold,
+            part.append(binary_row(f"reviews.jsonl:line {i + 1}", texts[i], label, p, 256, False, gold, label == gold,
                                   "ok"))
         t = time.perf_counter()
         batch._on_rows(batch.handle.generation, part)
@@ -218,12 +218,13 @@ def _sorting(app, batch) -> dict:
     """Sort the table as a user would (module docstring); each action's GUI-thread stall (ms) and the longest."""
     from PySide6.QtCore import Qt
 
-    from desktop_app.panels.batch_model import CONFIDENCE, EXCERPT, P_POSITIVE, SOURCE
+    from desktop_app.panels.batch_model import CONFIDENCE, EXCERPT, SOURCE
 
     view, header = batch.view, batch.view.horizontalHeader()
     steps = [(f"{name}_{'desc' if order == Qt.SortOrder.DescendingOrder else 'asc'}",
               lambda c=col, o=order: view.sortByColumn(c, o))
-             for name, col in (("p_positive", P_POSITIVE), ("confidence", CONFIDENCE), ("excerpt", EXCERPT),
+             for name, col in (("p_positive", batch.table_model.column_of("positive")), ("confidence", CONFIDENCE),
+                               ("excerpt", EXCERPT),
                                ("source", SOURCE))
              for order in (Qt.SortOrder.DescendingOrder, Qt.SortOrder.AscendingOrder)]
     steps += [("errors_first", batch.show_errors_first), ("all_rows", lambda: batch.category_combo.setCurrentText("All")),

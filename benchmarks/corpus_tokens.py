@@ -23,6 +23,7 @@ import torch
 
 from model import Predictor
 from model.batch import ResultRow, corpus_metrics, corpus_token_scores
+from model.batch.rows import binary_row
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "imdb" / "test.jsonl.gz"
 
@@ -39,7 +40,7 @@ def _rows(n: int) -> list[ResultRow]:
         p = float(rng.random())
         gold = ("negative", "positive", "")[i % 3]
         label = "positive" if p >= 0.5 else "negative"
-        rows.append(ResultRow(f"r{i}", "", label, p, int(rng.integers(5, 513)), bool(rng.random() < 0.1), gold,
+        rows.append(binary_row(f"r{i}", "", label, p, int(rng.integers(5, 513)), bool(rng.random() < 0.1), gold,
                               (label == gold) if gold else None, "ok" if i % 200 else "unreadable"))
     return rows
 

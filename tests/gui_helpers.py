@@ -38,3 +38,30 @@ def state_and_view(qtbot, view_class, size=(900, 900)):
     view.resize(*size)
     view.show()
     return state, view
+
+
+def corpus_panels(qtbot, size=(700, 500)):
+    """A batch panel and its corpus dock (throttled 50 ms), shown: yields ``(batch, corpus)``, then shuts both down.
+    Use as ``yield from corpus_panels(qtbot)`` in a fixture."""
+    from desktop_app.panels.batch_panel import BatchPanel
+    from desktop_app.panels.corpus_panel import CorpusPanel
+
+    batch = BatchPanel()
+    qtbot.addWidget(batch)
+    corpus = CorpusPanel(batch, throttle_ms=50)
+    qtbot.addWidget(corpus)
+    corpus.resize(*size)
+    corpus.show()
+    yield batch, corpus
+    corpus.shutdown()
+    batch.shutdown()
+
+
+def wait_metrics(qtbot, corpus, n_rows: int, timeout_ms: int = LOAD_TIMEOUT_MS):
+    """Wait until the corpus dock shows the metrics of ``n_rows`` rows; returns them."""
+    def shown() -> bool:
+        m = corpus.metrics
+        return m is not None and m.n_rows == n_rows and not corpus.timer.isActive() and not corpus._in_flight
+
+    qtbot.waitUntil(shown, timeout=timeout_ms)
+    return corpus.metrics

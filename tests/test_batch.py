@@ -48,7 +48,7 @@ def test_rows_follow_record_order_and_match_predict(tiny_predictor):
     rows = flatten(chunks)
     assert [r.source for r in rows] == [r.source for r in recs]
     bad = rows[7]
-    assert (bad.status, bad.label, bad.p_positive, bad.gold, bad.correct) == (
+    assert (bad.status, bad.label, bad.probability("positive"), bad.gold, bad.correct) == (
         "binary file (PNG image), not text", "", None, "positive", None)
     pos = tiny_predictor.labels.index("positive")
     for rec, row in list(zip(recs, rows))[:12]:
@@ -56,7 +56,9 @@ def test_rows_follow_record_order_and_match_predict(tiny_predictor):
             continue
         pred = tiny_predictor.predict(rec.text)
         assert row.label == pred.label
-        assert row.p_positive == pytest.approx(float(pred.probabilities[pos]), abs=1e-4)
+        assert row.probability("positive") == pytest.approx(float(pred.probabilities[pos]), abs=1e-4)
+        assert row.probabilities == pytest.approx(tuple(float(p) for p in pred.probabilities), abs=1e-4)
+        assert row.confidence == pytest.approx(float(pred.probabilities.max()), abs=1e-4)
         assert row.num_tokens == pred.num_tokens
         assert row.gold == (rec.gold or "")
         assert row.correct == ((row.label == rec.gold) if rec.gold else None)
@@ -65,7 +67,7 @@ def test_rows_follow_record_order_and_match_predict(tiny_predictor):
 
 def test_empty_text_from_score_many_becomes_a_status(tiny_predictor):
     rows = flatten(score_records(tiny_predictor, [Record("x", "   ")], batch_size=2))
-    assert rows[0].status == "the text is empty" and rows[0].p_positive is None
+    assert rows[0].status == "the text is empty" and rows[0].probabilities == ()
 
 
 def test_records_are_pulled_lazily(tiny_predictor):
@@ -115,10 +117,11 @@ def test_bad_arguments(tiny_predictor):
     assert list(score_records(tiny_predictor, [])) == []
 
 
-def _row(i: int, **kw) -> ResultRow:
+def _row(i: int, p_positive: float | None = -1.0, **kw) -> ResultRow:
+    p = 0.1 + i / 7 if p_positive == -1.0 else p_positive
     base = {"source": f"s{i}", "text": f"text {i}, with \"quotes\"\nand a newline · ünïcode", "label": "positive",
-                "p_positive": 0.1 + i / 7, "num_tokens": 10 + i, "truncated": bool(i % 2), "gold": "negative",
-                "correct": False, "status": "ok"}
+            "probabilities": () if p is None else (1.0 - p, p), "num_tokens": 10 + i, "truncated": bool(i % 2),
+            "gold": "negative", "correct": False, "status": "ok", "labels": () if p is None else ("negative", "positive")}
     base.update(kw)
     return ResultRow(**base)
 
@@ -163,7 +166,8 @@ def test_csv_and_jsonl_have_the_schema_columns(tmp_path):
     first = json.loads((tmp_path / "a.jsonl").read_text(encoding="utf-8").splitlines()[0])
     assert tuple(first) == EXPORT_COLUMNS
     third = json.loads((tmp_path / "a.jsonl").read_text(encoding="utf-8").splitlines()[2])
-    assert third["p_positive"] is None and third["correct"] is None
+    assert third["p_positive"] is None and third["p_negative"] is None and third["correct"] is None
+    assert EXPORT_COLUMNS[:6] == ("source", "text", "label", "confidence", "p_negative", "p_positive")
 
 
 def test_failed_write_leaves_the_old_file(tmp_path):

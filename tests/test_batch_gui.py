@@ -13,7 +13,7 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
-from desktop_app.panels.batch_model import CORRECT, EXCERPT, P_POSITIVE, BatchTableModel
+from desktop_app.panels.batch_model import CORRECT, EXCERPT, BatchTableModel
 from desktop_app.panels.batch_proxy import BatchFilterProxy
 from desktop_app.panels.batch_panel import BatchPanel
 from model.batch import read_results
@@ -80,8 +80,10 @@ def test_dropping_a_folder_fills_the_table(qtbot, panel, tmp_path):
     assert "12 reviews" in panel.summary_label.text()
     # P(positive) column shows the probability with 3 decimals
     first_ok = next(i for i, r in enumerate(rows) if r.ok)
-    shown = panel.table_model.index(first_ok, P_POSITIVE).data()
-    assert shown == f"{rows[first_ok].p_positive:.3f}"
+    p_positive = panel.table_model.column_of("positive")
+    assert panel.table_model.headerData(p_positive, Qt.Orientation.Horizontal) == "P(positive)"
+    shown = panel.table_model.index(first_ok, p_positive).data()
+    assert shown == f"{rows[first_ok].probability('positive'):.3f}"
 
 
 def test_drag_without_local_files_is_ignored(qtbot, panel):
@@ -199,14 +201,15 @@ def test_filter_and_sort(qtbot, panel, tmp_path):
     panel.search_edit.setText("REVIEW 3")
     assert panel.proxy.rowCount() == sum("review 3" in r.text for r in rows) == 2
     panel.search_edit.clear()
-    panel.view.sortByColumn(P_POSITIVE, Qt.SortOrder.DescendingOrder)
-    shown = [panel.proxy.index(i, P_POSITIVE).data() for i in range(panel.proxy.rowCount())]
+    p_positive = panel.table_model.column_of("positive")
+    panel.view.sortByColumn(p_positive, Qt.SortOrder.DescendingOrder)
+    shown = [panel.proxy.index(i, p_positive).data() for i in range(panel.proxy.rowCount())]
     values = [float(s) if s else -1.0 for s in shown]
     assert values == sorted(values, reverse=True)
 
 
 def test_model_appends_in_one_block(qtbot):
-    from model.batch import ResultRow
+    from model.batch.rows import binary_row
 
     model = BatchTableModel()
     proxy = BatchFilterProxy()
@@ -215,7 +218,7 @@ def test_model_appends_in_one_block(qtbot):
     model.rowsInserted.connect(lambda _parent, first, last: inserted.append((first, last)))
     resets = []
     model.modelReset.connect(lambda: resets.append(1))
-    row = ResultRow("s", "t", "positive", 0.9, 3, False, "positive", True, "ok")
+    row = binary_row("s", "t", "positive", 0.9, 3, False, "positive", True, "ok")
     model.append_rows([row] * 5)
     model.append_rows([row] * 3)
     assert inserted == [(0, 4), (5, 7)] and not resets
@@ -279,13 +282,14 @@ def test_a_drop_on_the_window_brings_the_closed_batch_dock_back(qtbot, tiny_mode
 
 def test_filtered_summary_is_extended_with_appended_rows_not_recomputed(qapp):
     """The summary of the filtered rows grows with each appended batch and equals a full recount."""
-    from model.batch import ResultRow, Summary
+    from model.batch import Summary
+    from model.batch.rows import binary_row
 
     model, proxy = BatchTableModel(), BatchFilterProxy()
     proxy.setSourceModel(model)
 
     def rows(n, start):
-        return [ResultRow(f"f{i}.txt", "t", "positive" if i % 3 else "negative", 0.9 if i % 3 else 0.1, 3, False,
+        return [binary_row(f"f{i}.txt", "t", "positive" if i % 3 else "negative", 0.9 if i % 3 else 0.1, 3, False,
                           "positive", bool(i % 3), "ok") for i in range(start, start + n)]
 
     model.append_rows(rows(10, 0))

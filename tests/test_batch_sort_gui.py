@@ -13,9 +13,10 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import Qt
 
-from desktop_app.panels.batch_model import CONFIDENCE, P_POSITIVE, ROW_ROLE, SOURCE
+from desktop_app.panels.batch_model import CONFIDENCE, ROW_ROLE, SOURCE
 from desktop_app.panels.batch_panel import BatchPanel
 from model.batch import ResultRow
+from model.batch.rows import binary_row
 
 pytestmark = [pytest.mark.gui, pytest.mark.timeout(120)]
 
@@ -25,7 +26,7 @@ def rows(n: int, start: int = 0) -> list[ResultRow]:
     out = []
     for i in range(start, start + n):
         p = ((i * 7919) % 1000) / 1000
-        out.append(ResultRow(f"r{i:05d}.txt", f"review {i}", "positive" if p >= 0.5 else "negative", p, 10, False,
+        out.append(binary_row(f"r{i:05d}.txt", f"review {i}", "positive" if p >= 0.5 else "negative", p, 10, False,
                              "positive", p >= 0.5, "ok"))
     return out
 
@@ -40,7 +41,7 @@ def panel(qtbot):
 
 def shown_p(panel) -> list[float]:
     proxy = panel.proxy
-    return [proxy.data(proxy.index(i, 0), ROW_ROLE).p_positive for i in range(proxy.rowCount())]
+    return [proxy.data(proxy.index(i, 0), ROW_ROLE).probability("positive") for i in range(proxy.rowCount())]
 
 
 def python_calls(fn) -> int:
@@ -64,8 +65,9 @@ def test_sorting_makes_no_python_call_per_comparison(qtbot, panel):
     proxy sort called ``lessThan`` once per comparison, ~2 s for 25,000 rows)."""
     n = 4000
     panel.table_model.append_rows(rows(n))
-    panel.view.sortByColumn(P_POSITIVE, Qt.SortOrder.AscendingOrder)  # the column's keys are read once here
-    calls = python_calls(lambda: panel.view.sortByColumn(P_POSITIVE, Qt.SortOrder.DescendingOrder))
+    p_positive = panel.table_model.column_of("positive")
+    panel.view.sortByColumn(p_positive, Qt.SortOrder.AscendingOrder)  # the column's keys are read once here
+    calls = python_calls(lambda: panel.view.sortByColumn(p_positive, Qt.SortOrder.DescendingOrder))
     assert calls < n / 4 < n * math.log2(n)
     values = shown_p(panel)
     assert values == sorted(values, reverse=True) and len(values) == n

@@ -23,7 +23,7 @@ from model.batch import ResultRow, read_results
 from model.batch import cli as score
 from model.batch.corpus import CorpusMetrics, corpus_metrics, reliability
 from model.batch.corpus_tokens import CorpusTokens, corpus_token_scores
-from model.batch.report import METRICS_KEYS, metrics_dict, render_report_html, write_metrics_json, write_report_html
+from model.batch.report import METRICS_KEYS, TASK_KEYS, metrics_dict, render_report_html, write_metrics_json, write_report_html
 
 ROOT = Path(__file__).resolve().parent.parent
 IMDB_TEST = ROOT.parent / "shared" / "data" / "imdb" / "test.jsonl.gz"
@@ -37,20 +37,23 @@ def make_rows(n: int, seed: int, gold_share: float = 0.7, failed_share: float = 
     rows = []
     for i in range(n):
         if rng.random() < failed_share:
-            rows.append(ResultRow(f"f{i}", "", "", None, 0, False, str(rng.choice(["", labels[0]])), None,
+            rows.append(ResultRow(f"f{i}", "", "", (), 0, False, str(rng.choice(["", labels[0]])), None,
                                   "unreadable"))
             continue
         g = labels[int(rng.integers(len(labels)))]
         if len(labels) == 2:
             p = float(np.clip(rng.normal(0.75 if g == labels[1] else 0.25, 0.25), 0, 1))
             pred = labels[1] if p >= 0.5 else labels[0]
+            probs = (1.0 - p, p)
         else:
-            p = float(rng.random())
             pred = g if rng.random() < 0.6 else labels[int(rng.integers(len(labels)))]
+            q = np.sort(rng.dirichlet(np.ones(len(labels))))[::-1]  # the predicted class gets the largest
+            k = labels.index(pred)
+            probs = tuple(float(x) for x in np.concatenate([q[1:k + 1], q[:1], q[k + 1:]]))
         gold = g if rng.random() < gold_share else ""
         tokens = int(rng.integers(3, 513))
-        rows.append(ResultRow(f"s{i}", f"text {i}", pred, p, tokens, bool(tokens == 512 and rng.random() < 0.9),
-                              gold, (pred == gold) if gold else None, "ok"))
+        rows.append(ResultRow(f"s{i}", f"text {i}", pred, probs, tokens, bool(tokens == 512 and rng.random() < 0.9),
+                              gold, (pred == gold) if gold else None, "ok", labels=tuple(labels)))
     return rows
 
 
@@ -64,7 +67,7 @@ def ece_loop(rows, n_bins: int = 10) -> float:
     pairs = []
     for r in rows:
         if r.ok and r.gold:
-            conf = r.p_positive if r.label == "positive" else 1 - r.p_positive
+            conf = r.probabilities[r.labels.index(r.label)]
             pairs.append((conf, r.label == r.gold))
     edges = np.linspace(0, 1, n_bins + 1)
     total = 0.0
@@ -124,7 +127,7 @@ def test_other_labels_use_macro_f1_and_no_ece():
     assert m.f1 == pytest.approx(f1_score(y, yhat, average="macro"), abs=1e-12)
     assert m.accuracy == pytest.approx(accuracy_score(y, yhat), abs=1e-12)
     np.testing.assert_array_equal(m.confusion, confusion_matrix(y, yhat, labels=list(m.labels)))
-    assert m.ece is None and m.reliability is None
+    assert m.ece == pytest.approx(ece_loop(rows), abs=1e-12)  # top-label calibration for any C (issue 30)
     assert m.histogram.counts_by_gold.shape == (3, len(m.histogram.counts))
 
 
@@ -149,10 +152,10 @@ def test_no_gold_labels():
 
 
 def test_empty_and_all_failed():
-    for rows in ([], [ResultRow("x", "", "", None, 0, False, "positive", None, "unreadable")]):
+    for rows in ([], [ResultRow("x", "", "", (), 0, False, "positive", None, "unreadable")]):
         m = corpus_metrics(rows)
         assert m.n_scored == 0 and m.n_failed == len(rows) and m.accuracy is None and m.positive_share is None
-        assert m.p_positive.shape == (0,)
+        assert m.score.shape == (0,)
 
 
 def test_ece_bins_edges_and_reliability():
@@ -190,7 +193,7 @@ def test_length_and_truncation_slices():
     assert m.by_length.names[-1] == "truncated" and m.by_length.counts[-1] == sum(r.truncated for r in ok) > 0
     assert m.by_truncation.counts.tolist() == [sum(not r.truncated for r in ok), sum(r.truncated for r in ok)]
     assert m.by_truncation.accuracy[1] == pytest.approx(acc(lambda r: r.truncated))
-    p = np.array([r.p_positive for r in ok])
+    p = np.array([r.probability("positive") for r in ok])
     np.testing.assert_array_equal(m.histogram.counts, np.histogram(p, m.histogram.edges)[0])
 
 
@@ -348,7 +351,7 @@ def test_metrics_json_schema(tmp_path):
     path = tmp_path / "metrics.json"
     write_metrics_json(path, m, fake_tokens(), top=3)
     d = json.loads(path.read_text())
-    assert tuple(d) == METRICS_KEYS
+    assert tuple(d) == METRICS_KEYS + TASK_KEYS["single_label"]
     y, yhat = gold_pairs(rows)
     (tn, fp), (fn, tp) = confusion_matrix(y, yhat, labels=["negative", "positive"])
     assert d["confusion_matrix"] == {"labels": ["negative", "positive"], "matrix": [[tn, fp], [fn, tp]]}

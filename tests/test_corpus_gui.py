@@ -16,13 +16,13 @@ import pytest
 pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
-from gui_helpers import loaded_window
+from gui_helpers import corpus_panels, loaded_window, wait_metrics
 from PySide6.QtCore import Qt
 
 from desktop_app.panels.batch_model import CONFIDENCE, ROW_ROLE
 from desktop_app.panels.batch_panel import BatchPanel
-from desktop_app.panels.corpus_panel import CorpusPanel
 from model.batch import ResultRow
+from model.batch.rows import binary_row
 from model.batch.corpus_tokens import WORD_RE
 
 pytestmark = [pytest.mark.gui, pytest.mark.timeout(180)]
@@ -41,9 +41,9 @@ def known_rows(n: int = 200, seed: int = 0) -> list[ResultRow]:
         tokens = int(rng.integers(5, 520))
         truncated = tokens > 510
         words = ("a splendid film" if i % 4 == 0 else "a dreadful film") + (" really great" if i % 5 == 0 else "")
-        rows.append(ResultRow(f"r/{i}.txt", f"{words}, review {i}.", label, p, tokens, truncated, gold,
+        rows.append(binary_row(f"r/{i}.txt", f"{words}, review {i}.", label, p, tokens, truncated, gold,
                               (label == gold) if gold else None, "ok"))
-    rows += [ResultRow("bad.pdf", "", "", None, 0, False, "positive", None, "binary file (PDF)")] * 3
+    rows += [binary_row("bad.pdf", "", "", None, 0, False, "positive", None, "binary file (PDF)")] * 3
     return rows
 
 
@@ -56,7 +56,7 @@ def direct_metrics(rows: list[ResultRow], n_bins: int = 10) -> dict:
     ece = 0.0
     for m in range(n_bins):
         lo, hi = m / n_bins, (m + 1) / n_bins
-        confs = [(max(r.p_positive, 1 - r.p_positive), r.label == r.gold) for r in gold_rows]
+        confs = [(max(r.probabilities), r.label == r.gold) for r in gold_rows]
         members = [(c, ok) for c, ok in confs if lo < c <= hi or (m == 0 and c == 0)]
         if members:
             acc = sum(ok for _, ok in members) / len(members)
@@ -75,25 +75,7 @@ def direct_metrics(rows: list[ResultRow], n_bins: int = 10) -> dict:
 
 @pytest.fixture
 def panels(qtbot):
-    batch = BatchPanel()
-    qtbot.addWidget(batch)
-    corpus = CorpusPanel(batch, throttle_ms=50)
-    qtbot.addWidget(corpus)
-    corpus.resize(700, 500)
-    corpus.show()
-    yield batch, corpus
-    corpus.shutdown()
-    batch.shutdown()
-
-
-def wait_metrics(qtbot, corpus, n_rows: int):
-    """Wait until the dock shows the metrics of ``n_rows`` rows."""
-    def shown() -> bool:
-        m = corpus.metrics
-        return m is not None and m.n_rows == n_rows and not corpus.timer.isActive() and not corpus._in_flight
-
-    qtbot.waitUntil(shown, timeout=WAIT_MS)
-    return corpus.metrics
+    yield from corpus_panels(qtbot)
 
 
 def test_the_dock_shows_the_numbers_of_a_direct_computation(qtbot, panels):
@@ -113,7 +95,7 @@ def test_the_dock_shows_the_numbers_of_a_direct_computation(qtbot, panels):
     corpus.reliability.flush()
     assert corpus.reliability.getPlotItem().titleLabel.text.endswith(f"ECE {100 * want['ece']:.1f}%")
     # the histogram: every scored row, split by gold
-    hist = np.histogram([r.p_positive for r in rows if r.ok], np.linspace(0, 1, 21))[0]
+    hist = np.histogram([r.probability("positive") for r in rows if r.ok], np.linspace(0, 1, 21))[0]
     assert m.histogram.counts.tolist() == hist.tolist()
     # a filter: the dock describes the rows the table keeps
     batch.category_combo.setCurrentText("Predicted positive")
@@ -156,7 +138,7 @@ def test_errors_first_sorts_the_most_confident_errors_first(qtbot, panels):
     shown = batch.proxy.visible_rows()
     errors = [r for r in rows if r.correct is False]
     assert sorted(map(id, shown)) == sorted(map(id, errors))
-    conf = [max(r.p_positive, 1 - r.p_positive) for r in shown]
+    conf = [max(r.probabilities) for r in shown]
     assert conf == sorted(conf, reverse=True) and conf[0] == max(conf)
     assert batch.view.horizontalHeader().sortIndicatorSection() == CONFIDENCE
     assert batch.proxy.index(0, CONFIDENCE).data() == f"{conf[0]:.3f}"
@@ -181,11 +163,11 @@ def test_corpus_updates_are_throttled_not_per_row(qtbot, panels):
 
 def test_rows_without_gold_or_only_failures_do_not_break_the_dock(qtbot, panels):
     batch, corpus = panels
-    failed = [ResultRow("x.bin", "", "", None, 0, False, "", None, "binary file")] * 4
+    failed = [binary_row("x.bin", "", "", None, 0, False, "", None, "binary file")] * 4
     batch.table_model.append_rows(failed)
     m = wait_metrics(qtbot, corpus, 4)
     assert m.n_scored == 0 and "4 failed" in corpus.numbers_label.text()
-    no_gold = [ResultRow(f"{i}.txt", "ok film", "positive", 0.8, 9, False, "", None, "ok") for i in range(5)]
+    no_gold = [binary_row(f"{i}.txt", "ok film", "positive", 0.8, 9, False, "", None, "ok") for i in range(5)]
     batch.table_model.append_rows(no_gold)
     m = wait_metrics(qtbot, corpus, 9)
     assert m.accuracy is None and "no gold labels" in corpus.numbers_label.text()
@@ -290,7 +272,7 @@ def test_double_click_opens_the_review_in_every_view(qtbot, tiny_model_dir, tmp_
     pred = win.state.prediction
     assert pred is not None and pred.text == row.text
     assert pred.label == row.label and float(pred.probabilities[list(pred.labels).index("positive")]) == pytest.approx(
-        row.p_positive, abs=1e-4)
+        row.probability("positive"), abs=1e-4)
     for v in (win.token_view, win.heatmap, win.links_view, win.model_view, win.pe_view):
         v.flush()
     assert len(win.token_view.canvas.pieces) == pred.num_tokens
@@ -335,7 +317,7 @@ def test_next_error_key_and_the_word_highlight(qtbot, tiny_model_dir, tmp_path):
 def test_corpus_plots_export_as_png_and_svg(qtbot, tiny_model_dir, tmp_path):
     win, _batch = scored_window(qtbot, tiny_model_dir, tmp_path)
     names = [n for n in win.view_widgets() if n.startswith("Corpus: ")]
-    assert len(names) == 5
+    assert len(names) == 7  # with the per-class scores and the regression scatter (issue 30)
     for name in names:
         for suffix in (".png", ".svg"):
             out = tmp_path / f"{name.split(': ')[1].replace(' ', '_')}{suffix}"

@@ -16,6 +16,7 @@ import pyqtgraph as pg
 from desktop_app.panels.batch_panel import BatchPanel
 from desktop_app.panels.corpus_panel import CorpusPanel
 from model.batch import ResultRow
+from model.batch.rows import binary_row
 from model.batch.corpus import corpus_metrics
 
 pytestmark = [pytest.mark.gui, pytest.mark.timeout(120)]
@@ -48,7 +49,7 @@ def rows(n: int = 300) -> list[ResultRow]:
         gold = "positive" if i % 2 else "negative"
         p = float(np.clip(rng.normal(0.8 if gold == "positive" else 0.2, 0.2), 0, 1))
         label = "positive" if p >= 0.5 else "negative"
-        out.append(ResultRow(f"r{i}.txt", "t", label, p, int(rng.integers(20, 600)), i % 9 == 0, gold, label == gold,
+        out.append(binary_row(f"r{i}.txt", "t", label, p, int(rng.integers(20, 600)), i % 9 == 0, gold, label == gold,
                              "ok"))
     return out
 

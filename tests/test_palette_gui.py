@@ -16,6 +16,7 @@ from PySide6.QtGui import QColor
 
 from model import palette
 from model.batch import ResultRow
+from model.batch.rows import binary_row
 from model.batch.corpus import corpus_metrics
 from model.batch.report import render_report_html
 
@@ -34,7 +35,7 @@ def scored_rows() -> list[ResultRow]:
         p = (i % 10) / 10 + 0.05
         gold = "positive" if i % 3 else "negative"
         label = "positive" if p >= 0.5 else "negative"
-        out.append(ResultRow(f"r{i}.txt", f"review {i}", label, p, 20 + 10 * i, i % 7 == 0, gold, label == gold, "ok"))
+        out.append(binary_row(f"r{i}.txt", f"review {i}", label, p, 20 + 10 * i, i % 7 == 0, gold, label == gold, "ok"))
     return out
 
 

@@ -93,12 +93,14 @@ def assert_same_rows(local: list[ResultRow], ray_rows: list[ResultRow]) -> None:
     """Same sources (order too), texts, labels, statuses, gold labels, token counts; P(positive) within 1e-5."""
     assert [r.source for r in ray_rows] == [r.source for r in local]
     for a, b in zip(local, ray_rows, strict=True):
-        assert (a.text, a.label, a.status, a.gold, a.correct, a.num_tokens, a.truncated) == \
-            (b.text, b.label, b.status, b.gold, b.correct, b.num_tokens, b.truncated), a.source
-        if a.p_positive is None:
-            assert b.p_positive is None
+        assert (a.text, a.label, a.status, a.gold, a.correct, a.num_tokens, a.truncated, a.text_pair, a.labels,
+                a.task) == (b.text, b.label, b.status, b.gold, b.correct, b.num_tokens, b.truncated, b.text_pair,
+                            b.labels, b.task), a.source
+        assert (a.value is None) == (b.value is None) and (a.value is None or abs(a.value - b.value) <= 1e-5)
+        if not a.probabilities:
+            assert not b.probabilities
         else:
-            assert abs(a.p_positive - b.p_positive) <= 1e-5, a.source
+            assert np.allclose(a.probabilities, b.probabilities, atol=1e-5), a.source
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -207,6 +209,30 @@ def test_ray_rows_equal_local_rows_and_exit_codes(ray_session, bundled_predictor
     clean = [hostile_folder / "pos", "--model", BUNDLED_MODEL, "--no-progress", "--format", "jsonl"]
     assert _cli(clean, capsys)[0] == 0
     assert _cli([*clean, "--engine", "ray"], capsys)[0] == 0
+
+
+@pytest.mark.slow
+@needs_ray
+def test_ray_rows_equal_local_rows_for_a_multi_label_pair_model(ray_session, tmp_path, capsys):
+    """Issue 30: the Ray engine gives the local engine's rows for a multi-label model reading sentence pairs
+    (probabilities of every label, the second text, ";"-joined gold)."""
+    from model.testing_hf import make_tiny_hf_dir
+
+    model = make_tiny_hf_dir(tmp_path / "ml", num_labels=4, task="multi_label", init_std=0.5)
+    data = tmp_path / "pairs.jsonl"
+    data.write_text("".join(f'{{"text": "first text {i}", "text_pair": "second {i % 3}", "labels": ["class_{i % 4}"]}}\n'
+                            for i in range(12)) + '{"text": "x", "text_pair": "y", "labels": ["nope"]}\n')
+    common = [data, "--model", model, "--batch-size", "4", "--no-progress"]
+    code, err_local = _cli([*common, "--out", tmp_path / "local.jsonl"], capsys)
+    assert code == 0, err_local
+    code, err = _cli([*common, "--out", tmp_path / "ray.jsonl", "--engine", "ray", "--num-workers", "1"], capsys)
+    assert code == 0, err
+    for e in (err_local, err):  # the unknown gold label counted by both engines
+        assert "1 gold label(s) not understood" in e and "'nope' is not one of the model's labels" in e
+    local, ray_rows = read_results(tmp_path / "local.jsonl"), read_results(tmp_path / "ray.jsonl")
+    assert_same_rows(local, ray_rows)
+    assert local[0].task == "multi_label" and local[0].text_pair == "second 0" and len(local[0].probabilities) == 4
+    assert local[1].gold == "class_1"
 
 
 @pytest.mark.slow

@@ -20,9 +20,9 @@ LOAD_TIMEOUT_MS = 60_000
 
 
 def _row(source, text="good film", label="positive", p=0.9, gold="", correct=None, status="ok"):
-    from model.batch import ResultRow
+    from model.batch.rows import binary_row
 
-    return ResultRow(source, text, label, p, 5, False, gold, correct, status)
+    return binary_row(source, text, label, p, 5, False, gold, correct, status)
 
 
 def _window(qtbot, model_dir, size=(1400, 860), panels=False):

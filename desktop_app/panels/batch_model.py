@@ -20,12 +20,15 @@ from PySide6.QtGui import QColor
 
 from model.batch import ResultRow, Summary
 from model.palette import BINARY_LABELS, class_colours
+from model.task import REGRESSION, SINGLE_LABEL
 
 from .row_filter import FILTERS, confidence  # noqa: F401 - FILTERS: re-exported
 
-COLUMNS = ("Source", "Excerpt", "Predicted", "P(positive)", "Confidence", "Tokens", "Truncated", "Gold", "Correct?",
-           "Status")
-SOURCE, EXCERPT, LABEL, P_POSITIVE, CONFIDENCE, TOKENS, TRUNCATED, GOLD, CORRECT, STATUS = range(len(COLUMNS))
+COLUMNS = ("Source", "Excerpt", "Predicted", "Confidence", "Tokens", "Truncated", "Gold", "Correct?", "Status")
+"""The columns every model's table has; the model's own follow them (:meth:`BatchTableModel.set_schema`): "Second
+text" (sentence pairs), "Value" (regression), one "P(label)" per class (single- and multi-label)."""
+SOURCE, EXCERPT, LABEL, CONFIDENCE, TOKENS, TRUNCATED, GOLD, CORRECT, STATUS = range(len(COLUMNS))
+PAIR, VALUE, PROBABILITY = "pair", "value", "p"  # kinds of the model's own columns
 EXCERPT_CHARS = 120
 SORT_ROLE = Qt.ItemDataRole.UserRole
 ROW_ROLE = Qt.ItemDataRole.UserRole + 1  # the ResultRow itself
@@ -57,11 +60,12 @@ def _short_source(source: str, roots: Sequence[str] = ()) -> str:
 
 
 class BatchTableModel(QAbstractTableModel):
-    """Result rows as a 10-column table; append-only, with a running :class:`model.batch.Summary`.
+    """Result rows as a table: the :data:`COLUMNS` and the model's own (:meth:`set_schema`); append-only, with a
+    running :class:`model.batch.Summary`.
 
     Roles: ``DisplayRole`` (text shown), ``ToolTipRole`` (full source / longer
-    excerpt / status), ``SORT_ROLE`` (raw sortable value: float for
-    P(positive), -1 when unknown; int for tokens), ``ROW_ROLE`` (the
+    excerpt / status), ``SORT_ROLE`` (raw sortable value: float for a
+    probability, -1 when unknown; int for tokens), ``ROW_ROLE`` (the
     :class:`ResultRow`).
     """
 
@@ -71,18 +75,44 @@ class BatchTableModel(QAbstractTableModel):
         self._excerpts: list[str] = []
         self._sources: list[str] = []  # Source column text (relative to the dropped roots)
         self._roots: list[str] = []
-        self._keys: dict[int, list] = {c: [] for c in range(len(COLUMNS))}  # column -> SORT_ROLE value per row
+        self._extra: list[tuple[str, str]] = []  # the model's own columns: (kind, class name or "")
+        self._keys: dict[int, list] = {}  # column -> SORT_ROLE value per row
         self.summary = Summary()
         self._class_colours: dict[str, QColor] = {}
-        self.set_labels(BINARY_LABELS)
+        self._schema: tuple = ()
+        self.set_schema(BINARY_LABELS)
 
-    def set_labels(self, labels: Sequence[str]) -> None:
-        """The model's class names, in order: the Predicted and Gold cells show each class's palette colour
-        (:mod:`model.palette`, as every view and the report)."""
+    def set_labels(self, labels: Sequence[str], task: str = SINGLE_LABEL, pairs: bool = False) -> None:
+        """The model's class names, in order (see :meth:`set_schema`)."""
+        self.set_schema(labels, task, pairs)
+
+    def set_schema(self, labels: Sequence[str], task: str = SINGLE_LABEL, pairs: bool = False) -> None:
+        """The model's class names (in order), task and whether it reads pairs: the Predicted and Gold cells show
+        each class's palette colour (:mod:`model.palette`, as every view and the report), and the columns after
+        :data:`COLUMNS` are "Second text" (``pairs``, or when a row has one), "Value" (regression) and one
+        "P(label)" per class (single- and multi-label)."""
         self._class_colours = {name: QColor(colour) for name, colour in class_colours(labels).items()}
-        if self._rows:
-            self.dataChanged.emit(self.index(0, LABEL), self.index(len(self._rows) - 1, GOLD),
-                                  [Qt.ItemDataRole.DecorationRole])
+        pairs = pairs or any(r.text_pair is not None for r in self._rows)
+        schema = (tuple(labels), task, pairs)
+        if schema == self._schema:
+            if self._rows:
+                self.dataChanged.emit(self.index(0, LABEL), self.index(len(self._rows) - 1, GOLD),
+                                      [Qt.ItemDataRole.DecorationRole])
+            return
+        self.beginResetModel()
+        self._schema = schema
+        self._extra = ([(PAIR, "")] if pairs else []) + ([(VALUE, "")] if task == REGRESSION else
+                                                        [(PROBABILITY, name) for name in labels])
+        self._keys = {c: self._column_keys(c, 0, len(self._rows)) for c in range(self.columnCount())}
+        self.endResetModel()
+
+    def column_of(self, name: str) -> int:
+        """The column showing class ``name``'s probability ("P(name)"), or -1 when there is none."""
+        return next((len(COLUMNS) + k for k, e in enumerate(self._extra) if e == (PROBABILITY, name)), -1)
+
+    def extra_columns(self) -> list[tuple[str, str]]:
+        """The model's own columns after :data:`COLUMNS`: ``(kind, class name)``, kind "pair", "value" or "p"."""
+        return list(self._extra)
 
     # -- data access ------------------------------------------------------------------------------------------
     def rows(self) -> list[ResultRow]:
@@ -101,6 +131,8 @@ class BatchTableModel(QAbstractTableModel):
         """Append rows at the end in one ``beginInsertRows``/``endInsertRows`` block and update the summary."""
         if not rows:
             return
+        if not self._schema[2] and any(r.text_pair is not None for r in rows):
+            self.set_schema(self._schema[0], self._schema[1], True)  # a second text: its column appears
         first = len(self._rows)
         self.beginInsertRows(QModelIndex(), first, first + len(rows) - 1)
         self._rows.extend(rows)
@@ -129,15 +161,20 @@ class BatchTableModel(QAbstractTableModel):
         return 0 if parent.isValid() else len(self._rows)
 
     def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        """Number of columns, ``len(COLUMNS)``."""
-        return 0 if parent.isValid() else len(COLUMNS)
+        """Number of columns: :data:`COLUMNS` and the model's own."""
+        return 0 if parent.isValid() else len(COLUMNS) + len(self._extra)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
         """Column titles (horizontal) and 1-based row numbers (vertical)."""
         if role != Qt.ItemDataRole.DisplayRole:
             return None
         if orientation == Qt.Orientation.Horizontal:
-            return COLUMNS[section] if 0 <= section < len(COLUMNS) else None
+            if 0 <= section < len(COLUMNS):
+                return COLUMNS[section]
+            if 0 <= section - len(COLUMNS) < len(self._extra):
+                kind, name = self._extra[section - len(COLUMNS)]
+                return {PAIR: "Second text", VALUE: "Value"}.get(kind, f"P({name})")
+            return None
         return str(section + 1)
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
@@ -159,12 +196,15 @@ class BatchTableModel(QAbstractTableModel):
                 return excerpt(r.text, 600) if r.text else None
             if c == STATUS:
                 return r.status
+            if self._extra_kind(c) == PAIR:
+                return excerpt(r.text_pair, 600) if r.text_pair else None
             return None
         if role == Qt.ItemDataRole.DecorationRole and c in (LABEL, GOLD):  # a swatch of the class colour
             return self._class_colours.get(r.label if c == LABEL else r.gold)
         if role == Qt.ItemDataRole.ForegroundRole and not r.ok and c == STATUS:
             return QColor("#b00020")
-        if role == Qt.ItemDataRole.TextAlignmentRole and c in (P_POSITIVE, CONFIDENCE, TOKENS):
+        if role == Qt.ItemDataRole.TextAlignmentRole and (c in (CONFIDENCE, TOKENS) or self._extra_kind(c) in (VALUE,
+                                                                                                    PROBABILITY)):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
 
@@ -175,10 +215,10 @@ class BatchTableModel(QAbstractTableModel):
             return self._excerpts[i]
         if c == LABEL:
             return r.label
-        if c == P_POSITIVE:
-            return "" if r.p_positive is None else f"{r.p_positive:.3f}"
+        if c >= len(COLUMNS):
+            return self._extra_display(r, c)
         if c == CONFIDENCE:
-            return "" if r.p_positive is None else f"{confidence(r):.3f}"
+            return "" if r.confidence is None else f"{r.confidence:.3f}"
         if c == TOKENS:
             return str(r.num_tokens) if r.ok else ""
         if c == TRUNCATED:
@@ -213,8 +253,14 @@ class BatchTableModel(QAbstractTableModel):
             return [r.source.lower() for r in rows]
         if c == EXCERPT:
             return [e.lower() for e in self._excerpts[start:stop]]
-        if c == P_POSITIVE:
-            return [-1.0 if r.p_positive is None else float(r.p_positive) for r in rows]
+        kind = self._extra_kind(c)
+        if kind == PROBABILITY:
+            name = self._extra[c - len(COLUMNS)][1]
+            return [-1.0 if (p := r.probability(name)) is None else p for r in rows]
+        if kind == VALUE:
+            return [-np.inf if r.value is None else r.value for r in rows]
+        if kind == PAIR:
+            return [(r.text_pair or "").lower() for r in rows]
         if c == CONFIDENCE:
             return [confidence(r) for r in rows]
         if c == TOKENS:
@@ -224,6 +270,21 @@ class BatchTableModel(QAbstractTableModel):
         if c == CORRECT:
             return [-1 if r.correct is None else int(r.correct) for r in rows]
         return [self._display(r, i, c) for i, r in enumerate(rows, start)]
+
+
+    def _extra_kind(self, c: int) -> str:
+        """The kind of column ``c`` when it is one of the model's own ("pair", "value", "p"), else ""."""
+        k = c - len(COLUMNS)
+        return self._extra[k][0] if 0 <= k < len(self._extra) else ""
+
+    def _extra_display(self, r: ResultRow, c: int) -> str:
+        kind, name = self._extra[c - len(COLUMNS)]
+        if kind == PAIR:
+            return excerpt(r.text_pair) if r.text_pair else ""
+        if kind == VALUE:
+            return "" if r.value is None else f"{r.value:.3f}"
+        p = r.probability(name)
+        return "" if p is None else f"{p:.3f}"
 
 
 def format_duration(seconds: float) -> str:

@@ -33,9 +33,11 @@ from pathlib import Path
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QApplication, QFileDialog, QWidget
 
-from model.batch import SUPPORTED_EXTENSIONS, Summary, write_rows
+from model.batch import SUPPORTED_EXTENSIONS, Columns, Summary, write_rows
+from model.batch.columns import check_columns
 from model.batch.engine import model_id
 from model.batch.export import SPREADSHEET_CELL_LIMIT, excerpt_rows
+from model.task import SINGLE_LABEL
 
 from ..workers.batch import DEFAULT_BATCH_SIZE, DEFAULT_CHUNK, BatchWorker
 from ..workers.handle import BATCH_NICE, WorkerHandle
@@ -45,6 +47,7 @@ from .batch_proxy import BatchFilterProxy
 from .batch_navigation import ResultsNavigation
 from .batch_ui import DROP_HINT, BatchPanelUI
 from .editor import PathDropTarget
+from .row_filter import categories
 from .scored_by import model_label, rows_are_stale, scored_by
 
 
@@ -103,7 +106,10 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         self._predictor = predictor
         self._update_summary()  # the rows may now be another model's
         if predictor is not None:
-            self.table_model.set_labels(getattr(predictor, "labels", ()) or ())
+            labels = tuple(getattr(predictor, "labels", ()) or ())
+            task = getattr(getattr(predictor, "task", None), "kind", SINGLE_LABEL)
+            self.table_model.set_schema(labels, task, bool(getattr(predictor, "reads_pairs", False)))
+            self.set_categories(categories(labels, task))
             self._start_next()
 
     def add_paths(self, paths: list[str]) -> None:
@@ -200,6 +206,19 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         """Score files/folders dropped on the panel (:class:`~desktop_app.panels.editor.PathDropTarget`)."""
         self.add_paths(paths)
 
+    def columns(self) -> Columns:
+        """The text, second-text and gold-label columns typed in the panel (None where empty: detected)."""
+        return Columns(*(e.text().strip() or None for e in (self.text_column_edit, self.pair_column_edit,
+                                                            self.label_column_edit)))
+
+    def _column_problem(self, paths: list[str], columns: Columns) -> str | None:
+        """Why a job cannot start with these columns (one message, nothing scored), or None."""
+        if columns.pair is not None and not getattr(self._predictor, "reads_pairs", False):
+            return (f"Second text column {columns.pair!r}: this model reads single texts, not sentence pairs; "
+                    "clear the field or load a pair model.")
+        problem = check_columns(paths, columns)
+        return None if problem is None else f"Not scored: {problem}."
+
     # -- job control ------------------------------------------------------------------------------------------
     def _start_next(self) -> None:
         if self._running is not None or self._predictor is None or not self._queue or self.handle.stopped:
@@ -207,8 +226,12 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         paths = self._queue.pop(0)
         self._scored_paths.extend(p for p in paths if p not in self._scored_paths)
         self.table_model.add_roots(paths)
+        columns = self.columns()
+        if (problem := self._column_problem(paths, columns)) is not None:
+            self._set_message(problem)
+            self._start_next()
+            return
         job = self._running = self.handle.next_generation()
-        text_column = self.text_column_edit.text().strip() or None
         max_bytes = int(self.max_mb_spin.value() * 2**20)
         self._job_t0 = time.monotonic()
         self.cancel_button.setEnabled(True)
@@ -218,7 +241,7 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         self._set_message(f"Scoring {names}…")
         self.scoring_started.emit(job)
         self.handle.reset_stop()  # the previous job has finished: a Cancel of it must not stop this one
-        self.handle.submit(self.handle.worker.run, job, self._predictor, paths, text_column, max_bytes)
+        self.handle.submit(self.handle.worker.run, job, self._predictor, paths, columns, max_bytes)
 
     def _on_progress(self, job: int, done: int, total: int) -> None:
         if not self.handle.is_current(job):
@@ -258,7 +281,12 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
             self.progress_bar.setFormat(f"{word}: {summary.count:,} reviews in {format_duration(summary.elapsed_s)}")
             if not self.message_label.text().startswith("Scoring stopped by an error"):
                 failed = f"; {summary.failed:,} could not be read (filter 'Failed' to see why)" if summary.failed else ""
-                self._set_message(f"{word}: {summary.ok:,} reviews scored{failed}.")
+                gold = ""
+                if summary.gold_problems:
+                    source, problem = summary.gold_examples[0]
+                    gold = (f"; {summary.gold_problems:,} gold label(s) not understood, left empty "
+                            f"(e.g. {Path(source.split(':')[0]).name}: {problem})")
+                self._set_message(f"{word}: {summary.ok:,} reviews scored{failed}{gold}.")
         self._update_summary()
         self.scoring_finished.emit(summary)
         self._start_next()

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
 from model.batch import Summary
 
-from .batch_model import COLUMNS, CONFIDENCE, EXCERPT, GOLD, LABEL, P_POSITIVE, SOURCE
+from .batch_model import COLUMNS, CONFIDENCE, EXCERPT, GOLD, LABEL, SOURCE
 from .row_filter import RowFilter
 
 _ROOT = QModelIndex()
@@ -71,7 +71,8 @@ class BatchFilterProxy(QAbstractProxyModel):
         self.set_filter(replace(self._filter, needle=text.strip().lower()))
 
     def set_category(self, category: str) -> None:
-        """One of ``FILTERS``. Raises ValueError for anything else."""
+        """One of the model's categories (:func:`~desktop_app.panels.row_filter.categories`). Raises ValueError for
+        anything else."""
         self.set_filter(replace(self._filter, category=category))
 
     def set_word(self, word: str) -> None:
@@ -127,7 +128,7 @@ class BatchFilterProxy(QAbstractProxyModel):
 
     def _sorted(self, rows: np.ndarray) -> np.ndarray:
         src, column = self.sourceModel(), self._sort_column
-        if src is None or not 0 <= column < len(COLUMNS):
+        if src is None or not 0 <= column < src.columnCount():
             return rows
         return src.sort_order(column, rows, descending=self._sort_order == Qt.SortOrder.DescendingOrder)
 
@@ -201,12 +202,13 @@ class BatchFilterProxy(QAbstractProxyModel):
         return 0 if parent.isValid() else len(self._order)
 
     def columnCount(self, parent: QModelIndex | QPersistentModelIndex = _ROOT) -> int:
-        """Number of columns, ``len(COLUMNS)``."""
-        return 0 if parent.isValid() else len(COLUMNS)
+        """Number of columns: the source model's (:data:`COLUMNS` and the model's own)."""
+        src = self.sourceModel()
+        return 0 if parent.isValid() or src is None else src.columnCount()
 
     def index(self, row: int, column: int, parent: QModelIndex | QPersistentModelIndex = _ROOT) -> QModelIndex:
         """The index of a shown row and column; invalid out of range."""
-        if parent.isValid() or not (0 <= row < len(self._order) and 0 <= column < len(COLUMNS)):
+        if parent.isValid() or not (0 <= row < len(self._order) and 0 <= column < self.columnCount()):
             return QModelIndex()
         return self.createIndex(row, column)
 
@@ -269,7 +271,6 @@ def results_view(proxy: BatchFilterProxy) -> QTableView:
     hh.resizeSection(EXCERPT, 340)
     hh.resizeSection(LABEL, 92)  # the class swatch and "positive"
     hh.resizeSection(GOLD, 92)
-    hh.resizeSection(P_POSITIVE, 84)
     hh.resizeSection(CONFIDENCE, 84)
     view.setToolTip("Double-click a row to analyse the review")
     return view

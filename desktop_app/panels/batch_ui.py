@@ -66,7 +66,8 @@ class BatchPanelUI:
         self.add_files_button.setToolTip("Score .txt, .csv, .tsv, .jsonl or .json files of reviews")
         self.add_files_button.clicked.connect(self._choose_files)
         self.add_folder_button = QPushButton("Add folder…")
-        self.add_folder_button.setToolTip("Score every review file in a folder (recursive; pos/ and neg/ give gold labels)")
+        self.add_folder_button.setToolTip("Score every review file in a folder (recursive; pos/ and neg/, or folders "
+                                          "named after the model's classes, give gold labels)")
         self.add_folder_button.clicked.connect(self._choose_folder)
         self.category_combo = QComboBox()
         self.category_combo.addItems(FILTERS)
@@ -100,8 +101,22 @@ class BatchPanelUI:
         top.addWidget(self.clear_button)
         return top
 
+    def set_categories(self, names: tuple[str, ...]) -> None:
+        """The filter box's categories (:func:`~desktop_app.panels.row_filter.categories` of the model); the current
+        one stays when the new model has it, else the box goes back to All."""
+        current = self.category_combo.currentText()
+        if tuple(self.category_combo.itemText(i) for i in range(self.category_combo.count())) == names:
+            return
+        self.category_combo.blockSignals(True)
+        self.category_combo.clear()
+        self.category_combo.addItems(names)
+        self.category_combo.setCurrentText(current if current in names else names[0])
+        self.category_combo.blockSignals(False)
+        if current not in names:
+            self._on_category(names[0])
+
     def _build_progress_row(self) -> QHBoxLayout:
-        """The progress bar, Cancel, the text column and the largest one-review file."""
+        """The progress bar, Cancel, the text, second-text and gold-label columns and the largest one-review file."""
         self.progress_bar = QProgressBar()
         self.progress_bar.setRange(0, 1)
         self.progress_bar.setValue(0)
@@ -113,8 +128,19 @@ class BatchPanelUI:
         self.cancel_button.clicked.connect(self.cancel)
         self.text_column_edit = QLineEdit()
         self.text_column_edit.setPlaceholderText("auto (text / review / content)")
-        self.text_column_edit.setToolTip("CSV/TSV column or JSON field with the review text; empty detects it")
+        self.text_column_edit.setToolTip("CSV/TSV column or JSON field with the text; empty detects it")
         self.text_column_edit.setMaximumWidth(190)
+        self.pair_column_edit = QLineEdit()
+        self.pair_column_edit.setPlaceholderText("auto (text_pair)")
+        self.pair_column_edit.setToolTip("CSV/TSV column or JSON field with a sentence pair's second text (a pair "
+                                         "model, e.g. NLI); empty: a 'text_pair' column when there is one")
+        self.pair_column_edit.setMaximumWidth(130)
+        self.label_column_edit = QLineEdit()
+        self.label_column_edit.setPlaceholderText("auto (label / labels)")
+        self.label_column_edit.setToolTip("CSV/TSV column or JSON field with the gold label: a class name or id, "
+                                          "';'-separated labels (multi-label) or a number (regression); empty: "
+                                          "label / labels / sentiment / gold")
+        self.label_column_edit.setMaximumWidth(130)
         self.max_mb_spin = QDoubleSpinBox()
         self.max_mb_spin.setRange(0.1, 1024.0)
         self.max_mb_spin.setDecimals(1)
@@ -124,8 +150,10 @@ class BatchPanelUI:
         row = QHBoxLayout()
         row.addWidget(self.progress_bar, 1)
         row.addWidget(self.cancel_button)
-        row.addWidget(QLabel("Text column:"))
-        row.addWidget(self.text_column_edit)
+        for name, edit in (("Text column:", self.text_column_edit), ("Second text:", self.pair_column_edit),
+                           ("Gold label:", self.label_column_edit)):
+            row.addWidget(QLabel(name))
+            row.addWidget(edit)
         row.addWidget(QLabel("Max file size:"))
         row.addWidget(self.max_mb_spin)
         return row

@@ -7,10 +7,12 @@ starts a single-shot QTimer of :data:`THROTTLE_MS` (a running timer is not resta
 (:func:`model.batch.corpus.corpus_metrics`) are computed on a background worker
 (:class:`~desktop_app.workers.corpus.CorpusMetricsWorker`); the GUI thread only copies the row list and draws.
 
-Shown: counts, accuracy, F1 and ECE (with gold labels), failures; the confusion matrix (click a cell: the table
-shows that cell's rows, click it again: all rows; the plots keep describing every cell, see
-:meth:`desktop_app.panels.row_filter.RowFilter.population`); P(positive) by gold label; the reliability diagram;
-accuracy by review length and truncation. The "Words" tab (:class:`~desktop_app.panels.corpus_words.CorpusWordsPanel`)
+Shown, as the task fits (issue 30): counts, accuracy, F1 and ECE (with gold labels; multi-label subset accuracy,
+micro/macro-F1 and Hamming loss; regression MAE, RMSE, Pearson, Spearman), failures; the N x N confusion matrix (up
+to 28 classes; click a cell: the table shows that cell's rows, click it again: all rows; the plots keep describing
+every cell, see :meth:`desktop_app.panels.row_filter.RowFilter.population`); per-class precision/recall/F1;
+P(positive) (or the top label's probability) by gold label; the reliability diagram of the top label; accuracy by
+review length and truncation; a regression's predicted-vs-gold scatter and its error by length. The "Words" tab (:class:`~desktop_app.panels.corpus_words.CorpusWordsPanel`)
 finds the words that drive the model over these reviews. Every plot exports as PNG/SVG (``export_requested``; the
 main window's File > Export view lists them too).
 """
@@ -21,12 +23,14 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QMenu, QTabWidget, QToolButton, QVBoxLayout, QWidget
 
 from ..views.corpus_plots import (
+    NUMBERED,
     READABLE_SIZE,
     ConfusionMatrixPlot,
     ProbabilityHistogramPlot,
     ReliabilityPlot,
     SliceAccuracyPlot,
 )
+from ..views.corpus_task_plots import PerClassPlot, RegressionScatterPlot
 from ..views.widgets import ElidedLabel, scrollable
 from ..workers.corpus import CorpusMetricsWorker
 from ..workers.handle import EXPLANATION_NICE, WorkerHandle
@@ -40,21 +44,37 @@ def _pct(x: float | None) -> str:
     return "\u2013" if x is None else f"{100 * x:.1f}%"
 
 
+def _num(x: float | None) -> str:
+    return "\u2013" if x is None else f"{x:.3f}"
+
+
+def _gold_numbers(m) -> list[str]:
+    """The gold-dependent numbers of ``m``, as its task reads them."""
+    if m.task == "regression":
+        r = m.regression
+        return [f"MAE {_num(r.mae)}", f"RMSE {_num(r.rmse)}", f"Pearson {_num(r.pearson)}",
+                f"Spearman {_num(r.spearman)}"]
+    if m.task == "multi_label":
+        return [f"subset accuracy {_pct(m.subset_accuracy)}", f"micro-F1 {_num(m.micro_f1)}",
+                f"macro-F1 {_num(m.macro_f1)}", f"Hamming loss {_num(m.hamming_loss)}"]
+    f1 = "F1" if m.f1_kind == "positive" else "macro-F1"
+    parts = [f"accuracy {_pct(m.accuracy)}", f"{f1} {m.f1:.3f}"]
+    if m.ece is not None:
+        parts.append(f"ECE {_pct(m.ece)}")
+    return parts
+
+
 def metrics_line(m) -> str:
-    """One line of numbers for :class:`model.batch.corpus.CorpusMetrics` ``m``."""
+    """One line of numbers for :class:`model.batch.corpus.CorpusMetrics` ``m`` (its task's own numbers)."""
     parts = [f"{m.n_scored:,} scored"]
     if m.n_failed:
         parts.append(f"{m.n_failed:,} failed")
     if m.positive_share is not None:
         parts.append(f"{_pct(m.positive_share)} positive")
     if m.has_gold:
-        f1 = "F1" if m.f1_kind == "positive" else "macro-F1"
-        parts += [f"accuracy {_pct(m.accuracy)}", f"{f1} {m.f1:.3f}"]
-        if m.ece is not None:
-            parts.append(f"ECE {_pct(m.ece)}")
-        parts.append(f"{m.n_with_gold:,} with gold")
+        parts += [*_gold_numbers(m), f"{m.n_with_gold:,} with gold"]
     else:
-        parts.append("no gold labels (accuracy needs pos/neg folders or a label column)")
+        parts.append("no gold labels (accuracy needs a label column, or folders named after the classes)")
     return " \u00b7 ".join(parts)
 
 
@@ -107,15 +127,17 @@ class CorpusPanel(QWidget):
         self.histogram = ProbabilityHistogramPlot()
         self.reliability = ReliabilityPlot()
         self.slices = SliceAccuracyPlot()
+        self.per_class = PerClassPlot()
+        self.scatter = RegressionScatterPlot()
         self.confusion.cell_clicked.connect(self._on_cell_clicked)
         self.words = CorpusWordsPanel(self.batch)
         page = QWidget()
-        grid = QGridLayout(page)
+        self.grid = grid = QGridLayout(page)
         grid.setContentsMargins(0, 0, 0, 0)
         grid.setSpacing(4)
-        for k, plot in enumerate((self.confusion, self.histogram, self.reliability, self.slices)):
+        for plot in (self.confusion, self.per_class, self.histogram, self.reliability, self.slices, self.scatter):
             plot.setMinimumSize(*READABLE_SIZE)  # never squashed until its text overlaps: the page scrolls instead
-            grid.addWidget(plot, k // 2, k % 2)
+        self._arrange("single_label", 2)
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.metrics_scroll = scrollable(page)
@@ -147,7 +169,28 @@ class CorpusPanel(QWidget):
         """Export name -> plot widget, for File > Export view and the Export button."""
         return {"Corpus: confusion matrix": self.confusion, "Corpus: P(positive) histogram": self.histogram,
                 "Corpus: reliability diagram": self.reliability, "Corpus: accuracy by length": self.slices,
+                "Corpus: per-class scores": self.per_class, "Corpus: predicted against gold": self.scatter,
                 "Corpus: words": self.words.plot}
+
+    def _arrange(self, task: str, n_classes: int) -> None:
+        """The plots that fit the task, in the grid: single-label the confusion matrix (the full width from
+        :data:`NUMBERED` classes), per-class scores, histogram, reliability, accuracy by length; multi-label
+        per-label scores, histogram, accuracy by length; regression the predicted-vs-gold scatter, the histogram of
+        the values and the error by length."""
+        shown = {"single_label": (self.confusion, self.per_class, self.histogram, self.reliability, self.slices),
+                 "multi_label": (self.per_class, self.histogram, self.slices),
+                 "regression": (self.scatter, self.histogram, self.slices)}[task]
+        wide = task == "single_label" and n_classes > NUMBERED
+        cell = 0
+        for plot in (self.confusion, self.per_class, self.histogram, self.reliability, self.slices, self.scatter):
+            self.grid.removeWidget(plot)
+            plot.setVisible(plot in shown)
+            if plot not in shown:
+                continue
+            span = 2 if wide and plot in (self.confusion, self.per_class) else 1
+            cell += cell % 2 if span == 2 else 0
+            self.grid.addWidget(plot, cell // 2, cell % 2, 1, span)
+            cell += span
 
     def set_predictor(self, predictor) -> None:
         """The model for "What drives it" (the metrics need none); the scope line says again whether the rows are
@@ -205,11 +248,19 @@ class CorpusPanel(QWidget):
         else:
             self.numbers_label.setText(metrics_line(m))
         self._update_scope(n_total)
+        self._arrange(m.task, len(m.labels))
         self.confusion.set_matrix(m.labels, m.confusion)
         self._select_cell(self.batch.proxy.row_filter.cell)
-        self.histogram.set_histogram(m.histogram, m.labels)
+        self.per_class.set_per_class(m.labels, m.per_class)
+        self.histogram.set_histogram(m.histogram, m.labels, m.score_name)
         self.reliability.set_reliability(m.reliability, m.ece)
-        self.slices.set_slices(m.by_length, m.by_truncation, m.accuracy)
+        if m.task == "regression":
+            reg = m.regression
+            self.scatter.set_regression(reg)
+            self.slices.set_slices(m.error_by_length or m.by_length, m.by_truncation, reg.mae if reg else None,
+                                   error=True)
+        else:
+            self.slices.set_slices(m.by_length, m.by_truncation, m.accuracy)
         self.metrics_shown.emit(m)
 
     def _update_scope(self, n_total: int) -> None:

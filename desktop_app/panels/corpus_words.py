@@ -2,7 +2,8 @@
 
 "Find the words" runs :func:`model.batch.corpus.corpus_token_scores` (gradient x input per review, averaged per
 word and bigram over the reviews that contain it; words in fewer than the minimum count of reviews are left out)
-over the scored reviews the batch table shows, off the GUI thread
+over the scored reviews the batch table shows, toward the class chosen in the class box (any classifier's; issue 30), off the
+GUI thread
 (:class:`~desktop_app.workers.corpus.CorpusTokensWorker`, which runs them in a child process reniced like batch
 scoring, so they share no GIL with the GUI; progress, Cancel). Then two
 ranked lists (toward positive, toward negative; score and count) and a bar plot
@@ -17,6 +18,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
+    QComboBox,
     QHBoxLayout,
     QHeaderView,
     QProgressBar,
@@ -117,6 +119,10 @@ class CorpusWordsPanel(QWidget):
         self.min_count_spin.setToolTip("Leave out words found in fewer reviews than this")
         self.bigrams_check = QCheckBox("bigrams")
         self.bigrams_check.setChecked(True)
+        self.class_combo = QComboBox()
+        self.class_combo.setToolTip("The class whose logit the words are ranked for: the words toward it, and those "
+                                    "against it (issue 30: any classifier)")
+        self.class_combo.setMinimumContentsLength(10)
         self.progress_bar = QProgressBar()
         self.progress_bar.setRange(0, 1)
         self.progress_bar.setValue(0)
@@ -142,6 +148,7 @@ class CorpusWordsPanel(QWidget):
         row.addWidget(self.cancel_button)
         row.addWidget(self.progress_bar, 1)
         options = QHBoxLayout()
+        options.addWidget(self.class_combo)
         options.addWidget(self.min_count_spin)
         options.addWidget(self.bigrams_check)
         options.addWidget(self.info_label, 1)
@@ -154,8 +161,20 @@ class CorpusWordsPanel(QWidget):
 
     # -- public API -------------------------------------------------------------------------------------------
     def set_predictor(self, predictor) -> None:
-        """The model to explain with (the next computation uses it; a running one keeps its own)."""
+        """The model to explain with (the next computation uses it; a running one keeps its own); the class choice
+        lists its classes ("positive" chosen when it has one, else the last, as before issue 30)."""
         self._predictor = predictor
+        labels = [str(n) for n in getattr(predictor, "labels", ()) or ()]
+        if labels == [self.class_combo.itemText(i) for i in range(self.class_combo.count())]:
+            return
+        self.class_combo.clear()
+        self.class_combo.addItems(labels)
+        if labels:
+            self.class_combo.setCurrentText("positive" if "positive" in labels else labels[-1])
+
+    def target(self) -> str | None:
+        """The class chosen for the word ranking (None before a model is set)."""
+        return self.class_combo.currentText() or None
 
     def is_running(self) -> bool:
         """True while word scores are being computed."""
@@ -182,7 +201,7 @@ class CorpusWordsPanel(QWidget):
         self.info_label.setText(f"Explaining the reviews shown ({self._scope})\u2026")
         keep = f.accepts if f.is_filtering() else None
         self.handle.submit(self.handle.worker.run, generation, self._predictor, self.batch.table_model.rows(), keep,
-                           self.min_count_spin.value(), self.bigrams_check.isChecked())
+                           self.min_count_spin.value(), self.bigrams_check.isChecked(), self.target())
         return True
 
     def cancel(self) -> None:
@@ -198,6 +217,11 @@ class CorpusWordsPanel(QWidget):
     def show_tokens(self, result) -> None:
         """Show a :class:`model.batch.corpus.CorpusTokens`: the ranked lists, the bar plot and what they cover."""
         self.result = result
+        toward, against = result.sides
+        self.positive_list.setHorizontalHeaderLabels([f"toward {toward}", "score", "reviews"])
+        self.negative_list.setHorizontalHeaderLabels([f"toward {against}" if len(result.labels) == 2
+                                                      else f"against {toward}", "score", "reviews"])
+        self.plot.set_sides(toward, against)
         fill_list(self.positive_list, result.top(TOP_LIST, "positive"))
         fill_list(self.negative_list, result.top(TOP_LIST, "negative"))
         self.plot.set_words(result.top(TOP_PLOT, "positive"), result.top(TOP_PLOT, "negative"))
@@ -205,7 +229,8 @@ class CorpusWordsPanel(QWidget):
         self.info_label.setText(
             f"{len(result):,} words and bigrams in \u2265 {result.min_count} reviews (min. count) \u00b7 "
             f"{result.n_explained:,} reviews explained ({self._scope}){done} \u00b7 gradient \u00d7 input, "
-            f"log-odds of {result.positive_label} \u00b7 {result.elapsed_s:.0f} s")
+            f"{'log-odds' if len(result.labels) == 2 else 'logit'} of {result.positive_label} \u00b7 "
+            f"{result.elapsed_s:.0f} s")
 
     # -- worker answers ---------------------------------------------------------------------------------------
     def _on_progress(self, generation: int, done: int, total: int) -> None:

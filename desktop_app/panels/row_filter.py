@@ -6,7 +6,7 @@ Pure Python (no Qt, no torch), so the same filter runs in the table's proxy
 
 The filters, all of which must hold:
 
-* a category (:data:`FILTERS`): all rows, predicted positive/negative, misclassified, failed;
+* a category (:func:`categories`): all rows, predicted <class> (one per class), misclassified, failed;
 * a search string: a case-insensitive substring of the source path, the review text or the status;
 * a word (from the corpus dock's "What drives the corpus" lists): the review text contains it as a whole word
   (:mod:`desktop_app.words`: words as the corpus token scores define them);
@@ -24,14 +24,23 @@ from ..words import contains_word
 
 ALL = "All"
 MISCLASSIFIED = "Misclassified"
+PREDICTED = "Predicted "
 FILTERS = (ALL, "Predicted positive", "Predicted negative", MISCLASSIFIED, "Failed")
-"""The categories of the table's filter box, in order."""
+"""The categories of the table's filter box for the bundled model, in order; another model's are
+:func:`categories` (one "Predicted <class>" per class)."""
+
+
+def categories(labels, task: str = "single_label") -> tuple[str, ...]:
+    """The filter box's categories for a model's class names and task: All, "Predicted <class>" per class (none for
+    regression), Misclassified, Failed."""
+    per_class = () if task == "regression" else tuple(PREDICTED + str(n) for n in labels)
+    return (ALL, *per_class, MISCLASSIFIED, "Failed")
 
 
 def confidence(row) -> float:
-    """The probability of the predicted class of a scored two-class row (max(p, 1 - p)); -1 when not scored."""
-    p = row.p_positive
-    return -1.0 if p is None else max(float(p), 1.0 - float(p))
+    """How sure the model was of a scored row: the predicted class's probability (single-label), the highest sigmoid
+    (multi-label); -1 when not scored or for regression (the Misclassified sort key)."""
+    return max(row.probabilities) if row.probabilities else -1.0
 
 
 @dataclass(frozen=True)
@@ -51,8 +60,8 @@ class RowFilter:
     cell: tuple[str, str] | None = None
 
     def __post_init__(self) -> None:
-        if self.category not in FILTERS:
-            raise ValueError(f"unknown filter {self.category!r}; choose one of {FILTERS}")
+        if self.category not in FILTERS and not self.category.startswith(PREDICTED):
+            raise ValueError(f"unknown filter {self.category!r}; choose one of {FILTERS} or 'Predicted <class>'")
 
     def is_filtering(self) -> bool:
         """True when some filter hides rows."""
@@ -66,10 +75,8 @@ class RowFilter:
         """True when :class:`model.batch.ResultRow` ``r`` passes every filter."""
         cat = self.category
         if cat != ALL:
-            if cat == "Predicted positive" and r.label != "positive":
-                return False
-            if cat == "Predicted negative" and r.label != "negative":
-                return False
+            if cat.startswith(PREDICTED) and cat[len(PREDICTED):] not in r.label.split(";"):
+                return False  # multi-label: one of the predicted labels
             if cat == MISCLASSIFIED and r.correct is not False:
                 return False
             if cat == "Failed" and r.ok:

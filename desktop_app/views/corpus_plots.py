@@ -25,6 +25,8 @@ READABLE_SIZE = (250, 150)
 """Pixels (width, height) below which a corpus plot's text would overlap (title, two axes, a 2 x 2 confusion matrix
 with two lines per cell, the histogram's key above its bars): the corpus dock scrolls rather than squash a plot."""
 CELL_TEXT_PX = 34  # pixels of height a confusion-matrix cell needs for its count and percentage
+SMALL_CELL_PX = 24  # ... and for its count alone (more than NUMBERED classes)
+NUMBERED = 8  # above this many classes the columns are numbered (the rows name them: "3 joy")
 
 
 def alpha(colour: str, a: int) -> QColor:
@@ -135,8 +137,8 @@ class ConfusionMatrixPlot(CorpusPlot):
     cell_clicked = Signal(int, int)
 
     def __init__(self) -> None:
-        self.left_axis = TokenAxis("left", max_chars=10, min_spacing_px=12)
-        self.bottom_axis = TokenAxis("bottom", max_chars=10)
+        self.left_axis = TokenAxis("left", max_chars=16, min_spacing_px=12)
+        self.bottom_axis = TokenAxis("bottom", max_chars=10, min_spacing_px=14)
         super().__init__("Confusion matrix", {"left": self.left_axis, "bottom": self.bottom_axis})
         item = self.getPlotItem()
         item.invertY(True)
@@ -164,23 +166,31 @@ class ConfusionMatrixPlot(CorpusPlot):
         self.show_data()
         m = self.matrix.astype(np.float64)
         c = len(m)
-        # every cell keeps room for its two lines of text (the corpus dock scrolls instead)
-        self.setMinimumHeight(max(READABLE_SIZE[1], 80 + CELL_TEXT_PX * c))
+        numbered = c > NUMBERED  # up to 28 classes (GoEmotions): numbered columns, the count alone in a cell
+        cell_px = SMALL_CELL_PX if numbered else CELL_TEXT_PX
+        # every cell keeps room for its text (the corpus dock scrolls instead)
+        self.setMinimumHeight(max(READABLE_SIZE[1], 80 + cell_px * c))
+        self.setMinimumWidth(max(READABLE_SIZE[0], 130 + (cell_px - 8) * c))  # 28 classes: 578 px
         share = m / np.maximum(m.sum(axis=1, keepdims=True), 1)
         img = pg.ImageItem(share.T, levels=(0.0, 1.0), lut=share_ramp())  # no class colour: a share of a row
         img.setRect(QRectF(0, 0, c, c))
         self.addItem(img)
         for i in range(c):
             for j in range(c):
+                if numbered and m[i, j] == 0:
+                    continue  # an empty cell stays blank: 784 zeros would hide the pattern
                 text = pg.TextItem(anchor=(0.5, 0.5))
                 ink = "#ffffff" if share[i, j] > 0.55 else TEXT_COLOUR  # readable on the dark end of the ramp
-                text.setHtml(f'<div style="text-align:center; color:{ink}"><b>{int(m[i, j]):,}</b><br>'
-                             f"{100 * share[i, j]:.1f}%</div>")
+                body = (f'<span style="font-size:{6 if c > 16 else 7}pt">{int(m[i, j]):,}</span>' if numbered
+                        else f"<b>{int(m[i, j]):,}</b><br>{100 * share[i, j]:.1f}%")
+                text.setHtml(f'<div style="text-align:center; color:{ink}">{body}</div>')
                 text.setPos(j + 0.5, i + 0.5)
                 self.addItem(text)
         names = [str(x) for x in labels]
-        self.left_axis.set_tokens(names)
-        self.bottom_axis.set_tokens(names)
+        self.left_axis.set_tokens([f"{k + 1} {n}" for k, n in enumerate(names)] if numbered else names)
+        self.bottom_axis.set_tokens([str(k + 1) for k in range(c)] if numbered else names)
+        self.getPlotItem().setLabel("bottom", "predicted (class number)" if numbered else "predicted",
+                                    color=TEXT_COLOUR)
         self.getPlotItem().setRange(xRange=(0, c), yRange=(0, c), padding=0.02)
         self.select(self.selected)
 
@@ -215,23 +225,28 @@ class ConfusionMatrixPlot(CorpusPlot):
 
 
 class ProbabilityHistogramPlot(CorpusPlot):
-    """P(positive) of the scored rows, one outline per gold label (and the rows without gold in grey)."""
+    """P(positive) (or the top label's probability, or the predicted value) of the scored rows, one outline per gold
+    label (and the rows without gold in grey)."""
 
     def __init__(self) -> None:
         super().__init__("P(positive) by gold label")
         item = self.getPlotItem()
         item.setLabel("bottom", "P(positive)", color=TEXT_COLOUR)
         item.setLabel("left", "reviews", color=TEXT_COLOUR)
+        self._heading = self.title
 
-    def set_histogram(self, histogram, labels) -> None:
-        """Show a :class:`model.batch.corpus.Histogram` (``edges``, ``counts``, ``counts_by_gold`` [C, B] or None)."""
+    def set_histogram(self, histogram, labels, name: str = "P(positive)") -> None:
+        """Show a :class:`model.batch.corpus.Histogram` (``edges``, ``counts``, ``counts_by_gold`` [C, B] or None) of
+        the number called ``name`` (``CorpusMetrics.score_name``)."""
+        self._heading = f"{name} by gold label" if histogram.counts_by_gold is not None else name
+        self.getPlotItem().setLabel("bottom", name, color=TEXT_COLOUR)
         self.defer(self._draw, histogram, labels)
 
     def _draw(self, histogram, labels) -> None:
         self.clear_items()
         edges, counts = np.asarray(histogram.edges), np.asarray(histogram.counts)
         if counts.sum() == 0:
-            self.set_title(self.title)
+            self.set_title(self._heading)
             self.show_empty("no scored reviews")
             return
         self.show_data()
@@ -252,9 +267,9 @@ class ProbabilityHistogramPlot(CorpusPlot):
         # as soon as the plot was short; in the title it takes its own room at any size
         entries = [f'<span style="color:{colour}">\u25a0 {name} {int(values.sum()):,}</span>'
                    for name, values, colour in series]
-        self.set_title(f'{self.title}<br><span style="font-size:8pt">{" ".join(entries)}</span>')
+        self.set_title(f'{self._heading}<br><span style="font-size:8pt">{" ".join(entries)}</span>')
         top = max(1, max(v.max() for _, v, _ in series))
-        self.getPlotItem().setRange(xRange=(0, 1), yRange=(0, 1.05 * top), padding=0.02)
+        self.getPlotItem().setRange(xRange=(float(edges[0]), float(edges[-1])), yRange=(0, 1.05 * top), padding=0.02)
 
 
 class ReliabilityPlot(CorpusPlot):
@@ -275,7 +290,7 @@ class ReliabilityPlot(CorpusPlot):
         self.clear_items()
         if bins is None or ece is None or int(np.sum(bins.counts)) == 0:
             self.set_title("Reliability")
-            self.show_empty("needs gold labels (two classes)")
+            self.show_empty("needs gold labels (a single-label model)")
             return
         self.show_data()
         self.set_title(f"Reliability \u00b7 ECE {100 * ece:.1f}%")
@@ -311,12 +326,13 @@ class SliceAccuracyPlot(CorpusPlot):
         super().__init__("Accuracy by length (tokens)", {"bottom": self.axis})
         self.getPlotItem().setLabel("left", "accuracy", color=TEXT_COLOUR)
 
-    def set_slices(self, by_length, by_truncation, accuracy: float | None) -> None:
+    def set_slices(self, by_length, by_truncation, accuracy: float | None, error: bool = False) -> None:
         """Show two :class:`model.batch.corpus.SliceAccuracy` records: the length bins (their "truncated" slice is
-        shown once, with the truncation pair) and not truncated / truncated."""
-        self.defer(self._draw, by_length, by_truncation, accuracy)
+        shown once, with the truncation pair) and not truncated / truncated. ``error``: the slices hold a
+        regression's mean absolute error (``CorpusMetrics.error_by_length``) and ``accuracy`` is the overall MAE."""
+        self.defer(self._draw, by_length, by_truncation, accuracy, error)
 
-    def _draw(self, by_length, by_truncation, accuracy: float | None) -> None:
+    def _draw(self, by_length, by_truncation, accuracy: float | None, error: bool = False) -> None:
         self.clear_items()
         if int(np.asarray(by_truncation.counts).sum()) == 0:
             self.set_title("Accuracy by length (tokens)")
@@ -333,9 +349,10 @@ class SliceAccuracyPlot(CorpusPlot):
         heights = np.nan_to_num(acc) if with_gold else counts / total
         x = np.arange(len(names), dtype=float) + np.where(np.arange(len(names)) >= len(keep), 0.5, 0.0)
         self.addItem(pg.BarGraphItem(x=x, width=0.8, height=heights, brush=alpha(NEUTRAL, 170), pen=pg.mkPen("w")))
+        top = max(1.0, float(heights.max()) if heights.size else 1.0)
         for xi, h, n, g in zip(x, heights, counts, gold):
             # the count inside the top of a tall bar, just above a short one: never over the title or the axis
-            inside = h > 0.35
+            inside = h > 0.35 * top
             label = pg.TextItem(f"{int(g if with_gold else n):,}", color=TEXT_COLOUR, anchor=(0.5, 0.0 if inside else 1.0))
             label.setPos(xi, h)
             self.addItem(label)
@@ -343,8 +360,9 @@ class SliceAccuracyPlot(CorpusPlot):
             self.plot([x[0] - 0.5, x[-1] + 0.5], [accuracy, accuracy],
                       pen=pg.mkPen("#555555", width=1, style=Qt.PenStyle.DashLine))
         self.axis.setTicks([[(float(xi), n) for xi, n in zip(x, names)]])
-        self.getPlotItem().setLabel("left", "accuracy" if with_gold else "share of reviews", color=TEXT_COLOUR)
+        what = "mean absolute error" if error else "accuracy"
+        self.getPlotItem().setLabel("left", what if with_gold else "share of reviews", color=TEXT_COLOUR)
         self.getPlotItem().setLabel("bottom", "length (tokens) \u00b7 truncated?", color=TEXT_COLOUR)
-        self.set_title("Accuracy by length (tokens)" if with_gold else "Reviews by length (no gold labels)")
-        top = max(1.0, float(heights.max()) if heights.size else 1.0)
+        self.set_title(("Error" if error else "Accuracy") + " by length (tokens)" if with_gold
+                       else "Reviews by length (no gold labels)")
         self.getPlotItem().setRange(xRange=(x[0] - 0.5, x[-1] + 0.5), yRange=(0, 1.05 * top), padding=0.02)

@@ -37,6 +37,11 @@ class WordScoresPlot(CorpusPlot):
         self.setToolTip("Click a bar to show the reviews that contain the word")
         self.reset()
 
+    def set_sides(self, toward: str, against: str) -> None:
+        """Name the two directions of the axis: right ``toward`` (the chosen class), left ``against``."""
+        self.getPlotItem().setLabel("bottom", f"attribution: \u2190 {against} \u00b7 {toward} \u2192",
+                                    color=TEXT_COLOUR)
+
     def reset(self) -> None:
         """Show no words, and the hint of how to get some."""
         self.words = []

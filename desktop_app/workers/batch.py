@@ -16,7 +16,7 @@ import traceback
 
 from PySide6.QtCore import Signal
 
-from model.batch import DEFAULT_MAX_FILE_BYTES, Summary, Timer, estimate_count, iter_records, score_records
+from model.batch import DEFAULT_MAX_FILE_BYTES, Columns, Summary, Timer, estimate_count, iter_records, score_records
 
 from .handle import BackgroundWorker
 
@@ -56,10 +56,16 @@ class BatchWorker(BackgroundWorker):
         self.chunk = chunk
         self.progress_interval_s = progress_interval_s
 
-    def run(self, job: int, predictor, paths: list[str], text_column: str | None = None,
+    def run(self, job: int, predictor, paths: list[str], columns: Columns | str | None = None,
             max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES) -> None:
         """Score job ``job``: estimate the count, then stream, score and emit rows; always ends with ``finished``
-        (after ``failed`` for an unexpected error). Only the abort flag (Cancel) stops it early."""
+        (after ``failed`` for an unexpected error). Only the abort flag (Cancel) stops it early.
+
+        ``columns``: the text, second-text and gold-label columns (:class:`model.batch.Columns`; a string names the
+        text column only). Gold labels the model does not know are counted in the finished summary
+        (``Summary.gold_problems``)."""
+        if not isinstance(columns, Columns):
+            columns = Columns(text=columns)
         summary = Summary()
         timer = Timer()
         last_emit = [0.0]
@@ -76,9 +82,11 @@ class BatchWorker(BackgroundWorker):
                     total[0] = max(total[0], done)
                     self.progress.emit(job, done, total[0])
 
-            records = iter_records(paths, text_column=text_column, max_file_bytes=max_file_bytes)
+            records = iter_records(paths, text_column=columns.text, max_file_bytes=max_file_bytes,
+                                   pair_column=columns.pair, label_column=columns.label)
             for rows in score_records(mine, records, batch_size=self.batch_size, chunk=self.chunk,
-                                      progress=on_progress, should_stop=self.stop_requested):
+                                      progress=on_progress, should_stop=self.stop_requested,
+                                      on_gold_problem=summary.gold_problem):
                 summary.add(rows)
                 self.rows_ready.emit(job, rows)
         except Exception as exc:  # noqa: BLE001 - never let a traceback reach the event loop

@@ -89,8 +89,9 @@ class CorpusTokensWorker(BackgroundWorker):
         self.nice = nice
 
     def run(self, generation: int, predictor, rows: list, keep: Callable[[object], bool] | None,
-            min_count: int = 5, bigrams: bool = True) -> None:
-        """Score the words of the scored reviews among ``rows`` that ``keep`` accepts; see the class docstring."""
+            min_count: int = 5, bigrams: bool = True, target: str | None = None) -> None:
+        """Score the words of the scored reviews among ``rows`` that ``keep`` accepts, toward class ``target`` (None:
+        "positive", else the last class); see the class docstring."""
         if self.is_stale(generation):
             return
         try:
@@ -98,23 +99,24 @@ class CorpusTokensWorker(BackgroundWorker):
         except Exception as exc:  # noqa: BLE001 - a row filter that fails becomes a message
             self.failed.emit(generation, f"{type(exc).__name__}: {exc}".splitlines()[0])
             return
-        self.score_texts(generation, predictor, texts, min_count, bigrams)
+        self.score_texts(generation, predictor, texts, min_count, bigrams, target)
 
     def score_texts(self, generation: int, predictor, texts: list[str], min_count: int = 5,
-                    bigrams: bool = True) -> None:
+                    bigrams: bool = True, target: str | None = None) -> None:
         """Score the words of ``texts`` (in the child process when ``predictor`` has a folder); emits ``finished``
         or ``failed`` with ``generation``."""
         try:
             self.progress.emit(generation, 0, len(texts))
             if getattr(predictor, "model_dir", None) is not None:
-                self._run_in_child(generation, predictor, texts, min_count, bigrams)
+                self._run_in_child(generation, predictor, texts, min_count, bigrams, target)
             else:
-                self._run_here(generation, predictor, texts, min_count, bigrams)
+                self._run_here(generation, predictor, texts, min_count, bigrams, target)
         except Exception as exc:  # noqa: BLE001 - never let a traceback reach the event loop
             log.debug("corpus token scores failed:\n%s", traceback.format_exc())
             self.failed.emit(generation, f"{type(exc).__name__}: {exc}".splitlines()[0])
 
-    def _run_here(self, generation: int, predictor, texts: list[str], min_count: int, bigrams: bool) -> None:
+    def _run_here(self, generation: int, predictor, texts: list[str], min_count: int, bigrams: bool,
+                  target: str | None = None) -> None:
         last = [0.0]
 
         def on_progress(done: int, total: int) -> None:
@@ -124,16 +126,18 @@ class CorpusTokensWorker(BackgroundWorker):
                 self.progress.emit(generation, done, total)
 
         result = corpus_token_scores(self.own_predictor(predictor), texts, min_count=min_count, bigrams=bigrams,
-                                     should_stop=lambda: self.should_stop(generation), progress=on_progress)
+                                     should_stop=lambda: self.should_stop(generation), progress=on_progress,
+                                     target=target)
         self.finished.emit(generation, result)
 
-    def _run_in_child(self, generation: int, predictor, texts: list[str], min_count: int, bigrams: bool) -> None:
+    def _run_in_child(self, generation: int, predictor, texts: list[str], min_count: int, bigrams: bool,
+                      target: str | None = None) -> None:
         """Start the child, feed it the texts in chunks, relay its messages; stop it on Cancel or a newer request."""
         ctx = multiprocessing.get_context("spawn")
         inbox, outbox, stop = ctx.Queue(), ctx.Queue(), ctx.Event()
         child = ctx.Process(target=score_words, name="corpus-words", daemon=True,
                             args=(str(predictor.model_dir), str(predictor.device), min_count, bigrams, inbox, outbox,
-                                  stop, self.nice))
+                                  stop, self.nice, target))
         child.start()
         try:
             for i in range(0, len(texts), TEXT_CHUNK):

@@ -35,7 +35,7 @@ def _lower_priority(nice: int) -> None:
 
 
 def score_words(model_dir: str | None, device: str | None, min_count: int, bigrams: bool, inbox, outbox, stop,
-                nice: int = 0) -> None:
+                nice: int = 0, target: str | None = None) -> None:
     """The child's entry point: read the texts, load the model, score the words, send the result (module docstring).
 
     Args:
@@ -45,6 +45,7 @@ def score_words(model_dir: str | None, device: str | None, min_count: int, bigra
         inbox, outbox: ``multiprocessing`` queues (texts in, messages out).
         stop: a ``multiprocessing`` Event; set means stop after the current batch.
         nice: the niceness of this process (the batch thread's, so the GUI keeps the CPU).
+        target: the class the scores point to (None: "positive", else the last class).
     """
     _lower_priority(nice)
     texts: list[str] = []
@@ -65,7 +66,7 @@ def score_words(model_dir: str | None, device: str | None, min_count: int, bigra
 
         outbox.put(("progress", 0, len(texts)))
         result = corpus_token_scores(predictor, texts, min_count=min_count, bigrams=bigrams, should_stop=stop.is_set,
-                                     progress=progress)
+                                     progress=progress, target=target)
         outbox.put(("result", result))
     except Exception as exc:  # noqa: BLE001 - the parent shows one line; the child must not die silently
         outbox.put(("error", f"{type(exc).__name__}: {exc}".splitlines()[0]))

@@ -7,7 +7,12 @@ review with the columns of :data:`model.batch.EXPORT_COLUMNS`::
     attention-explorer-score aclImdb/test --out results.csv
     attention-explorer-score reviews.jsonl --format jsonl > results.jsonl
     attention-explorer-score data.csv --text-column body --batch-size 128 --out scored.parquet
+    attention-explorer-score nli.csv --model my-nli --text-column premise --pair-column hypothesis --label-column gold
     attention-explorer-score aclImdb/test --out rows.csv --report report.html --metrics metrics.json
+
+The columns follow the model (:class:`model.batch.rows.RowSchema`, docs/batch_schema.md): one ``p_<label>`` per
+class, ``value`` for regression, ``text_pair`` for sentence pairs. Gold labels the model does not know are left
+empty, counted and listed on stderr.
 
 Rows are written as they are scored (stdout for CSV/JSON Lines, or ``--out``
 atomically: a temporary file renamed into place at the end), so memory does not
@@ -17,7 +22,8 @@ go to stderr. ``--report``/``--metrics`` add a self-contained HTML report and ``
 same rows, with corpus-level token scores from a second pass over the scored texts (:mod:`model.batch.cli_report`).
 
 Exit status: 0 all inputs scored; 1 some input failed (listed on stderr) or
-the model could not be loaded (or has no classification head); 2 usage error; 130 interrupted with Ctrl+C
+the model could not be loaded (or has no classification head); 2 usage error (also a ``--pair-column`` or
+``--label-column`` that a named file lacks, or ``--pair-column`` with a model that reads single texts); 130 interrupted with Ctrl+C
 (the rows scored so far are written first).
 """
 
@@ -29,9 +35,12 @@ import sys
 from collections.abc import Sequence
 
 from .cli_report import add_report_arguments, report_path_error, wants_report, write_corpus_outputs
+from .columns import Columns, check_columns
 from .engine import Summary, Timer, score_records
 from .export import FORMATS, RowWriter, format_for_path
+from .gold import GoldReader
 from .readers import DEFAULT_MAX_FILE_BYTES
+from .rows import RowSchema
 from .shards import ShardWriter, is_shard_folder
 from .walk import estimate_count, iter_records
 
@@ -72,15 +81,21 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation and tests)."""
     p = argparse.ArgumentParser(
         prog="attention-explorer-score",
-        description="Score movie reviews with the Attention Explorer sentiment model. "
-        "Inputs: .txt (one review), .csv/.tsv (a text/review/content column), .jsonl/.json (a 'text' field), "
-        "or folders of them (recursive; pos/ and neg/ folders give gold labels).",
+        description="Score texts (or sentence pairs) with the bundled sentiment model or a Hugging Face classifier. "
+        "Inputs: .txt (one text), .csv/.tsv (a text/review/content column), .jsonl/.json (a 'text' field), "
+        "or folders of them (recursive; pos/ and neg/ folders, or folders named after the model's classes, give "
+        "gold labels).",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files and/or folders of reviews")
     p.add_argument("--out", "-o", metavar="FILE", help="write results here (atomically) instead of stdout")
     p.add_argument("--format", "-f", choices=FORMATS, help="output format (default: from --out's extension, else csv)")
     p.add_argument("--batch-size", type=_positive_int, default=64, metavar="N", help="reviews per forward pass (64)")
     p.add_argument("--text-column", metavar="NAME", help="CSV/TSV column or JSON field holding the text")
+    p.add_argument("--pair-column", metavar="NAME", help="CSV/TSV column or JSON field holding a sentence pair's "
+                   "second text (default: a 'text_pair' column when there is one)")
+    p.add_argument("--label-column", metavar="NAME", help="CSV/TSV column or JSON field holding the gold label: a "
+                   "class name or id, ';'-separated labels (multi-label), a number (regression); default: "
+                   "label/labels/sentiment/gold")
     p.add_argument("--model", metavar="DIR", help="model folder: ours or a Hugging Face classifier folder "
                    "(safetensors, tokenizer.json); default: the bundled resources/model")
     p.add_argument("--device", metavar="DEV", help="cpu, cuda, cuda:1, ... (default: CUDA when available)")
@@ -129,8 +144,9 @@ def _is_shard_folder(args: argparse.Namespace) -> bool:
     return args.engine == "ray" and bool(args.out) and is_shard_folder(args.out)
 
 
-def _ray_chunks(args: argparse.Namespace, max_bytes: int, progress):
-    """The Ray engine's row chunks for the parsed ``args`` (see :func:`model.batch.ray_engine.score_paths_ray`)."""
+def _ray_chunks(args: argparse.Namespace, max_bytes: int, progress, gold=None):
+    """The Ray engine's row chunks for the parsed ``args`` (see :func:`model.batch.ray_engine.score_paths_ray`);
+    ``gold``: ``(GoldReader, on_gold_problem)`` for the driver's count of unknown gold labels."""
     from ..core.paths import default_model_dir
     from . import ray_engine
 
@@ -141,8 +157,9 @@ def _ray_chunks(args: argparse.Namespace, max_bytes: int, progress):
 
     return ray_engine.score_paths_ray(
         args.paths, args.model or default_model_dir(), text_column=args.text_column, max_file_bytes=max_bytes,
+        pair_column=args.pair_column, label_column=args.label_column,
         batch_size=args.batch_size, address=args.ray_address, num_workers=args.num_workers,
-        gpus_per_worker=args.gpus_per_worker or 0.0, device=args.device, progress=progress, on_plan=on_plan)
+        gpus_per_worker=args.gpus_per_worker or 0.0, device=args.device, progress=progress, on_plan=on_plan, gold=gold)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -202,12 +219,15 @@ def _load_predictor(prog: str, args: argparse.Namespace):
     return predictor
 
 
-def _open_writer(prog: str, args: argparse.Namespace, fmt: str, shards: bool) -> RowWriter | ShardWriter:
-    """The writer of ``--out`` (a file, a shard folder) or stdout; raises :class:`_Stop` (1) when it cannot open."""
+def _open_writer(prog: str, args: argparse.Namespace, fmt: str, shards: bool, predictor) -> RowWriter | ShardWriter:
+    """The writer of ``--out`` (a file, a shard folder) or stdout, with the model's columns
+    (:meth:`RowSchema.of_predictor`; ``text_pair`` with ``--pair-column``, else when the first rows have second
+    texts); raises :class:`_Stop` (1) when it cannot open."""
+    schema = RowSchema.of_predictor(predictor, pairs=True if args.pair_column else None)
     try:
         if shards:
-            return ShardWriter(args.out)
-        return RowWriter(args.out, fmt, stream=None if args.out else sys.stdout)
+            return ShardWriter(args.out, schema=schema)
+        return RowWriter(args.out, fmt, stream=None if args.out else sys.stdout, schema=schema)
     except (ValueError, RuntimeError, OSError) as exc:
         print(f"{prog}: cannot write {args.out or 'stdout'}: {exc}", file=sys.stderr)
         raise _Stop(1) from None
@@ -245,11 +265,14 @@ def _score_into(prog: str, args: argparse.Namespace, predictor, writer, max_byte
     chunks = None
     try:
         if args.engine == "ray":
-            chunks = _ray_chunks(args, max_bytes, progress)
+            task = getattr(getattr(predictor, "task", None), "kind", "single_label")
+            chunks = _ray_chunks(args, max_bytes, progress,
+                                 (GoldReader(tuple(predictor.labels), task), summary.gold_problem))
         else:
-            records = iter_records(args.paths, text_column=args.text_column, max_file_bytes=max_bytes)
+            records = iter_records(args.paths, text_column=args.text_column, max_file_bytes=max_bytes,
+                                   pair_column=args.pair_column, label_column=args.label_column)
             chunks = score_records(predictor, records, batch_size=args.batch_size, progress=progress,
-                                   long_text=args.long_text)
+                                   long_text=args.long_text, on_gold_problem=summary.gold_problem)
         for rows in chunks:
             writer.write(rows)
             summary.add(rows)
@@ -284,6 +307,11 @@ def _report(args: argparse.Namespace, summary: Summary, writer, shards: bool, in
             print(f"  {source}: {status}", file=sys.stderr)
         if summary.failed > MAX_LISTED_FAILURES:
             print(f"  ... and {summary.failed - MAX_LISTED_FAILURES:,} more (see the status column)", file=sys.stderr)
+    if summary.gold_problems:
+        print(f"{summary.gold_problems:,} gold label(s) not understood (their rows are scored, without gold):",
+              file=sys.stderr)
+        for source, problem in summary.gold_examples[:MAX_LISTED_FAILURES]:
+            print(f"  {source}: {problem}", file=sys.stderr)
     if interrupted:
         where = f" to {args.out}" if args.out else ""
         print(f"interrupted: wrote the {writer.rows_written:,} rows scored so far{where}", file=sys.stderr)
@@ -315,9 +343,17 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return 2
     shards = _is_shard_folder(args)
     fmt = _output_format(parser, args, shards)
+    if (bad := check_columns(args.paths, Columns(args.text_column, args.pair_column, args.label_column))) is not None:
+        raise _usage_error(parser, bad)
     predictor = _load_predictor(parser.prog, args)
+    if args.pair_column and not getattr(predictor, "reads_pairs", False):
+        raise _usage_error(parser, f"--pair-column {args.pair_column}: the model in {args.model or 'resources/model'} "
+                           "reads single texts, not sentence pairs")
+    if args.token_class is not None and args.token_class not in predictor.labels:
+        raise _usage_error(parser, f"--token-class {args.token_class}: not one of the model's classes "
+                           f"({', '.join(predictor.labels)})")
     max_bytes = int(args.max_file_mb * 2**20)
-    writer = _open_writer(parser.prog, args, fmt, shards)
+    writer = _open_writer(parser.prog, args, fmt, shards, predictor)
     kept: list | None = [] if wants_report(args) else None
     summary, interrupted = _score_into(parser.prog, args, predictor, writer, max_bytes, kept)
     try:

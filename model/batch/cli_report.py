@@ -34,7 +34,8 @@ from .report import DEFAULT_TOP, MAX_FAILURES, write_metrics_json, write_report_
 
 
 def add_report_arguments(parser: argparse.ArgumentParser, positive_int) -> None:
-    """Add the ``--report``, ``--metrics``, ``--top-tokens``, ``--min-count``, ``--no-token-scores`` options."""
+    """Add the ``--report``, ``--metrics``, ``--top-tokens``, ``--min-count``, ``--no-token-scores``, ``--token-class``
+    options."""
     g = parser.add_argument_group(
         "corpus report",
         "Metrics and plots of the scored rows. Token scores are a second pass (gradient x input) over the scored "
@@ -48,6 +49,8 @@ def add_report_arguments(parser: argparse.ArgumentParser, positive_int) -> None:
                    help="leave out words and bigrams found in fewer than N reviews (default: 0.2%% of the scored "
                    "reviews, at least 5: 50 for 25,000)")
     g.add_argument("--no-token-scores", action="store_true", help="skip the token pass (top_tokens: null)")
+    g.add_argument("--token-class", metavar="CLASS", help="rank the tokens toward this class (a name of the model's; "
+                   "default: positive, else the last class)")
 
 
 def wants_report(args: argparse.Namespace) -> bool:
@@ -107,7 +110,7 @@ def _token_pass(prog: str, args: argparse.Namespace, predictor, texts: list[str]
     try:
         tokens = corpus_token_scores(predictor, texts, min_count=args.min_count or auto_min_count(len(texts)),
                                      batch_size=args.batch_size,
-                                     should_stop=lambda: stop["now"], progress=progress)
+                                     should_stop=lambda: stop["now"], progress=progress, target=args.token_class)
     finally:
         if in_main:
             signal.signal(signal.SIGINT, previous)
@@ -135,7 +138,7 @@ def write_corpus_outputs(prog: str, args: argparse.Namespace, predictor, rows: l
         ``(status, interrupted)``: status 1 when an output could not be written (message on stderr), else None;
         ``interrupted`` True when Ctrl+C stopped the token pass.
     """
-    metrics = corpus_metrics(rows)  # labels: the binary pair, else every predicted and gold label seen
+    metrics = corpus_metrics(rows, labels=tuple(predictor.labels))  # the model's label order (issue 30)
     tokens, stopped = None, False
     if not args.no_token_scores and not interrupted:
         texts = [r.text for r in rows if r.ok]

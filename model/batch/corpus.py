@@ -2,8 +2,10 @@
 
 :func:`corpus_metrics` turns the rows of a batch job (the GUI's table, filtered or not, or the command line's
 rows) into one immutable :class:`CorpusMetrics` record of NumPy arrays and plain numbers: counts, accuracy, F1,
-the confusion matrix, the expected calibration error with its reliability bins, P(positive) split by gold label,
-and accuracy by review length and truncation. It is vectorised (25,000 rows in a few milliseconds, see
+the confusion matrix, per-class precision/recall/F1, the expected calibration error with its reliability bins,
+P(positive) (or the top label's probability) split by gold label, and accuracy by review length and truncation;
+multi-label and regression models get their own scores (issue 30; the NumPy formulas are
+:mod:`model.batch.corpus_stats`, each tested against scikit-learn / SciPy). It is vectorised (25,000 rows in a few milliseconds, see
 ``docs/corpus.md``), so a user interface can recompute it on every throttled update.
 
 Corpus-level token importance (a second pass through the model) is :mod:`model.batch.corpus_tokens`
@@ -17,14 +19,16 @@ Definitions (rows that were not scored, ``status != "ok"``, count in ``n_failed`
 * accuracy: the fraction of gold rows whose predicted label equals the gold label (``ResultRow.correct``).
 * F1: for the labels ``("negative", "positive")`` (the bundled model), the F1 of the positive class
   (2 TP / (2 TP + FP + FN), 0 when that is 0/0, as scikit-learn's ``f1_score(pos_label="positive")``); for any
-  other label set (a Hugging Face classifier with its own names), the unweighted mean of the per-class F1 over the
-  labels seen among the gold rows (gold or predicted), as ``f1_score(average="macro")``; ``f1_kind`` says which.
+  other single-label set, the unweighted mean of the per-class F1 over the labels seen among the gold rows (gold or
+  predicted), as ``f1_score(average="macro")``; multi-label: micro-F1; ``f1_kind`` says which. ``macro_f1``,
+  ``weighted_f1`` and ``per_class`` are there for every classifier.
+* multi-label: a row's label sets are the ``";"``-joined names; accuracy is the subset accuracy.
+* regression: MAE, RMSE, Pearson, Spearman of the gold rows (``gold`` read as a number).
 * confusion matrix: C x C counts, rows the gold label, columns the predicted label, in the order of ``labels``.
 * ECE (Guo, Pleiss, Sun & Weinberger 2017, "On Calibration of Modern Neural Networks", eq. 3): the confidence of a
   row is the probability of its predicted class; the gold rows are put in ``n_bins`` equal-width bins
   B_m = (m-1)/M < conf <= m/M (confidence 0 goes to the first); ECE = sum_m |B_m| / n * |acc(B_m) - conf(B_m)|.
-  Rows carry only P(positive), so the confidence is known for two classes only (P(positive) or 1 - P(positive));
-  for more classes the ECE and the reliability bins are None.
+  Top-label calibration for any number of classes (single-label models; None for the other tasks).
 """
 
 from __future__ import annotations
@@ -34,6 +38,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from model.task import MULTI_LABEL, REGRESSION, SINGLE_LABEL
+
+from .corpus_stats import (  # noqa: F401 - PerClass, RegressionMetrics, ReliabilityBins: re-exported
+    PerClass,
+    RegressionMetrics,
+    ReliabilityBins,
+    frozen,
+    macro_weighted_f1,
+    multi_label_metrics,
+    per_class,
+    regression_metrics,
+    reliability,
+)
 from .corpus_tokens import CorpusTokens, corpus_token_scores
 from .engine import ResultRow
 
@@ -43,33 +60,10 @@ LENGTH_EDGES = (128, 256, 384, 512, 1024)  # token-count bin edges; the last bin
 # (read in windows, model.windows: a review above 512 tokens of the bundled model)
 
 
-def _frozen(a: np.ndarray) -> np.ndarray:
-    """``a`` made read-only (returned)."""
-    a.flags.writeable = False
-    return a
-
-
-@dataclass(frozen=True)
-class ReliabilityBins:
-    """The reliability diagram behind the ECE (gold rows only; Guo et al. 2017, section 2).
-
-    Attributes:
-        edges: float64 [M + 1], the bin edges 0, 1/M, ..., 1 (probability units); bin m is (edges[m], edges[m+1]],
-            the first one also holds 0.
-        counts: int64 [M], gold rows per bin.
-        confidence: float64 [M], mean confidence (probability of the predicted class) per bin; NaN for an empty bin.
-        accuracy: float64 [M], fraction correct per bin; NaN for an empty bin.
-    """
-
-    edges: np.ndarray
-    counts: np.ndarray
-    confidence: np.ndarray
-    accuracy: np.ndarray
-
-
 @dataclass(frozen=True)
 class Histogram:
-    """P(positive) histogram, all scored rows and split by gold label.
+    """Histogram of ``CorpusMetrics.score`` (P(positive), the top label's probability, ...), all scored rows and split
+    by gold label.
 
     Attributes:
         edges: float64 [B + 1], equal-width edges on [0, 1] (B = :data:`HIST_BINS`); bins are half-open
@@ -110,24 +104,37 @@ class CorpusMetrics:
         n_scored: rows scored (``status == "ok"``).
         n_failed: rows not scored.
         n_with_gold: scored rows with a gold label (the rows every gold-dependent field uses).
-        labels: C class names, the row/column order of ``confusion`` and ``Histogram.counts_by_gold``:
-            ``("negative", "positive")`` when every label seen is one of those (the bundled model), else the sorted
-            union of the predicted and gold labels (or the ``labels`` given to :func:`corpus_metrics`).
-        positive_share: fraction of scored rows predicted ``"positive"`` (None when nothing was scored).
-        accuracy: fraction correct of the gold rows, in [0, 1]; None without gold.
-        f1: F1 in [0, 1] (see ``f1_kind``); None without gold.
-        f1_kind: ``"positive"`` (F1 of the positive class) or ``"macro"`` (macro-F1); None without gold.
-        confusion: int64 [C, C], rows gold, columns predicted; None without gold.
-        ece: expected calibration error in [0, 1] (probability units); None without gold or with more than 2 labels.
+        labels: C class names, the row/column order of ``confusion``, ``per_class`` and
+            ``Histogram.counts_by_gold``: the ``labels`` given, else the model's (the first scored row's), else
+            ``("negative", "positive")`` when every label seen is one of those, else the sorted labels seen.
+        task: :data:`model.task.TASKS`, the first scored row's.
+        positive_share: fraction of scored rows predicted ``"positive"`` (None when nothing was scored or the model
+            has no class of that name).
+        accuracy: fraction correct of the gold rows (multi-label: subset accuracy); None without gold and for
+            regression.
+        f1: single-label, the positive class's F1 (``f1_kind`` "positive", a negative/positive model) or macro-F1
+            ("macro"); multi-label micro-F1 ("micro"); None without gold and for regression.
+        f1_kind: ``"positive"``, ``"macro"``, ``"micro"`` or None.
+        confusion: int64 [C, C], rows gold, columns predicted (single-label); None without gold or for other tasks.
+        ece: expected calibration error of the top label (single-label), in [0, 1]; None without gold.
         reliability: the ECE's :class:`ReliabilityBins`; None when ``ece`` is None.
-        p_positive: float64 [n_scored], P(positive) of every scored row, in row order.
-        histogram: the P(positive) :class:`Histogram` (``counts_by_gold`` None without gold).
+        score: float64 [n_scored], the number each row's histogram shows, in row order: P(positive) for a
+            negative/positive model, else the predicted class's probability (single-label), the highest sigmoid
+            (multi-label) or the predicted value (regression); ``score_name`` names it.
+        score_name: e.g. ``"P(positive)"``, ``"confidence"``, ``"top sigmoid"``, ``"predicted value"``.
+        histogram: the ``score`` :class:`Histogram` (``counts_by_gold`` None without gold or for regression).
         by_length: :class:`SliceAccuracy` over token-count bins (``num_tokens``, the classification token included):
             1-128, 129-256, 257-384, 385-512, 513-1024, 1025+ (not truncated: reviews above the model's limit are read
-            in windows, :mod:`model.windows`) and "truncated" (longer than the model's limit, cut by the head+tail
-            policy).
+            in windows, :mod:`model.windows`) and "truncated" (cut to the model's limit).
         by_truncation: :class:`SliceAccuracy` over ``("not truncated", "truncated")``.
         n_bins: the ECE's bin count M.
+        per_class: :class:`~model.batch.corpus_stats.PerClass` (single- and multi-label, gold rows); else None.
+        macro_f1, weighted_f1: single-label macro- and support-weighted F1; multi-label macro-F1 (weighted None).
+        micro_f1, subset_accuracy, hamming_loss: multi-label only, else None.
+        regression: :class:`~model.batch.corpus_stats.RegressionMetrics` (MAE, RMSE, Pearson, Spearman, the values
+            of the predicted-vs-gold scatter); None without gold or for classifiers.
+        error_by_length: regression only: the ``by_length`` slices with the mean absolute error in place of the
+            accuracy (``SliceAccuracy.accuracy`` holds the MAE); else None.
     """
 
     n_rows: int
@@ -142,11 +149,21 @@ class CorpusMetrics:
     confusion: np.ndarray | None
     ece: float | None
     reliability: ReliabilityBins | None
-    p_positive: np.ndarray
+    score: np.ndarray
     histogram: Histogram
     by_length: SliceAccuracy
     by_truncation: SliceAccuracy
     n_bins: int
+    task: str = SINGLE_LABEL
+    score_name: str = "P(positive)"
+    per_class: PerClass | None = None
+    macro_f1: float | None = None
+    weighted_f1: float | None = None
+    micro_f1: float | None = None
+    subset_accuracy: float | None = None
+    hamming_loss: float | None = None
+    regression: RegressionMetrics | None = None
+    error_by_length: SliceAccuracy | None = None
 
     @property
     def has_gold(self) -> bool:
@@ -161,10 +178,10 @@ class _Columns:
     label: np.ndarray  # int64 [N]
     gold: np.ndarray  # int64 [N]
     vocab: tuple[str, ...]
-    p: np.ndarray  # float64 [N]
     tokens: np.ndarray  # int64 [N]
     truncated: np.ndarray  # bool [N]
     n_failed: int
+    ok: list  # the scored ResultRows
 
 
 def _columns(rows: Sequence[ResultRow]) -> _Columns:
@@ -176,19 +193,37 @@ def _columns(rows: Sequence[ResultRow]) -> _Columns:
     gold = np.fromiter((code(r.gold, len(vocab) - 1) for r in ok), dtype=np.int64, count=n)
     return _Columns(
         label=label, gold=gold, vocab=tuple(k for k in vocab if k),
-        p=np.fromiter((np.nan if r.p_positive is None else r.p_positive for r in ok), dtype=np.float64, count=n),
         tokens=np.fromiter((r.num_tokens for r in ok), dtype=np.int64, count=n),
         truncated=np.fromiter((r.truncated for r in ok), dtype=bool, count=n),
-        n_failed=len(rows) - n,
+        n_failed=len(rows) - n, ok=ok,
     )
 
 
-def _label_set(vocab: tuple[str, ...], labels: Sequence[str] | None) -> tuple[str, ...]:
+def _label_set(c: _Columns, labels: Sequence[str] | None) -> tuple[str, ...]:
     if labels is not None:
         return tuple(labels)
-    if set(vocab) <= set(BINARY_LABELS):
+    first = next((r.labels for r in c.ok if r.labels), None)
+    if first:
+        return tuple(first)
+    if set(c.vocab) <= set(BINARY_LABELS):
         return BINARY_LABELS
-    return tuple(sorted(vocab))
+    return tuple(sorted(c.vocab))
+
+
+def _probabilities(ok: list, names: tuple[str, ...]) -> np.ndarray:
+    """float64 [N, C]: each scored row's probabilities in the order of ``names`` (NaN where a row lacks a class).
+    Rows of the model itself (``labels == names``, the usual case) are copied in one ``np.array`` call."""
+    C = len(names)
+    same = [r.labels == names and len(r.probabilities) == C for r in ok]
+    if all(same) and C:
+        return np.array([r.probabilities for r in ok], dtype=np.float64).reshape(len(ok), C)
+    out = np.full((len(ok), C), np.nan)
+    for i, r in enumerate(ok):
+        if same[i]:
+            out[i] = r.probabilities
+        elif r.probabilities:
+            out[i] = [np.nan if (p := r.probability(n)) is None else p for n in names]
+    return out
 
 
 def _confusion(gold: np.ndarray, pred: np.ndarray, C: int) -> np.ndarray:
@@ -197,62 +232,17 @@ def _confusion(gold: np.ndarray, pred: np.ndarray, C: int) -> np.ndarray:
     return np.bincount(gold[keep] * C + pred[keep], minlength=C * C).reshape(C, C).astype(np.int64)
 
 
-def _f1(gold: np.ndarray, pred: np.ndarray, positive: int | None) -> tuple[float, str]:
-    """``(F1, kind)`` from label codes: the F1 of code ``positive`` when given, else macro-F1 over the codes seen."""
-
-    def f1_of(k: int) -> float:
-        tp = int(np.sum((pred == k) & (gold == k)))
-        fp = int(np.sum((pred == k) & (gold != k)))
-        fn = int(np.sum((pred != k) & (gold == k)))
-        return 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0
-
-    if positive is not None:
-        return f1_of(positive), "positive"
-    return float(np.mean([f1_of(int(k)) for k in np.unique(np.concatenate([gold, pred]))])), "macro"
-
-
-def reliability(confidence: np.ndarray, correct: np.ndarray, n_bins: int = 10) -> tuple[float, ReliabilityBins]:
-    """ECE and reliability bins (Guo et al. 2017, eq. 3) of confidences and correctness.
-
-    Args:
-        confidence: float [N], the probability of each predicted class, in [0, 1].
-        correct: bool [N], the prediction was right.
-        n_bins: M equal-width bins on [0, 1]; bin m is (m/M, (m+1)/M], confidence 0 in the first.
-
-    Returns:
-        ``(ece, bins)``; ECE in probability units (0 when N = 0).
-
-    Raises:
-        ValueError: ``n_bins`` < 1 or arrays of different lengths.
-    """
-    if n_bins < 1:
-        raise ValueError(f"n_bins must be >= 1, got {n_bins}")
-    conf = np.asarray(confidence, dtype=np.float64)
-    ok = np.asarray(correct, dtype=np.float64)
-    if conf.shape != ok.shape:
-        raise ValueError(f"confidence and correct differ in shape: {conf.shape} vs {ok.shape}")
-    edges = np.linspace(0.0, 1.0, n_bins + 1)
-    idx = np.clip(np.searchsorted(edges, conf, side="left") - 1, 0, n_bins - 1)
-    counts = np.bincount(idx, minlength=n_bins).astype(np.int64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean_conf = np.bincount(idx, weights=conf, minlength=n_bins) / counts
-        acc = np.bincount(idx, weights=ok, minlength=n_bins) / counts
-    n = max(1, len(conf))
-    ece = float(np.nansum(counts / n * np.abs(acc - mean_conf)))
-    bins = ReliabilityBins(_frozen(edges), _frozen(counts), _frozen(mean_conf), _frozen(acc))
-    return ece, bins
-
-
 def _slices(masks: list[np.ndarray], names: tuple[str, ...], has_gold: np.ndarray, correct: np.ndarray) -> SliceAccuracy:
     counts = np.array([int(m.sum()) for m in masks], dtype=np.int64)
     gold_counts = np.array([int((m & has_gold).sum()) for m in masks], dtype=np.int64)
-    right = np.array([int((m & has_gold & correct).sum()) for m in masks], dtype=np.float64)
+    right = np.array([float(correct[m & has_gold].sum()) for m in masks], dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         acc = right / gold_counts
-    return SliceAccuracy(names, _frozen(counts), _frozen(gold_counts), _frozen(acc))
+    return SliceAccuracy(names, frozen(counts), frozen(gold_counts), frozen(acc))
 
 
 def _length_slices(c: _Columns, has_gold: np.ndarray, correct: np.ndarray) -> SliceAccuracy:
+    """By token count; ``correct`` (float or bool [N]) is averaged per slice (a 0/1 flag, or an absolute error)."""
     edges = (0, *LENGTH_EDGES)
     names = tuple(f"{lo + 1}-{hi}" for lo, hi in zip(edges[:-1], edges[1:])) + (f"{edges[-1] + 1}+", "truncated")
     masks = [~c.truncated & (c.tokens > lo) & (c.tokens <= hi) for lo, hi in zip(edges[:-1], edges[1:])]
@@ -264,7 +254,7 @@ def corpus_metrics(rows: Sequence[ResultRow], n_bins: int = 10, labels: Sequence
     """The :class:`CorpusMetrics` of ``rows`` (definitions in the module docstring).
 
     Args:
-        rows: result rows (any mix of scored and failed, with or without gold labels).
+        rows: result rows (any mix of scored and failed, with or without gold labels; one model's).
         n_bins: equal-width confidence bins of the ECE (10, as Guo et al. 2017).
         labels: the class order (e.g. ``Predictor.labels``); default: see ``CorpusMetrics.labels``.
 
@@ -277,45 +267,129 @@ def corpus_metrics(rows: Sequence[ResultRow], n_bins: int = 10, labels: Sequence
     if n_bins < 1:
         raise ValueError(f"n_bins must be >= 1, got {n_bins}")
     c = _columns(rows)
-    names = _label_set(c.vocab, labels)
-    to_name = np.array([names.index(v) if v in names else -1 for v in c.vocab] + [-1], dtype=np.int64)  # code -> index
+    task = c.ok[0].task if c.ok else SINGLE_LABEL
+    if task == REGRESSION:  # the gold values are no labels: no label set, no probabilities
+        names = tuple(labels) if labels is not None else next((r.labels for r in c.ok if r.labels), ())
+        probs = np.zeros((len(c.ok), 0))
+    else:
+        names = _label_set(c, labels)
+        probs = _probabilities(c.ok, names)
     has_gold = c.gold >= 0
+    n_positive = int(np.sum(c.label == c.vocab.index("positive"))) if "positive" in c.vocab else 0
+    common = {"n_rows": len(rows), "n_scored": len(c.ok), "n_failed": c.n_failed, "n_with_gold": int(has_gold.sum()),
+              "labels": names, "task": task, "n_bins": n_bins,
+              "positive_share": n_positive / len(c.ok) if c.ok and "positive" in names else None}
+    if task == REGRESSION:
+        return _regression(c, common, has_gold)
+    if task == MULTI_LABEL:
+        return _multi_label(c, common, has_gold, probs, names)
+    return _single_label(c, common, has_gold, probs, names)
+
+
+def _histogram(values: np.ndarray, gold_index: np.ndarray | None, C: int, edges: np.ndarray) -> Histogram:
+    """The :class:`Histogram` of ``values`` [N] (NaN left out), split by ``gold_index`` [N] (-1: no gold) when given."""
+    finite = np.isfinite(values)
+    by_gold = None
+    if gold_index is not None:
+        by_gold = frozen(np.stack([np.histogram(values[(gold_index == i) & finite], edges)[0] for i in range(C)])
+                          .astype(np.int64).reshape(C, len(edges) - 1))
+    return Histogram(frozen(edges), frozen(np.histogram(values[finite], edges)[0].astype(np.int64)), by_gold)
+
+
+def _single_label(c: _Columns, common: dict, has_gold: np.ndarray, probs: np.ndarray,
+                  names: tuple[str, ...]) -> CorpusMetrics:
+    to_name = np.array([names.index(v) if v in names else -1 for v in c.vocab] + [-1], dtype=np.int64)  # code -> index
+    pred, gold = to_name[c.label], to_name[c.gold]
     correct = has_gold & (c.label == c.gold)
-    g, pr = c.gold[has_gold], c.label[has_gold]
-    n_gold = int(has_gold.sum())
-    hist_edges = np.linspace(0.0, 1.0, HIST_BINS + 1)
-    gold_index = to_name[c.gold]  # -1 (the appended entry) for no gold
-    hist_by_gold = None
+    binary = names == BINARY_LABELS
+    rows = np.arange(len(c.ok))
+    confidence = np.nanmax(probs, axis=1) if probs.size and not np.isnan(probs).all() else np.full(len(c.ok), np.nan)
+    score = probs[:, names.index("positive")] if binary else confidence
+    edges = np.linspace(0.0, 1.0, HIST_BINS + 1)
+    extra: dict = {}
     accuracy = f1 = f1_kind = confusion = ece = bins = None
+    n_gold = int(has_gold.sum())
     if n_gold:
         accuracy = float(correct.sum() / n_gold)
-        if names == BINARY_LABELS:  # the positive class's F1 (code -2: "positive" never seen, F1 = 0)
-            f1, f1_kind = _f1(g, pr, c.vocab.index("positive") if "positive" in c.vocab else -2)
+        confusion = frozen(_confusion(gold[has_gold], pred[has_gold], len(names)))
+        pc = per_class(confusion)
+        macro, weighted = macro_weighted_f1(confusion) if confusion.sum() else (0.0, 0.0)
+        extra = {"per_class": pc, "macro_f1": macro, "weighted_f1": weighted}
+        if binary:  # the positive class's F1, as before issue 30
+            f1, f1_kind = float(pc.f1[names.index("positive")]), "positive"
         else:
-            f1, f1_kind = _f1(g, pr, None)
-        confusion = _frozen(_confusion(to_name[g], to_name[pr], len(names)))
-        hist_by_gold = _frozen(np.stack([np.histogram(c.p[gold_index == i], hist_edges)[0] for i in range(len(names))])
-                               .astype(np.int64))
-        if len(names) == 2:
-            pos = names.index("positive") if "positive" in names else 1
-            p = c.p[has_gold]
-            conf = np.where(to_name[pr] == pos, p, 1.0 - p)
-            ece, bins = reliability(conf, correct[has_gold], n_bins)
-    histogram = Histogram(_frozen(hist_edges), _frozen(np.histogram(c.p, hist_edges)[0].astype(np.int64)), hist_by_gold)
-    n = len(c.p)
-    n_positive = int(np.sum(c.label == c.vocab.index("positive"))) if "positive" in c.vocab else 0
+            f1, f1_kind = macro, "macro"
+        top = np.where(pred >= 0, probs[rows, np.maximum(pred, 0)], np.nan) if probs.size else confidence
+        top = np.where(np.isnan(top), confidence, top)[has_gold]
+        if np.isfinite(top).all() and top.size:
+            ece, bins = reliability(top, correct[has_gold], common["n_bins"])
     return CorpusMetrics(
-        n_rows=len(rows), n_scored=n, n_failed=c.n_failed, n_with_gold=n_gold, labels=names,
-        positive_share=n_positive / n if n else None,
-        accuracy=accuracy, f1=f1, f1_kind=f1_kind, confusion=confusion, ece=ece, reliability=bins,
-        p_positive=_frozen(c.p), histogram=histogram,
+        **common, accuracy=accuracy, f1=f1, f1_kind=f1_kind, confusion=confusion, ece=ece, reliability=bins,
+        score=frozen(np.asarray(score, np.float64)), score_name="P(positive)" if binary else "confidence",
+        histogram=_histogram(score, gold if n_gold else None, len(names), edges),
         by_length=_length_slices(c, has_gold, correct),
         by_truncation=_slices([~c.truncated, c.truncated], ("not truncated", "truncated"), has_gold, correct),
-        n_bins=n_bins,
-    )
+        **extra)
+
+
+def _label_sets(texts: Sequence[str], names: tuple[str, ...]) -> np.ndarray:
+    """bool [N, C]: the ``";"``-joined label names of each row as a multi-hot matrix (unknown names ignored)."""
+    index = {n: k for k, n in enumerate(names)}
+    seen: dict[str, list[int]] = {}  # each distinct label string split once
+    rows, cols = [], []
+    for i, t in enumerate(texts):
+        ks = seen.get(t)
+        if ks is None:
+            ks = seen[t] = [index[p] for p in t.split(";") if p in index]
+        rows += [i] * len(ks)
+        cols += ks
+    out = np.zeros((len(texts), len(names)), bool)
+    out[np.asarray(rows, np.int64), np.asarray(cols, np.int64)] = True
+    return out
+
+
+def _multi_label(c: _Columns, common: dict, has_gold: np.ndarray, probs: np.ndarray,
+                 names: tuple[str, ...]) -> CorpusMetrics:
+    correct = np.array([bool(r.correct) for r in c.ok], bool) & has_gold
+    score = np.nanmax(probs, axis=1) if probs.size and not np.isnan(probs).all() else np.full(len(c.ok), np.nan)
+    extra: dict = {}
+    accuracy = f1 = f1_kind = None
+    if has_gold.any():
+        gold_rows = [r for r, g in zip(c.ok, has_gold) if g]
+        ml = multi_label_metrics(_label_sets([r.gold for r in gold_rows], names),
+                                 _label_sets([r.label for r in gold_rows], names))
+        accuracy, f1, f1_kind = ml.subset_accuracy, ml.micro_f1, "micro"
+        extra = {"per_class": ml.per_class, "macro_f1": ml.macro_f1, "micro_f1": ml.micro_f1,
+                 "subset_accuracy": ml.subset_accuracy, "hamming_loss": ml.hamming_loss}
+    return CorpusMetrics(
+        **common, accuracy=accuracy, f1=f1, f1_kind=f1_kind, confusion=None, ece=None, reliability=None,
+        score=frozen(score), score_name="top sigmoid",
+        histogram=_histogram(score, None, len(names), np.linspace(0.0, 1.0, HIST_BINS + 1)),
+        by_length=_length_slices(c, has_gold, correct),
+        by_truncation=_slices([~c.truncated, c.truncated], ("not truncated", "truncated"), has_gold, correct),
+        **extra)
+
+
+def _regression(c: _Columns, common: dict, has_gold: np.ndarray) -> CorpusMetrics:
+    value = np.array([np.nan if r.value is None else r.value for r in c.ok], np.float64)
+    gold = np.array([float(r.gold) if r.gold else np.nan for r in c.ok], np.float64)
+    has_gold = has_gold & np.isfinite(gold) & np.isfinite(value)
+    finite = value[np.isfinite(value)]
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+    edges = np.linspace(lo, hi if hi > lo else lo + 1.0, HIST_BINS + 1)
+    reg = regression_metrics(value[has_gold], gold[has_gold]) if has_gold.any() else None
+    abs_err = np.where(has_gold, np.abs(value - np.nan_to_num(gold)), 0.0)
+    never = np.zeros(len(c.ok), bool)
+    return CorpusMetrics(
+        **{**common, "n_with_gold": int(has_gold.sum())}, accuracy=None, f1=None, f1_kind=None, confusion=None,
+        ece=None, reliability=None, score=frozen(value), score_name="predicted value",
+        histogram=_histogram(value, None, 0, edges),
+        by_length=_length_slices(c, never, never),
+        by_truncation=_slices([~c.truncated, c.truncated], ("not truncated", "truncated"), never, never),
+        regression=reg, error_by_length=_length_slices(c, has_gold, abs_err) if reg is not None else None)
 
 
 __all__ = [
-    "BINARY_LABELS", "HIST_BINS", "LENGTH_EDGES", "CorpusMetrics", "CorpusTokens", "Histogram", "ReliabilityBins",
-    "SliceAccuracy", "corpus_metrics", "corpus_token_scores", "reliability",
+    "BINARY_LABELS", "HIST_BINS", "LENGTH_EDGES", "CorpusMetrics", "CorpusTokens", "Histogram", "PerClass",
+    "RegressionMetrics", "ReliabilityBins", "SliceAccuracy", "corpus_metrics", "corpus_token_scores", "reliability",
 ]

@@ -111,6 +111,14 @@ class CorpusTokens:
         order = np.lexsort((names, -self.counts[idx], -s[idx]))[: max(0, k)]
         return [(str(names[i]), float(s[idx[i]]), int(self.counts[idx[i]])) for i in order]
 
+    @property
+    def sides(self) -> tuple[str, str]:
+        """The two directions of the ranking: ``(positive_label, the other class)`` for two classes, else
+        ``(positive_label, "not " + positive_label)`` (issue 30: words ranked for any chosen class)."""
+        if len(self.labels) == 2 and self.positive_label in self.labels:
+            return self.positive_label, self.labels[1 - self.labels.index(self.positive_label)]
+        return self.positive_label, f"not {self.positive_label}"
+
     def lookup(self, token: str) -> tuple[float, int] | None:
         """``(score toward positive, count)`` of ``token`` (lower-cased), or None when it was left out."""
         try:
@@ -213,9 +221,18 @@ def review_occurrences(
     return np.concatenate(codes), np.concatenate(values)
 
 
-def _positive_index(labels: tuple[str, ...]) -> int:
-    """Index of the class called "positive"; the last class when there is none (as the batch engine)."""
-    return labels.index("positive") if "positive" in labels else len(labels) - 1
+def target_index(labels: tuple[str, ...], target: int | str | None = None) -> int:
+    """The class the scores point to: ``target`` (an index or a class name) when given, else the class called
+    "positive", else the last class. Raises ValueError for an unknown name or an index out of range."""
+    if target is None:
+        return labels.index("positive") if "positive" in labels else len(labels) - 1
+    if isinstance(target, str):
+        if target not in labels:
+            raise ValueError(f"unknown class {target!r}; the model's classes are {', '.join(labels)}")
+        return labels.index(target)
+    if not 0 <= int(target) < len(labels):
+        raise ValueError(f"class index {target} out of range for {len(labels)} classes")
+    return int(target)
 
 
 def _explain_batch(predictor, encoded: list, method: str, target: int, n_steps: int) -> list[np.ndarray]:
@@ -252,6 +269,7 @@ def corpus_token_scores(
     n_steps: int = 16,
     should_stop: Callable[[], bool] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    target: int | str | None = None,
 ) -> CorpusTokens:
     """Corpus-level token importance of ``texts`` (definitions in the module docstring).
 
@@ -271,13 +289,16 @@ def corpus_token_scores(
             reviews explained so far (``complete=False``).
         progress: called as ``progress(done, total)`` after every batch, ``done`` counting skipped texts too and
             ``total = len(texts)``.
+        target: the class whose logit the attributions explain (an index or a name; issue 30: "What drives it"
+            per chosen class); None: "positive", else the last class (:func:`target_index`). Multi-label: that
+            label's logit; regression: the output value (index 0).
 
     Returns:
         :class:`CorpusTokens`. Cost: about one scoring pass plus its backward pass (see ``docs/corpus.md``).
 
     Raises:
-        ValueError: unknown ``method``, ``min_count``/``batch_size``/``max_tokens`` < 1; NoClassificationHead (a
-            ValueError) for a bare encoder.
+        ValueError: unknown ``method``, ``min_count``/``batch_size``/``max_tokens`` < 1, an unknown ``target``;
+            NoClassificationHead (a ValueError) for a bare encoder.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
@@ -286,7 +307,7 @@ def corpus_token_scores(
     predictor.require_head("corpus token scores")
     t0 = time.perf_counter()
     labels = tuple(predictor.labels)
-    target = _positive_index(labels)
+    target = target_index(labels, target)
     acc = _Accumulator()
     total, done, explained, skipped, complete = len(texts), 0, 0, 0, True
     for w0 in range(0, total, _WINDOW):
@@ -340,4 +361,4 @@ def _result(acc: _Accumulator, labels, target, method, min_count, total, explain
     )
 
 
-__all__ = ["METHODS", "WORD_RE", "CorpusTokens", "corpus_token_scores", "review_occurrences"]
+__all__ = ["METHODS", "WORD_RE", "CorpusTokens", "corpus_token_scores", "review_occurrences", "target_index"]

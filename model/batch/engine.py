@@ -1,9 +1,11 @@
 """The batch-scoring engine: records in, result rows out, in chunks.
 
 Used by the command line (:mod:`model.batch.cli`) and the GUI's batch panel
-(``desktop_app.batch_panel``), so both produce the same columns::
+(``desktop_app.batch_panel``), so both produce the same rows (:class:`~model.batch.rows.ResultRow`) and
+columns (:class:`~model.batch.rows.RowSchema`: the model's labels and task decide them)::
 
-    source, text, label, p_positive, num_tokens, truncated, gold, correct, status, num_windows, model
+    source, text, [text_pair], label, [confidence], [p_<label>...], [value], num_tokens, truncated, gold, correct,
+    status, num_windows, model
 
 :func:`score_records` pulls records from any iterator (usually
 :func:`model.batch.walk.iter_records`) ``chunk`` at a time, scores the readable
@@ -19,67 +21,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from model.task import MULTI_LABEL, REGRESSION, SINGLE_LABEL
+
+from .gold import GoldReader
 from .readers import Record
 
-EXPORT_COLUMNS = ("source", "text", "label", "p_positive", "num_tokens", "truncated", "gold", "correct", "status",
-                  "num_windows", "model")
-
-
-@dataclass(frozen=True, slots=True)
-class ResultRow:
-    """One exported row: a scored review or the reason an input was not scored.
-
-    Attributes:
-        source: where the review came from (see :class:`model.batch.Record`).
-        text: the full review text ("" when it could not be read).
-        label: the predicted class (``"positive"``/``"negative"``), "" when not scored.
-        p_positive: the model's probability of the positive class, in [0, 1]
-            (softmax of the logits); None when not scored.
-        num_tokens: tokens the model saw, ``[CLS]`` included (0 when not scored).
-        truncated: the review was longer than ``max_len`` tokens and cut by
-            the head+tail policy.
-        gold: the known true label, or "" when unknown.
-        correct: ``label == gold`` when both are known, else None.
-        status: ``"ok"`` or why the input was not scored.
-        num_windows: the windows the review was read in (:mod:`model.windows`; 1 when it fits or was cut, 0 when
-            not scored).
-        model: the folder of the model that scored the row (absolute path, as :func:`model_id` names it; "" when
-            not scored or unknown), so rows scored before a model switch, and exports, say which model it was.
-    """
-
-    source: str
-    text: str
-    label: str
-    p_positive: float | None
-    num_tokens: int
-    truncated: bool
-    gold: str
-    correct: bool | None
-    status: str
-    num_windows: int = 1
-    model: str = ""
-
-    @property
-    def ok(self) -> bool:
-        """True when the review was scored."""
-        return self.status == "ok"
-
-    def to_dict(self) -> dict[str, Any]:
-        """The row as a dict with exactly ``EXPORT_COLUMNS`` as keys, in order."""
-        return asdict(self)
-
-
-assert tuple(f.name for f in fields(ResultRow)) == EXPORT_COLUMNS
-
-
-def failed_row(record: Record, status: str | None = None) -> ResultRow:
-    """The row for a record that was not scored (``status`` overrides the record's)."""
-    return ResultRow(record.source, record.text or "", "", None, 0, False, record.gold or "", None,
-                     status or record.status, 0)
+from .rows import EXPORT_COLUMNS, ResultRow, RowSchema, failed_row  # noqa: F401 - re-exported
 
 
 def model_id(predictor: Any) -> str:
@@ -89,9 +40,26 @@ def model_id(predictor: Any) -> str:
     return str(Path(folder).resolve()) if folder else ""
 
 
-def _positive_index(labels: tuple[str, ...]) -> int:
-    """Index of the class called "positive"; the last class when there is none."""
-    return labels.index("positive") if "positive" in labels else len(labels) - 1
+@dataclass(frozen=True)
+class _Context:
+    """What every row of one run shares: the model's labels, task and folder, and its gold-label reader."""
+
+    labels: tuple[str, ...]
+    task: str
+    model: str
+    gold: GoldReader
+    reads_pairs: bool
+
+
+def _context(predictor: Any) -> _Context:
+    labels = tuple(predictor.labels)
+    task = getattr(getattr(predictor, "task", None), "kind", SINGLE_LABEL)
+    return _Context(labels, task, model_id(predictor), GoldReader(labels, task),
+                    bool(getattr(predictor, "reads_pairs", False)))
+
+
+GoldProblem = Callable[[str, str], None]
+"""``on_gold_problem(source, problem)``: a gold label the model does not know (the row is kept, without gold)."""
 
 
 def score_records(
@@ -102,14 +70,17 @@ def score_records(
     progress: Callable[[int], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     long_text: str | None = None,
+    on_gold_problem: GoldProblem | None = None,
 ) -> Iterator[list[ResultRow]]:
     """Score a stream of records chunk by chunk; yields each chunk's rows in input order.
 
     Args:
         predictor: a :class:`model.Predictor` (anything with ``labels`` and
-            ``score_many(texts, batch_size, progress, should_stop)``).
+            ``score_many(texts, batch_size, progress, should_stop)``; ``task``, ``reads_pairs`` and
+            ``score_many(..., text_pairs=...)`` are used when present).
         records: e.g. :func:`model.batch.iter_records`; consumed lazily,
-            ``chunk`` records at a time.
+            ``chunk`` records at a time. A record with ``text_pair`` is scored as a sentence pair; on a model that
+            reads single texts it gets a failed row saying so.
         batch_size: texts per forward pass (passed to ``score_many``).
         chunk: records pulled per step; bounds memory (texts of one chunk) and
             is the unit of length bucketing.
@@ -119,6 +90,8 @@ def score_records(
             each batch; when it returns True the engine yields the rows of the
             longest fully scored prefix of the current chunk and stops.
         long_text: the long-text policy passed to ``score_many`` (None: its default, ``"windows"``).
+        on_gold_problem: called for each record whose gold label the model does not know
+            (:class:`model.batch.gold.GoldReader`); its row keeps an empty gold.
 
     Yields:
         Non-empty lists of :class:`ResultRow`; concatenated, they follow the
@@ -129,8 +102,7 @@ def score_records(
     """
     if batch_size < 1 or chunk < 1:
         raise ValueError(f"batch_size and chunk must be >= 1, got {batch_size} and {chunk}")
-    pos = _positive_index(tuple(predictor.labels))
-    model = model_id(predictor)
+    ctx = _context(predictor)
     it = iter(records)
     base = 0
     while True:
@@ -139,16 +111,20 @@ def score_records(
         block = _take(it, chunk)
         if not block:
             return
-        ok_idx = [i for i, r in enumerate(block) if r.ok]
+        golds = [_gold(ctx, r, on_gold_problem) for r in block]
+        ok_idx = [i for i, r in enumerate(block) if r.ok and (r.text_pair is None or ctx.reads_pairs)]
         texts = [block[i].text for i in ok_idx]
 
         def chunk_progress(done: int, _total: int, _base: int = base, _failed: int = len(block) - len(ok_idx)) -> None:
             if progress is not None:
                 progress(_base + _failed + done)
 
-        policy = {} if long_text is None else {"long_text": long_text}
-        scores = predictor.score_many(texts, batch_size, chunk_progress, should_stop, **policy) if texts else []
-        rows = _block_rows(block, dict(zip(ok_idx, scores)), pos, model)
+        kw: dict[str, Any] = {} if long_text is None else {"long_text": long_text}
+        pairs = [block[i].text_pair for i in ok_idx]
+        if any(p is not None for p in pairs):
+            kw["text_pairs"] = pairs
+        scores = predictor.score_many(texts, batch_size, chunk_progress, should_stop, **kw) if texts else []
+        rows = _block_rows(block, dict(zip(ok_idx, scores)), ctx, golds)
         base += len(block)
         if not texts and progress is not None:
             progress(base)
@@ -156,6 +132,14 @@ def score_records(
             yield rows
         if len(scores) < len(texts):  # stopped
             return
+
+
+def _gold(ctx: _Context, record: Record, on_problem: GoldProblem | None) -> str:
+    """The record's gold in the model's label names ("" when unknown); a problem goes to ``on_problem``."""
+    gold, problem = ctx.gold.read(record.gold, record.gold_source)
+    if problem is not None and on_problem is not None:
+        on_problem(record.source, problem)
+    return gold
 
 
 def _take(it: Iterator[Record], n: int) -> list[Record]:
@@ -168,37 +152,46 @@ def _take(it: Iterator[Record], n: int) -> list[Record]:
     return block
 
 
-def _block_rows(block: list[Record], score_at: dict[int, Any], pos: int, model: str = "") -> list[ResultRow]:
+def _block_rows(block: list[Record], score_at: dict[int, Any], ctx: _Context, golds: list[str]) -> list[ResultRow]:
     """The rows of one block, in order: a scored row per readable record with a score (``score_at``: block index ->
     :class:`model.Score`), a failed row per unreadable one; stops at the first readable record without a score (the
-    scoring stopped: only the scored prefix is kept). ``pos`` is the positive class's index; ``model`` names the
-    model on the scored rows (:func:`model_id`)."""
+    scoring stopped: only the scored prefix is kept). ``golds``: each record's gold (:func:`_gold`)."""
     rows: list[ResultRow] = []
     for i, rec in enumerate(block):
         if not rec.ok:
-            rows.append(failed_row(rec))
+            rows.append(failed_row(rec, gold=golds[i]))
+            continue
+        if rec.text_pair is not None and not ctx.reads_pairs:
+            rows.append(failed_row(rec, "this model reads single texts, not sentence pairs: drop the second text "
+                                   "(--pair-column) or choose a pair model", golds[i]))
             continue
         if i not in score_at:
             break  # stopped: keep only the scored prefix
         s = score_at[i]
         if s.error is not None:
-            rows.append(failed_row(rec, s.error))
+            rows.append(failed_row(rec, s.error, golds[i]))
             continue
-        gold = rec.gold or ""
-        rows.append(ResultRow(
-            source=rec.source,
-            text=rec.text or "",
-            label=s.label,
-            p_positive=float(s.probabilities[pos]),
-            num_tokens=int(s.num_tokens),
-            truncated=bool(s.truncated),
-            gold=gold,
-            correct=(s.label == gold) if gold else None,
-            status="ok",
-            num_windows=int(getattr(s, "num_windows", 1)),
-            model=model,
-        ))
+        rows.append(scored_row(rec, s, ctx, golds[i]))
     return rows
+
+
+def scored_row(rec: Record, s: Any, ctx: _Context, gold: str) -> ResultRow:
+    """The row of a record scored as :class:`model.Score` ``s`` (its ``task``, ``probabilities``, ``value``)."""
+    task = getattr(s, "task", ctx.task)
+    value = getattr(s, "value", None)
+    if task == REGRESSION:
+        correct = None
+    elif task == MULTI_LABEL:
+        correct = (set(filter(None, s.label.split(";"))) == set(gold.split(";"))) if gold else None
+    else:
+        correct = (s.label == gold) if gold else None
+    return ResultRow(
+        source=rec.source, text=rec.text or "", label=s.label,
+        probabilities=tuple(float(p) for p in s.probabilities) if task != REGRESSION else (),
+        num_tokens=int(s.num_tokens), truncated=bool(s.truncated), gold=gold, correct=correct, status="ok",
+        num_windows=int(getattr(s, "num_windows", 1)), model=ctx.model, text_pair=rec.text_pair,
+        value=None if value is None else float(value), labels=ctx.labels if task != REGRESSION else (), task=task,
+    )
 
 
 @dataclass
@@ -209,12 +202,14 @@ class Summary:
         count: rows seen (scored + failed).
         ok: rows scored.
         failed: rows not scored (any status other than "ok").
-        positive: scored rows predicted ``"positive"``.
+        positive: scored rows predicted ``"positive"`` (counted when the model has that class, ``has_positive``).
         with_gold: scored rows with a known gold label.
         correct: scored rows whose prediction equals the gold label.
         elapsed_s: wall time of the run in seconds (set by the caller).
         models: scored rows per model that scored them (:attr:`ResultRow.model`), in first-seen order.
         failures: the first ``max_failures`` ``(source, status)`` pairs.
+        gold_problems: gold labels the model does not know (:meth:`gold_problem`; those rows have no gold).
+        gold_examples: the first ``max_failures`` ``(source, problem)`` pairs of them.
     """
 
     count: int = 0
@@ -227,6 +222,15 @@ class Summary:
     failures: list[tuple[str, str]] = field(default_factory=list)
     max_failures: int = 200
     models: dict[str, int] = field(default_factory=dict)
+    gold_problems: int = 0
+    gold_examples: list[tuple[str, str]] = field(default_factory=list)
+    has_positive: bool = False  # some scored row's model has a class called "positive" (the share is shown then)
+
+    def gold_problem(self, source: str, problem: str) -> None:
+        """Count a gold label the model does not know (the engine's ``on_gold_problem``)."""
+        self.gold_problems += 1
+        if len(self.gold_examples) < self.max_failures:
+            self.gold_examples.append((source, problem))
 
     def add(self, rows: Iterable[ResultRow]) -> None:
         """Count ``rows`` in."""
@@ -240,14 +244,16 @@ class Summary:
             self.ok += 1
             self.models[r.model] = self.models.get(r.model, 0) + 1
             self.positive += r.label == "positive"
+            self.has_positive = self.has_positive or "positive" in r.labels
             if r.correct is not None:
                 self.with_gold += 1
                 self.correct += bool(r.correct)
 
     @property
     def positive_share(self) -> float | None:
-        """Fraction of scored rows predicted positive, in [0, 1]; None when nothing was scored."""
-        return self.positive / self.ok if self.ok else None
+        """Fraction of scored rows predicted positive, in [0, 1]; None when nothing was scored or the model has no
+        class called "positive"."""
+        return self.positive / self.ok if self.ok and self.has_positive else None
 
     @property
     def accuracy(self) -> float | None:
@@ -266,6 +272,8 @@ class Summary:
             parts.append(f"{100 * self.positive_share:.1f}% positive")
         if self.accuracy is not None:
             parts.append(f"accuracy {100 * self.accuracy:.1f}% on {self.with_gold:,} with gold labels")
+        if self.gold_problems:
+            parts.append(f"{self.gold_problems:,} gold label(s) not understood (left empty)")
         if self.reviews_per_s is not None:
             parts.append(f"{self.reviews_per_s:,.1f} reviews/s")
         return " · ".join(parts)

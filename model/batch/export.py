@@ -1,4 +1,5 @@
-"""Export of batch results: CSV, JSON Lines or Parquet rows with the columns of :data:`~model.batch.engine.EXPORT_COLUMNS`.
+"""Export of batch results: CSV, JSON Lines or Parquet rows with the columns of a :class:`~model.batch.rows.RowSchema`
+(the model's labels and task decide them; docs/batch_schema.md).
 
 :class:`RowWriter` writes rows incrementally through a temporary file in the destination
 folder and an atomic :func:`os.replace` (:mod:`model.atomic`), so a reader never sees a
@@ -12,7 +13,6 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
-import math
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -20,7 +20,7 @@ from typing import IO, Any
 
 from model.atomic import commit, discard, temp_beside
 
-from .engine import EXPORT_COLUMNS, ResultRow
+from .rows import ResultRow, RowSchema, row_from_mapping
 
 FORMATS = ("csv", "jsonl", "parquet")
 SPREADSHEET_CELL_LIMIT = 32_767
@@ -83,18 +83,24 @@ class RowWriter:
     full precision (``repr``). JSON Lines/Parquet keep native types (null
     for unknown).
 
+    The columns are ``schema``'s (:class:`~model.batch.rows.RowSchema`); without one, the first rows written
+    decide them (:meth:`RowSchema.of_rows`); a schema whose ``pairs`` is None takes it from the first rows written
+    (a ``text_pair`` column when one of them has a second text).
+
     Raises (constructor):
         ValueError: unknown format, or Parquet without a path.
         RuntimeError: Parquet requested but pyarrow is missing.
         OSError: the destination folder is not writable.
     """
 
-    def __init__(self, path: str | os.PathLike | None, fmt: str | None = None, stream: IO[str] | None = None) -> None:
+    def __init__(self, path: str | os.PathLike | None, fmt: str | None = None, stream: IO[str] | None = None,
+                 schema: RowSchema | None = None) -> None:
         self.path = Path(path) if path is not None else None
         self.format = format_for_path(self.path, fmt) if self.path is not None else (fmt or "csv")
         if self.format not in FORMATS:
             raise ValueError(f"unknown format {self.format!r}; choose one of {', '.join(FORMATS)}")
         self.rows_written = 0
+        self.schema: RowSchema | None = None  # the columns, once fixed (:meth:`_start`)
         self._tmp: str | None = None
         self._fh: IO | None = None
         self._pq = None
@@ -114,23 +120,36 @@ class RowWriter:
             else:
                 self._fh = os.fdopen(fd, "w", encoding="utf-8", newline="")
         self._csv = csv.writer(self._fh, lineterminator="\n") if self.format == "csv" else None
+        if schema is not None and schema.pairs is not None:
+            self._start(schema)
+        self._pending = schema if schema is not None and schema.pairs is None else None
+
+    def _start(self, schema: RowSchema) -> None:
+        """Fix the columns (the CSV header goes out now)."""
+        self.schema = schema
         if self._csv is not None:
-            self._csv.writerow(EXPORT_COLUMNS)
+            self._csv.writerow(schema.columns)
 
     def write(self, rows: Iterable[ResultRow]) -> None:
         """Append rows (a Parquet writer writes one row group per call)."""
         rows = list(rows)
         if not rows:
             return
+        if self.schema is None:
+            if self._pending is not None:
+                self._start(dataclasses.replace(self._pending, pairs=any(r.text_pair is not None for r in rows)))
+            else:
+                self._start(RowSchema.of_rows(rows))
+        schema = self.schema
         if self.format == "csv":
             for r in rows:
-                self._csv.writerow([_csv_value(k, getattr(r, k)) for k in EXPORT_COLUMNS])
+                self._csv.writerow([_csv_value(k, v) for k, v in schema.values(r).items()])
         elif self.format == "jsonl":
             for r in rows:
-                self._fh.write(json.dumps(r.to_dict(), ensure_ascii=False) + "\n")
+                self._fh.write(json.dumps(schema.values(r), ensure_ascii=False) + "\n")
         else:
             pa = self._pa
-            table = pa.Table.from_pylist([r.to_dict() for r in rows], schema=parquet_schema(pa))
+            table = pa.Table.from_pylist([schema.values(r) for r in rows], schema=schema.arrow_schema(pa))
             if self._pq is None:
                 self._pq = pa.parquet.ParquetWriter(self._tmp, table.schema)
             self._pq.write_table(table)
@@ -140,13 +159,15 @@ class RowWriter:
 
     def commit(self) -> None:
         """Finish the file and move it into place (no-op for a stream apart from flushing)."""
+        if self.schema is None:  # no rows: the schema's columns without pairs, else the bundled model's
+            self._start(dataclasses.replace(self._pending, pairs=False) if self._pending else RowSchema())
         if self.path is None:
             self._fh.flush()
             return
         if self.format == "parquet":
             pa = self._pa
             if self._pq is None:  # no rows: still write a valid, empty file with the schema
-                self._pq = pa.parquet.ParquetWriter(self._tmp, parquet_schema(pa))
+                self._pq = pa.parquet.ParquetWriter(self._tmp, self.schema.arrow_schema(pa))
             self._pq.close()
         else:
             self._fh.flush()
@@ -178,25 +199,10 @@ class RowWriter:
             self.abort()
 
 
-def parquet_schema(pa: Any) -> Any:
-    """The Arrow schema of the export (``pa`` is the imported ``pyarrow`` module)."""
-    return pa.schema([
-        ("source", pa.string()),
-        ("text", pa.string()),
-        ("label", pa.string()),
-        ("p_positive", pa.float64()),
-        ("num_tokens", pa.int64()),
-        ("truncated", pa.bool_()),
-        ("gold", pa.string()),
-        ("correct", pa.bool_()),
-        ("status", pa.string()),
-        ("num_windows", pa.int64()),
-        ("model", pa.string()),
-    ])
-
-
-def write_rows(path: str | os.PathLike, rows: Iterable[ResultRow], fmt: str | None = None) -> int:
-    """Write all ``rows`` to ``path`` atomically in ``fmt`` (inferred from the extension when None).
+def write_rows(path: str | os.PathLike, rows: Iterable[ResultRow], fmt: str | None = None,
+               schema: RowSchema | None = None) -> int:
+    """Write all ``rows`` to ``path`` atomically in ``fmt`` (inferred from the extension when None); the columns are
+    ``schema``'s, else those of all the rows (:meth:`RowSchema.of_rows`).
 
     Returns:
         The number of rows written.
@@ -205,7 +211,8 @@ def write_rows(path: str | os.PathLike, rows: Iterable[ResultRow], fmt: str | No
         ValueError: unknown format. RuntimeError: Parquet without pyarrow.
         OSError: the file cannot be written (``path`` is then untouched).
     """
-    with RowWriter(path, fmt) as w:
+    rows = list(rows)
+    with RowWriter(path, fmt, schema=schema or RowSchema.of_rows(rows)) as w:
         buf: list[ResultRow] = []
         for r in rows:
             buf.append(r)
@@ -233,32 +240,7 @@ def excerpt_rows(rows: Iterable[ResultRow], max_chars: int = DEFAULT_EXCERPT_CHA
 
 
 OPTIONAL_COLUMNS = {"model", "num_windows"}  # added in issues 33 and 31: exports written before still read back
-
-
-def _parse_bool(v: Any) -> bool | None:
-    if v is None or v == "":
-        return None
-    if isinstance(v, bool):
-        return v
-    return str(v).strip().lower() == "true"
-
-
-def _row_from_mapping(d: dict[str, Any]) -> ResultRow:
-    p = d.get("p_positive")
-    p = None if p is None or p == "" or (isinstance(p, float) and math.isnan(p)) else float(p)
-    return ResultRow(
-        source=str(d.get("source") or ""),
-        text=str(d.get("text") or ""),
-        label=str(d.get("label") or ""),
-        p_positive=p,
-        num_tokens=int(d.get("num_tokens") or 0),
-        truncated=bool(_parse_bool(d.get("truncated"))),
-        gold=str(d.get("gold") or ""),
-        correct=_parse_bool(d.get("correct")),
-        status=str(d.get("status") or ""),
-        num_windows=int(d.get("num_windows") or (1 if str(d.get("status") or "") == "ok" else 0)),
-        model=str(d.get("model") or ""),
-    )
+REQUIRED_COLUMNS = ("source", "text", "label", "num_tokens", "truncated", "gold", "correct", "status")
 
 
 def read_results(path: str | os.PathLike, fmt: str | None = None) -> list[ResultRow]:
@@ -271,15 +253,15 @@ def read_results(path: str | os.PathLike, fmt: str | None = None) -> list[Result
     fmt = format_for_path(path, fmt)
     if fmt == "parquet":
         pa = _import_pyarrow()
-        return [_row_from_mapping(d) for d in pa.parquet.read_table(str(path)).to_pylist()]
+        return [row_from_mapping(d) for d in pa.parquet.read_table(str(path)).to_pylist()]
     with open(path, encoding="utf-8", newline="") as fh:
         if fmt == "jsonl":
-            return [_row_from_mapping(json.loads(line)) for line in fh if line.strip()]
+            return [row_from_mapping(json.loads(line)) for line in fh if line.strip()]
         reader = csv.DictReader(fh)
-        missing = set(EXPORT_COLUMNS) - set(reader.fieldnames or ()) - OPTIONAL_COLUMNS
+        missing = set(REQUIRED_COLUMNS) - set(reader.fieldnames or ())
         if missing:
             raise ValueError(f"{path} is missing the columns {sorted(missing)}")
-        return [_row_from_mapping(d) for d in reader]
+        return [row_from_mapping(d) for d in reader]
 
 
-__all__ = ["DEFAULT_EXCERPT_CHARS", "FORMATS", "SPREADSHEET_CELL_LIMIT", "RowWriter", "excerpt_rows", "format_for_path", "parquet_schema", "read_results", "write_rows"]
+__all__ = ["DEFAULT_EXCERPT_CHARS", "FORMATS", "SPREADSHEET_CELL_LIMIT", "RowWriter", "excerpt_rows", "format_for_path", "read_results", "write_rows"]

@@ -42,7 +42,9 @@ from pathlib import Path
 from typing import Any
 
 from .engine import ResultRow, failed_row, score_records
-from .export import _import_pyarrow, parquet_schema
+from .export import _import_pyarrow
+from .gold import GoldReader
+from .rows import BLOCK_FIELDS
 from .ray_pool import PoolPlan, plan_pool
 from .readers import Record
 from .walk import iter_records
@@ -53,7 +55,7 @@ CLUSTER_HINT = "the Ray engine needs the 'cluster' extra: pip install 'attention
 TEST_CRASH_ENV = "ATTENTION_EXPLORER_RAY_TEST_CRASH_MARKER"
 MAX_RESTARTS = 3  # per actor; each restart reloads the model
 MAX_TASK_RETRIES = 3  # per block, on an actor that died
-_INPUT_COLUMNS = ("source", "text", "gold", "status")
+_INPUT_COLUMNS = ("source", "text", "gold", "status", "text_pair", "gold_source")
 
 
 def import_ray() -> Any:
@@ -75,35 +77,39 @@ def import_ray() -> Any:
 
 
 def records_to_table(records: Sequence[Record]) -> Any:
-    """The input block of ``records``: an Arrow table with columns source, text, gold, status (strings, nullable).
+    """The input block of ``records``: an Arrow table with the columns of :data:`_INPUT_COLUMNS` (strings, nullable).
 
     Raises:
         RuntimeError: pyarrow is missing (it comes with Ray Data).
     """
     pa = _import_pyarrow()
-    return pa.table({
-        "source": pa.array([r.source for r in records], pa.string()),
-        "text": pa.array([r.text for r in records], pa.string()),
-        "gold": pa.array([r.gold for r in records], pa.string()),
-        "status": pa.array([r.status for r in records], pa.string()),
-    })
+    return pa.table({c: pa.array([getattr(r, c) for r in records], pa.string()) for c in _INPUT_COLUMNS})
 
 
 def table_to_records(table: Any) -> list[Record]:
     """Records back from an input block made by :func:`records_to_table`."""
     cols = [table.column(c).to_pylist() for c in _INPUT_COLUMNS]
-    return [Record(s, t, g, st) for s, t, g, st in zip(*cols, strict=True)]
+    return [Record(*values) for values in zip(*cols, strict=True)]
+
+
+def _block_schema(pa: Any) -> Any:
+    """The Arrow schema of an output block: every :class:`ResultRow` field (probabilities and labels as lists), so
+    the driver gets the same rows as the local engine whatever the model's labels and task."""
+    types = {"probabilities": pa.list_(pa.float64()), "labels": pa.list_(pa.string()), "num_tokens": pa.int64(),
+             "num_windows": pa.int64(), "truncated": pa.bool_(), "correct": pa.bool_(), "value": pa.float64()}
+    return pa.schema([(f, types.get(f, pa.string())) for f in BLOCK_FIELDS])
 
 
 def rows_to_table(rows: Sequence[ResultRow]) -> Any:
-    """An output block: the rows as an Arrow table in the export schema (:func:`model.batch.parquet_schema`)."""
+    """An output block: the rows as an Arrow table of every :class:`ResultRow` field (:func:`_block_schema`)."""
     pa = _import_pyarrow()
-    return pa.Table.from_pylist([r.to_dict() for r in rows], schema=parquet_schema(pa))
+    return pa.Table.from_pylist([{f: getattr(r, f) for f in BLOCK_FIELDS} for r in rows], schema=_block_schema(pa))
 
 
 def table_to_rows(table: Any) -> list[ResultRow]:
-    """Result rows back from an output block (columns in any order; ``EXPORT_COLUMNS`` all present)."""
-    return [ResultRow(**d) for d in table.to_pylist()]
+    """Result rows back from an output block made by :func:`rows_to_table`."""
+    return [ResultRow(**{**d, "probabilities": tuple(d["probabilities"] or ()), "labels": tuple(d["labels"] or ())})
+            for d in table.to_pylist()]
 
 
 def score_block(predictor: Any, records: Sequence[Record], batch_size: int = 64) -> list[ResultRow]:
@@ -214,6 +220,8 @@ def score_paths_ray(
     model_dir: str | os.PathLike,
     *,
     text_column: str | None = None,
+    pair_column: str | None = None,
+    label_column: str | None = None,
     max_file_bytes: int | None = None,
     batch_size: int = 64,
     address: str | None = None,
@@ -225,17 +233,18 @@ def score_paths_ray(
     window_rows: int = 100_000,
     progress: Callable[[int], None] | None = None,
     on_plan: Callable[[PoolPlan], None] | None = None,
+    gold: tuple[GoldReader, Callable[[str, str], None]] | None = None,
 ) -> Iterator[list[ResultRow]]:
     """Score every review in ``paths`` on Ray; yields lists of rows that, concatenated, follow the input order.
 
     The rows equal the local engine's (:func:`model.batch.score_records` over
     :func:`model.readers.iter_records`), up to float rounding of
-    ``p_positive`` (~1e-7) from different batch compositions.
+    probabilities (~1e-7) from different batch compositions.
 
     Args:
         paths: files and folders, as for :func:`model.readers.iter_records`.
         model_dir: the model folder; must be readable at the same path on every node.
-        text_column, max_file_bytes: passed to :func:`model.readers.iter_records`.
+        text_column, pair_column, label_column, max_file_bytes: passed to :func:`model.batch.walk.iter_records`.
         batch_size: texts per forward pass inside an actor.
         address: None starts a local Ray instance (``num_cpus`` CPUs, default
             all); ``"auto"`` or ``"ray://host:port"`` joins a running cluster.
@@ -247,6 +256,9 @@ def score_paths_ray(
         window_rows: records per Ray Dataset (bounds the driver's memory).
         progress: called as ``progress(done)`` with the rows received so far.
         on_plan: called once with the :class:`~model.batch.ray_pool.PoolPlan` chosen.
+        gold: ``(reader, on_gold_problem)``: the driver reads each record's gold label with the model's
+            :class:`~model.batch.gold.GoldReader` and reports the ones the model does not know, as the local engine
+            does (the actors' rows leave those golds empty).
 
     Raises:
         RuntimeError: Ray is not installed (:data:`CLUSTER_HINT`).
@@ -268,7 +280,8 @@ def score_paths_ray(
         ctor = {"model_dir": str(Path(model_dir).resolve()), "batch_size": batch_size,
                 "device": device or ("cuda" if gpus_per_worker > 0 else "cpu"), "torch_threads": plan.torch_threads}
         options = _map_options(plan, ctor)
-        records = iter_records(paths, text_column=text_column, max_file_bytes=max_file_bytes)
+        records = _checked_gold(iter_records(paths, text_column=text_column, max_file_bytes=max_file_bytes,
+                                             pair_column=pair_column, label_column=label_column), gold)
         done = 0
         for tables in _windows(_blocks(records, block_rows), block_rows, window_rows):
             ds = _score_window(ray, tables, plan, options)
@@ -281,6 +294,17 @@ def score_paths_ray(
     finally:
         if started:
             ray.shutdown()
+
+
+def _checked_gold(records: Iterable[Record], gold: tuple[GoldReader, Callable[[str, str], None]] | None
+                  ) -> Iterator[Record]:
+    """``records`` unchanged; with ``gold = (reader, on_problem)`` each gold label the model does not know goes to
+    ``on_problem(source, problem)``."""
+    for rec in records:
+        problem = None if gold is None else gold[0].read(rec.gold, rec.gold_source)[1]
+        if problem is not None:
+            gold[1](rec.source, problem)
+        yield rec
 
 
 def _quiet_ray_data(ray: Any) -> None:

@@ -15,19 +15,22 @@ Supported inputs
     one review per row, read with :mod:`csv` (quoted fields may contain
     newlines). The text column is the one named ``text``, ``review`` or
     ``content`` (case-insensitive, first match wins) unless ``text_column``
-    names another. An optional gold-label column is found by the names
-    ``label``, ``sentiment`` or ``gold``.
+    names another (:class:`Columns`). The second text of a sentence pair is the
+    column ``text_pair`` unless ``pair_column`` names another; the gold label
+    column is ``label``, ``labels``, ``sentiment`` or ``gold`` unless
+    ``label_column`` names another.
 ``.jsonl`` / ``.ndjson``
     one JSON object per line with a ``text`` field (or ``review``/``content``,
-    or ``text_column``) and optionally a ``label``/``sentiment``/``gold`` field.
+    or ``text_column``), optionally ``text_pair`` and ``label``/``labels``
+    (a name, an id, a list of them, or a number), found by the same rules.
 ``.json``
     one object, or a list of objects, of the same shape.
 
-Gold labels: ``pos``/``positive``/``1``/``true`` -> ``"positive"``;
-``neg``/``negative``/``0``/``false`` -> ``"negative"``; anything else
-(``-1``, ``unsup``, empty) -> unknown (``None``). A ``.txt`` file whose parent
-folder is named ``pos`` or ``neg`` (the aclImdb layout of Maas et al. 2011,
-"Learning Word Vectors for Sentiment Analysis") gets that gold label.
+Gold labels are kept raw here (``Record.gold``: the value as text, a list joined
+by ``";"``): only the model knows its labels, so :class:`model.batch.gold.GoldReader`
+reads them when the rows are scored. A ``.txt`` file's parent folder name is its
+folder gold (``gold_source="folder"``): ``pos``/``neg`` (the aclImdb layout of
+Maas et al. 2011) or any of the model's class names, in any case.
 
 Folder rules (decided here, documented for the GUI and the CLI)
 ----------------------------------------------------------------
@@ -60,11 +63,14 @@ import errno
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO
 
 from model.textio import SAMPLE_BYTES, binary_kind, decode_bytes, detect_stream_encoding
+
+from .columns import LABEL_COLUMNS, PAIR_COLUMNS, TEXT_COLUMNS, Columns, pick_columns
+from .gold import gold_text, normalize_gold
 
 DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024  # 10 MB; files read whole (.txt, .json) above this are refused
 
@@ -73,11 +79,6 @@ TABLE_EXTENSIONS = (".csv", ".tsv")
 JSONL_EXTENSIONS = (".jsonl", ".ndjson")
 JSON_EXTENSIONS = (".json",)
 
-TEXT_COLUMNS = ("text", "review", "content")
-LABEL_COLUMNS = ("label", "sentiment", "gold")
-POSITIVE_VALUES = {"pos", "positive", "1", "true", "+1"}
-NEGATIVE_VALUES = {"neg", "negative", "0", "false"}
-GOLD_FOLDERS = {"pos": "positive", "neg": "negative"}
 _SKIPPED_NAMES = re.compile(r"^(urls_\w+\.txt|imdbEr\.txt)$", re.IGNORECASE)
 
 
@@ -91,14 +92,20 @@ class Record:
             object of a JSON list (1-based, header excluded), ``path:line N``
             for line N of a JSON Lines file (1-based).
         text: the review text, or None when ``status`` is not ``"ok"``.
-        gold: ``"positive"``, ``"negative"`` or None (unknown).
+        gold: the raw gold label as text (a class name or id, ``";"``-joined names for multi-label, a number for
+            regression; read for the model by :class:`model.batch.gold.GoldReader`), or None (unknown).
         status: ``"ok"`` or a short human-readable reason it failed.
+        text_pair: the second text of a sentence pair, or None for a single text.
+        gold_source: ``"column"`` (a label column or field), ``"folder"`` (the parent folder's name: an unknown one
+            is no gold, not a problem) or ``""`` (no gold).
     """
 
     source: str
     text: str | None
     gold: str | None = None
     status: str = "ok"
+    text_pair: str | None = None
+    gold_source: str = "column"
 
     @property
     def ok(self) -> bool:
@@ -108,28 +115,6 @@ class Record:
 
 def _fail(source: object, status: str, gold: str | None = None) -> Record:
     return Record(str(source), None, gold, status)
-
-
-def normalize_gold(value: object) -> str | None:
-    """Map a gold-label value to ``"positive"``, ``"negative"`` or None.
-
-    Accepts (case-insensitive, surrounding spaces ignored): pos, positive, 1,
-    true -> positive; neg, negative, 0, false -> negative. Booleans and the
-    integers 1/0 work too. Everything else (``-1``, ``unsup``, ``""``, None)
-    means unknown.
-    """
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return "positive" if value else "negative"
-    if isinstance(value, (int, float)):
-        return "positive" if value == 1 else "negative" if value == 0 else None
-    v = str(value).strip().lower()
-    if v in POSITIVE_VALUES:
-        return "positive"
-    if v in NEGATIVE_VALUES:
-        return "negative"
-    return None
 
 
 def _natural_key(name: str) -> list:
@@ -208,17 +193,6 @@ def _read_text_file(path: str, max_file_bytes: int | None) -> tuple[str | None, 
     return text, None
 
 
-def _pick_column(names: list[str], wanted: str | None, candidates: Iterable[str]) -> int | None:
-    lowered = [n.strip().lower() for n in names]
-    if wanted is not None:
-        w = wanted.strip().lower()
-        return lowered.index(w) if w in lowered else None
-    for c in candidates:
-        if c in lowered:
-            return lowered.index(c)
-    return None
-
-
 def _open_stream(path: str) -> tuple[IO[str] | None, str | None]:
     """Open a CSV/TSV/JSONL file for streaming text. Returns ``(handle, failure_status)``."""
     sample, status, _ = _check_file(path, None)  # streamed: no whole-file cap
@@ -243,7 +217,21 @@ def _text_status(text: object, max_record_bytes: int | None) -> str | None:
     return None
 
 
-def _iter_table(path: str, text_column: str | None, max_record_bytes: int | None) -> Iterator[Record]:
+def _row_record(source: str, text: object, pair: object, gold: str | None, has_pair: bool,
+                max_record_bytes: int | None) -> Record:
+    """The record of one row: its text and second text checked (an empty second text is its own status)."""
+    bad = _text_status(text, max_record_bytes)
+    if bad:
+        return _fail(source, bad, gold)
+    if has_pair:
+        if pair is None or (isinstance(pair, str) and not pair.strip()):
+            return _fail(source, "empty second text (sentence pair)", gold)
+        if not isinstance(pair, str):
+            return _fail(source, f"the second text is {type(pair).__name__}, not a string", gold)
+    return Record(source, text, gold, text_pair=pair if has_pair else None)  # type: ignore[arg-type]
+
+
+def _iter_table(path: str, columns: Columns, max_record_bytes: int | None) -> Iterator[Record]:
     """Rows of a CSV (comma) or TSV (tab) file; see the module docstring."""
     fh, status = _open_stream(path)
     if fh is None:
@@ -260,26 +248,23 @@ def _iter_table(path: str, text_column: str | None, max_record_bytes: int | None
             if header is None or not any(h.strip() for h in header):
                 yield _fail(path, "empty file" if header is None else "no header row")
                 return
-            ti = _pick_column(header, text_column, TEXT_COLUMNS)
-            if ti is None:
-                cols = ", ".join(repr(h) for h in header[:12])
-                if text_column is not None:
-                    yield _fail(path, f"no column named {text_column!r} (columns: {cols})")
-                else:
-                    yield _fail(path, f"no text column named text/review/content (columns: {cols}); choose one")
+            at = pick_columns(header, columns)
+            if at.problem is not None:
+                yield _fail(path, at.problem)
                 return
-            li = _pick_column(header, None, LABEL_COLUMNS)
+            ti, pi, li = at.text, at.pair, at.label
             for row in reader:
                 if not row:  # a blank line is not a row
                     continue
                 row_no += 1
                 source = f"{path}:row {row_no}"
-                gold = normalize_gold(row[li]) if li is not None and li < len(row) else None
-                if ti >= len(row):
-                    yield _fail(source, f"row has {len(row)} fields; the text column is #{ti + 1}", gold)
+                gold = gold_text(row[li]) if li is not None and li < len(row) else None
+                if max(ti, pi if pi is not None else 0) >= len(row):
+                    yield _fail(source, f"row has {len(row)} fields; the text column is #{ti + 1}"
+                                + (f", the second text's #{pi + 1}" if pi is not None else ""), gold)
                     continue
-                bad = _text_status(row[ti], max_record_bytes)
-                yield _fail(source, bad, gold) if bad else Record(source, row[ti], gold)
+                yield _row_record(source, row[ti], row[pi] if pi is not None else None, gold, pi is not None,
+                                  max_record_bytes)
         except UnicodeDecodeError as exc:
             yield _fail(f"{path}:row {row_no + 1}", f"undecodable bytes ({exc.reason})")
         except csv.Error as exc:
@@ -288,22 +273,22 @@ def _iter_table(path: str, text_column: str | None, max_record_bytes: int | None
             yield _fail(f"{path}:row {row_no + 1}", _os_error_status(exc, path))
 
 
-def _record_from_object(obj: object, source: str, text_column: str | None, max_record_bytes: int | None) -> Record:
+def _record_from_object(obj: object, source: str, columns: Columns, max_record_bytes: int | None) -> Record:
     if not isinstance(obj, dict):
         return _fail(source, f"expected a JSON object, got {type(obj).__name__}")
     keys = list(obj.keys())
-    ti = _pick_column([str(k) for k in keys], text_column, TEXT_COLUMNS)
-    li = _pick_column([str(k) for k in keys], None, LABEL_COLUMNS)
-    gold = normalize_gold(obj[keys[li]]) if li is not None else None
-    if ti is None:
-        name = repr(text_column) if text_column is not None else "'text'"
+    at = pick_columns([str(k) for k in keys], columns, "field")
+    gold = gold_text(obj[keys[at.label]]) if at.label is not None else None
+    if at.text is None:
+        name = repr(columns.text) if columns.text is not None else "'text'"
         return _fail(source, f"no {name} field", gold)
-    text = obj[keys[ti]]
-    bad = _text_status(text, max_record_bytes)
-    return _fail(source, bad, gold) if bad else Record(source, text, gold)
+    if at.problem is not None:
+        return _fail(source, at.problem, gold)
+    pair = obj[keys[at.pair]] if at.pair is not None else None
+    return _row_record(source, obj[keys[at.text]], pair, gold, at.pair is not None, max_record_bytes)
 
 
-def _iter_jsonl(path: str, text_column: str | None, max_record_bytes: int | None) -> Iterator[Record]:
+def _iter_jsonl(path: str, columns: Columns, max_record_bytes: int | None) -> Iterator[Record]:
     fh, status = _open_stream(path)
     if fh is None:
         yield _fail(path, status or "cannot read")
@@ -323,7 +308,7 @@ def _iter_jsonl(path: str, text_column: str | None, max_record_bytes: int | None
                 except ValueError as exc:
                     yield _fail(source, f"invalid JSON: {exc}")
                     continue
-                yield _record_from_object(obj, source, text_column, max_record_bytes)
+                yield _record_from_object(obj, source, columns, max_record_bytes)
         except UnicodeDecodeError as exc:
             yield _fail(f"{path}:line {line_no + 1}", f"undecodable bytes ({exc.reason})")
         except OSError as exc:
@@ -332,7 +317,7 @@ def _iter_jsonl(path: str, text_column: str | None, max_record_bytes: int | None
         yield _fail(path, "whitespace only")
 
 
-def _iter_json(path: str, text_column: str | None, max_file_bytes: int | None) -> Iterator[Record]:
+def _iter_json(path: str, columns: Columns, max_file_bytes: int | None) -> Iterator[Record]:
     text, status = _read_text_file(path, max_file_bytes)
     if text is None:
         yield _fail(path, status or "cannot read")
@@ -347,24 +332,22 @@ def _iter_json(path: str, text_column: str | None, max_file_bytes: int | None) -
         if not data:
             yield _fail(path, "empty JSON list")
         for i, obj in enumerate(data, 1):
-            yield _record_from_object(obj, f"{path}:row {i}", text_column, max_file_bytes)
+            yield _record_from_object(obj, f"{path}:row {i}", columns, max_file_bytes)
     else:
-        yield _record_from_object(data, path, text_column, max_file_bytes)
+        yield _record_from_object(data, path, columns, max_file_bytes)
 
 
-def _gold_from_folder(path: str) -> str | None:
-    return GOLD_FOLDERS.get(os.path.basename(os.path.dirname(path)).lower())
-
-
-def _iter_review(path: str, text_column: str | None, max_file_bytes: int | None) -> Iterator[Record]:
-    """The one review of a ``.txt`` file (gold label from a ``pos``/``neg`` parent folder)."""
+def _iter_review(path: str, columns: Columns, max_file_bytes: int | None) -> Iterator[Record]:
+    """The one review of a ``.txt`` file; its parent folder's name is its folder gold (``pos/``, ``neg/`` or a class
+    name; read for the model by :class:`model.batch.gold.GoldReader`)."""
     text, status = _read_text_file(path, max_file_bytes)
-    gold = _gold_from_folder(path)
-    yield Record(path, text, gold) if text is not None else _fail(path, status or "cannot read", gold)
+    gold = os.path.basename(os.path.dirname(path)) or None
+    yield (Record(path, text, gold, gold_source="folder") if text is not None
+           else Record(path, None, gold, status or "cannot read", gold_source="folder"))
 
 
-Reader = Callable[[str, "str | None", "int | None"], Iterator[Record]]
-"""``reader(path, text_column, max_file_bytes) -> records`` of one file."""
+Reader = Callable[[str, Columns, "int | None"], Iterator[Record]]
+"""``reader(path, columns, max_file_bytes) -> records`` of one file."""
 
 READERS: dict[str, Reader] = {
     **dict.fromkeys(REVIEW_EXTENSIONS, _iter_review),
@@ -377,15 +360,18 @@ READERS: dict[str, Reader] = {
 SUPPORTED_EXTENSIONS = tuple(READERS)
 
 
-def read_file(path: str, text_column: str | None, max_file_bytes: int | None) -> Iterator[Record]:
-    """Records of one file: :data:`READERS` picks the reader by extension; other files get one status record."""
+def read_file(path: str, columns: Columns | str | None, max_file_bytes: int | None) -> Iterator[Record]:
+    """Records of one file: :data:`READERS` picks the reader by extension; other files get one status record.
+    ``columns``: the named columns (a plain string names the text column only; None detects them)."""
+    if not isinstance(columns, Columns):
+        columns = Columns(text=columns)
     ext = os.path.splitext(path)[1].lower()
     reader = READERS.get(ext)
     if reader is None:
         supported = ", ".join(SUPPORTED_EXTENSIONS)
         yield _fail(path, f"unsupported file type {ext or '(no extension)'!r} (supported: {supported})")
     else:
-        yield from reader(path, text_column, max_file_bytes)
+        yield from reader(path, columns, max_file_bytes)
 
 
-__all__ = ["DEFAULT_MAX_FILE_BYTES", "READERS", "SUPPORTED_EXTENSIONS", "Record", "normalize_gold", "read_file"]
+__all__ = ["DEFAULT_MAX_FILE_BYTES", "READERS", "SUPPORTED_EXTENSIONS", "Columns", "Record", "normalize_gold", "read_file"]

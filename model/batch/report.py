@@ -6,15 +6,24 @@
        "accuracy": float | null, "f1": float | null,
        "confusion_matrix": {"labels": ["negative", "positive"], "matrix": [[tn, fp], [fn, tp]]} | null,
        "ece": float | null,
-       "top_tokens": {"positive": [{"token": str, "score": float, "count": int}, ...], "negative": [...]} | null}
+       "top_tokens": {"positive": [{"token": str, "score": float, "count": int}, ...], "negative": [...]} | null,
+       "task": "single_label" | "multi_label" | "regression", "labels": [str, ...],
+       # single-label:
+       "macro_f1": float, "weighted_f1": float,
+       "per_class": {label: {"precision": float, "recall": float, "f1": float, "support": int}, ...},
+       # multi-label: "micro_f1", "macro_f1", "subset_accuracy", "hamming_loss", "per_class" (as above)
+       # regression: "mae", "rmse", "pearson", "spearman"
+      }
 
-  Rows of ``matrix`` are gold labels, columns predicted labels. The gold-dependent keys (accuracy, f1,
+  Rows of ``matrix`` are gold labels, columns predicted labels, in the model's label order (issue 30: any number
+  of classes; ``ece`` is the top label's). A negative/positive model keeps the keys it always had. The gold-dependent keys (accuracy, f1,
   confusion_matrix, ece) are null without gold labels (ece also with more than two classes); ``top_tokens`` is
   null when token scores were not computed. ``score`` is the mean attribution toward that side in log-odds units
   (:mod:`model.batch.corpus_tokens`).
 * :func:`render_report_html` / :func:`write_report_html`: one HTML file with the same numbers and inline SVG plots
-  (:mod:`model.batch.svg`): confusion matrix, P(positive) histogram by gold label, reliability diagram with the
-  ECE, accuracy by length and truncation, the two ranked token lists with a bar plot. No network access, no
+  (:mod:`model.batch.svg`): confusion matrix (up to 28 classes), per-class precision/recall/F1, the histogram of
+  P(positive) (or the top label's probability, or the value) by gold label, reliability diagram with the ECE,
+  accuracy by length and truncation; a regression's predicted-vs-gold scatter and error by length; the two ranked token lists with a bar plot. No network access, no
   scripts, no external fonts or images; every string from the data (model name, tokens, labels) is escaped.
 
 Both writes are atomic (:mod:`model.atomic`); OSError propagates.
@@ -29,21 +38,59 @@ from collections.abc import Sequence
 
 from ..atomic import atomic_write_bytes
 from ..palette import NEUTRAL, class_colour
+from ..task import MULTI_LABEL, REGRESSION, SINGLE_LABEL
 from .corpus import CorpusMetrics
 from .corpus_tokens import CorpusTokens
-from .svg import NEG, POS, accuracy_bars_svg, confusion_svg, esc, histogram_svg, reliability_svg, token_bars_svg
+from .svg import (
+    NEG,
+    POS,
+    accuracy_bars_svg,
+    confusion_svg,
+    esc,
+    histogram_svg,
+    reliability_svg,
+    scatter_svg,
+    token_bars_svg,
+)
 
 DEFAULT_TOP = 20
 MAX_FAILURES = 20  # failures listed in the report
-METRICS_KEYS = ("n_scored", "n_failed", "n_with_gold", "accuracy", "f1", "confusion_matrix", "ece", "top_tokens")
+METRICS_KEYS = ("n_scored", "n_failed", "n_with_gold", "accuracy", "f1", "confusion_matrix", "ece", "top_tokens",
+                "task", "labels")
+TASK_KEYS = {
+    SINGLE_LABEL: ("macro_f1", "weighted_f1", "per_class"),
+    MULTI_LABEL: ("micro_f1", "macro_f1", "subset_accuracy", "hamming_loss", "per_class"),
+    REGRESSION: ("mae", "rmse", "pearson", "spearman"),
+}
+"""The keys each task adds after :data:`METRICS_KEYS` (null without gold labels)."""
 
 
 def _num(x: float | None) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
 
+def _per_class(metrics: CorpusMetrics) -> dict | None:
+    pc = metrics.per_class
+    if pc is None:
+        return None
+    return {name: {"precision": float(pc.precision[k]), "recall": float(pc.recall[k]), "f1": float(pc.f1[k]),
+                   "support": int(pc.support[k])} for k, name in enumerate(metrics.labels)}
+
+
+def _task_values(metrics: CorpusMetrics) -> dict:
+    """The :data:`TASK_KEYS` of ``metrics.task`` with their values."""
+    reg = metrics.regression
+    values = {"macro_f1": _num(metrics.macro_f1), "weighted_f1": _num(metrics.weighted_f1),
+              "per_class": _per_class(metrics), "micro_f1": _num(metrics.micro_f1),
+              "subset_accuracy": _num(metrics.subset_accuracy), "hamming_loss": _num(metrics.hamming_loss),
+              "mae": _num(reg.mae) if reg else None, "rmse": _num(reg.rmse) if reg else None,
+              "pearson": _num(reg.pearson) if reg else None, "spearman": _num(reg.spearman) if reg else None}
+    return {k: values[k] for k in TASK_KEYS[metrics.task]}
+
+
 def metrics_dict(metrics: CorpusMetrics, tokens: CorpusTokens | None, top: int = DEFAULT_TOP) -> dict:
-    """The ``metrics.json`` content (module docstring) as a dict with exactly :data:`METRICS_KEYS`, in order.
+    """The ``metrics.json`` content (module docstring) as a dict with exactly :data:`METRICS_KEYS` and then the
+    task's :data:`TASK_KEYS`, in order.
 
     Args:
         metrics: from :func:`model.batch.corpus.corpus_metrics`.
@@ -60,7 +107,8 @@ def metrics_dict(metrics: CorpusMetrics, tokens: CorpusTokens | None, top: int =
     return {
         "n_scored": metrics.n_scored, "n_failed": metrics.n_failed, "n_with_gold": metrics.n_with_gold,
         "accuracy": _num(metrics.accuracy), "f1": _num(metrics.f1), "confusion_matrix": confusion,
-        "ece": _num(metrics.ece), "top_tokens": top_tokens,
+        "ece": _num(metrics.ece), "top_tokens": top_tokens, "task": metrics.task, "labels": list(metrics.labels),
+        **_task_values(metrics),
     }
 
 
@@ -96,12 +144,28 @@ def _pct(x: float | None, digits: int = 1) -> str:
     return "n/a" if x is None or math.isnan(x) else f"{100 * x:.{digits}f}%"
 
 
+def _f(x: float | None, digits: int = 4) -> str:
+    return "n/a" if x is None or math.isnan(x) else f"{x:.{digits}f}"
+
+
 def _cards(m: CorpusMetrics) -> str:
-    f1_name = "F1 (positive class)" if m.f1_kind == "positive" else "macro-F1"
-    cards = [(f"{m.n_scored:,}", "reviews scored"), (f"{m.n_failed:,}", "failed"),
-             (f"{m.n_with_gold:,}", "with gold labels"), (_pct(m.positive_share), "predicted positive"),
-             (_pct(m.accuracy), "accuracy"), ("n/a" if m.f1 is None else f"{m.f1:.4f}", f1_name if m.f1_kind else "F1"),
-             ("n/a" if m.ece is None else f"{m.ece:.4f}", "ECE (10 bins)")]
+    f1_name = {"positive": "F1 (positive class)", "micro": "micro-F1"}.get(m.f1_kind or "", "macro-F1")
+    cards = [(f"{m.n_scored:,}", "texts scored"), (f"{m.n_failed:,}", "failed"),
+             (f"{m.n_with_gold:,}", "with gold labels")]
+    if m.positive_share is not None:
+        cards.append((_pct(m.positive_share), "predicted positive"))
+    if m.task == REGRESSION:
+        reg = m.regression
+        cards += [(_f(reg and reg.mae), "MAE"), (_f(reg and reg.rmse), "RMSE"), (_f(reg and reg.pearson), "Pearson r"),
+                  (_f(reg and reg.spearman), "Spearman ρ")]
+    elif m.task == MULTI_LABEL:
+        cards += [(_pct(m.subset_accuracy), "subset accuracy"), (_f(m.micro_f1), "micro-F1"),
+                  (_f(m.macro_f1), "macro-F1"), (_f(m.hamming_loss), "Hamming loss")]
+    else:
+        cards += [(_pct(m.accuracy), "accuracy"), (_f(m.f1), f1_name if m.f1_kind else "F1")]
+        if m.f1_kind == "macro":
+            cards.append((_f(m.weighted_f1), "weighted F1"))
+        cards.append((_f(m.ece), "ECE (10 bins)"))
     return '<div class="cards">' + "".join(f"<div class=\"card\"><b>{esc(v)}</b><span>{esc(k)}</span></div>"
                                          for v, k in cards) + "</div>"
 
@@ -110,12 +174,42 @@ def _section(title: str, svg: str, note: str = "") -> str:
     return f"<section><h2>{esc(title)}</h2>{svg}" + (f"<p>{esc(note)}</p>" if note else "") + "</section>"
 
 
+def _per_class_section(m: CorpusMetrics) -> str:
+    pc = m.per_class
+    if pc is None:
+        return ""
+    body = "".join(f'<tr><td>{esc(n)}</td><td class="n">{pc.precision[k]:.3f}</td><td class="n">{pc.recall[k]:.3f}'
+                   f'</td><td class="n">{pc.f1[k]:.3f}</td><td class="n">{int(pc.support[k]):,}</td></tr>'
+                   for k, n in enumerate(m.labels))
+    return ("<section><h2>Per class</h2><table><tr><th>label</th><th>precision</th><th>recall</th><th>F1</th>"
+            f"<th>support (gold)</th></tr>{body}</table><p>Gold rows only; 0 where a ratio is 0/0.</p></section>")
+
+
+def _regression_sections(m: CorpusMetrics) -> list[str]:
+    reg, e = m.regression, m.error_by_length
+    out = [_section("Predicted against gold", scatter_svg(reg.gold, reg.predicted, "gold", "predicted"),
+                    "Each dot a text with a gold value; dashed: predicted = gold.")]
+    if e is not None:
+        keep = [i for i, n in enumerate(e.names) if e.gold_counts[i]]
+        rows = "".join(f'<tr><td>{esc(e.names[i])}</td><td class="n">{e.accuracy[i]:.3f}</td>'
+                       f'<td class="n">{int(e.gold_counts[i]):,}</td></tr>' for i in keep)
+        out.append("<section><h2>Error by length (tokens)</h2><table><tr><th>length</th><th>mean absolute error</th>"
+                   f"<th>texts</th></tr>{rows}</table></section>")
+    return out
+
+
 def _gold_sections(m: CorpusMetrics) -> list[str]:
     if not m.has_gold:
-        return ["<section><h2>Accuracy, confusion matrix, calibration</h2><p>No gold labels: these need reviews "
-                "with known labels (pos/ and neg/ folders, or a label column).</p></section>"]
-    out = [_section("Confusion matrix", confusion_svg(m.confusion, m.labels),
-                    "Rows: gold label; columns: predicted label; shade and percentages: share of the row.")]
+        return ["<section><h2>Accuracy, confusion matrix, calibration</h2><p>No gold labels: these need texts "
+                "with known labels (pos/ and neg/ folders, folders named after the classes, or a label column)."
+                "</p></section>"]
+    if m.task == REGRESSION:
+        return _regression_sections(m)
+    out = []
+    if m.confusion is not None:
+        out.append(_section("Confusion matrix", confusion_svg(m.confusion, m.labels),
+                            "Rows: gold label; columns: predicted label; shade and percentages: share of the row."))
+    out.append(_per_class_section(m))
     if m.reliability is not None:
         r = m.reliability
         out.append(_section("Reliability diagram", reliability_svg(r.edges, r.confidence, r.accuracy, r.counts, m.ece),
@@ -128,14 +222,15 @@ def _histogram(m: CorpusMetrics) -> str:
     h = m.histogram
     if h.counts_by_gold is not None:  # each class its palette colour, by its place in the model's labels
         groups = [(f"gold {name}", h.counts_by_gold[i], class_colour(i)) for i, name in enumerate(m.labels)]
-        note = "Overlaid per gold label; reviews without a gold label are not in these bars."
+        note = "Overlaid per gold label; texts without a gold label are not in these bars."
     else:
-        groups, note = [("all reviews", h.counts, NEUTRAL)], "No gold labels: every scored review."
-    return _section("P(positive) by gold label", histogram_svg(h.edges, groups, "P(positive)"), note)
+        groups, note = [("all texts", h.counts, NEUTRAL)], "Every scored text."
+    by = " by gold label" if h.counts_by_gold is not None else ""
+    return _section(f"{m.score_name}{by}", histogram_svg(h.edges, groups, m.score_name), note)
 
 
 def _length_section(m: CorpusMetrics) -> str:
-    if not m.has_gold:
+    if not m.has_gold or m.task == REGRESSION:
         return ""
     bl, bt = m.by_length, m.by_truncation
     groups = [("by length in tokens", bl.names, bl.accuracy, bl.gold_counts),
@@ -169,12 +264,14 @@ def _token_section(tokens: CorpusTokens | None, top: int) -> str:
     pos, neg = tokens.top(top, "positive"), tokens.top(top, "negative")
     partial = "" if tokens.complete else f" Stopped early: over the first {tokens.n_explained:,} reviews."
     method = "gradient \u00d7 input" if tokens.method == "grad_x_input" else "integrated gradients"
-    note = (f"Per word and bigram, the mean {method} attribution toward \u201c{tokens.positive_label}\u201d "
-            f"(log-odds units; toward negative: minus it) over the reviews containing it, of "
+    toward, against = tokens.sides
+    note = (f"Per word and bigram, the mean {method} attribution toward \u201c{toward}\u201d "
+            f"({'log-odds' if len(tokens.labels) == 2 else 'logit'} units; toward \u201c{against}\u201d: minus it) "
+            f"over the reviews containing it, of "
             f"{tokens.n_explained:,} reviews explained; only tokens in at least {tokens.min_count} reviews (the count "
             f"is in brackets).{partial}")
-    lists = (f'<div class="lists"><div><h2 style="color:{POS}">Toward positive</h2>{_token_table(pos, POS)}</div>'
-             f'<div><h2 style="color:{NEG}">Toward negative</h2>{_token_table(neg, NEG)}</div></div>')
+    lists = (f'<div class="lists"><div><h2 style="color:{POS}">Toward {esc(toward)}</h2>{_token_table(pos, POS)}</div>'
+             f'<div><h2 style="color:{NEG}">Toward {esc(against)}</h2>{_token_table(neg, NEG)}</div></div>')
     return _section("What drives the corpus", token_bars_svg(pos[:top], neg[:top]), note).replace(
         "</section>", lists + "</section>").replace("<section>", '<section class="wide">', 1)
 

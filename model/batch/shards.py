@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .engine import ResultRow
+from .rows import RowSchema
 from .export import RowWriter, _import_pyarrow
 
 
@@ -39,7 +40,7 @@ class ShardWriter:
         RuntimeError: pyarrow is missing.
     """
 
-    def __init__(self, folder: str | os.PathLike, shard_rows: int = 100_000) -> None:
+    def __init__(self, folder: str | os.PathLike, shard_rows: int = 100_000, schema: RowSchema | None = None) -> None:
         _import_pyarrow()
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -49,6 +50,7 @@ class ShardWriter:
         self.rows_written = 0
         self.shards: list[Path] = []
         self._buf: list[ResultRow] = []
+        self.schema = schema  # the columns of every shard (None: each shard's rows decide)
 
     def write(self, rows: Iterable[ResultRow]) -> None:
         """Buffer rows; every full ``shard_rows`` become one shard on disk."""
@@ -59,7 +61,7 @@ class ShardWriter:
 
     def _flush(self, rows: list[ResultRow]) -> None:
         path = self.folder / f"part-{len(self.shards):05d}.parquet"
-        with RowWriter(path, "parquet") as w:
+        with RowWriter(path, "parquet", schema=self.schema) as w:
             w.write(rows)
         self.shards.append(path)
         self.rows_written += len(rows)

@@ -67,6 +67,7 @@ def _y_axis(x0: float, y0: float, h: float, width: float, top: float, ticks: int
 
 def confusion_svg(matrix: np.ndarray, labels: Sequence[str]) -> str:
     """Confusion matrix: rows gold, columns predicted; cells shaded by row share, with count and row percent.
+    Readable up to 28 classes: from 7 classes the column names are turned, from 9 the percentages left out.
 
     Args:
         matrix: int [C, C] counts, rows gold, columns predicted.
@@ -74,14 +75,18 @@ def confusion_svg(matrix: np.ndarray, labels: Sequence[str]) -> str:
     """
     C = len(labels)
     cell = 110 if C <= 3 else max(40, 330 // C)
-    left, top = 110, 50
+    longest = max((len(str(n)) for n in labels), default=1)
+    turned = C > 6
+    left, top = max(110, 7 * longest + 24), (36 + int(6.2 * longest)) if turned else 50
     w, h = left + C * cell + 20, top + C * cell + 40
     body = [_text(left + C * cell / 2, 16, "predicted", "middle", 12, GREY),
             _text(18, top + C * cell / 2, "gold", "middle", 12, GREY,
                   f' transform="rotate(-90 18 {top + C * cell / 2:.1f})"')]
     rows = np.asarray(matrix, dtype=np.int64)
     for j, name in enumerate(labels):
-        body.append(_text(left + (j + 0.5) * cell, top - 10, name, "middle", 12))
+        x = left + (j + 0.5) * cell
+        body.append(_text(x, top - 10, name, "start" if turned else "middle", 12,
+                          extra=f' transform="rotate(-60 {x:.1f} {top - 10})"' if turned else ""))
         body.append(_text(left - 8, top + (j + 0.5) * cell + 4, name, "end", 12))
     for i in range(C):
         total = max(1, int(rows[i].sum()))
@@ -91,10 +96,45 @@ def confusion_svg(matrix: np.ndarray, labels: Sequence[str]) -> str:
             x, y = left + j * cell, top + i * cell
             body.append(_rect(x, y, cell - 2, cell - 2, colour, f' fill-opacity="{0.08 + 0.82 * share:.3f}"'))
             ink = "#fff" if share > 0.55 else INK
-            body.append(_text(x + cell / 2, y + cell / 2, f"{rows[i, j]:,}", "middle", 16 if C <= 3 else 11, ink,
-                              ' font-weight="600"'))
-            body.append(_text(x + cell / 2, y + cell / 2 + 18, f"{100 * share:.1f}%", "middle", 11, ink))
+            small = C > 8
+            body.append(_text(x + cell / 2, y + cell / 2 + (4 if small else 0), f"{rows[i, j]:,}", "middle",
+                              16 if C <= 3 else 11, ink, ' font-weight="600"'))
+            if not small:
+                body.append(_text(x + cell / 2, y + cell / 2 + 18, f"{100 * share:.1f}%", "middle", 11, ink))
     return _svg(w, h, body, "Confusion matrix (rows gold, columns predicted)")
+
+
+def scatter_svg(x: np.ndarray, y: np.ndarray, xlabel: str, ylabel: str, max_points: int = 5000) -> str:
+    """Predicted-vs-gold scatter (regression) with the y = x line; at most ``max_points`` points (evenly spaced).
+
+    Args:
+        x, y: float [N] (gold on x, predicted on y), same units.
+    """
+    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+    if len(x) > max_points:
+        keep = np.linspace(0, len(x) - 1, max_points).astype(int)
+        x, y = x[keep], y[keep]
+    lo = float(min(x.min(), y.min())) if x.size else 0.0
+    hi = float(max(x.max(), y.max())) if x.size else 1.0
+    hi = hi if hi > lo else lo + 1.0
+    left, top, side = 60, 20, 320
+
+    def px(v: np.ndarray) -> np.ndarray:
+        return left + (v - lo) / (hi - lo) * side
+
+    def py(v: np.ndarray) -> np.ndarray:
+        return top + side - (v - lo) / (hi - lo) * side
+
+    body = [_rect(left, top, side, side, "#fff", f' stroke="{GREY}"'),
+            _line(left, top + side, left + side, top, GREY, ' stroke-dasharray="4 3"')]
+    body += [f'<circle cx="{a:.1f}" cy="{b:.1f}" r="2" fill="{NEUTRAL}" fill-opacity="0.45"/>'
+             for a, b in zip(px(x), py(y))]
+    for v in np.linspace(lo, hi, 5):
+        body.append(_text(float(px(np.array(v))), top + side + 16, f"{v:.3g}", "middle", 11, GREY))
+        body.append(_text(left - 6, float(py(np.array(v))) + 4, f"{v:.3g}", "end", 11, GREY))
+    body.append(_text(left + side / 2, top + side + 34, xlabel, "middle", 12, GREY))
+    body.append(_text(14, top + side / 2, ylabel, "middle", 12, GREY, f' transform="rotate(-90 14 {top + side / 2})"'))
+    return _svg(left + side + 20, top + side + 44, body, f"{ylabel} against {xlabel}")
 
 
 def histogram_svg(edges: np.ndarray, groups: Sequence[tuple[str, np.ndarray, str]], xlabel: str) -> str:

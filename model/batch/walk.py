@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator
 
+from .columns import Columns
 from .readers import (
     _SKIPPED_NAMES,
     DEFAULT_MAX_FILE_BYTES,
@@ -114,6 +115,8 @@ def iter_records(
     paths: Iterable[str | os.PathLike],
     text_column: str | None = None,
     max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
+    pair_column: str | None = None,
+    label_column: str | None = None,
 ) -> Iterator[Record]:
     """Lazily yield one :class:`Record` per review found in ``paths`` (files and/or folders).
 
@@ -121,6 +124,8 @@ def iter_records(
         paths: files and folders, in the order they should be read.
         text_column: the CSV/TSV column or JSON field holding the text; None
             detects ``text``/``review``/``content`` (case-insensitive).
+        pair_column, label_column: the column or field of a sentence pair's second text and of the gold label;
+            None detects ``text_pair`` and ``label``/``labels``/``sentiment``/``gold`` (see :mod:`.columns`).
         max_file_bytes: files read whole (``.txt``, ``.json``) larger than
             this many bytes get a "too large" record; CSV/TSV/JSON Lines files
             are streamed, so the cap applies to each row's text (in
@@ -131,7 +136,8 @@ def iter_records(
         natural sort order). Never raises for bad input: failures are records
         with ``status != "ok"`` (see the module docstring for the rules).
     """
-    walker = _Walker(lambda path: read_file(path, text_column, max_file_bytes))
+    columns = Columns(text_column, pair_column, label_column)
+    walker = _Walker(lambda path: read_file(path, columns, max_file_bytes))
     for p in paths:
         yield from walker.top(os.fspath(p))
 

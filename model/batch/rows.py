@@ -1,0 +1,222 @@
+"""The result row of batch scoring and its columns, which depend on the model (issue 30; docs/batch_schema.md).
+
+One record, :class:`ResultRow`, holds every task's result: the predicted label(s), the class probabilities in the
+model's label order (``labels``), the regression ``value``, the second text of a pair. One schema,
+:class:`RowSchema` (the model's labels, its task, whether texts are pairs), names the exported columns::
+
+    source, text, [text_pair], label, [confidence], [p_<label> per class], [value],
+    num_tokens, truncated, gold, correct, status, num_windows, model
+
+``text_pair`` only when texts are pairs; ``confidence`` only for single-label models; ``p_<label>`` for single- and
+multi-label models (the bundled model writes ``p_negative, p_positive``); ``value`` only for regression. Every
+writer (:mod:`model.batch.export`, :mod:`model.batch.shards`, the Ray engine) and reader goes through
+:meth:`RowSchema.values` and :func:`row_from_mapping`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+from model.task import MULTI_LABEL, REGRESSION, SINGLE_LABEL
+
+from .readers import Record
+
+PROBABILITY_PREFIX = "p_"
+BINARY_LABELS = ("negative", "positive")
+
+
+@dataclass(frozen=True, slots=True)
+class ResultRow:
+    """One exported row: a scored text (or pair) or the reason an input was not scored.
+
+    Attributes:
+        source: where the text came from (see :class:`model.batch.Record`).
+        text: the full text ("" when it could not be read).
+        label: the prediction: the class (single-label), the labels at or above the threshold joined by ``";"``
+            (multi-label, maybe ""), "" for regression and when not scored.
+        probabilities: float [C] as a tuple, in the order of ``labels``: softmax (single-label) or independent
+            sigmoids (multi-label); ``()`` for regression and when not scored.
+        num_tokens: tokens the model saw, ``[CLS]`` included (0 when not scored).
+        truncated: the text was longer than ``max_len`` tokens and cut (head+tail; a pair: longest side first).
+        gold: the known true label in the model's names (multi-label ``";"``-joined; regression the value as text),
+            or "" when unknown.
+        correct: single-label ``label == gold``; multi-label the exact set (subset accuracy); None for regression
+            and when the gold is unknown.
+        status: ``"ok"`` or why the input was not scored.
+        num_windows: the windows the text was read in (:mod:`model.windows`; 1 when it fits or was cut, 0 when
+            not scored).
+        model: the folder of the model that scored the row (absolute path; "" when not scored or unknown).
+        text_pair: the second text of a sentence pair, or None.
+        value: the regression output (raw), or None.
+        labels: the model's C class names (``Predictor.labels``), naming ``probabilities``; ``()`` for regression
+            and when not scored.
+        task: :data:`model.task.TASKS`.
+    """
+
+    source: str
+    text: str
+    label: str
+    probabilities: tuple[float, ...]
+    num_tokens: int
+    truncated: bool
+    gold: str
+    correct: bool | None
+    status: str
+    num_windows: int = 1
+    model: str = ""
+    text_pair: str | None = None
+    value: float | None = None
+    labels: tuple[str, ...] = ()
+    task: str = SINGLE_LABEL
+
+    @property
+    def ok(self) -> bool:
+        """True when the text was scored."""
+        return self.status == "ok"
+
+    def probability(self, name: str) -> float | None:
+        """The probability of class ``name`` (softmax or sigmoid), or None (not scored, regression, no such class)."""
+        if not self.probabilities or name not in self.labels:
+            return None
+        return self.probabilities[self.labels.index(name)]
+
+    @property
+    def confidence(self) -> float | None:
+        """Single-label: the predicted class's probability (the top one); None otherwise."""
+        if self.task != SINGLE_LABEL or not self.probabilities:
+            return None
+        return max(self.probabilities)
+
+
+BLOCK_FIELDS = ("source", "text", "label", "probabilities", "num_tokens", "truncated", "gold", "correct", "status",
+                "num_windows", "model", "text_pair", "value", "labels", "task")
+"""Every :class:`ResultRow` field, in order (the Ray engine's blocks carry them all)."""
+assert tuple(f.name for f in fields(ResultRow)) == BLOCK_FIELDS
+
+
+def failed_row(record: Record, status: str | None = None, gold: str = "") -> ResultRow:
+    """The row for a record that was not scored (``status`` overrides the record's; ``gold`` the resolved one)."""
+    return ResultRow(record.source, record.text or "", "", (), 0, False, gold, None, status or record.status, 0,
+                     text_pair=record.text_pair)
+
+
+def binary_row(source: str, text: str, label: str, p_positive: float | None, num_tokens: int, truncated: bool,
+               gold: str, correct: bool | None, status: str, **kw: Any) -> ResultRow:
+    """A row of a negative/positive model given P(positive) (``probabilities = (1 - p, p)``; ``()`` for None), as
+    the rows were written before issue 30: for tests, benchmarks and hand-made rows."""
+    probs = () if p_positive is None else (1.0 - float(p_positive), float(p_positive))
+    return ResultRow(source, text, label, probs, num_tokens, truncated, gold, correct, status,
+                     **{"labels": BINARY_LABELS if probs else (), **kw})
+
+
+@dataclass(frozen=True)
+class RowSchema:
+    """The exported columns of one model's rows (module docstring).
+
+    Attributes:
+        labels: the model's class names, in order. task: :data:`model.task.TASKS`.
+        pairs: the rows hold sentence pairs (a ``text_pair`` column); None: not known yet (a writer decides from the
+            first rows it writes, :class:`model.batch.export.RowWriter`).
+    """
+
+    labels: tuple[str, ...] = BINARY_LABELS
+    task: str = SINGLE_LABEL
+    pairs: bool | None = False
+
+    @classmethod
+    def of_rows(cls, rows: Sequence[ResultRow]) -> RowSchema:
+        """The schema of ``rows``: the labels and task of the first scored row (the bundled model's when none),
+        pairs when any row has a second text."""
+        first = next((r for r in rows if r.ok), None)
+        pairs = any(r.text_pair is not None for r in rows)
+        return cls(first.labels, first.task, pairs) if first else cls(pairs=pairs)
+
+    @classmethod
+    def of_predictor(cls, predictor: Any, pairs: bool | None = False) -> RowSchema:
+        """The schema of a :class:`model.Predictor`'s rows (its labels and ``task.kind``; single-label without)."""
+        task = getattr(getattr(predictor, "task", None), "kind", SINGLE_LABEL)
+        return cls(tuple(predictor.labels), task, pairs)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The column names, in order."""
+        cols = ["source", "text"] + (["text_pair"] if self.pairs else []) + ["label"]
+        if self.task == SINGLE_LABEL:
+            cols.append("confidence")
+        if self.task != REGRESSION:
+            cols += [PROBABILITY_PREFIX + name for name in self.labels]
+        else:
+            cols.append("value")
+        return (*cols, "num_tokens", "truncated", "gold", "correct", "status", "num_windows", "model")
+
+    def values(self, row: ResultRow) -> dict[str, Any]:
+        """``row`` as a dict keyed by :attr:`columns`, in order (None for unknown values)."""
+        out: dict[str, Any] = {"source": row.source, "text": row.text}
+        if self.pairs:
+            out["text_pair"] = row.text_pair
+        out["label"] = row.label
+        if self.task == SINGLE_LABEL:
+            out["confidence"] = row.confidence
+        if self.task != REGRESSION:
+            out.update((PROBABILITY_PREFIX + n, row.probability(n)) for n in self.labels)
+        else:
+            out["value"] = row.value
+        out.update(num_tokens=row.num_tokens, truncated=row.truncated, gold=row.gold, correct=row.correct,
+                   status=row.status, num_windows=row.num_windows, model=row.model)
+        return out
+
+    def arrow_schema(self, pa: Any) -> Any:
+        """The Arrow schema of :attr:`columns` (``pa`` is the imported ``pyarrow`` module)."""
+        types = {"num_tokens": pa.int64(), "num_windows": pa.int64(), "truncated": pa.bool_(), "correct": pa.bool_(),
+                 "confidence": pa.float64(), "value": pa.float64()}
+        return pa.schema([(c, pa.float64() if c.startswith(PROBABILITY_PREFIX) else types.get(c, pa.string()))
+                          for c in self.columns])
+
+
+def _parse_bool(v: Any) -> bool | None:
+    if v is None or v == "":
+        return None
+    if isinstance(v, bool):
+        return v
+    return str(v).strip().lower() == "true"
+
+
+def _float(v: Any) -> float | None:
+    if v is None or v == "":
+        return None
+    x = float(v)
+    return None if math.isnan(x) else x
+
+
+def row_from_mapping(d: dict[str, Any]) -> ResultRow:
+    """A :class:`ResultRow` from an exported row (CSV strings or native JSON/Parquet values). The labels are the
+    ``p_<label>`` columns in order; the task is regression with a ``value`` column, multi-label without a
+    ``confidence`` column, else single-label. Exports written before issue 30 (one ``p_positive`` column) read as
+    the bundled model's rows. Raises ValueError on a value of the wrong type."""
+    names = tuple(k[len(PROBABILITY_PREFIX):] for k in d if k.startswith(PROBABILITY_PREFIX))
+    status = str(d.get("status") or "")
+    probs = tuple(_float(d.get(PROBABILITY_PREFIX + n)) for n in names)
+    if names == ("positive",) and "confidence" not in d:  # before issue 30: P(positive) of the bundled model
+        names, probs = BINARY_LABELS, ((None if probs[0] is None else 1.0 - probs[0]), probs[0])
+    task = REGRESSION if "value" in d else SINGLE_LABEL if "confidence" in d or names == BINARY_LABELS else MULTI_LABEL
+    pair = d.get("text_pair")
+    return ResultRow(
+        source=str(d.get("source") or ""), text=str(d.get("text") or ""), label=str(d.get("label") or ""),
+        probabilities=() if any(p is None for p in probs) else tuple(probs),  # type: ignore[arg-type]
+        num_tokens=int(d.get("num_tokens") or 0), truncated=bool(_parse_bool(d.get("truncated"))),
+        gold=str(d.get("gold") or ""), correct=_parse_bool(d.get("correct")), status=status,
+        num_windows=int(d.get("num_windows") or (1 if status == "ok" else 0)), model=str(d.get("model") or ""),
+        text_pair=str(pair) if pair else None,
+        value=_float(d.get("value")), labels=names if status == "ok" else (),
+        task=task if status == "ok" else SINGLE_LABEL,
+    )
+
+
+EXPORT_COLUMNS = RowSchema().columns
+"""The bundled model's columns: ``source, text, label, confidence, p_negative, p_positive, num_tokens, truncated,
+gold, correct, status, num_windows, model``."""
+
+__all__ = ["BLOCK_FIELDS", "EXPORT_COLUMNS", "PROBABILITY_PREFIX", "ResultRow", "RowSchema", "binary_row", "failed_row", "row_from_mapping"]
