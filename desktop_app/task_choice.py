@@ -1,0 +1,147 @@
+"""The state's choices for any task type (issue 30): the class to explain, the multi-label threshold, the second text.
+
+:class:`TaskChoice` lives in :class:`desktop_app.state.ExplorerState` as ``state.task`` (as ``state.windows`` holds
+the window choice). One "Explain class" choice serves the explanations, the token colours, DecompX, Compare and the
+by-layer plot: it defaults to the predicted class (:attr:`model.prediction.Prediction.label_index`, the argmax of the
+logits) and follows it from text to text until the user picks a class; then it stays on the user's class until the
+model changes or the user picks "predicted" again (``pick(None)``). Qt signals only; no torch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from PySide6.QtCore import QObject, Signal
+
+PREDICTED = None  # ``TaskChoice.pick(PREDICTED)``: follow the predicted class again
+
+
+def relabelled(pred, threshold: float):
+    """``pred`` (a :class:`model.prediction.Prediction`) read with another multi-label ``threshold``: a
+    ``dataclasses.replace`` with the new ``threshold`` and ``label`` (the labels at or above it, ";"-joined), its
+    whole document's too; no forward pass (the sigmoids are unchanged). Other tasks: ``pred`` unchanged."""
+    from model.task import MULTI_LABEL, label_text, predicted_labels
+
+    if pred is None or pred.task != MULTI_LABEL:
+        return pred
+    doc = relabelled(pred.document, threshold) if pred.document is not None else None
+    label = label_text(predicted_labels(pred.probabilities, pred.labels, MULTI_LABEL, threshold))
+    return dataclasses.replace(pred, threshold=float(threshold), label=label, document=doc)
+
+
+def verdict_text(pred) -> str:
+    """One line for the status bar: "positive (97.3 %)" (single-label), "joy, love" or "no label >= 0.50"
+    (multi-label), "value 3.42" (regression), "attention only" (no classification head)."""
+    if pred.attention_only:
+        return "attention only"
+    if pred.task == "regression":
+        return f"value {pred.value:.3g}"
+    if pred.task == "multi_label":
+        names = pred.predicted_labels
+        return ", ".join(names) if names else f"no label \u2265 {pred.threshold:.2f}"
+    return f"{pred.label} ({pred.probabilities.max() * 100:.1f} %)"
+
+
+class TaskChoice(QObject):
+    """The class to explain, the multi-label threshold and the second text of a pair (see the module docstring).
+
+    Args:
+        state: the :class:`~desktop_app.state.ExplorerState` it belongs to (followed: ``prediction_changed``,
+            ``model_changed``).
+
+    Signals:
+        target_changed(int): the class to explain changed (an index into the labels; -1 when there is none).
+        threshold_changed(float): the multi-label threshold changed (in (0, 1)).
+        text_pair_changed(object): the second text changed (a str, or None: a single text).
+    """
+
+    target_changed = Signal(int)
+    threshold_changed = Signal(float)
+    text_pair_changed = Signal(object)
+
+    def __init__(self, state) -> None:
+        super().__init__(state)
+        self.state = state
+        self.user: int | None = None  # the user's class, or None: follow the predicted one
+        self._target = -1
+        self.threshold = 0.5
+        self.text_pair: str | None = None
+        state.prediction_changed.connect(self._follow)
+        state.model_changed.connect(self._on_model)
+
+    # ---------------------------------------------------------------- the class to explain
+    @property
+    def target(self) -> int:
+        """The class to explain: the user's pick, else the prediction's ``label_index``; -1 with no prediction and no
+        pick (or a model without classes)."""
+        return self._target
+
+    @property
+    def following(self) -> bool:
+        """True while the choice follows the predicted class (the user has not picked one)."""
+        return self.user is None
+
+    def predicted(self) -> int:
+        """The current prediction's default class (``label_index`` of the whole text), or -1."""
+        pred = self.state.prediction
+        return pred.whole.label_index if pred is not None else -1
+
+    def pick(self, index: int | None) -> None:
+        """Explain class ``index`` (0-based) from now on; None (:data:`PREDICTED`): follow the predicted class.
+
+        Raises:
+            ValueError: an index outside the model's labels.
+        """
+        labels = self.labels()
+        if index is not None:
+            index = int(index)
+            if not 0 <= index < max(1, len(labels)):
+                raise ValueError(f"class {index} is not one of the model's {len(labels)} classes")
+        self.user = index
+        self._update()
+
+    def labels(self) -> tuple[str, ...]:
+        """The loaded model's class names (empty before a model is known)."""
+        info = self.state.info
+        return tuple(info.labels) if info is not None else ()
+
+    def _update(self) -> None:
+        new = self.user if self.user is not None else self.predicted()
+        if new != self._target:
+            self._target = new
+            self.target_changed.emit(new)
+
+    def _follow(self, _pred) -> None:
+        if self.user is None:
+            self._update()
+
+    def _on_model(self, info) -> None:
+        self.user = None  # another model (or task): its classes are other classes
+        self.threshold = float(getattr(info, "threshold", 0.5))
+        self._update()
+
+    # ---------------------------------------------------------------- the threshold
+    def set_threshold(self, threshold: float) -> None:
+        """Use ``threshold`` (in (0, 1)) for the multi-label decision: the prediction on display is re-labelled
+        (:func:`relabelled`, no forward pass) and announced through the state.
+
+        Raises:
+            ValueError: a threshold outside (0, 1) (:func:`model.task.check_threshold`).
+        """
+        from model.task import check_threshold
+
+        t = check_threshold(threshold)
+        if t == self.threshold:
+            return
+        self.threshold = t
+        self.threshold_changed.emit(t)
+        pred = self.state.prediction
+        if pred is not None and pred.task == "multi_label" and pred.threshold != t:
+            self.state.set_prediction(relabelled(pred, t))
+
+    # ---------------------------------------------------------------- the second text
+    def set_text_pair(self, text: str | None) -> None:
+        """Remember the second text of a pair (None: the text is a single text) and announce a change."""
+        if text != self.text_pair:
+            self.text_pair = text
+            self.text_pair_changed.emit(text)
