@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from PySide6.QtCore import QObject, Signal
 
 PREDICTED = None  # ``TaskChoice.pick(PREDICTED)``: follow the predicted class again
@@ -27,6 +29,15 @@ def relabelled(pred, threshold: float):
     doc = relabelled(pred.document, threshold) if pred.document is not None else None
     label = label_text(predicted_labels(pred.probabilities, pred.labels, MULTI_LABEL, threshold))
     return dataclasses.replace(pred, threshold=float(threshold), label=label, document=doc)
+
+
+def same_input(a, b) -> bool:
+    """True when predictions ``a`` and ``b`` read the same input the same way (text, second text, logits): only
+    their labelling may differ (a multi-label threshold), so their explanations are the same."""
+    if a is None or b is None:
+        return a is b
+    return a is b or (a.text == b.text and a.text_pair == b.text_pair and a.tokens == b.tokens
+                      and np.array_equal(a.logits, b.logits))
 
 
 def verdict_text(pred) -> str:
@@ -137,7 +148,9 @@ class TaskChoice(QObject):
         self.threshold_changed.emit(t)
         pred = self.state.prediction
         if pred is not None and pred.task == "multi_label" and pred.threshold != t:
+            by_layer = self.state.layer_probabilities  # the sigmoids by layer do not depend on the threshold
             self.state.set_prediction(relabelled(pred, t))
+            self.state.set_layer_probabilities(by_layer)
 
     # ---------------------------------------------------------------- the second text
     def set_text_pair(self, text: str | None) -> None:
