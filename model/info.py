@@ -108,8 +108,8 @@ def build_model_info(predictor: Any, load_s: float, pe_worked_example: np.ndarra
     """Summarise a loaded :class:`model.Predictor` as a :class:`ModelInfo` (see :meth:`model.Predictor.model_info`).
 
     Args:
-        predictor: the loaded predictor (its ``config``, ``model_dir``, ``metrics``, ``device_name`` and
-            ``positional_encoding``).
+        predictor: the loaded predictor (its ``config``, ``model_dir``, ``metrics``, ``device_name``,
+            ``positional_encoding``, ``task`` and ``reads_pairs``).
         load_s: seconds it took to load the model (shown in the GUI).
         pe_worked_example: float32 [4, 4], the sinusoidal encoding of :data:`PE_WORKED_EXAMPLE`.
     """
@@ -139,6 +139,10 @@ def build_model_info(predictor: Any, load_s: float, pe_worked_example: np.ndarra
         precision=getattr(predictor, "precision", "fp32"),
         has_head=len(cfg.labels) > 0,
         load_note=getattr(cfg, "load_note", ""),
+        task=predictor.task.kind,
+        threshold=predictor.task.threshold,
+        task_source=predictor.task.source,
+        reads_pairs=bool(predictor.reads_pairs),
     )
 
 

@@ -183,21 +183,30 @@ class WindowCollector:
 
     Args:
         encoder: the predictor's text encoder.
-        encoded: ``(ids int64 [T], truncated)`` per text (``encode_ids_batch``; ``whole=True`` for windows).
-        labels: the class names.
+        encoded: per text ``(ids int64 [T], truncated)`` (``encode_ids_batch``; ``whole=True`` for windows), or per
+            sentence pair ``(ids, segment ids int8 [T], which side was cut)`` (``encode_pair_ids_batch``: one item,
+            never windows).
+        reader: the predictor: its ``labels``, ``task``, ``read_out`` and ``probabilities`` read the logits.
         windowed: read long texts in windows (False: each text is one item, as encoded).
+
+    Attributes:
+        items: the int64 id arrays to score; segments: each item's segment ids (None for a single text).
     """
 
-    def __init__(self, encoder, encoded: list[tuple[np.ndarray, bool]], labels: tuple[str, ...], windowed: bool):
-        self.labels = labels
+    def __init__(self, encoder, encoded: list[tuple], reader, windowed: bool):
+        self.reader = reader
         self.items: list[np.ndarray] = []
+        self.segments: list[np.ndarray | None] = []
         self.owner: list[int] = []
         self.ranges: list[np.ndarray] = []
-        self.truncated = [t for _, t in encoded]
-        self.num_tokens = [len(ids) for ids, _ in encoded]
-        for k, (ids, _) in enumerate(encoded):
-            inputs, ranges = window_inputs(encoder, ids) if windowed else ([ids], np.zeros((1, 2), np.int64))
+        self.truncated = [bool(e[1]) if len(e) == 2 else bool(e[2]) for e in encoded]
+        self.pair_cut = ["" if len(e) == 2 else e[2] for e in encoded]
+        self.num_tokens = [len(e[0]) for e in encoded]
+        for k, e in enumerate(encoded):
+            one = len(e) == 3 or not windowed
+            inputs, ranges = ([e[0]], np.zeros((1, 2), np.int64)) if one else window_inputs(encoder, e[0])
             self.items.extend(inputs)
+            self.segments.extend([e[1] if len(e) == 3 else None] * len(inputs))
             self.owner.extend([k] * len(inputs))
             self.ranges.append(ranges)
         views = [len(r) + (len(r) > 1) for r in self.ranges]  # windows, and the head+tail cut of a long text
@@ -217,10 +226,12 @@ class WindowCollector:
             return None
         W = len(self.ranges[k])
         if W == 1:
-            p = probs.astype(np.float32)
+            z, p = logits, probs.astype(np.float32)
         else:  # the windows, then the head+tail cut
             z = np.stack([self.logits.pop(self.first[k] + v) for v in range(W + 1)])
-            z = aggregate(z[:W], self.ranges[k], head_tail=z[W])
-            p = torch.from_numpy(np.asarray(z, np.float32)).softmax(-1).numpy()
+            z = np.asarray(aggregate(z[:W], self.ranges[k], head_tail=z[W]), np.float32)
+            p = self.reader.probabilities(torch.from_numpy(z))
         self.logits.pop(item, None)
-        return k, Score(self.labels[int(p.argmax())], p, self.truncated[k], self.num_tokens[k], num_windows=W)
+        label, value = self.reader.read_out(z, p)
+        return k, Score(label, p, self.truncated[k], self.num_tokens[k], num_windows=W, task=self.reader.task.kind,
+                        value=value, pair_truncated=self.pair_cut[k])

@@ -236,6 +236,11 @@ class Prediction:
         }
 
 
+class PairNotSupported(ValueError):
+    """Raised when a sentence pair (``text_pair``) is given to a model that reads single texts (the bundled model,
+    or a tokenizer without a pair template); the message names the model."""
+
+
 class NoClassificationHead(ValueError):
     """Raised when a prediction, explanation or score is asked of a model without a classification head
     (a bare encoder opened in attention-only mode)."""

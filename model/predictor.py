@@ -25,20 +25,22 @@ from .core.config import EncoderConfig
 from .core.encoder import TransformerClassifier
 from .core.paths import default_model_dir
 from .core.positional import sinusoidal_positional_encoding
-from .core.tokenizer import Encoded, TextEncoder, load_tokenizer
+from .core.tokenizer import TextEncoder, load_tokenizer
 from .core.weights import TOKENIZER_FILE, load_model, read_metrics
 from .hf.backend import HFEncoder, HFModelSummary
 from .hf.loading import is_hf_folder, load_hf_folder
 from .info import PE_WORKED_EXAMPLE, ModelInfo, build_model_info
 from .inputs import check_text, resolve_device, token_budget_batches
-from .internals import AttentionInternals, EmbeddingNorms
+from .inspection import PredictorInternals
 from .long_text import WindowCollector, forward_logits, whole_windows, window_inputs
 from .precision import autocast, resolve as resolve_precision
 from .prediction import NoClassificationHead, NoPositionalMatrix, Prediction, Score
+from .reading import PredictorReading, config_task
+from .segments import pad_segments, types_kw
 from .windows import aggregate, check_policy
 
 
-class Predictor(PredictorAnalysis):
+class Predictor(PredictorReading, PredictorAnalysis, PredictorInternals):
     """A loaded model + tokenizer, ready to classify.
 
     Concurrency policy: one Predictor per thread. A thread that runs the model alongside another
@@ -67,6 +69,7 @@ class Predictor(PredictorAnalysis):
         self.model_dir = model_dir
         self.metrics = metrics or {}
         self.precision = "fp32"  # of predict and score_many: "fp32" or "bf16" (:meth:`use_precision`)
+        self._task = config_task(model.config)  # how the logits are read (:attr:`task`, :meth:`set_task`)
 
     @property
     def config(self) -> EncoderConfig | HFModelSummary:
@@ -135,6 +138,7 @@ class Predictor(PredictorAnalysis):
         Its results equal this Predictor's."""
         twin = Predictor(copy.deepcopy(self.model), self.encoder, self.device, self.model_dir, self.metrics)
         twin.precision = self.precision
+        twin._task = self._task
         return twin
 
     def use_precision(self, requested: str = "auto") -> str:
@@ -143,114 +147,58 @@ class Predictor(PredictorAnalysis):
         self.precision = resolve_precision(requested, self)
         return self.precision
 
-    def encode(self, text: str) -> Encoded:
-        """Tokenize ``text`` as the model will see it (see :class:`model.core.tokenizer.Encoded`).
-
-        Raises:
-            ValueError: see :func:`~model.inputs.check_text`.
-        """
-        return self.encoder.encode(check_text(text))
-
     @torch.inference_mode()
-    def predict(self, text: str, head_mask=None, long_text: str | None = None) -> Prediction:
-        """Classify one text and return attention for every layer and head.
+    def predict(self, text: str, head_mask=None, long_text: str | None = None, text_pair: str | None = None
+                ) -> Prediction:
+        """Classify one text (or a sentence pair) and return attention for every layer and head.
 
         ``head_mask``: optional array-like (L, H), 1 keeps head h of layer l, 0 removes it (its context vector times
         0 before the output projection; Michel et al. 2019); an all-ones mask gives bit-identical results.
         ``long_text``: ``"windows"`` (default: a text longer than the model's maximum length is read in overlapping
         windows, :mod:`model.windows`; ``attention`` is the first window's) or ``"head_tail"`` (cut). A text that
-        fits gives the same result under both.
+        fits gives the same result under both. ``text_pair``: the second text of a sentence pair, encoded as the
+        model's tokenizer encodes a pair (separators, ``token_type_ids``; the longer side cut first, never read in
+        windows). The probabilities and the label follow :attr:`task`.
 
         Raises:
-            ValueError: empty/whitespace-only text, a non-string, or more than
+            ValueError: empty/whitespace-only text (either text), a non-string, or more than
                 ``model.inputs.MAX_TEXT_CHARS`` characters; a head mask of the wrong shape or values; an unknown
-                ``long_text`` policy.
+                ``long_text`` policy. PairNotSupported (a ValueError): a pair on a model that reads single texts.
         """
         t0 = time.perf_counter()
         hm = self.check_head_mask(head_mask)
-        enc = self.encoder.encode(check_text(text), whole=check_policy(long_text) == "windows")
-        windows = whole_windows(self, enc)
-        inputs, _ = window_inputs(self.encoder, enc.ids)
+        windowed = check_policy(long_text) == "windows"
+        pair = self.check_pair(text_pair)
+        if pair is None:
+            enc = self.encoder.encode(check_text(text), whole=windowed)
+            windows, inputs = whole_windows(self, enc), window_inputs(self.encoder, enc.ids)[0]
+        else:
+            enc = self.encode(text, pair)
+            windows, inputs = None, [enc.ids]
         ids = torch.from_numpy(inputs[0]).unsqueeze(0).to(self.device)  # (1, T_0)
         mask = torch.ones_like(ids, dtype=torch.bool)  # (1, T_0)
         with self.masked(hm), autocast(self.precision, self.device):
-            logits, attn = self.model(ids, mask, need_weights=True)  # (1, C), (1, L, H, T_0, T_0)
+            logits, attn = self.model(ids, mask, need_weights=True, **types_kw(self.model, enc.segment_ids,
+                                                                                self.device))  # (1, C), (1, L, H, T_0, T_0)
         window_logits, head_tail = logits.float().cpu(), None
         if len(inputs) > 1:  # the other windows, then the head+tail cut
             with autocast(self.precision, self.device):
                 views = torch.cat([window_logits, forward_logits(self, inputs[1:], hm)])  # (W + 1, C)
             window_logits, head_tail = views[: windows.count], views[windows.count].numpy()
             logits = torch.from_numpy(aggregate(window_logits.numpy(), windows.ranges, head_tail=head_tail))[None]
-        probs = logits.softmax(-1)[0].float().cpu().numpy()  # (C,); (0,) in attention-only mode
+        probs = self.probabilities(logits[0])  # (C,); (0,) for regression and in attention-only mode
+        z = logits[0].float().cpu().numpy().astype(np.float32)
+        label, _ = self.read_out(z, probs)
         return Prediction(
-            text=text, tokens=enc.tokens, offsets=enc.offsets,
-            label=self.labels[int(probs.argmax())] if len(probs) else "", labels=self.labels,
-            probabilities=probs.astype(np.float32), logits=logits[0].float().cpu().numpy().astype(np.float32),
-            attention=attn[0].float().cpu().numpy().astype(np.float32), truncated=enc.truncated,
-            num_source_tokens=enc.num_source_tokens, elapsed_s=time.perf_counter() - t0, device=str(self.device),
-            pooling=self.config.pooling, windows=windows.ranges, window_chars=windows.chars,
-            window_logits=window_logits.numpy().astype(np.float32),
-            window_probabilities=window_logits.softmax(-1).numpy().astype(np.float32), head_tail_logits=head_tail,
+            text=text, tokens=enc.tokens, offsets=enc.offsets, label=label, labels=self.labels,
+            probabilities=probs, logits=z, attention=attn[0].float().cpu().numpy().astype(np.float32),
+            truncated=enc.truncated, num_source_tokens=enc.num_source_tokens, elapsed_s=time.perf_counter() - t0,
+            device=str(self.device), pooling=self.config.pooling, task=self._task.kind,
+            threshold=self._task.threshold, text_pair=pair, segment_ids=enc.segment_ids,
+            pair_truncated=enc.pair_truncated, head_tail_logits=head_tail, **({} if windows is None else dict(
+                windows=windows.ranges, window_chars=windows.chars, window_logits=window_logits.numpy().astype(
+                    np.float32), window_probabilities=self.probabilities(window_logits))),
         )
-
-    @torch.inference_mode()
-    def attention_internals(self, text: str, layer: int, head_mask=None) -> AttentionInternals:
-        """Queries, keys, values, pre-softmax scores and head outputs of one layer for ``text``.
-
-        Dispatches to the backend: ``self.model.attention_internals(input_ids, mask, layer)`` (the bundled
-        :class:`~model.core.encoder.TransformerClassifier`; another backend supplies the same method and,
-        where its scores carry extra terms, says so in ``extra_score_terms``). ``softmax(scores)`` equals
-        ``predict(text).attention[layer]``. Computed for one layer only (512 tokens x d_model floats, not
-        all layers at once).
-
-        Args:
-            text: the review (tokenized exactly as :meth:`predict` does).
-            layer: 0-based layer; negative counts from the last.
-            head_mask: optional (L, H) head mask, as in :meth:`predict` (the layers below see the masked model).
-
-        Returns:
-            :class:`model.internals.AttentionInternals` (read-only float32 arrays).
-
-        Raises:
-            ValueError: bad text (see :func:`~model.inputs.check_text`) or head mask. IndexError: ``layer`` out of
-                range.
-        """
-        n_layers = self.config.n_layers
-        if not -n_layers <= layer < n_layers:
-            raise IndexError(f"layer {layer} out of range for {n_layers} layers")
-        layer %= n_layers
-        enc = self.encode(text)
-        ids = torch.from_numpy(enc.ids).unsqueeze(0).to(self.device)  # (1, T)
-        mask = torch.ones_like(ids, dtype=torch.bool)  # (1, T)
-        checked = self.check_head_mask(head_mask)
-        with self.masked(checked):
-            parts = self.model.attention_internals(ids, mask, layer)
-
-        def arr(name: str, batched: bool = True) -> np.ndarray | None:
-            t = parts.get(name)
-            return None if t is None else (t[0] if batched else t).float().cpu().numpy().astype(np.float32)
-
-        return AttentionInternals(
-            tokens=tuple(enc.tokens), layer=layer, extra_score_terms=parts.get("extra_score_terms"),
-            **{n: arr(n) for n in ("queries", "keys", "values", "scores", "head_outputs", "inputs", "attention_output",
-                                   "position_scores")},
-            output_weight=arr("output_weight", False), output_bias=arr("output_bias", False),
-            score_scale=parts.get("score_scale"), head_scale=None if checked is None else checked[layer].copy(),
-        )
-
-    @torch.inference_mode()
-    def embedding_norms(self, text: str) -> EmbeddingNorms:
-        """Per-position ||PE(pos)|| and ||token embedding x sqrt(d_model)|| of ``text`` (dispatches to
-        ``self.model.embedding_norms``, like :meth:`attention_internals`).
-
-        Raises:
-            ValueError: bad text (see :func:`~model.inputs.check_text`).
-        """
-        enc = self.encode(text)
-        ids = torch.from_numpy(enc.ids).unsqueeze(0).to(self.device)  # (1, T)
-        with self.forward_lock:
-            pe, tok = self.model.embedding_norms(ids)
-        return EmbeddingNorms(tuple(enc.tokens), pe[0].float().cpu().numpy(), tok[0].float().cpu().numpy())
 
     @torch.inference_mode()
     def score_many(
@@ -263,11 +211,12 @@ class Predictor(PredictorAnalysis):
         max_tokens: int = 4096,
         head_mask=None,
         long_text: str | None = None,
+        text_pairs: Sequence[str | None] | None = None,
     ) -> list[Score]:
-        """Score many texts without attention, in length-bucketed batches (fast SDPA path).
+        """Score many texts (or sentence pairs) without attention, in length-bucketed batches (fast SDPA path).
 
         Texts are taken in windows of ``window`` consecutive texts, sorted by length within one (each batch holds
-        similar lengths); the scores come back in input order.
+        similar lengths); the scores come back in input order. Each Score is read as :attr:`task` reads it.
 
         Args:
             texts: the texts; a bad one (empty, not a string, too long) gets a :class:`Score` with ``error`` set.
@@ -280,12 +229,17 @@ class Predictor(PredictorAnalysis):
             head_mask: optional (L, H) head mask, as in :meth:`predict`.
             long_text: ``"windows"`` (default) or ``"head_tail"``, as in :meth:`predict`; a long text's windows
                 are batched like texts (each one costs its windows).
+            text_pairs: None, or one second text per text (None for a single text): each pair is encoded as
+                :meth:`predict` encodes it (cut longest side first, never in windows); a bad second text (empty,
+                too long) gets that row's Score an ``error``.
 
         Returns:
             Scores for ``texts[:k]`` in input order: k == len(texts) unless stopped early (the scored prefix).
 
         Raises:
-            ValueError: if ``batch_size`` < 1, a bad head mask or ``long_text`` policy.
+            ValueError: if ``batch_size`` < 1, a bad head mask or ``long_text`` policy, ``text_pairs`` of another
+                length than ``texts``. PairNotSupported (a ValueError): a second text on a model that reads
+                single texts.
             NoClassificationHead: (a ValueError) in attention-only mode.
         """
         self.require_head("scoring")
@@ -293,24 +247,16 @@ class Predictor(PredictorAnalysis):
         windowed = check_policy(long_text) == "windows"
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if text_pairs is not None and len(text_pairs) != len(texts):
+            raise ValueError(f"text_pairs has {len(text_pairs)} entries for {len(texts)} texts")
+        if text_pairs is not None and not self.reads_pairs and any(p is not None for p in text_pairs):
+            self.check_pair("")  # raises PairNotSupported, naming the model
         window = window or max(1024, 8 * batch_size)
-        total = len(texts)
-        C = len(self.labels)
-        results: list[Score] = []
-        done = 0
+        total, results, done = len(texts), [], 0
         for w0 in range(0, total, window):
             chunk = texts[w0 : w0 + window]
-            slots: list[Score | None] = [None] * len(chunk)
-            good: list[int] = []
-            good_texts: list[str] = []
-            for i, t in enumerate(chunk):
-                try:
-                    good_texts.append(check_text(t))
-                    good.append(i)
-                except ValueError as exc:
-                    slots[i] = Score("", np.zeros(C, np.float32), False, 0, str(exc))
-            encoded = self.encoder.encode_ids_batch(good_texts, whole=windowed)  # (ids int64 [T_i], truncated)
-            items = WindowCollector(self.encoder, encoded, self.labels, windowed)  # a text's windows: one item each
+            pairs = [None] * len(chunk) if text_pairs is None else text_pairs[w0 : w0 + window]
+            slots, good, items = self._score_items(chunk, pairs, windowed)
             lengths = [len(ids) for ids in items.items]
             order = np.argsort(lengths, kind="stable")
             done += len(chunk) - len(good)
@@ -319,9 +265,11 @@ class Predictor(PredictorAnalysis):
                     k = next((i for i, s in enumerate(slots) if s is None), len(slots))
                     return results + slots[:k]  # type: ignore[operator]
                 ids, mask = self.encoder.pad_ids([items.items[i] for i in idx])  # (B, T) each
+                types = types_kw(self.model, pad_segments([items.segments[i] for i in idx], ids.shape[1]), self.device)
                 with self.masked(hm), autocast(self.precision, self.device):
-                    logits, _ = self.model(torch.from_numpy(ids).to(self.device), torch.from_numpy(mask).to(self.device))
-                probs, z = logits.softmax(-1).float().cpu().numpy(), logits.float().cpu().numpy()  # (B, C) each
+                    logits, _ = self.model(torch.from_numpy(ids).to(self.device), torch.from_numpy(mask).to(self.device),
+                                           **types)
+                probs, z = self.probabilities(logits), logits.float().cpu().numpy()  # (B, C) each
                 for row, i in enumerate(idx):
                     if (complete := items.add(int(i), z[row], probs[row])) is not None:
                         slots[good[complete[0]]] = complete[1]
@@ -332,6 +280,30 @@ class Predictor(PredictorAnalysis):
                 progress(done, total)
             results.extend(slots)  # type: ignore[arg-type]
         return results
+
+    def _score_items(self, chunk: Sequence[str], pairs: Sequence[str | None], windowed: bool):
+        """``(slots, good, items)`` of one window of :meth:`score_many`: a Score with the error for each bad text
+        or pair (else None), the indices of the good ones, and their :class:`~model.long_text.WindowCollector`."""
+        C = len(self.labels)
+        slots: list[Score | None] = [None] * len(chunk)
+        good, singles, twins = [], [], []
+        for i, (t, p) in enumerate(zip(chunk, pairs, strict=True)):
+            try:
+                text = check_text(t)
+                (twins if p is not None else singles).append((i, text, self.check_pair(p)))
+                good.append(i)
+            except ValueError as exc:
+                slots[i] = Score("", np.zeros(0 if self._task.kind == "regression" else C, np.float32), False, 0,
+                                 str(exc), task=self._task.kind)
+        encoded: dict[int, tuple] = {}
+        if singles:  # (ids int64 [T_i], truncated)
+            encoded.update(zip([i for i, _, _ in singles], self.encoder.encode_ids_batch(
+                [t for _, t, _ in singles], whole=windowed)))
+        if twins:  # (ids, segment ids, which side was cut)
+            encoded.update(zip([i for i, _, _ in twins], self.encoder.encode_pair_ids_batch(
+                [(t, p) for _, t, p in twins])))
+        items = WindowCollector(self.encoder, [encoded[i] for i in good], self, windowed)
+        return slots, good, items
 
     def positional_encoding(self, num_positions: int) -> np.ndarray | NoPositionalMatrix:
         """The exact positional-encoding matrix the model adds to its embeddings.

@@ -42,6 +42,11 @@ class Encoded:
         num_source_tokens: word pieces in the whole text before truncation.
         special: bool [T], True for the special tokens (never erased by the faithfulness metrics), or None:
             only the first token (the classification token) is special.
+        segment_ids: int8 [T] for a sentence pair: 0 for the first text's tokens and the special tokens before
+            and around it, 1 from the second text's first token on (the model's ``token_type_ids`` where it has
+            them); None for a single text. A token's offsets index the text of its segment.
+        pair_truncated: which side of a pair the longest-first truncation cut: "" (none), "first", "second" or
+            "both".
     """
 
     ids: np.ndarray
@@ -50,6 +55,8 @@ class Encoded:
     truncated: bool
     num_source_tokens: int
     special: np.ndarray | None = None
+    segment_ids: np.ndarray | None = None
+    pair_truncated: str = ""
 
     def special_mask(self) -> np.ndarray:
         """bool [T]: ``special``, or only position 0 when it is None."""

@@ -16,6 +16,7 @@ to float rounding). Callers serialise forward passes per model (``Predictor.forw
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,6 +53,10 @@ class HFModelSummary:
         pe_base: 0.0 (no sinusoidal base).
         has_head: whether the folder has a sequence-classification head.
         load_note: what loading noticed but allowed, for the status bar (e.g. extra weights not used), or "".
+        problem_type: the config's ``problem_type`` (None when absent): with C it decides the task
+            (:func:`model.task.task_from_config`).
+        token_types: the model adds a token-type (segment) embedding (``type_vocab_size`` >= 2) and its tokenizer
+            gives ``token_type_ids`` (they are in its ``model_input_names``), as ``transformers`` would feed them.
     """
 
     family: str
@@ -69,6 +74,8 @@ class HFModelSummary:
     pe_base: float = 0.0
     has_head: bool = True
     load_note: str = ""
+    problem_type: str | None = None
+    token_types: bool = False
 
     @property
     def num_classes(self) -> int:
@@ -105,6 +112,14 @@ class HFEncoder(nn.Module):
         self.config = summary
         self._impl = "eager"
         self._fast = "sdpa" if getattr(hf_model, "_supports_sdpa", False) else "eager"
+        forward_params = inspect.signature(hf_model.forward).parameters
+        self.uses_token_types = summary.token_types and "token_type_ids" in forward_params
+        """Whether the model adds a token-type (segment) embedding: ``token_type_ids`` are passed on only then (a
+        pair on RoBERTa or DistilBERT is told apart by its separators alone)."""
+
+    def _types(self, token_type_ids: torch.Tensor | None) -> dict:
+        """``{"token_type_ids": ...}`` for the ``transformers`` call when the model uses token types, else {}."""
+        return {"token_type_ids": token_type_ids} if token_type_ids is not None and self.uses_token_types else {}
 
     def _use(self, need_weights: bool) -> None:
         """Eager attention when the maps are needed, else the fused implementation (see the module docstring)."""
@@ -141,37 +156,43 @@ class HFEncoder(nn.Module):
         return like.new_zeros((batch, 0), dtype=torch.float32)
 
     def encode_with_maps(
-        self, x: torch.Tensor, attention_mask: torch.Tensor, need_weights: bool = False
+        self, x: torch.Tensor, attention_mask: torch.Tensor, need_weights: bool = False,
+        token_type_ids: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, list[torch.Tensor]]:
         """From word embeddings (B, T, E) and a bool (B, T) mask to ``(logits (B, C), [p_attn (B, H, T, T)] * L)``.
 
         The maps (only when ``need_weights``) are the tensors the logits were computed from (autograd reaches
-        them). C is 0 without a classification head.
+        them). C is 0 without a classification head. ``token_type_ids``: int64 (B, T) segment ids of a sentence
+        pair (the model's embedding layer adds their embedding; ignored by a model without token types).
         """
         self._use(need_weights)
-        out = self.hf(inputs_embeds=x, attention_mask=attention_mask.long(), output_attentions=need_weights)
+        out = self.hf(inputs_embeds=x, attention_mask=attention_mask.long(), output_attentions=need_weights,
+                      **self._types(token_type_ids))
         return self._logits(out, x.shape[0], x), list(out.attentions) if need_weights else []
 
     def encode(
-        self, x: torch.Tensor, attention_mask: torch.Tensor, need_weights: bool = False
+        self, x: torch.Tensor, attention_mask: torch.Tensor, need_weights: bool = False,
+        token_type_ids: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """:meth:`encode_with_maps` with the maps stacked: ``(logits (B, C), attentions (B, L, H, T, T) or None)``."""
-        logits, maps = self.encode_with_maps(x, attention_mask, need_weights)
+        logits, maps = self.encode_with_maps(x, attention_mask, need_weights, token_type_ids)
         return logits, torch.stack(maps, dim=1) if need_weights else None
 
     def forward(
-        self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None, need_weights: bool = False
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None, need_weights: bool = False,
+        token_type_ids: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Token ids int64 (B, T) (+ bool mask, default ``ids != pad_id``) -> ``(logits (B, C), attentions)``.
 
         attentions: float32 (B, L, H, T, T) when ``need_weights`` (``transformers``' own ``output_attentions``),
-        else None.
+        else None. ``token_type_ids``: int64 (B, T) segment ids of sentence pairs, or None (all 0).
         """
         if attention_mask is None:
             attention_mask = input_ids != self.config.pad_id
         self._check_ids(input_ids)
         self._use(need_weights)
-        out = self.hf(input_ids=input_ids, attention_mask=attention_mask.long(), output_attentions=need_weights)
+        out = self.hf(input_ids=input_ids, attention_mask=attention_mask.long(), output_attentions=need_weights,
+                      **self._types(token_type_ids))
         attn = torch.stack(out.attentions, dim=1) if need_weights else None
         return self._logits(out, input_ids.shape[0], input_ids), attn
 
@@ -198,11 +219,12 @@ class HFEncoder(nn.Module):
         start = position_offset(cfg.model_type, cfg.pad_id)
         return table[start : start + num_positions].detach().float().cpu().numpy().copy()
 
-    def attention_internals(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, layer: int) -> dict:
+    def attention_internals(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, layer: int,
+                            token_type_ids: torch.Tensor | None = None) -> dict:
         """One layer's queries, keys, values and scores (see :func:`model.hf.projections.hf_attention_internals`)."""
         from .projections import hf_attention_internals
 
-        return hf_attention_internals(self, input_ids, attention_mask, layer)
+        return hf_attention_internals(self, input_ids, attention_mask, layer, token_type_ids)
 
     def embedding_norms(self, input_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Per-position position- and token-embedding norms, float32 (B, T) each (see :mod:`model.hf.projections`)."""

@@ -7,6 +7,11 @@ explanation works unchanged. The special tokens the tokenizer's post-processor p
 than ``max_len`` tokens (special tokens included) are cut by the app's head+tail policy
 (:func:`model.core.tokenizer.head_tail_keep`) and flagged ``truncated``.
 
+Sentence pairs (:meth:`HFTextEncoder.encode_pair`) are encoded exactly as ``transformers``' fast tokenizer encodes
+``tok(text, text_pair, truncation="longest_first", max_length=max_len)``: the tokenizer's own post-processor puts
+the separators and the token types, its own longest-first truncation cuts the longer side first (a private copy of
+the Rust tokenizer, its truncation set once at construction, so the shared one is never changed).
+
 HTML line breaks (``<br />``, common in IMDB reviews) become a newline padded with spaces to the same length
 (:func:`normalise_breaks`), so character offsets still point into the original text. The training CLI
 ``model.training.finetune_hf`` encodes with the same code (:func:`encode_head_tail`).
@@ -79,6 +84,12 @@ class HFTextEncoder(TextEncoder):
         self.cls_id = int(self.prefix[0]) if len(self.prefix) else pad_id
         self.prefix_tokens = [backend.id_to_token(int(i)) for i in self.prefix]
         self.suffix_tokens = [backend.id_to_token(int(i)) for i in self.suffix]
+        self.pair_tokenizer = _pair_tokenizer(backend, max_len)
+
+    @property
+    def reads_pairs(self) -> bool:
+        """True when the tokenizer has a pair template (more special tokens around a pair than around one text)."""
+        return self.pair_tokenizer is not None
 
     @property
     def specials(self) -> tuple[int, int]:
@@ -121,6 +132,75 @@ class HFTextEncoder(TextEncoder):
     def encode_ids_batch(self, texts: Sequence[str], whole: bool = False) -> list[tuple[np.ndarray, bool]]:
         """``(ids int64 [T], truncated)`` per text, T <= ``max_len`` unless ``whole``, special tokens included."""
         return super().encode_ids_batch([normalise_breaks(t) for t in texts], whole)
+
+
+    def _pair_encodings(self, pairs: Sequence[tuple[str, str]], offsets: bool):
+        """(truncated pair encodings, untruncated piece counts (n_first, n_second) per pair) of ``pairs``."""
+        if self.pair_tokenizer is None:
+            raise ValueError("this tokenizer has no sentence-pair template: it reads single texts")
+        pairs = [(normalise_breaks(a), normalise_breaks(b)) for a, b in pairs]
+        fast = getattr(self.pair_tokenizer, "encode_batch_fast", self.pair_tokenizer.encode_batch)
+        encs = (self.pair_tokenizer.encode_batch if offsets else fast)(pairs, add_special_tokens=True)
+        count = getattr(self.tokenizer, "encode_batch_fast", self.tokenizer.encode_batch)
+        flat = count([t for p in pairs for t in p], add_special_tokens=False)
+        return encs, [(len(flat[2 * i].ids), len(flat[2 * i + 1].ids)) for i in range(len(pairs))]
+
+    @staticmethod
+    def _segments(enc, counts: tuple[int, int]) -> tuple[np.ndarray, str]:
+        """(int8 [T] segment ids, which side was cut) of one truncated pair encoding (see :class:`Encoded`)."""
+        seq = [-1 if s is None else s for s in enc.sequence_ids]
+        second = [i for i, s in enumerate(seq) if s == 1]
+        segments = np.zeros(len(seq), np.int8)
+        if second:
+            segments[second[0]:] = 1
+        else:  # the second text gave no piece: the tokenizer's own token types
+            segments[:] = np.asarray(enc.type_ids, np.int8)
+        cut = [counts[0] > seq.count(0), counts[1] > seq.count(1)]
+        return segments, {(False, False): "", (True, False): "first", (False, True): "second"}.get(tuple(cut), "both")
+
+    def encode_pair(self, text: str, text_pair: str) -> Encoded:
+        """Tokenize a sentence pair as the model's tokenizer does (see the module docstring): ids and tokens with
+        the separators, offsets into each text (``segment_ids`` says which), ``segment_ids``, ``pair_truncated``.
+
+        Raises:
+            ValueError: the tokenizer has no pair template.
+        """
+        (enc,), ((n1, n2),) = self._pair_encodings([(text, text_pair)], offsets=True)
+        segments, cut = self._segments(enc, (n1, n2))
+        special = np.asarray(enc.special_tokens_mask, dtype=bool)
+        offsets = np.asarray(enc.offsets, dtype=np.int64).reshape(-1, 2)
+        offsets[special] = 0
+        return Encoded(ids=np.asarray(enc.ids, np.int64), tokens=list(enc.tokens), offsets=offsets, truncated=bool(cut),
+                       num_source_tokens=n1 + n2, special=special, segment_ids=segments, pair_truncated=cut)
+
+    def encode_pair_ids_batch(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[np.ndarray, np.ndarray, str]]:
+        """Ids only, for scoring: ``(ids int64 [T], segment ids int8 [T], which side was cut)`` per pair, the same
+        as :meth:`encode_pair` gives.
+
+        Raises:
+            ValueError: the tokenizer has no pair template.
+        """
+        encs, counts = self._pair_encodings(pairs, offsets=False)
+        out = []
+        for enc, n in zip(encs, counts, strict=True):
+            segments, cut = self._segments(enc, n)
+            out.append((np.asarray(enc.ids, np.int64), segments, cut))
+        return out
+
+
+def _pair_tokenizer(backend, max_len: int):
+    """A private copy of the Rust tokenizer that truncates pairs longest-first to ``max_len`` tokens (as
+    ``transformers`` sets it for ``truncation="longest_first"``), or None when it has no pair template."""
+    from tokenizers import Tokenizer
+
+    if backend.num_special_tokens_to_add(True) <= backend.num_special_tokens_to_add(False):
+        return None
+    twin = Tokenizer.from_str(backend.to_str())
+    twin.no_padding()
+    if max_len <= backend.num_special_tokens_to_add(True):
+        return None
+    twin.enable_truncation(max_len, strategy="longest_first")
+    return twin
 
 
 def encoder_for(tok, max_len: int) -> HFTextEncoder:

@@ -152,7 +152,9 @@ def _summary(hf_config, tok, has_head: bool) -> HFModelSummary:
         family=FAMILY_NAMES[mt], model_type=mt, n_layers=hf_config.num_hidden_layers,
         n_heads=hf_config.num_attention_heads, d_model=hf_config.hidden_size, max_len=min(max_len, MAX_TOKENS),
         vocab_size=hf_config.vocab_size, pad_id=int(pad_id), cls_id=0, pooling="cls", labels=labels,
-        pe_kind=positional_kind(hf_config), has_head=has_head,
+        pe_kind=positional_kind(hf_config), has_head=has_head, problem_type=getattr(hf_config, "problem_type", None),
+        token_types=int(getattr(hf_config, "type_vocab_size", 0) or 0) >= 2
+        and "token_type_ids" in (getattr(tok, "model_input_names", None) or ()),
     )
 
 

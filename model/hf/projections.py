@@ -76,7 +76,8 @@ def _position_scores(hf_model: torch.nn.Module, query_module: torch.nn.Module, f
 
 
 @torch.inference_mode()
-def hf_attention_internals(encoder, input_ids: torch.Tensor, attention_mask: torch.Tensor, layer: int) -> dict:
+def hf_attention_internals(encoder, input_ids: torch.Tensor, attention_mask: torch.Tensor, layer: int,
+                           token_type_ids: torch.Tensor | None = None) -> dict:
     """One layer's internals of an :class:`~model.hf.backend.HFEncoder` (the dict ``TransformerClassifier`` gives).
 
     Args:
@@ -113,7 +114,7 @@ def hf_attention_internals(encoder, input_ids: torch.Tensor, attention_mask: tor
         # The projections are Linear outputs, the same whichever attention kernel runs afterwards: no maps needed,
         # so no [L, H, T, T] tensors are kept (12 layers x 12 heads x 512^2 floats would be 151 MB).
         with _position_scores(encoder.hf, modules[0], captured[5]) as deberta:
-            encoder.forward(input_ids, attention_mask, need_weights=False)
+            encoder.forward(input_ids, attention_mask, need_weights=False, token_type_ids=token_type_ids)
     finally:
         for h in hooks:
             h.remove()
