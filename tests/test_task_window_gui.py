@@ -1,0 +1,123 @@
+"""Issue 30 through the real window: the second text box (a pair analysed as the tokenizer encodes it, the switch
+remembered per model folder), the task override (Model > Task, remembered and re-applied), the class choice used by
+the explanations, and the bundled model refusing nothing it did before."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gui_helpers import LOAD_TIMEOUT_MS, loaded_window
+
+pytest.importorskip("transformers")
+
+TEXT = "the film was good and the acting was great"
+PAIR = "the movie is bad"
+
+
+@pytest.fixture(scope="module")
+def pair_dir(tmp_path_factory):
+    from model.testing_hf import make_tiny_hf_dir
+
+    return make_tiny_hf_dir(tmp_path_factory.mktemp("pair") / "bert-pair", "bert", num_labels=3, seed=3)
+
+
+@pytest.fixture(scope="module")
+def multi_dir(tmp_path_factory):
+    from model.testing_hf import make_tiny_hf_dir
+
+    return make_tiny_hf_dir(tmp_path_factory.mktemp("multi") / "bert-multi", "bert", num_labels=5,
+                            task="multi_label", seed=4, init_std=0.5)
+
+
+def analyse(qtbot, win, text=TEXT):
+    with qtbot.waitSignal(win.state.prediction_changed, timeout=LOAD_TIMEOUT_MS,
+                          check_params_cb=lambda p: p is not None and p.text == text):
+        win.analyze_text(text)
+    return win.state.prediction
+
+
+def test_the_second_text_box_sends_a_pair_encoded_as_the_tokenizer_does(qtbot, pair_dir):
+    from transformers import AutoTokenizer
+
+    win = loaded_window(qtbot, pair_dir)
+    box = win.review_box
+    assert win.state.info.reads_pairs and box.pair_action.isEnabled()
+    assert not box.pair_editor.isVisibleTo(win)
+    box.pair_action.trigger()  # the user switches the second text on
+    assert box.pair_editor.isVisibleTo(win) and box.pair_on
+    box.pair_editor.setPlainText(PAIR)
+    pred = analyse(qtbot, win)
+    assert pred.text_pair == PAIR and win.state.task.text_pair == PAIR
+    enc = AutoTokenizer.from_pretrained(pair_dir)(TEXT, PAIR)
+    tokens = enc.tokens()
+    assert list(pred.tokens) == tokens
+    assert pred.pair_start == list(enc["token_type_ids"]).index(1)
+    np.testing.assert_array_equal(pred.segment_ids, enc["token_type_ids"])
+    win.token_view.flush()
+    assert win.token_view.canvas.pair_start == pred.pair_start
+    assert "sentence pair" in win.prediction_panel.details.text()
+    box.pair_action.trigger()  # off: a single text again
+    pred = analyse(qtbot, win, TEXT + " indeed")
+    assert pred.text_pair is None and pred.pair_start == -1
+
+
+def test_the_second_text_switch_is_remembered_per_model_folder(qtbot, pair_dir, multi_dir):
+    win = loaded_window(qtbot, pair_dir)
+    win.review_box.pair_action.trigger()
+    assert win.review_box.pair_on
+    with qtbot.waitSignal(win.predictor_loaded, timeout=LOAD_TIMEOUT_MS):
+        win.model_menu.open_model(multi_dir)  # another folder: its own switch (off)
+    assert not win.review_box.pair_on
+    with qtbot.waitSignal(win.predictor_loaded, timeout=LOAD_TIMEOUT_MS):
+        win.model_menu.open_model(pair_dir)  # back: on again
+    assert win.review_box.pair_on and win.review_box.pair_editor.isVisibleTo(win)
+
+
+def test_the_bundled_model_has_no_second_text(qtbot, tiny_model_dir):
+    win = loaded_window(qtbot, tiny_model_dir)
+    assert not win.state.info.reads_pairs and not win.review_box.pair_action.isEnabled()
+    assert win.review_box.text_pair() is None
+
+
+def test_the_task_override_relabels_and_is_reapplied_when_the_folder_opens_again(qtbot, pair_dir, multi_dir):
+    win = loaded_window(qtbot, multi_dir)
+    assert win.state.info.task == "multi_label"
+    pred = analyse(qtbot, win)
+    assert pred.task == "multi_label" and len(win.prediction_panel.bars) == 5
+    win.model_menu.rebuild()
+    task_menu = next(a.menu() for a in win.model_menu.menu.actions() if a.menu() and "Task" in a.text())
+    titles = [a.text() for a in task_menu.actions()]
+    assert any("Multi-label" in t and "(config)" in t for t in titles)
+    with qtbot.waitSignal(win.state.prediction_changed, timeout=LOAD_TIMEOUT_MS,
+                          check_params_cb=lambda p: p is not None and p.task == "single_label"):
+        next(a for a in task_menu.actions() if a.data() == "single_label").trigger()
+    pred = win.state.prediction
+    assert pred.probabilities.sum() == pytest.approx(1.0, abs=1e-5) and win.state.info.task == "single_label"
+    with qtbot.waitSignal(win.predictor_loaded, timeout=LOAD_TIMEOUT_MS):
+        win.model_menu.open_model(pair_dir)
+    assert win.state.info.task == "single_label"
+    with qtbot.waitSignal(win.controller.task_set, timeout=LOAD_TIMEOUT_MS):
+        with qtbot.waitSignal(win.predictor_loaded, timeout=LOAD_TIMEOUT_MS):
+            win.model_menu.open_model(multi_dir)  # the override comes back with the folder
+    assert win.state.info.task == "single_label" and win.state.info.task_source == "user"
+
+
+def test_the_explanations_explain_the_chosen_class(qtbot, pair_dir):
+    win = loaded_window(qtbot, pair_dir, panels=True)
+    panel = win.panels["explain"]
+    with qtbot.waitSignal(panel.method_computed, timeout=LOAD_TIMEOUT_MS,
+                          check_params_cb=lambda m: m == "grad_x_input"):
+        analyse(qtbot, win)
+    predicted = win.state.prediction.label_index
+    assert win.state.task.target == predicted
+    assert win.state.explanations["grad_x_input"].explanation.target == predicted
+    other = (predicted + 1) % 3
+    with qtbot.waitSignal(panel.method_computed, timeout=LOAD_TIMEOUT_MS,
+                          check_params_cb=lambda m: m == "grad_x_input"):
+        panel.class_picker.activated.emit(other + 1)  # the user picks another class
+    assert win.state.task.target == other
+    assert win.state.explanations["grad_x_input"].explanation.target == other
+    with qtbot.waitSignal(win.state.prediction_changed, timeout=LOAD_TIMEOUT_MS):
+        win.analyze_text(TEXT + " again")
+    assert win.state.task.target == other  # the user's class stays for the next text
