@@ -152,6 +152,13 @@ class TaskChoice(QObject):
             self.state.set_prediction(relabelled(pred, t))
             self.state.set_layer_probabilities(by_layer)
 
+    def adopt(self, pred):
+        """``pred`` (a new prediction from the worker) read with the user's threshold (:func:`relabelled`), or
+        ``pred`` itself when it already is (or is not multi-label)."""
+        if pred is not None and pred.task == "multi_label" and pred.threshold != self.threshold:
+            return relabelled(pred, self.threshold)
+        return pred
+
     # ---------------------------------------------------------------- the second text
     def set_text_pair(self, text: str | None) -> None:
         """Remember the second text of a pair (None: the text is a single text) and announce a change."""

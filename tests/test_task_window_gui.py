@@ -121,3 +121,55 @@ def test_the_explanations_explain_the_chosen_class(qtbot, pair_dir):
     with qtbot.waitSignal(win.state.prediction_changed, timeout=LOAD_TIMEOUT_MS):
         win.analyze_text(TEXT + " again")
     assert win.state.task.target == other  # the user's class stays for the next text
+
+
+def test_a_session_keeps_the_second_text_the_class_choice_and_the_threshold(qtbot, multi_dir, tmp_path):
+    import json
+
+    from desktop_app.window import session
+
+    win = loaded_window(qtbot, multi_dir)
+    win.review_box.set_text_pair(PAIR)
+    pred = analyse(qtbot, win)
+    assert pred.text_pair == PAIR
+    win.prediction_panel.bars_box.threshold_box.setValue(0.35)
+    win.state.task.pick(2)
+    path = tmp_path / "pair.aesession.json"
+    session.write_session(session.capture(win), path)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["version"] == session.VERSION == 3
+    assert (data["text_pair"], data["target"], data["threshold"]) == (PAIR, 2, pytest.approx(0.35))
+
+    other = loaded_window(qtbot, multi_dir)
+    done = []
+    assert session.open_session(other, path, done.append)
+    qtbot.waitUntil(lambda: bool(done), timeout=LOAD_TIMEOUT_MS)
+    st = other.state
+    assert other.review_box.text_pair() == PAIR and st.prediction.text_pair == PAIR
+    assert st.task.threshold == pytest.approx(0.35) and st.prediction.threshold == pytest.approx(0.35)
+    assert st.task.target == 2 and not st.task.following
+    assert other.errors == []
+
+
+def test_older_sessions_open_and_bad_task_fields_are_refused(qtbot, tiny_model_dir, tmp_path):
+    import json
+
+    from desktop_app.window import session
+    from desktop_app.window.session import SessionError, read_session
+
+    p = tmp_path / "v2.aesession.json"
+    p.write_text(json.dumps({"format": "attention-explorer-session", "version": 2, "text": "a fine film",
+                             "model_dir": str(tiny_model_dir), "show": "attention",
+                             "pins": [{"text": "dull", "head_mask": None}]}))
+    s = read_session(p)
+    assert (s.text_pair, s.target, s.threshold) == (None, None, None) and s.pins[0]["text_pair"] is None
+    win = loaded_window(qtbot, tiny_model_dir)
+    done = []
+    assert session.open_session(win, p, done.append)
+    qtbot.waitUntil(lambda: bool(done), timeout=LOAD_TIMEOUT_MS)
+    assert win.state.prediction.text == "a fine film" and win.state.task.following and win.errors == []
+    for field, value in (("threshold", 1.5), ("threshold", "high"), ("target", -1), ("target", 1.5),
+                         ("text_pair", 5), ("text_pair", "")):
+        p.write_text(json.dumps({"format": "attention-explorer-session", "version": 3, "text": "abc", field: value}))
+        with pytest.raises(SessionError, match=field):
+            read_session(p)

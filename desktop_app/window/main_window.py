@@ -359,6 +359,7 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         self.model_load_failed.emit(message)
 
     def _on_prediction(self, pred) -> None:
+        pred = self.state.task.adopt(pred)  # read with the user's multi-label threshold (no forward pass)
         whole = pred.whole  # the whole review (pred is one window of it when it is long)
         verdict = verdict_text(whole)
         where = f", window {pred.window + 1} of {pred.whole.num_windows}" if pred.document is not None else ""
