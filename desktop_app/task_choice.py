@@ -48,9 +48,20 @@ def verdict_text(pred) -> str:
     if pred.task == "regression":
         return f"value {pred.value:.3g}"
     if pred.task == "multi_label":
-        names = pred.predicted_labels
-        return ", ".join(names) if names else f"no label \u2265 {pred.threshold:.2f}"
+        return multi_label_text(pred)
     return f"{pred.label} ({pred.probabilities.max() * 100:.1f} %)"
+
+
+def multi_label_text(pred, most: int = 3) -> str:
+    """A multi-label prediction in a few words: the labels at or above the threshold, most probable first, at most
+    ``most`` named ("joy, love, gratitude +4 more"), or "no label >= 0.50"."""
+    names = pred.predicted_labels
+    if not names:
+        return f"no label \u2265 {pred.threshold:.2f}"
+    probs = dict(zip(pred.labels, pred.probabilities.tolist()))
+    names = sorted(names, key=lambda n: -probs[n])
+    extra = f" +{len(names) - most} more" if len(names) > most else ""
+    return ", ".join(names[:most]) + extra
 
 
 class TaskChoice(QObject):

@@ -188,3 +188,17 @@ def test_links_a_to_b_filter_keeps_only_links_from_the_first_text_to_the_second(
     state.set_prediction(make_prediction(labels, [0.0, 1.0]))  # a single text: no selector, every link
     view.flush()
     assert not view.pair_filter.isVisibleTo(view) and view.pair_filter.choice == "all"
+
+
+def test_the_heatmap_marks_the_second_text_on_both_axes(qtbot):
+    from desktop_app.views.heatmap import AttentionHeatmap
+
+    state, view = state_and_view(qtbot, AttentionHeatmap)
+    labels = ("no", "yes")
+    state.set_model(model_info(labels, reads_pairs=True))
+    state.set_prediction(make_prediction(labels, [0.0, 1.0], pair=True))
+    view.flush()
+    assert sorted((line.angle, line.value()) for line in view._pair_lines) == [(0, 5.0), (90, 5.0)]
+    state.set_prediction(make_prediction(labels, [0.0, 1.0]))
+    view.flush()
+    assert view._pair_lines == []

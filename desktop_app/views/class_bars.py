@@ -17,6 +17,8 @@ from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import (
     QDoubleSpinBox,
+    QFrame,
+    QScrollArea,
     QGridLayout,
     QHBoxLayout,
     QLabel,
@@ -134,7 +136,14 @@ class ClassBars(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.threshold_row)
-        lay.addLayout(self.grid)
+        rows = QWidget()
+        rows.setLayout(self.grid)
+        self.scroll = QScrollArea()  # "Show all 28": the rows scroll; the dock keeps its height
+        self.scroll.setFrameShape(QFrame.NoFrame)
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.scroll.setWidget(rows)
+        lay.addWidget(self.scroll)
         lay.addWidget(self.show_all_button, 0, Qt.AlignLeft)
 
     def set_labels(self, labels) -> None:
@@ -165,6 +174,10 @@ class ClassBars(QWidget):
             self.bars[self.labels[i]].setVisible(visible)
         self.show_all_button.setVisible(many)
         self.show_all_button.setText(f"Show top {TOP_N}" if self.show_all else f"Show all {len(self.labels)}")
+        shown = len(order) if self.show_all else min(len(order), TOP_N)
+        row_h = self.fontMetrics().height() + 8 + max(0, self.grid.verticalSpacing())  # a ProbabilityBar's height
+        self.scroll.setMinimumHeight(min(shown, TOP_N) * row_h)  # as many rows as before; more scroll
+        self.scroll.setMaximumHeight(shown * row_h + 2)
 
     def set_show_all(self, on: bool) -> None:
         """Show every class (True) or the :data:`TOP_N` most probable ones."""

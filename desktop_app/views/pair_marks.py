@@ -37,6 +37,22 @@ def pair_tint() -> QColor:
     return c
 
 
+def pair_lines(plot, old: list, pred, angles=(0, 90)) -> list:
+    """Replace the separator lines ``old`` on ``plot`` (a pyqtgraph PlotItem with token indices on its axes) by
+    dashed lines at a pair's ``pair_start`` (``angles``: 0 horizontal, i.e. the query rows; 90 vertical, the key
+    columns); returns the new lines (none for a single text)."""
+    for line in old:
+        plot.removeItem(line)
+    if segments(pred) is None or pred.pair_start <= 0:
+        return []
+    new = [pg.InfiniteLine(float(pred.pair_start), angle=a, pen=pg.mkPen(PAIR_TINT, width=2, style=Qt.DashLine))
+           for a in angles]
+    for line in new:
+        line.setZValue(4)
+        plot.addItem(line)
+    return new
+
+
 class PairLinkFilter(QComboBox):
     """All links, A → B or B → A: shown only for a sentence pair.
 
@@ -74,14 +90,7 @@ class PairLinkFilter(QComboBox):
         seg = segments(pred)
         self.pair = seg is not None
         self.setVisible(self.pair)
-        for line in self.lines:
-            plot.removeItem(line)
-        self.lines = []
-        if seg is not None and pred.pair_start > 0:
-            line = pg.InfiniteLine(float(pred.pair_start), angle=0, pen=pg.mkPen(PAIR_TINT, width=2, style=Qt.DashLine))
-            line.setZValue(4)
-            plot.addItem(line)
-            self.lines.append(line)
+        self.lines = pair_lines(plot, self.lines, pred, (0,))
 
     def apply(self, pred, per_head: dict, rows: np.ndarray, cols: np.ndarray, cap):
         """Keep the links of the chosen direction: (per_head {row: values [N']}, rows [N'], cols [N'], cap)."""

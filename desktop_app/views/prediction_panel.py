@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWi
 from .class_bars import ClassBars, ProbabilityBar  # noqa: F401 - ProbabilityBar re-exported
 from .colours import label_colour
 from .document_plot import DocumentPlot
+from ..task_choice import multi_label_text
 from .layer_plot import LayerPlot
 
 PIN_SHORTCUT = "Ctrl+Shift+P"
@@ -155,7 +156,8 @@ class PredictionPanel(QWidget):
         self._show_verdict(pred)
         self.bars_box.show_prediction(pred)
         trunc = (
-            f"<b>truncated</b>: {pred.num_source_tokens:,} word pieces \u2192 {pred.num_tokens:,} tokens (head+tail)"
+            f"<b>truncated</b>: {pred.num_source_tokens:,} word pieces \u2192 {pred.num_tokens:,} tokens "
+            f"({'longest first' if pred.is_pair else 'head+tail'})"
             if pred.truncated
             else f"read whole in <b>{pred.num_windows} windows</b>" if pred.num_windows > 1 else "not truncated"
         )
@@ -181,8 +183,8 @@ class PredictionPanel(QWidget):
             self._show_label(f"{name} = {pred.value:.3g}", "palette(text)")
         elif pred.task == "multi_label":
             chosen = pred.predicted_labels
-            text = ", ".join(chosen) if chosen else f"no label ≥ {pred.threshold:.2f}"
-            self._show_label(text, label_colour(chosen[0], pred.labels) if len(chosen) == 1 else "palette(text)")
+            colour = label_colour(chosen[0], pred.labels) if len(chosen) == 1 else "palette(text)"
+            self._show_label(multi_label_text(pred), colour)
             self.label.setWordWrap(True)
         else:
             self._show_label(pred.label, label_colour(pred.label, pred.labels))
