@@ -67,28 +67,26 @@ def multi_shot(app, out: Path, folder: str) -> None:
     win.close()
 
 
-def pair_shot(app, out: Path, folder: str) -> None:
-    """task_pair.png."""
+def pair_shot(app, out: Path, folder: str, texts=PAIR, name: str = "task_pair.png", links: bool = True) -> None:
+    """task_pair.png (the links raised, A -> B, last layer) or, with ``links`` False, the heatmap raised."""
     from desktop_app.views.pair_marks import A_TO_B
 
     win = start(app, folder)
-    analyse(app, win, *PAIR)
-    win.links_dock.raise_()
-    win.links_view.pair_filter.set_choice(A_TO_B)
-    win.state.set_layer_head(win.state.n_layers - 1, -1)
+    analyse(app, win, *texts)
+    if links:
+        win.links_dock.raise_()
+        win.links_view.pair_filter.set_choice(A_TO_B)
+        win.state.set_layer_head(win.state.n_layers - 1, -1)
+    else:
+        win.heatmap_dock.raise_()
     settle(app, 1.0)
-    win.grab().save(str(out / "task_pair.png"))
+    win.grab().save(str(out / name))
     win.close()
 
 
 def regression_shot(app, out: Path, folder: str) -> None:
     """task_regression.png."""
-    win = start(app, folder)
-    analyse(app, win, *STS_PAIR)
-    win.heatmap_dock.raise_()
-    settle(app, 1.0)
-    win.grab().save(str(out / "task_regression.png"))
-    win.close()
+    pair_shot(app, out, folder, STS_PAIR, "task_regression.png", links=False)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -141,14 +141,20 @@ def test_the_class_picker_shows_and_sets_the_state_choice(qtbot):
     assert state.task.following and state.task.target == 1
 
 
+def pair_shown(qtbot, view_class):
+    """A ``view_class`` view showing the hand-made pair prediction (flushed): (state, view, prediction)."""
+    state, view = state_and_view(qtbot, view_class)
+    state.set_model(model_info(("no", "yes"), reads_pairs=True))
+    pred = make_prediction(("no", "yes"), [0.0, 1.0], pair=True)
+    state.set_prediction(pred)
+    view.flush()
+    return state, view, pred
+
+
 def test_the_token_view_marks_the_second_text(qtbot):
     from desktop_app.views.token_view import TokenView
 
-    state, view = state_and_view(qtbot, TokenView)
-    labels = ("no", "yes")
-    state.set_model(model_info(labels, reads_pairs=True))
-    state.set_prediction(make_prediction(labels, [0.0, 1.0], pair=True))
-    view.flush()
+    _state, view, _pred = pair_shown(qtbot, TokenView)
     canvas = view.canvas
     assert canvas.pair_start == 5
     assert [p[0] for p in canvas.pieces] == ["[CLS]", "good", "fun", "here", "[SEP]", "it", "was", "bad", "[SEP]"]
@@ -166,11 +172,8 @@ def test_links_a_to_b_filter_keeps_only_links_from_the_first_text_to_the_second(
     from desktop_app.views.links_view import AttentionLinksView
     from desktop_app.views.pair_marks import A_TO_B, B_TO_A
 
-    state, view = state_and_view(qtbot, AttentionLinksView)
-    labels = ("no", "yes")
-    state.set_model(model_info(labels, reads_pairs=True))
-    pred = make_prediction(labels, [0.0, 1.0], pair=True)
-    state.set_prediction(pred)
+    state, view, pred = pair_shown(qtbot, AttentionLinksView)
+    labels = pred.labels
     view.slider.setValue(0)
     view.flush()
     assert view.pair_filter.isVisibleTo(view)
@@ -193,12 +196,8 @@ def test_links_a_to_b_filter_keeps_only_links_from_the_first_text_to_the_second(
 def test_the_heatmap_marks_the_second_text_on_both_axes(qtbot):
     from desktop_app.views.heatmap import AttentionHeatmap
 
-    state, view = state_and_view(qtbot, AttentionHeatmap)
-    labels = ("no", "yes")
-    state.set_model(model_info(labels, reads_pairs=True))
-    state.set_prediction(make_prediction(labels, [0.0, 1.0], pair=True))
-    view.flush()
+    state, view, pred = pair_shown(qtbot, AttentionHeatmap)
     assert sorted((line.angle, line.value()) for line in view._pair_lines) == [(0, 5.0), (90, 5.0)]
-    state.set_prediction(make_prediction(labels, [0.0, 1.0]))
+    state.set_prediction(make_prediction(pred.labels, [0.0, 1.0]))
     view.flush()
     assert view._pair_lines == []
