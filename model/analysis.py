@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from .flow import AttentionFlow, check_flow_method
+from .segments import one_text_inputs
 from .windows import check_policy
 
 
@@ -41,13 +42,8 @@ class PredictorAnalysis:
         stack.enter_context(head_mask_hooks(self.model, head_mask, self.config.n_heads))
         return stack
 
-    def _ids(self, text: str) -> tuple[list[str], torch.Tensor, torch.Tensor]:
-        enc = self.encode(text)
-        ids = torch.from_numpy(enc.ids).unsqueeze(0).to(self.device)  # (1, T)
-        return list(enc.tokens), ids, torch.ones_like(ids, dtype=torch.bool)
-
     def attention_flow(self, text: str, method: str = "value_norm", head_mask=None, long_text: str | None = None,
-                       window: int = 0) -> AttentionFlow:
+                       window: int = 0, text_pair: str | None = None, target: int | None = None) -> AttentionFlow:
         """What flows through the attention layers of ``text``: value-weighted norms, ALTI or DecompX.
 
         Flows stay per window: a text longer than the model's maximum length gives the flow of its window ``window``
@@ -58,26 +54,36 @@ class PredictorAnalysis:
             method: one of :data:`model.flow.FLOW_METHODS`: ``"value_norm"`` (Kobayashi et al. 2020),
                 ``"alti"`` (Ferrando et al. 2022), ``"decompx"`` (Modarressi et al. 2023); see :mod:`model.flow`.
             head_mask: optional (L, H) head mask (1 keeps, 0 removes a head), as in :meth:`predict`.
+            text_pair: the second text of a sentence pair (cut as :meth:`predict` cuts it, never in windows).
+            target: ``decompx``: the class its ``importance`` is for (default the predicted one, ``argmax(logits)``;
+                multi-label: that label's logit; regression: 0, the value); the record says which.
 
         Returns:
             :class:`model.flow.AttentionFlow` (read-only float32 arrays).
 
         Raises:
-            ValueError: unknown method (the message names the methods), bad text or head mask; NoClassificationHead
-                (a ValueError) for ``decompx`` without a classification head.
+            ValueError: unknown method (the message names the methods), bad text, head mask or target;
+                NoClassificationHead (a ValueError) for ``decompx`` without a classification head; PairNotSupported
+                for a pair on a model that reads single texts.
             model.flow.FlowNotSupported: (a NotImplementedError) the method does not cover this architecture (a
                 pre-LN encoder for ALTI/DecompX, DeBERTa v1); the message says what is covered.
         """
         from .explain.flow import compute_flow
 
         check_flow_method(method)
-        if check_policy(long_text) == "windows" and self.encode(text).truncated:
+        if text_pair is None and check_policy(long_text) == "windows" and self.encode(text).truncated:
             text = self.predict(text, head_mask=head_mask).window_text(window)
         if method == "decompx":
             self.require_head("DecompX")
+        self.check_target(target)
         mask = self.check_head_mask(head_mask)
-        tokens, ids, att = self._ids(text)
-        out = compute_flow(self.model, ids, att, method, mask, lock=self.forward_lock)
+        enc = self.encode(text, text_pair)
+        ids, att, types = one_text_inputs(self, enc)
+        out = compute_flow(self.model, ids, att, method, mask, lock=self.forward_lock, types=types, target=target,
+                           kind=self.task.kind)
+        tokens = enc.tokens
+        if target is None:
+            target = int(torch.as_tensor(out["logits"]).argmax()) if len(out["logits"]) else -1
 
         def arr(name: str) -> np.ndarray | None:
             v = out.get(name)
@@ -87,36 +93,52 @@ class PredictorAnalysis:
             method=method, tokens=tuple(tokens), matrices=arr("matrices"), aggregated=arr("aggregated"),
             importance=arr("importance"), logits=arr("logits"), labels=tuple(self.labels), pooling=out["pooling"],
             summed=arr("summed"), value_norms=arr("value_norms"), contributions=arr("contributions"),
-            head_mask=None if mask is None else mask.copy(), elapsed_s=out["elapsed_s"])
+            head_mask=None if mask is None else mask.copy(), elapsed_s=out["elapsed_s"], target=target,
+            task=self.task.kind, segment_ids=enc.segment_ids)
 
-    def layer_predictions(self, text: str, head_mask=None) -> np.ndarray:
+    def check_target(self, target: int | None) -> None:
+        """Raise ValueError unless ``target`` is None or a class index in [0, C)."""
+        C = len(self.labels)
+        if target is not None and not 0 <= int(target) < C:
+            raise ValueError(f"target must be a class index in [0, {C}), got {target}")
+
+    def layer_predictions(self, text: str, head_mask=None, text_pair: str | None = None,
+                          target: int | None = None) -> np.ndarray:
         """What the model would say if it stopped after each layer (a "logit lens" for encoders).
 
         The embedding output (the first layer's input) and each layer's output go through the model's own
-        classification read-out (pooling and head; see :func:`model.explain.flow.layer_logits`).
+        classification read-out (pooling and head; see :func:`model.explain.flow.layer_logits`), read as
+        :attr:`task` reads the logits (:func:`model.readout.outputs`).
 
         Args:
             text: the review. head_mask: optional (L, H) head mask, as in :meth:`predict`.
+            text_pair: the second text of a sentence pair, as in :meth:`predict`.
+            target: the class the caller follows (validated; its curve is column ``target``), or None.
 
         Returns:
-            float32 (L + 1, C) probabilities, read-only; row 0: after the embeddings, row l: after layer l. The last
-            row equals ``predict(text, head_mask=head_mask).probabilities``.
+            float32 (L + 1, C), read-only: softmax probabilities (single-label), sigmoids (multi-label) or the
+            predicted value (regression, C = 1); row 0: after the embeddings, row l: after layer l. The last
+            row equals ``predict(text, head_mask=head_mask).probabilities`` (regression: ``.logits``).
 
         Raises:
-            ValueError: bad text or head mask; NoClassificationHead in attention-only mode.
+            ValueError: bad text, head mask or target; NoClassificationHead in attention-only mode;
+                PairNotSupported for a pair on a model that reads single texts.
         """
         from .explain.flow import layer_logits
+        from .readout import outputs
 
         self.require_head("prediction by layer")
+        self.check_target(target)
         mask = self.check_head_mask(head_mask)
-        _, ids, att = self._ids(text)
+        ids, att, types = one_text_inputs(self, self.encode(text, text_pair))
         with self.masked(mask):
-            logits = layer_logits(self.model, ids, att)  # (L + 1, C)
-        probs = logits.float().softmax(-1).cpu().numpy().astype(np.float32)
+            logits = layer_logits(self.model, ids, att, types)  # (L + 1, C)
+        probs = outputs(logits.float(), self.task.kind).cpu().numpy().astype(np.float32)
         probs.setflags(write=False)
         return probs
 
-    def explain(self, text: str, method: str, target: int | None = None, long_text: str | None = None, **kwargs):
+    def explain(self, text: str, method: str, target: int | None = None, long_text: str | None = None,
+                text_pair: str | None = None, **kwargs):
         """Token importance for ``text`` by one method; see :func:`model.explain.explain`.
 
         A text longer than the model's maximum length (policy ``long_text="windows"``, the default) is explained
@@ -126,8 +148,11 @@ class PredictorAnalysis:
         Args:
             text: the review.
             method: one of :data:`model.explain.EXPLANATION_METHODS`.
-            target: class index to explain (default: the predicted class).
+            target: class index to explain (default: the predicted class, ``Prediction.label_index``; multi-label:
+                the chosen label's logit; regression: 0, the output value).
             long_text: ``"windows"`` or ``"head_tail"``, as in :meth:`predict`.
+            text_pair: the second text of a sentence pair (the scores cover both texts' tokens, the segment ids
+                reach every forward pass), as in :meth:`predict`.
             **kwargs: ``layer``, ``n_steps``, ``progress``, ``should_stop``,
                 ``prediction``, ``seed``, ``internal_batch_size``, ``head_mask`` (explain the model with those heads
                 switched off; see :meth:`predict`).
@@ -136,7 +161,8 @@ class PredictorAnalysis:
             :class:`model.explain.Explanation` with float32 [T] scores, aligned with ``predict(text).tokens``.
 
         Raises:
-            ValueError: bad text, method, target, layer or policy; NoClassificationHead in attention-only mode.
+            ValueError: bad text, method, target, layer or policy; NoClassificationHead in attention-only mode;
+                PairNotSupported for a pair on a model that reads single texts.
             model.explain.ExplanationCancelled: ``should_stop()`` returned True.
         """
         from .explain import explain
@@ -144,6 +170,9 @@ class PredictorAnalysis:
         self.require_head("explaining a prediction")
         if kwargs.get("head_mask") is not None:
             kwargs["head_mask"] = self.check_head_mask(kwargs["head_mask"])
+        if text_pair is not None:
+            self.encode(text, text_pair)  # checks both texts; a pair is cut, never read in windows
+            return explain(self, text, method, target=target, text_pair=text_pair, **kwargs)
         pred = self._document(text, long_text, kwargs.get("prediction"), kwargs.get("head_mask"))
         if pred is None and kwargs.get("prediction") is None and self.encode(text).truncated:  # head+tail, as asked
             kwargs["prediction"] = self.predict(text, head_mask=kwargs.get("head_mask"), long_text="head_tail")
@@ -154,10 +183,13 @@ class PredictorAnalysis:
             return explain_document(self, text, method, pred, target, **kwargs)
         return explain(self, text, method, target=target, **kwargs)
 
-    def faithfulness(self, text: str, explanation, head_mask=None, long_text: str | None = None, **kwargs):
+    def faithfulness(self, text: str, explanation, head_mask=None, long_text: str | None = None,
+                     text_pair: str | None = None, **kwargs):
         """ERASER comprehensiveness/sufficiency AOPC of an explanation; see :func:`model.explain.erasure.faithfulness`.
         ``head_mask``: measure the model with those heads switched off (as in :meth:`predict`). A long text (policy
-        ``"windows"``) is measured window by window (:func:`model.long_text.faithfulness_document`).
+        ``"windows"``) is measured window by window (:func:`model.long_text.faithfulness_document`). ``text_pair``:
+        the second text of the explained pair (each kept token keeps its segment id). The measured class is the
+        explanation's target, read as :attr:`task` reads it (probability, sigmoid, or the regression value).
 
         Returns:
             :class:`model.explain.Faithfulness`.
@@ -169,7 +201,9 @@ class PredictorAnalysis:
 
         self.require_head("measuring faithfulness")
         mask = self.check_head_mask(head_mask)
-        pred = self._document(text, long_text, None, mask)
+        pred = self._document(text, long_text, None, mask) if text_pair is None else None
+        if text_pair is not None:
+            kwargs["text_pair"] = self.check_pair(text_pair)
         with self.masked(mask):
             if pred is not None:
                 from .long_text import faithfulness_document

@@ -61,11 +61,14 @@ def check_flow_method(method: str) -> str:
     return method
 
 
-def class_scores(contributions: np.ndarray, target: int) -> np.ndarray:
-    """Signed token scores for class ``target`` from per-class contributions (T, C): the contribution to logit
-    ``target`` minus the mean contribution to the other logits (for two classes, to the logit difference, the
-    log-odds the gradient methods explain). float32 [T]."""
+def class_scores(contributions: np.ndarray, target: int, kind: str = "single_label") -> np.ndarray:
+    """Signed token scores for class ``target`` from per-class contributions (T, C), float32 [T]: single-label,
+    the contribution to logit ``target`` minus the mean contribution to the other logits (for two classes, to the
+    logit difference, the log-odds the gradient methods explain); multi-label (the label's logit is the log-odds
+    of its sigmoid), regression or a single output: the contribution to that output itself."""
     c = np.asarray(contributions, dtype=np.float64)
+    if kind != "single_label" or c.shape[1] == 1:
+        return c[:, target].astype(np.float32)
     others = np.delete(c, target, axis=1)
     return (c[:, target] - others.mean(axis=1)).astype(np.float32)
 
@@ -87,7 +90,7 @@ class AttentionFlow:
             approximation, norms in place of weights); ``decompx``: ``matrices`` row-normalised.
         importance: float32 [T], the token scores the explanation registry uses: the read-out row of
             ``aggregated[-1]`` (``cls`` pooling: row 0; ``mean``: the mean of the rows) for ``value_norm`` and
-            ``alti``; for ``decompx`` the signed :func:`class_scores` of the predicted class.
+            ``alti``; for ``decompx`` the signed :func:`class_scores` of class ``target``.
         summed: ``value_norm`` only: (L, T, T), ||sum_h alpha_ij^h f^h(x_j)|| (the "mean of heads" view); else None.
         value_norms: ``value_norm`` only: (L, H, T), ||f^h(x_j)|| (shown beside alpha_ij); else None.
         contributions: ``decompx`` only: (T, C), token k's signed share of each logit; sums over k to ``logits``.
@@ -96,6 +99,10 @@ class AttentionFlow:
         pooling: "mean" or "cls", how the head reads the sequence.
         head_mask: (L, H) the head mask in force (1 keeps, 0 removes), or None.
         elapsed_s: wall time of the computation, in seconds.
+        target: the class ``importance`` is for (``decompx``; default the predicted one, ``argmax(logits)``); -1
+            without a head.
+        task: how the head is read (:data:`model.task.TASKS`), for :meth:`target_scores`.
+        segment_ids: int8 [T] of a sentence pair (as ``Prediction.segment_ids``), or None.
     """
 
     method: str
@@ -111,6 +118,9 @@ class AttentionFlow:
     contributions: np.ndarray | None = None
     head_mask: np.ndarray | None = None
     elapsed_s: float = 0.0
+    target: int = -1
+    task: str = "single_label"
+    segment_ids: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         check_flow_method(self.method)
@@ -174,4 +184,4 @@ class AttentionFlow:
             return self.importance
         if not 0 <= target < self.contributions.shape[1]:
             raise IndexError(f"target {target} out of range for {self.contributions.shape[1]} classes")
-        return class_scores(self.contributions, target)
+        return class_scores(self.contributions, target, self.task)

@@ -170,11 +170,12 @@ def faithfulness_document(predictor: Predictor, text: str, explanation, predicti
         return float(sum(wt * v for wt, v in zip(weights, values, strict=True)))
 
     first = parts[0]
+    read = prediction.logits if prediction.task == "regression" else prediction.probabilities  # what p measures
     per_k = {k: {m: mean([p.per_k[k][m] for p in parts]) for m in first.per_k[k]} for k in first.per_k}
     return dataclasses.replace(
         first, comprehensiveness_aopc=mean([p.comprehensiveness_aopc for p in parts]),
-        sufficiency_aopc=mean([p.sufficiency_aopc for p in parts]), per_k=per_k, p_full=prediction.probabilities[
-            first.target].item(), elapsed_s=sum(p.elapsed_s for p in parts))
+        sufficiency_aopc=mean([p.sufficiency_aopc for p in parts]), per_k=per_k, p_full=read[first.target].item(),
+        elapsed_s=sum(p.elapsed_s for p in parts))
 
 
 class WindowCollector:

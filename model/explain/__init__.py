@@ -26,6 +26,7 @@ from .gradients import (
     ig_baseline_ids,
     ig_internal_batch_size,
     integrated_gradients,
+    target_score,
 )
 from .methods import (
     CHEAP_METHODS,
@@ -46,5 +47,5 @@ __all__ = [
     "Method", "attention_rollout",
     "class_log_odds", "explain", "forward_with_attention", "gradient_weighted_rollout", "gradient_x_input",
     "ig_baseline_ids", "ig_internal_batch_size", "integrated_gradients", "random_importance", "readout_row",
-    "rollout_importance",
+    "rollout_importance", "target_score",
 ]

@@ -233,7 +233,8 @@ def head_decompose(x: torch.Tensor, taps: ModelTaps) -> torch.Tensor:
 
 def decompx(caps: list[LayerCapture], taps: ModelTaps, rows: list, logits: torch.Tensor,
             dtype: torch.dtype = torch.float32, contributions_only: bool = False,
-            progress: Callable[[int, int], None] | None = None, should_stop: Callable[[], bool] | None = None) -> dict:
+            progress: Callable[[int, int], None] | None = None, should_stop: Callable[[], bool] | None = None,
+            target: int | None = None, kind: str = "single_label") -> dict:
     """DecompX of one text (see the module docstring).
 
     Args:
@@ -243,11 +244,12 @@ def decompx(caps: list[LayerCapture], taps: ModelTaps, rows: list, logits: torch
         contributions_only: skip ``matrices`` and ``aggregated`` (None), and with [CLS] pooling decompose only the
             [CLS] row of the last layer (the read-out needs no other): what an explanation needs.
         progress: called as ``progress(layers done, L)`` after each layer. should_stop: asked before each layer.
+        target: the class ``importance`` is for (default the predicted one, ``argmax(logits)``); kind: the task.
 
     Returns:
         ``contributions`` (T, C), summing over the tokens to ``logits``; ``matrices`` (L, T, T) = ||x_i^(l)[k]||;
-        ``aggregated``: those rows normalised to sum to 1; ``importance`` (T,): the contributions to the predicted
-        class minus the mean of the other classes' (:func:`model.flow.class_scores`).
+        ``aggregated``: those rows normalised to sum to 1; ``importance`` (T,): the contributions to class
+        ``target`` (minus the mean of the other classes' for a single-label head; :func:`model.flow.class_scores`).
 
     Raises:
         ValueError: the model has no classification head. ExplanationCancelled: ``should_stop()`` returned True.
@@ -273,6 +275,6 @@ def decompx(caps: list[LayerCapture], taps: ModelTaps, rows: list, logits: torch
     if norms:
         matrices = torch.stack(norms)
         aggregated = matrices.double() / matrices.double().sum(-1, keepdim=True).clamp_min(1e-30)
-    target = int(logits.argmax())
+    target = int(logits.argmax()) if target is None else int(target)
     return {"matrices": matrices, "aggregated": aggregated, "contributions": contributions,
-            "importance": torch.from_numpy(class_scores(contributions.numpy(), target))}
+            "importance": torch.from_numpy(class_scores(contributions.numpy(), target, kind))}

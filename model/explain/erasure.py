@@ -18,7 +18,9 @@ and for Hugging Face models also ``[SEP]`` / ``<s>`` / ``</s>``) are never remov
 nor counted. Of the n real (non-special) tokens, m = max(1, round(k n / 100))
 are removed/kept, chosen as the m highest scores (for signed methods, the
 highest signed value, i.e. the strongest evidence *for* c; ties go to the
-earlier token). All 1 + 2 |K| inputs of one text go through one padded
+earlier token). In a sentence pair every kept token keeps its segment id (its ``token_type_ids``).
+"p" is what the task reads (:func:`model.readout.outputs`): the softmax probability of c, a multi-label head's
+sigmoid of label c, or a regression head's value. All 1 + 2 |K| inputs of one text go through one padded
 forward pass on the fast SDPA path.
 
 The dataset-level table (mean AOPC with 95% bootstrap intervals) is the CLI
@@ -36,7 +38,9 @@ import numpy as np
 import torch
 
 from ..core.tokenizer import pad_sequences
-from .methods import forward_lock_of
+from ..readout import outputs
+from ..segments import types_kw
+from .methods import encode_of, forward_lock_of, task_kind_of
 from .records import Explanation, Faithfulness
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -45,8 +49,9 @@ if TYPE_CHECKING:  # pragma: no cover
 AOPC_PERCENTS: tuple[int, ...] = (1, 5, 10, 20, 50)
 """The bins k (percent of the real tokens) averaged into AOPC (DeYoung et al. 2020)."""
 
-ProbFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
-"""``prob_fn(input_ids int64 (B, T), attention_mask bool (B, T)) -> probabilities float (B, C)``."""
+ProbFn = Callable[..., np.ndarray]
+"""``prob_fn(input_ids int64 (B, T), attention_mask bool (B, T)) -> probabilities float (B, C)``; for a sentence
+pair it is called with a third argument, the segment ids int64 (B, T) of the erased inputs."""
 
 
 def tokens_for_percent(num_real: int, percent: float) -> int:
@@ -91,10 +96,42 @@ def top_token_positions(scores: np.ndarray, m: int, special: np.ndarray | None =
     return real[order[:m]].astype(np.int64)
 
 
+def erasure_keeps(
+    scores: np.ndarray, percents: Sequence[float] = AOPC_PERCENTS, special: np.ndarray | None = None
+) -> tuple[list[np.ndarray], list[int]]:
+    """The removal rule (see the module docstring) as bool [T] masks of the kept positions.
+
+    Args:
+        scores: float [T] importance. percents: the bins k. special: bool [T], the always-kept special tokens;
+            default: only position 0.
+
+    Returns:
+        ``(keeps, ms)``: 1 + 2 |K| masks (all True; comprehensiveness for each k; sufficiency for each k) and the
+        tokens removed/kept per k.
+
+    Raises:
+        ValueError: there are no real tokens.
+    """
+    special = _special_or_cls(special, len(scores))
+    n = int((~special).sum())
+    comp, suff, ms = [], [], []
+    for k in percents:
+        m = tokens_for_percent(n, k)
+        top = top_token_positions(scores, m, special)
+        keep = np.ones(len(scores), dtype=bool)
+        keep[top] = False
+        comp.append(keep)
+        only = special.copy()
+        only[top] = True
+        suff.append(only)
+        ms.append(m)
+    return [np.ones(len(scores), dtype=bool), *comp, *suff], ms
+
+
 def erasure_inputs(
     ids: np.ndarray, scores: np.ndarray, percents: Sequence[float] = AOPC_PERCENTS, special: np.ndarray | None = None
 ) -> tuple[list[np.ndarray], list[int]]:
-    """The perturbed id sequences of the removal rule (see the module docstring).
+    """The perturbed id sequences of the removal rule (see the module docstring; :func:`erasure_keeps`).
 
     Args:
         ids: int64 [T], ``[CLS]`` first.
@@ -116,20 +153,8 @@ def erasure_inputs(
     scores = np.asarray(scores)
     if scores.shape != ids.shape:
         raise ValueError(f"the explanation has {scores.shape[0]} scores but the text has {ids.shape[0]} tokens")
-    special = _special_or_cls(special, len(ids))
-    n = int((~special).sum())
-    comp, suff, ms = [], [], []
-    for k in percents:
-        m = tokens_for_percent(n, k)
-        top = top_token_positions(scores, m, special)
-        keep = np.ones(len(ids), dtype=bool)
-        keep[top] = False
-        comp.append(ids[keep])
-        only = special.copy()
-        only[top] = True
-        suff.append(ids[only])
-        ms.append(m)
-    return [ids, *comp, *suff], ms
+    keeps, ms = erasure_keeps(scores, percents, special)
+    return [ids[keep] for keep in keeps], ms
 
 
 def erasure_scores(
@@ -140,6 +165,7 @@ def erasure_scores(
     percents: Sequence[float] = AOPC_PERCENTS,
     pad_id: int = 0,
     special: np.ndarray | None = None,
+    segment_ids: np.ndarray | None = None,
 ) -> tuple[float, np.ndarray, np.ndarray, list[int]]:
     """Comprehensiveness and sufficiency at every k, with one batched call of ``prob_fn``.
 
@@ -152,34 +178,45 @@ def erasure_scores(
         percents: the bins k.
         pad_id: padding id.
         special: bool [T], the always-kept special tokens; default: only position 0.
+        segment_ids: int [T] of a sentence pair (each kept token keeps its own; ``prob_fn`` gets them as a third
+            argument, int64 (B, T), padded with 0), or None.
 
     Returns:
         ``(p_full, comprehensiveness [K], sufficiency [K], ms)`` in
-        probability units.
+        probability units (regression: the output's units).
     """
     seqs, ms = erasure_inputs(ids, scores, percents, special)
     batch, mask = pad_sequences(seqs, pad_id)
-    p = np.asarray(prob_fn(batch, mask), dtype=np.float64)[:, target]  # (1 + 2K,)
+    if segment_ids is None:
+        out = prob_fn(batch, mask)
+    else:
+        keeps, _ = erasure_keeps(np.asarray(scores), percents, special)
+        out = prob_fn(batch, mask, pad_sequences([np.asarray(segment_ids)[k] for k in keeps], 0)[0])
+    p = np.asarray(out, dtype=np.float64)[:, target]  # (1 + 2K,)
     K = len(percents)
     p_full = float(p[0])
     return p_full, p_full - p[1 : 1 + K], p_full - p[1 + K : 1 + 2 * K], ms
 
 
 def predictor_prob_fn(predictor: Predictor) -> ProbFn:
-    """A :data:`ProbFn` running ``predictor.model`` (SDPA path, inference mode, under its ``forward_lock``)."""
+    """A :data:`ProbFn` running ``predictor.model`` (SDPA path, inference mode, under its ``forward_lock``): what
+    the predictor's task reads (:func:`model.readout.outputs`: softmax, sigmoids, or the regression value)."""
+    kind = task_kind_of(predictor)
 
-    def prob_fn(ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    def prob_fn(ids: np.ndarray, mask: np.ndarray, segment_ids: np.ndarray | None = None) -> np.ndarray:
         with torch.inference_mode(), forward_lock_of(predictor):
             logits, _ = predictor.model(
-                torch.from_numpy(ids).to(predictor.device), torch.from_numpy(mask).to(predictor.device)
+                torch.from_numpy(ids).to(predictor.device), torch.from_numpy(mask).to(predictor.device),
+                **types_kw(predictor.model, segment_ids, predictor.device),
             )
-            return logits.float().softmax(-1).cpu().numpy()
+            return outputs(logits.float(), kind).cpu().numpy()
 
     return prob_fn
 
 
 def faithfulness(
-    predictor: Predictor, text: str, explanation: Explanation, percents: Sequence[float] = AOPC_PERCENTS
+    predictor: Predictor, text: str, explanation: Explanation, percents: Sequence[float] = AOPC_PERCENTS,
+    text_pair: str | None = None,
 ) -> Faithfulness:
     """ERASER comprehensiveness and sufficiency AOPC of ``explanation`` for ``text``.
 
@@ -191,6 +228,7 @@ def faithfulness(
         text: the text that was explained.
         explanation: from :func:`model.explain.explain` on the same text.
         percents: the bins k (default :data:`AOPC_PERCENTS`).
+        text_pair: the second text of a sentence pair that was explained, or None.
 
     Returns:
         A :class:`Faithfulness`.
@@ -200,10 +238,11 @@ def faithfulness(
             the text's token count.
     """
     t0 = time.perf_counter()
-    enc = predictor.encode(text)
+    enc = encode_of(predictor, text, text_pair)
     p_full, comp, suff, ms = erasure_scores(
         enc.ids, explanation.scores, explanation.target, predictor_prob_fn(predictor), percents, predictor.config.pad_id,
         getattr(enc, "special", None),  # None: only [CLS] is special (our own tokenizer, test doubles)
+        getattr(enc, "segment_ids", None),
     )
     per_k = {
         k: {"comprehensiveness": float(c), "sufficiency": float(s), "tokens": int(m)}

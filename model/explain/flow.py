@@ -185,7 +185,8 @@ def supported_taps(model, method: str) -> ModelTaps:
 
 def compute_flow(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, method: str,
                  head_mask: np.ndarray | None = None, lock: AbstractContextManager | None = None,
-                 contributions_only: bool = False, progress=None, should_stop=None) -> dict:
+                 contributions_only: bool = False, progress=None, should_stop=None, types: dict | None = None,
+                 target: int | None = None, kind: str = "single_label") -> dict:
     """The attention flow of one text.
 
     Args:
@@ -197,6 +198,9 @@ def compute_flow(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, m
         contributions_only: ``decompx`` only: what an explanation needs, the contributions (``matrices`` and
             ``aggregated`` are None; see :func:`.decompx.decompx`). progress, should_stop: ``decompx`` only,
             per layer (:func:`.decompx.decompx`; ExplanationCancelled when it stops).
+        types: the token-type keyword of a sentence pair (:func:`model.segments.types_kw`), or None.
+        target, kind: ``decompx``: the class its ``importance`` is for (default the predicted one) and the task
+            (:func:`model.flow.class_scores`).
 
     Returns:
         dict of CPU tensors/arrays: ``matrices``, ``aggregated``, ``importance`` (T,), ``logits`` (C,), and per method
@@ -209,7 +213,7 @@ def compute_flow(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, m
     taps = supported_taps(model, method)
     with torch.inference_mode():
         with lock if lock is not None else nullcontext(), head_mask_hooks(model, head_mask, taps.n_heads):
-            caps, logits = capture(model, input_ids, attention_mask, taps)
+            caps, logits = capture(model, input_ids, attention_mask, taps, types=types)
         rows = _mask_rows(head_mask, len(caps))
         if method == "value_norm":
             out = _value_norm(caps, taps, rows)
@@ -219,7 +223,7 @@ def compute_flow(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, m
             from .decompx import decompx
 
             out = decompx(caps, taps, rows, logits, contributions_only=contributions_only, progress=progress,
-                          should_stop=should_stop)
+                          should_stop=should_stop, target=target, kind=kind)
     pooling = next((op for kind, op in taps.head if kind == "pool"), "cls")
     if "importance" not in out:
         out["importance"] = torch.from_numpy(readout_row(out["aggregated"][-1].numpy(), pooling))
@@ -227,18 +231,20 @@ def compute_flow(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, m
     return out
 
 
-def layer_logits(model, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+def layer_logits(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, types: dict | None = None
+                 ) -> torch.Tensor:
     """Logits read out after the embeddings and after every layer (a "logit lens" for encoders): (L + 1, C).
 
     Row 0 reads the input of the first layer, row l the output of layer l, each through the model's own
     classification read-out (:func:`.taps.read_out`: pooling and head; for a pre-LN encoder its final LayerNorm
     first), so the last row equals the model's logits. The caller holds the ``forward_lock`` and any head-mask hooks.
+    ``types``: the token-type keyword of a sentence pair (:func:`model.segments.types_kw`), or None.
 
     Raises:
         ValueError: the model has no classification head.
     """
     taps = taps_of(model)
     with torch.inference_mode():
-        caps, _ = capture(model, input_ids, attention_mask, taps, full=False)
+        caps, _ = capture(model, input_ids, attention_mask, taps, full=False, types=types)
         states = torch.stack([caps[0][0]] + [out for _, out in caps])  # (L + 1, T, D)
         return read_out(taps.head, states, attention_mask.expand(states.shape[0], -1))

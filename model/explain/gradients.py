@@ -6,9 +6,11 @@
 * :func:`integrated_gradients` (Sundararajan, Taly & Yan 2017, eq. 1, via captum): float32 [T], signed,
   plus the convergence delta in log-odds units.
 
-Every function takes ``input_ids`` int64 (1, T) and ``attention_mask`` bool (1, T), explains the
-scalar :func:`class_log_odds` of the target class, and raises ValueError when the model is in
-training mode. No hooks are registered and the model is never changed, so they may run on a worker
+Every function takes ``input_ids`` int64 (1, T) and ``attention_mask`` bool (1, T) (and, for a sentence pair on
+a model with token types, ``token_type_ids`` int64 (1, T), passed to the model's forward pass), explains the
+scalar :func:`target_score` of the target class (the class's log-odds :func:`class_log_odds` for a single-label
+head; a multi-label head's label logit, the log-odds of its sigmoid; a regression head's value), and raises
+ValueError when the model is in training mode. No hooks are registered and the model is never changed, so they may run on a worker
 thread while another thread classifies with the same model. The forward pass is the encoder's own
 (:meth:`~model.core.encoder.TransformerClassifier.encode` / ``encode_with_maps``).
 """
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
+from ..task import SINGLE_LABEL
 from .records import ExplanationCancelled
 from .rollout import readout_row
 
@@ -50,6 +53,23 @@ def class_log_odds(logits: torch.Tensor, target: int) -> torch.Tensor:
     return logits[:, target] - torch.logsumexp(others, dim=1)
 
 
+def target_score(logits: torch.Tensor, target: int, kind: str = SINGLE_LABEL) -> torch.Tensor:
+    """The explained scalar of class ``target`` for a head read as ``kind`` (:data:`model.task.TASKS`), (B,):
+    single-label, :func:`class_log_odds`; multi-label, the label's logit (= log(p / (1 - p)) of its sigmoid p);
+    regression (or a single output), the output itself.
+
+    Args:
+        logits: (B, C). target: the class (output) index in [0, C). kind: the task.
+    """
+    if kind != SINGLE_LABEL or logits.shape[1] == 1:
+        return logits[:, target]
+    return class_log_odds(logits, target)
+
+
+def _types(token_type_ids: torch.Tensor | None) -> dict:
+    return {} if token_type_ids is None else {"token_type_ids": token_type_ids}
+
+
 def _grad_context():
     """Autograd on even if the caller is inside ``torch.inference_mode()``/``no_grad``."""
 
@@ -72,11 +92,12 @@ def _check_eval(model: torch.nn.Module) -> None:
         raise ValueError("explanations need the model in eval mode (dropout off); call model.eval()")
 
 
-def gradient_x_input(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, target: int) -> np.ndarray:
+def gradient_x_input(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, target: int,
+                     kind: str = SINGLE_LABEL, token_type_ids: torch.Tensor | None = None) -> np.ndarray:
     """Gradient x input on the embedding output (Shrikumar et al. 2016).
 
     score_t = sum_d x[t, d] * df/dx[t, d], where x = ``model.embed(input_ids)``
-    (B = 1) and f = :func:`class_log_odds` of ``model.encode(x, mask)``.
+    (B = 1) and f = :func:`target_score` of ``model.encode(x, mask)``.
 
     Args:
         model: anything with ``embed(ids) -> (1, T, D)`` and
@@ -85,6 +106,8 @@ def gradient_x_input(model, input_ids: torch.Tensor, attention_mask: torch.Tenso
         input_ids: int64 (1, T).
         attention_mask: bool (1, T).
         target: the class index explained.
+        kind: the task the head is read as (:func:`target_score`).
+        token_type_ids: int64 (1, T) segment ids of a pair, or None.
 
     Returns:
         float32 [T], signed.
@@ -95,15 +118,16 @@ def gradient_x_input(model, input_ids: torch.Tensor, attention_mask: torch.Tenso
     _check_eval(model)
     with _grad_context():
         x = model.embed(input_ids).detach().requires_grad_(True)  # (1, T, D)
-        logits, _ = model.encode(x, attention_mask)  # (1, C)
-        f = class_log_odds(logits, target).sum()
+        logits, _ = model.encode(x, attention_mask, **_types(token_type_ids))  # (1, C)
+        f = target_score(logits, target, kind).sum()
         (grad,) = torch.autograd.grad(f, x)  # (1, T, D)
         scores = (grad * x).sum(-1)[0]  # (T,)
     return scores.detach().float().cpu().numpy().astype(np.float32)
 
 
 def gradient_x_input_batch(
-    model, input_ids: torch.Tensor, attention_mask: torch.Tensor, target: int
+    model, input_ids: torch.Tensor, attention_mask: torch.Tensor, target: int, kind: str = SINGLE_LABEL,
+    token_type_ids: torch.Tensor | None = None,
 ) -> np.ndarray:
     """Gradient x input for a padded batch: :func:`gradient_x_input` of every row in one forward + backward pass.
 
@@ -117,6 +141,7 @@ def gradient_x_input_batch(
         input_ids: int64 (B, T), right-padded.
         attention_mask: bool (B, T), True on real tokens.
         target: the class index explained (the same for every row).
+        kind, token_type_ids: as for :func:`gradient_x_input` (token types (B, T)).
 
     Returns:
         float32 [B, T], signed, in log-odds units; 0 at padded positions.
@@ -127,15 +152,16 @@ def gradient_x_input_batch(
     _check_eval(model)
     with _grad_context():
         x = model.embed(input_ids).detach().requires_grad_(True)  # (B, T, D)
-        logits, _ = model.encode(x, attention_mask)  # (B, C)
-        f = class_log_odds(logits, target).sum()
+        logits, _ = model.encode(x, attention_mask, **_types(token_type_ids))  # (B, C)
+        f = target_score(logits, target, kind).sum()
         (grad,) = torch.autograd.grad(f, x)  # (B, T, D)
         scores = (grad * x).sum(-1) * attention_mask  # (B, T)
     return scores.detach().float().cpu().numpy().astype(np.float32)
 
 
 def forward_with_attention(
-    model: TransformerClassifier, x: torch.Tensor, attention_mask: torch.Tensor
+    model: TransformerClassifier, x: torch.Tensor, attention_mask: torch.Tensor,
+    token_type_ids: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, list[torch.Tensor]]:
     """The encoder's forward pass keeping each layer's attention tensor in the graph.
 
@@ -147,20 +173,22 @@ def forward_with_attention(
         model: a :class:`~model.core.encoder.TransformerClassifier`.
         x: (B, T, D) embedded input.
         attention_mask: bool (B, T).
+        token_type_ids: int64 (B, T) segment ids of pairs, or None.
 
     Returns:
         ``(logits (B, C), [p_attn (B, H, T, T)] * L)``.
     """
-    return model.encode_with_maps(x, attention_mask, need_weights=True)
+    return model.encode_with_maps(x, attention_mask, need_weights=True, **_types(token_type_ids))
 
 
 def gradient_weighted_rollout(
-    model: TransformerClassifier, input_ids: torch.Tensor, attention_mask: torch.Tensor, target: int
+    model: TransformerClassifier, input_ids: torch.Tensor, attention_mask: torch.Tensor, target: int,
+    kind: str = SINGLE_LABEL, token_type_ids: torch.Tensor | None = None,
 ) -> np.ndarray:
     """Gradient-weighted attention rollout (Chefer, Gur & Wolf 2021, eqs. 13-14, gradient variant).
 
     Per layer Abar = mean_heads((dF/dA * A)^+) with F the target's
-    :func:`class_log_odds`; R = I, then R <- R + Abar R for layers 1..L.
+    :func:`target_score`; R = I, then R <- R + Abar R for layers 1..L.
     The importance is :func:`readout_row` of R - I (the relevance that flowed
     through attention).
 
@@ -169,6 +197,7 @@ def gradient_weighted_rollout(
         input_ids: int64 (1, T).
         attention_mask: bool (1, T).
         target: the class index explained.
+        kind, token_type_ids: as for :func:`gradient_x_input`.
 
     Returns:
         float32 [T], >= 0.
@@ -176,8 +205,8 @@ def gradient_weighted_rollout(
     _check_eval(model)
     with _grad_context():
         x = model.embed(input_ids).detach()
-        logits, maps = forward_with_attention(model, x, attention_mask)
-        f = class_log_odds(logits, target).sum()
+        logits, maps = forward_with_attention(model, x, attention_mask, token_type_ids)
+        f = target_score(logits, target, kind).sum()
         grads = torch.autograd.grad(f, maps)
         T = input_ids.shape[1]
         R = torch.eye(T, dtype=torch.float64)
@@ -221,12 +250,14 @@ def integrated_gradients(
     progress: Callable[[int, int], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     lock: AbstractContextManager | None = None,
+    kind: str = SINGLE_LABEL,
+    token_type_ids: torch.Tensor | None = None,
 ) -> tuple[np.ndarray, float]:
     """Integrated gradients (Sundararajan et al. 2017, eq. 1) on the embedding output, via captum.
 
     IG_t = sum_d (x - x')[t, d] * integral_0^1 df/dx(x' + a (x - x'))[t, d] da,
     with x = ``model.embed(ids)``, x' = ``model.embed(ig_baseline_ids(ids))``
-    and f = :func:`class_log_odds` of the target. Interpolating the embedding
+    and f = :func:`target_score` of the target. Interpolating the embedding
     output is the same as interpolating the token embedding (the positional
     encoding is the same at both ends). captum's
     :class:`~captum.attr.IntegratedGradients` is used instead of
@@ -240,14 +271,14 @@ def integrated_gradients(
         n_steps: quadrature points (Gauss-Legendre), >= 1.
         internal_batch_size: interpolation points per forward/backward pass;
             default :func:`ig_internal_batch_size`.
-        progress: called as ``progress(done, total)`` after every forward
-            pass (``total`` = internal batches + 2 for the convergence delta).
-        should_stop: checked before every forward pass.
+        progress: ``progress(done, total)`` after every forward pass (``total`` = internal batches + 2 for the
+            convergence delta). should_stop: checked before every forward pass.
         lock: held around every forward pass (the predictor's ``forward_lock``); None: no lock.
+        kind, token_type_ids: as for :func:`gradient_x_input` (the token types are the same along the path).
 
     Returns:
         ``(scores float32 [T] (signed), convergence_delta)``; the delta is
-        sum(scores) - (f(x) - f(x')), in log-odds units.
+        sum(scores) - (f(x) - f(x')), in log-odds units (regression: the output's units).
 
     Raises:
         ExplanationCancelled: when ``should_stop()`` returned True.
@@ -263,16 +294,16 @@ def integrated_gradients(
     total = math.ceil(n_steps / ibs) + 2
     calls = 0
 
-    def forward(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def forward(x: torch.Tensor, mask: torch.Tensor, types: torch.Tensor | None = None) -> torch.Tensor:
         nonlocal calls
         if should_stop is not None and should_stop():
             raise ExplanationCancelled("integrated gradients was cancelled")
         with lock if lock is not None else nullcontext():
-            logits, _ = model.encode(x, mask)
+            logits, _ = model.encode(x, mask, **_types(types))
         calls += 1
         if progress is not None:
             progress(min(calls, total), total)
-        return class_log_odds(logits, target)  # (B,)
+        return target_score(logits, target, kind)  # (B,)
 
     with _grad_context():
         x = model.embed(input_ids).detach()  # (1, T, D)
@@ -282,7 +313,7 @@ def integrated_gradients(
         attr, delta = ig.attribute(
             x,
             baselines=x0,
-            additional_forward_args=(attention_mask,),
+            additional_forward_args=(attention_mask,) if token_type_ids is None else (attention_mask, token_type_ids),
             n_steps=n_steps,
             internal_batch_size=ibs,
             return_convergence_delta=True,

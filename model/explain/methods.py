@@ -95,6 +95,7 @@ import numpy as np
 import torch
 
 from ..flow import class_scores
+from ..segments import one_text_inputs
 from .gradients import DEFAULT_IG_STEPS, gradient_weighted_rollout, gradient_x_input, integrated_gradients
 from .heads import head_mask_hooks
 from .records import Explanation, ExplanationCancelled
@@ -135,6 +136,12 @@ class Request:
     seed: int
     internal_batch_size: int | None
     head_mask: np.ndarray | None = None
+    text_pair: str | None = None
+    kind: str = "single_label"
+
+    def encode(self) -> Any:
+        """The predictor's encoding of the text (or the pair)."""
+        return encode_of(self.predictor, self.text, self.text_pair)
 
 
 MethodResult = tuple[np.ndarray, list[str], int, "float | None"]
@@ -171,6 +178,22 @@ def forward_lock_of(predictor: Any) -> AbstractContextManager:
     return lock if lock is not None else nullcontext()
 
 
+def encode_of(predictor: Any, text: str, text_pair: str | None) -> Any:
+    """``predictor.encode(text)``, or ``predictor.encode(text, text_pair)`` for a sentence pair."""
+    return predictor.encode(text) if text_pair is None else predictor.encode(text, text_pair)
+
+
+def predict_of(predictor: Any, text: str, text_pair: str | None) -> Any:
+    """``predictor.predict(text)``, or with ``text_pair=`` for a sentence pair."""
+    return predictor.predict(text) if text_pair is None else predictor.predict(text, text_pair=text_pair)
+
+
+def task_kind_of(predictor: Any) -> str:
+    """The task the predictor reads its head as (``predictor.task.kind``; single-label for test doubles)."""
+    task = getattr(predictor, "task", None)
+    return getattr(task, "kind", "single_label")
+
+
 def _attention(r: Request) -> MethodResult:
     L = r.prediction.attention.shape[0]
     if not -L <= r.layer < L:
@@ -184,42 +207,43 @@ def _rollout(r: Request) -> MethodResult:
 
 
 def _random(r: Request) -> MethodResult:
-    enc = r.predictor.encode(r.text)
-    target = r.predictor.predict(r.text).label_index if r.target is None else r.target
+    enc = r.encode()
+    target = predict_of(r.predictor, r.text, r.text_pair).label_index if r.target is None else r.target
     return random_importance(len(enc.ids), r.text, r.seed), list(enc.tokens), target, None
 
 
-def _on_ids(r: Request) -> tuple[list[str], Any, torch.Tensor, torch.Tensor, int]:
-    """``(tokens, model, ids int64 (1, T), mask bool (1, T), target)``; one forward pass if no target yet."""
-    enc = r.predictor.encode(r.text)
-    ids = torch.from_numpy(enc.ids).unsqueeze(0).to(r.predictor.device)  # (1, T)
-    mask = torch.ones_like(ids, dtype=torch.bool)  # (1, T)
+def _on_ids(r: Request) -> tuple[list[str], Any, torch.Tensor, torch.Tensor, int, dict]:
+    """``(tokens, model, ids int64 (1, T), mask bool (1, T), target, task keywords)``; one forward pass if no
+    target yet. The keywords (``kind`` and, for a pair on a model with token types, ``token_type_ids``) go to the
+    gradient functions."""
+    enc = r.encode()
+    ids, mask, types = one_text_inputs(r.predictor, enc)
     model = r.predictor.model
     target = r.target
     if target is None:
         with torch.inference_mode(), forward_lock_of(r.predictor):
-            logits, _ = model(ids, mask)
+            logits, _ = model(ids, mask, **types)
         target = int(logits[0].argmax())
-    return list(enc.tokens), model, ids, mask, target
+    return list(enc.tokens), model, ids, mask, target, {"kind": r.kind, **types}
 
 
 def _grad_x_input(r: Request) -> MethodResult:
-    tokens, model, ids, mask, target = _on_ids(r)
+    tokens, model, ids, mask, target, kw = _on_ids(r)
     with forward_lock_of(r.predictor):  # one forward + backward pass
-        return gradient_x_input(model, ids, mask, target), tokens, target, None
+        return gradient_x_input(model, ids, mask, target, **kw), tokens, target, None
 
 
 def _grad_attention(r: Request) -> MethodResult:
-    tokens, model, ids, mask, target = _on_ids(r)
+    tokens, model, ids, mask, target, kw = _on_ids(r)
     with forward_lock_of(r.predictor):  # one forward + backward pass
-        return gradient_weighted_rollout(model, ids, mask, target), tokens, target, None
+        return gradient_weighted_rollout(model, ids, mask, target, **kw), tokens, target, None
 
 
 def _integrated_gradients(r: Request) -> MethodResult:
-    tokens, model, ids, mask, target = _on_ids(r)
+    tokens, model, ids, mask, target, kw = _on_ids(r)
     scores, delta = integrated_gradients(
         model, ids, mask, target, r.n_steps, r.internal_batch_size, r.progress, r.should_stop,
-        lock=forward_lock_of(r.predictor),
+        lock=forward_lock_of(r.predictor), **kw,
     )
     return scores, tokens, target, delta
 
@@ -228,14 +252,14 @@ def _flow(method: str) -> Callable[[Request], MethodResult]:
     def run(r: Request) -> MethodResult:
         from .flow import compute_flow
 
-        enc = r.predictor.encode(r.text)
-        ids = torch.from_numpy(enc.ids).unsqueeze(0).to(r.predictor.device)  # (1, T)
-        out = compute_flow(r.predictor.model, ids, torch.ones_like(ids, dtype=torch.bool), method, r.head_mask,
+        enc = r.encode()
+        ids, mask, types = one_text_inputs(r.predictor, enc)
+        out = compute_flow(r.predictor.model, ids, mask, method, r.head_mask,
                            lock=forward_lock_of(r.predictor), contributions_only=True, progress=r.progress,
-                           should_stop=r.should_stop)
+                           should_stop=r.should_stop, types=types)
         target = int(out["logits"].argmax()) if r.target is None else r.target
         if "contributions" in out:
-            return class_scores(out["contributions"].numpy(), target), list(enc.tokens), target, None
+            return class_scores(out["contributions"].numpy(), target, r.kind), list(enc.tokens), target, None
         return out["importance"].numpy(), list(enc.tokens), target, None
 
     return run
@@ -284,6 +308,7 @@ def explain(
     seed: int = 0,
     internal_batch_size: int | None = None,
     head_mask: np.ndarray | None = None,
+    text_pair: str | None = None,
 ) -> Explanation:
     """Explain the predictor's decision on ``text`` with one method.
 
@@ -291,7 +316,8 @@ def explain(
         predictor: a loaded :class:`model.Predictor`.
         text: the review.
         method: one of :data:`EXPLANATION_METHODS`.
-        target: class index to explain; default the predicted class.
+        target: class index to explain; default the predicted class (``Prediction.label_index``: multi-label,
+            the most probable label, explained through its logit; regression: 0, the output value).
         layer: the attention layer for ``method="attention"`` (negative
             indices count from the last layer).
         n_steps: integrated-gradients quadrature points.
@@ -305,6 +331,7 @@ def explain(
             see :func:`ig_internal_batch_size`).
         head_mask: a validated (L, H) head mask (``Predictor.check_head_mask``)
             or None; a given ``prediction`` must have been made with it.
+        text_pair: the second text of a sentence pair (scores cover both texts' tokens), or None.
 
     Returns:
         An :class:`Explanation` with float32 [T] scores aligned with
@@ -318,7 +345,7 @@ def explain(
     if method not in METHODS:
         raise ValueError(f"unknown explanation method {method!r}; choose one of {', '.join(EXPLANATION_METHODS)}")
     spec = METHODS[method]
-    if prediction is not None and prediction.text != text:
+    if prediction is not None and (prediction.text != text or getattr(prediction, "text_pair", None) != text_pair):
         raise ValueError("the given prediction is for a different text")
     t0 = time.perf_counter()
     C = len(predictor.labels)
@@ -332,14 +359,14 @@ def explain(
     with forward_lock_of(predictor) if head_mask is not None else nullcontext(), hooks:
         if spec.uses_prediction or (target is None and prediction is not None):
             if prediction is None:
-                prediction = predictor.predict(text)  # inside the hooks: with the head mask
+                prediction = predict_of(predictor, text, text_pair)  # inside the hooks: with the head mask
             else:
                 extra_s = prediction.elapsed_s if spec.uses_prediction else 0.0
             tgt = prediction.label_index if target is None else int(target)
         else:
             tgt = None if target is None else int(target)
         request = Request(predictor, text, tgt, prediction, layer, n_steps, progress, should_stop, seed,
-                          internal_batch_size, head_mask)
+                          internal_batch_size, head_mask, text_pair, task_kind_of(predictor))
         scores, tokens, tgt, delta = spec.function(request)
     if progress is not None and method != "integrated_gradients":
         progress(1, 1)

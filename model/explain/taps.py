@@ -155,7 +155,8 @@ def _record(calls: dict[int, list], module: nn.Module, with_kwargs: bool) -> Any
 
 
 def capture(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, taps: ModelTaps,
-            full: bool = True) -> tuple[list[LayerCapture] | list[tuple[torch.Tensor, torch.Tensor]], torch.Tensor]:
+            full: bool = True, types: dict | None = None,
+            ) -> tuple[list[LayerCapture] | list[tuple[torch.Tensor, torch.Tensor]], torch.Tensor]:
     """One forward pass of ``model`` (its own ``forward``, attention maps on) recording every layer.
 
     The caller holds the predictor's ``forward_lock`` (the hooks live only for this pass) and any head-mask hooks
@@ -166,6 +167,7 @@ def capture(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, taps: 
         input_ids: int64 (1, T). attention_mask: bool (1, T).
         taps: ``taps_of(model)``.
         full: record every module (:class:`LayerCapture`); False: only each layer's (input, output).
+        types: the token-type keyword of a sentence pair for ``model`` (:func:`model.segments.types_kw`), or None.
 
     Returns:
         ``(layers, logits (C,))``: per layer a :class:`LayerCapture` (``full``) or ``(x_in (T, D), out (T, D))``.
@@ -182,7 +184,7 @@ def capture(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, taps: 
     layer_ids = {id(t.layer) for t in taps.layers}
     hooks = [_record(calls, m, with_kwargs=k in layer_ids) for k, m in modules.items()]
     try:
-        logits, attn = model(input_ids, attention_mask, need_weights=True)  # (1, C), (1, L, H, T, T)
+        logits, attn = model(input_ids, attention_mask, need_weights=True, **(types or {}))  # (1, C), (1, L, H, T, T)
     finally:
         for h in hooks:
             h.remove()
