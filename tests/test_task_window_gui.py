@@ -103,12 +103,14 @@ def test_the_task_override_relabels_and_is_reapplied_when_the_folder_opens_again
     assert win.state.info.task == "single_label" and win.state.info.task_source == "user"
 
 
-def test_the_explanations_explain_the_chosen_class(qtbot, pair_dir):
+def test_the_explanations_explain_the_chosen_class_of_a_pair(qtbot, pair_dir):
     win = loaded_window(qtbot, pair_dir, panels=True)
     panel = win.panels["explain"]
+    win.review_box.set_text_pair(PAIR)
     with qtbot.waitSignal(panel.method_computed, timeout=LOAD_TIMEOUT_MS,
                           check_params_cb=lambda m: m == "grad_x_input"):
         analyse(qtbot, win)
+    assert len(win.state.explanations["grad_x_input"].explanation.scores) == win.state.prediction.num_tokens
     predicted = win.state.prediction.label_index
     assert win.state.task.target == predicted
     assert win.state.explanations["grad_x_input"].explanation.target == predicted
@@ -118,6 +120,11 @@ def test_the_explanations_explain_the_chosen_class(qtbot, pair_dir):
         panel.class_picker.activated.emit(other + 1)  # the user picks another class
     assert win.state.task.target == other
     assert win.state.explanations["grad_x_input"].explanation.target == other
+    expected = win.predictor.explain(TEXT, "grad_x_input", target=other, text_pair=PAIR).scores
+    np.testing.assert_allclose(win.state.explanations["grad_x_input"].explanation.scores, expected, atol=1e-5)
+    qtbot.waitUntil(lambda: win.state.layer_probabilities is not None, timeout=LOAD_TIMEOUT_MS)
+    np.testing.assert_allclose(win.prediction_panel.layer_plot.curve_data(),
+                               win.predictor.layer_predictions(TEXT, text_pair=PAIR)[:, other], atol=1e-5)
     with qtbot.waitSignal(win.state.prediction_changed, timeout=LOAD_TIMEOUT_MS):
         win.analyze_text(TEXT + " again")
     assert win.state.task.target == other  # the user's class stays for the next text
@@ -173,3 +180,20 @@ def test_older_sessions_open_and_bad_task_fields_are_refused(qtbot, tiny_model_d
         p.write_text(json.dumps({"format": "attention-explorer-session", "version": 3, "text": "abc", field: value}))
         with pytest.raises(SessionError, match=field):
             read_session(p)
+
+
+def test_a_regression_pair_shows_its_value_and_its_value_by_layer(qtbot, tmp_path):
+    from model.testing_hf import make_tiny_hf_dir
+
+    folder = make_tiny_hf_dir(tmp_path / "sts", "bert", task="regression", seed=5, init_std=0.5)
+    win = loaded_window(qtbot, folder)
+    assert win.state.info.task == "regression"
+    win.review_box.set_text_pair(PAIR)
+    pred = analyse(qtbot, win)
+    value = win.predictor.predict(TEXT, text_pair=PAIR).value
+    assert pred.value == pytest.approx(value, abs=1e-5)
+    assert win.prediction_panel.label.text() == f"score = {value:.3g}"
+    qtbot.waitUntil(lambda: win.state.layer_probabilities is not None, timeout=LOAD_TIMEOUT_MS)
+    np.testing.assert_allclose(win.prediction_panel.layer_plot.curve_data(),
+                               win.predictor.layer_predictions(TEXT, text_pair=PAIR)[:, 0], atol=1e-5)
+    assert win.prediction_panel.layer_plot.curve_data()[-1] == pytest.approx(value, abs=1e-4)
