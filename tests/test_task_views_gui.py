@@ -84,6 +84,7 @@ def test_multi_label_bars_show_sigmoids_against_a_threshold_that_relabels_withou
     pred = state.prediction
     assert pred.threshold == pytest.approx(0.3) and pred.label == "joy;love;fear"
     assert view.label.text() == "joy, love, fear" and view.bars["fear"].threshold == pytest.approx(0.3)
+    assert view.layer_plot.half_line.value() == pytest.approx(0.3)  # the by-layer plot's decision line
     np.testing.assert_array_equal(pred.logits, logits)
 
 

@@ -4,7 +4,8 @@ Draws a :class:`desktop_app.records.LayerProbabilities` (NumPy only; this module
 read-out point, "emb" (after the embeddings) then 1 ... L (after each layer); y is the probability of the followed
 class (:func:`desktop_app.compare_records.focus_class`: "positive" when the model has it, else the predicted class)
 read out through the model's own classification head. With heads switched off, the same curve with every head on is
-drawn dashed ("all heads"), so the layer where the decision changes shows. A dotted line marks 0.5. The class drawn
+drawn dashed ("all heads"), so the layer where the decision changes shows. A dotted line marks 0.5 (multi-label: the
+threshold, set by the prediction panel). The class drawn
 is the state's "Explain class" choice when given (:meth:`LayerPlot.set_class`); a regression model's curve is its
 predicted value by layer (y scaled to the values).
 """

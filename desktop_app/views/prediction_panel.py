@@ -151,6 +151,7 @@ class PredictionPanel(QWidget):
         if many:
             self.document_plot.set_document(pred.whole, pred.window)
         pred = pred.whole  # the label, bars and details are the whole review's
+        self.layer_plot.half_line.setValue(pred.threshold if pred.task == "multi_label" else 0.5)  # the decision
         if self.bars_box.labels != tuple(pred.labels):
             self.set_labels(pred.labels, self.device_name)
         self._show_verdict(pred)
