@@ -42,7 +42,7 @@ def test_the_second_text_box_sends_a_pair_encoded_as_the_tokenizer_does(qtbot, p
 
     win = loaded_window(qtbot, pair_dir)
     box = win.review_box
-    assert win.state.info.reads_pairs and box.pair_action.isEnabled()
+    assert win.state.info.reads_pairs and box.pair_action.isEnabled() and box.pair_button.isVisibleTo(win)
     assert not box.pair_editor.isVisibleTo(win)
     box.pair_action.trigger()  # the user switches the second text on
     assert box.pair_editor.isVisibleTo(win) and box.pair_on
@@ -77,6 +77,7 @@ def test_the_second_text_switch_is_remembered_per_model_folder(qtbot, pair_dir, 
 def test_the_bundled_model_has_no_second_text(qtbot, tiny_model_dir):
     win = loaded_window(qtbot, tiny_model_dir)
     assert not win.state.info.reads_pairs and not win.review_box.pair_action.isEnabled()
+    assert not win.review_box.pair_button.isVisibleTo(win)  # the window looks as it did
     assert win.review_box.text_pair() is None
 
 

@@ -46,6 +46,7 @@ class ReviewBox(QWidget):
         self.pair_action.toggled.connect(self._on_toggled)
         self.pair_button = QToolButton()
         self.pair_button.setDefaultAction(self.pair_action)
+        self.pair_button.setVisible(False)  # until a model that reads pairs is loaded
         self.pair_label = QLabel(f"<b>{PAIR_TITLE}</b>")
         self.pair_editor = QPlainTextEdit()
         self.pair_editor.setObjectName("pairEditor")
@@ -76,8 +77,10 @@ class ReviewBox(QWidget):
         return self.pair_editor.toPlainText() if self.pair_on else None
 
     def set_reads_pairs(self, reads: bool) -> None:
-        """Enable the switch for a model that reads pairs; another model hides the box (its text is kept)."""
+        """Enable and show the switch for a model that reads pairs; another model hides it and the box (its text is
+        kept; the Model menu's entry stays, disabled)."""
         self.pair_action.setEnabled(bool(reads))
+        self.pair_button.setVisible(bool(reads))  # a single-text model's window looks as it always did
         self._on_toggled(self.pair_action.isChecked())
 
     def set_pair_on(self, on: bool) -> None:
