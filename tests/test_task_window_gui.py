@@ -60,6 +60,10 @@ def test_the_second_text_box_sends_a_pair_encoded_as_the_tokenizer_does(qtbot, p
     box.pair_action.trigger()  # off: a single text again
     pred = analyse(qtbot, win, TEXT + " indeed")
     assert pred.text_pair is None and pred.pair_start == -1
+    with qtbot.waitSignal(win.state.prediction_changed, timeout=LOAD_TIMEOUT_MS,
+                          check_params_cb=lambda p: p is not None and p.text_pair == "a second one"):
+        win.open_review("a first one", "a second one")  # e.g. a batch row of a pair
+    assert box.pair_on
 
 
 def test_the_second_text_switch_is_remembered_per_model_folder(qtbot, pair_dir, multi_dir):

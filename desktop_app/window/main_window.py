@@ -220,13 +220,17 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         """True when the window restored a dock layout saved by an earlier run."""
         return self._saved_state is not None
 
-    def open_review(self, text: str) -> None:
-        """Put ``text`` in the editor (``<br />`` shown as line breaks) and analyze it now."""
-        self.analyze_text(display_text(str(text)))
+    def open_review(self, text: str, text_pair: str | None = None) -> None:
+        """Put ``text`` in the editor (``<br />`` shown as line breaks) and analyze it now (``text_pair``: as in
+        :meth:`analyze_text`)."""
+        self.analyze_text(display_text(str(text)), None if text_pair is None else display_text(str(text_pair)))
 
-    def analyze_text(self, text: str) -> None:
-        """Put ``text`` in the editor exactly as given and analyze it now."""
+    def analyze_text(self, text: str, text_pair: str | None = None) -> None:
+        """Put ``text`` in the editor exactly as given and analyze it now; a ``text_pair`` goes in the second text
+        box, switched on (for a model that reads pairs; one that reads single texts analyses ``text`` alone)."""
         self.editor.setPlainText(text)
+        if text_pair is not None:
+            self.review_box.set_text_pair(text_pair)
         self.analyze_now()
 
     def analyze_now(self) -> None:
