@@ -202,3 +202,23 @@ def test_a_regression_pair_shows_its_value_and_its_value_by_layer(qtbot, tmp_pat
     np.testing.assert_allclose(win.prediction_panel.layer_plot.curve_data(),
                                win.predictor.layer_predictions(TEXT, text_pair=PAIR)[:, 0], atol=1e-5)
     assert win.prediction_panel.layer_plot.curve_data()[-1] == pytest.approx(value, abs=1e-4)
+
+
+def test_compare_explains_two_pairs_for_the_chosen_class(qtbot, pair_dir):
+    win = loaded_window(qtbot, pair_dir)
+    win.review_box.set_text_pair(PAIR)
+    analyse(qtbot, win, "the acting was good")
+    win.state.pin_current()
+    analyse(qtbot, win, "the acting was not good")
+    win.state.task.pick(2)
+
+    def shown():
+        r = win.compare_view.result
+        return r is not None and r.current.text == "the acting was not good" and r.target == 2
+
+    qtbot.waitUntil(shown, timeout=LOAD_TIMEOUT_MS)
+    result = win.compare_view.result
+    assert win.state.pins[0].prediction.text_pair == PAIR
+    assert [w.lower() for w in result.current.words.words] == ["the", "acting", "was", "not", "good"]  # first text
+    p = win.predictor.predict("the acting was not good", text_pair=PAIR)
+    np.testing.assert_allclose(result.current.probabilities, p.probabilities, atol=1e-5)
