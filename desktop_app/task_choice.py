@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-
 from PySide6.QtCore import QObject, Signal
 
 PREDICTED = None  # ``TaskChoice.pick(PREDICTED)``: follow the predicted class again
@@ -32,11 +31,11 @@ def relabelled(pred, threshold: float):
 
 
 def same_input(a, b) -> bool:
-    """True when predictions ``a`` and ``b`` read the same input the same way (text, second text, logits): only
-    their labelling may differ (a multi-label threshold), so their explanations are the same."""
+    """True when predictions ``a`` and ``b`` read the same input the same way (text, second text, task, logits):
+    only their labelling may differ (a multi-label threshold), so their explanations are the same."""
     if a is None or b is None:
         return a is b
-    return a is b or (a.text == b.text and a.text_pair == b.text_pair and a.tokens == b.tokens
+    return a is b or (a.text == b.text and a.text_pair == b.text_pair and a.task == b.task and a.tokens == b.tokens
                       and np.array_equal(a.logits, b.logits))
 
 
