@@ -9,7 +9,8 @@ Each folder is opened as a user would (fresh settings, the default 1400 x 860 la
 attached) and one window is saved:
 
 * ``task_multilabel.png`` (``--multi``, e.g. a GoEmotions model: 28 labels): a sentence, the labels' sigmoids
-  against the threshold line in the prediction panel, every label shown ("Show all 28");
+  against the threshold line (set to :data:`MULTI_THRESHOLD` in the spin box) in the prediction panel, every label
+  shown ("Show all 28"; the Batch scoring and Corpus docks closed to make room);
 * ``task_pair.png`` (``--pair``, e.g. an MRPC paraphrase classifier): the second text box on, a sentence pair, the
   token view's second-text band, the attention links raised showing A -> B;
 * ``task_regression.png`` (``--regression``, e.g. an STS-B model): a pair, the predicted similarity and its value
@@ -33,6 +34,7 @@ sys.path.insert(0, str(ROOT / "build_scripts"))
 from screenshot_flow import settle, start  # noqa: E402 - after the path set-up
 
 MULTI_TEXT = "Thank you so much for this, I love it! I was really nervous it would not arrive in time."
+MULTI_THRESHOLD = 0.3  # the threshold the multi-label shot uses (the spin box; the default is 0.5)
 PAIR = ("The company said its profit rose 10 percent in the third quarter.",
         "Third-quarter profit climbed 10 percent, the company said.")
 STS_PAIR = ("A man is playing a guitar on stage.", "A man plays the guitar.")
@@ -58,10 +60,17 @@ def multi_shot(app, out: Path, folder: str) -> None:
     """task_multilabel.png."""
     from PySide6.QtCore import Qt
 
+    from PySide6.QtWidgets import QDockWidget
+
     win = start(app, folder)
     win.prediction_panel.bars_box.set_show_all(True)
+    win.prediction_panel.bars_box.threshold_box.setValue(MULTI_THRESHOLD)
     analyse(app, win, MULTI_TEXT)
-    win.resizeDocks([win.review_dock, win.prediction_dock], [150, 700], Qt.Vertical)  # room for the bars
+    for dock in win.findChildren(QDockWidget):  # room for the 28 bars: the bottom docks closed
+        if dock.windowTitle() in ("Batch scoring", "Corpus"):
+            dock.hide()
+    settle(app, 0.3)
+    win.resizeDocks([win.review_dock, win.prediction_dock], [120, 900], Qt.Vertical)
     settle(app, 0.5)
     win.grab().save(str(out / "task_multilabel.png"))
     win.close()

@@ -143,7 +143,7 @@ class ClassBars(QWidget):
         self.scroll.setWidgetResizable(True)
         self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         self.scroll.setWidget(rows)
-        lay.addWidget(self.scroll)
+        lay.addWidget(self.scroll, 1)
         lay.addWidget(self.show_all_button, 0, Qt.AlignLeft)
 
     def set_labels(self, labels) -> None:

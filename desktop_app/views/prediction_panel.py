@@ -72,7 +72,7 @@ class PredictionPanel(QWidget):
         top.addWidget(self.pin_button, 0, Qt.AlignTop)
         lay = QVBoxLayout(self)
         lay.addLayout(top)
-        lay.addWidget(self.bars_box)
+        lay.addWidget(self.bars_box, 10)  # "Show all": the rows take the height there is (up to all of them)
         plots = QHBoxLayout()  # side by side: a long review's plot takes no height from the docks below
         plots.addWidget(self.document_plot, 1)
         plots.addWidget(self.layer_plot, 1)
