@@ -184,6 +184,7 @@ def test_links_a_to_b_filter_keeps_only_links_from_the_first_text_to_the_second(
     view.flush()
     n_a, n_b = int((seg == 0).sum()), int((seg == 1).sum())
     assert view.shown_links == n_a * n_b * len(view.enabled_heads) < every
+    assert "first text \u2192 second" in view.info.text()
     per_head, rows, cols, _ = view.pair_filter.apply(pred, {0: np.ones(81)}, *np.divmod(np.arange(81), 9), None)
     assert (seg[rows] == 0).all() and (seg[cols] == 1).all()
     view.pair_filter.set_choice(B_TO_A)

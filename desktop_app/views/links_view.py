@@ -300,6 +300,7 @@ class AttentionLinksView(DeferredRender, QWidget):
             names = ", ".join(f"\u201c{pred.tokens[i]}\u201d" for i in idxs[:3]) + ("\u2026" if len(idxs) > 3 else "")
             what = f"{side} {names}"
         show = self.state.show
+        what += self.pair_filter.caption()
         self.info.setText(
             f"Layer {layer + 1}, {SHOW_TITLES[show]}: {self.shown_links:,} links from {what}; opacity \u221d "
             f"{UNITS[show]} / {wmax:.3g}"

@@ -80,6 +80,10 @@ class PairLinkFilter(QComboBox):
         """:data:`ALL_LINKS`, :data:`A_TO_B` or :data:`B_TO_A` (always all for a single text)."""
         return self.currentData() if self.pair else ALL_LINKS
 
+    def caption(self) -> str:
+        """What the links view's caption adds: ", first text -> second", ", second text -> first" or ""."""
+        return {A_TO_B: ", first text \u2192 second", B_TO_A: ", second text \u2192 first"}.get(self.choice, "")
+
     def set_choice(self, key: str) -> None:
         """Choose :data:`ALL_LINKS`, :data:`A_TO_B` or :data:`B_TO_A`."""
         self.setCurrentIndex(max(0, self.findData(key)))
