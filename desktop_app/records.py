@@ -50,11 +50,14 @@ class LayerProbabilities:
             head mask in force (the last row is the prediction's probabilities).
         reference: float32 (L + 1, C), read-only, the same with every head on; None when no head is off.
         labels: the C class names.
+        task: the model's task (:data:`model.task.TASKS`); for ``"regression"`` the rows hold the predicted value
+            (C = 1, the raw output) instead of probabilities.
     """
 
     probabilities: np.ndarray
     reference: np.ndarray | None
     labels: tuple[str, ...]
+    task: str = "single_label"
 
 
 @dataclass(frozen=True)

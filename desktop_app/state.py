@@ -17,7 +17,8 @@ Everything on screen is drawn from this one object and changes only through its 
   (:attr:`~ExplorerState.head_importance`), the prediction by layer (:attr:`~ExplorerState.layer_probabilities`);
 * the pinned analyses (:attr:`~ExplorerState.pins`) the current one is compared with; the window of a long review
   the attention views show (:attr:`~ExplorerState.windows`, :mod:`desktop_app.document`: the prediction is then one
-  window's, ``prediction.whole`` the review's).
+  window's, ``prediction.whole`` the review's); the class to explain, the multi-label threshold and the second text
+  of a pair (:attr:`~ExplorerState.task`, :mod:`desktop_app.task_choice`).
 
 Views read it and listen to it (a click on a token selects it in all of them); nothing else tells a view what to show.
 """
@@ -35,6 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover - the records import no torch, but model.e
     from model.prediction import Prediction
 
 from .document import WindowChoice
+from .task_choice import TaskChoice
 from .records import (  # noqa: F401 - the state's records and choices, re-exported
     MAX_HEADS, MEAN_HEADS, SHOW_ATTENTION, SHOW_CHOICES, SHOW_TITLES, LayerProbabilities, Pin, TokenImportance, same_mask
 )
@@ -110,6 +112,7 @@ class ExplorerState(QObject):
         self.pins: tuple[Pin, ...] = ()
         self.causal = False  # the causal-mask what-if (model.lessons) in the heatmap and the attention steps
         self.windows = WindowChoice(self)  # the window of a long review shown (desktop_app.document)
+        self.task = TaskChoice(self)  # the class to explain, the threshold, the second text (desktop_app.task_choice)
 
     # ------------------------------------------------------------------ the model
     @property

@@ -120,7 +120,7 @@ def test_session_keeps_show_head_mask_and_pins(qtbot, tiny_model_dir, tmp_path):
     path = tmp_path / "s.aesession.json"
     session.write_session(session.capture(win), path)
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert data["version"] == 2 and data["show"] == "alti"
+    assert data["version"] == session.VERSION and data["show"] == "alti"
     assert data["head_mask"][0][1] == 0 and sum(map(sum, data["head_mask"])) == L * H - 1
     assert [p["text"] for p in data["pins"]] == ["The acting was good."] and data["pins"][0]["head_mask"] is None
 

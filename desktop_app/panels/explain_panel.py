@@ -37,6 +37,8 @@ from PySide6.QtWidgets import (
 from model.explain import CHEAP_METHODS, DEFAULT_IG_STEPS, EXPLANATION_METHODS, METHOD_TITLES, ExplanationResult
 
 from ..state import ExplorerState
+from ..task_choice import same_input
+from ..views.class_picker import ClassPicker
 from ..views.faithfulness_table import FaithfulnessTable
 from ..views.widgets import fit_table_height
 from ..workers.explanations import ExplanationWorker
@@ -99,6 +101,7 @@ class ExplanationPanel(QWidget):
         worker.ig_cancelled.connect(self._on_ig_cancelled)
         self.state.prediction_changed.connect(self.set_prediction)
         self.state.layer_head_changed.connect(self._on_layer_head)
+        self.state.task.target_changed.connect(self._on_target)
         self.state.explanation_added.connect(self._show_result)
         self._update_enabled()
 
@@ -115,6 +118,8 @@ class ExplanationPanel(QWidget):
         self.colour_combo.setToolTip("Colour the main token view by this method's importance scores")
         self.colour_combo.currentIndexChanged.connect(self._emit_selected)
         pick.addRow("Colour tokens by:", self.colour_combo)
+        self.class_picker = ClassPicker(self.state)  # the state's one "Explain class" choice
+        pick.addRow("Explain class:", self.class_picker)
         layout.addLayout(pick)
 
         box = QGroupBox("Faithfulness (ERASER AOPC over k = 1, 5, 10, 20, 50% of tokens deleted)")
@@ -191,7 +196,7 @@ class ExplanationPanel(QWidget):
             self.state.discard_explanation("attention")
             self._pending = True
             self.handle.submit(self.handle.worker.compute, self.handle.generation, self._predictor, self._prediction,
-                               ("attention",), self._layer, self.state.head_mask)
+                               ("attention",), self._layer, self.state.head_mask, self.state.task.target)
 
     def set_prediction(self, prediction) -> None:
         """Explain ``prediction`` (a :class:`model.Prediction`): the cheap methods start on the worker.
@@ -201,7 +206,8 @@ class ExplanationPanel(QWidget):
         do not fit the new tokens; the chosen method's scores follow when ready. Explanations cover the whole review
         (``prediction.whole``): another window of the same review keeps them (their colours are shown again).
         """
-        if prediction is not None and prediction.whole is self._prediction:
+        if prediction is not None and same_input(prediction.whole, self._prediction):
+            self._prediction = prediction.whole  # e.g. re-labelled with another threshold: the same explanations
             self._emit_selected()
             return
         self._prediction = prediction = prediction.whole if prediction is not None else None
@@ -219,7 +225,7 @@ class ExplanationPanel(QWidget):
         self._pending = True
         self.status.setText(f"Computing explanations for {prediction.num_tokens} tokens\u2026")
         self.handle.submit(self.handle.worker.compute, self.handle.generation, self._predictor, prediction,
-                           CHEAP_METHODS, self._layer, self.state.head_mask)
+                           CHEAP_METHODS, self._layer, self.state.head_mask, self.state.task.target)
         self._update_enabled()
 
     def select_method(self, method: str | None) -> None:
@@ -256,7 +262,7 @@ class ExplanationPanel(QWidget):
         self.status.setText(f"{METHOD_TITLES[method]}{what} running\u2026")
         self.table.set_cell(method, 1, "running\u2026")
         self.handle.submit(self.handle.worker.compute_integrated_gradients, self.handle.generation, self._predictor,
-                           self._prediction, steps, self.state.head_mask, method)
+                           self._prediction, steps, self.state.head_mask, method, self.state.task.target)
         self._update_enabled()
 
     def cancel_integrated_gradients(self) -> None:
@@ -292,6 +298,13 @@ class ExplanationPanel(QWidget):
 
     def _on_layer_head(self, layer: int, _head: int) -> None:
         self.set_layer(layer)
+
+    def _on_target(self, _target: int) -> None:
+        """Another class to explain for the same text (the user's pick): explain it again."""
+        current = self.state.prediction
+        if self._prediction is not None and current is not None and current.whole is self._prediction:
+            self._prediction = None
+            self.set_prediction(current)
 
     def _update_enabled(self) -> None:
         ready = self._prediction is not None and self._predictor is not None

@@ -25,6 +25,7 @@ from .colours import HEATMAP_CMAP, colormap
 from ..state import MAX_HEADS, MEAN_HEADS, SHOW_ATTENTION
 from .heads import head_name
 from .shown import Shown, causal_shown, shown_matrix
+from .pair_marks import pair_lines
 from .render import DeferredRender
 from .selectors import LayerHeadSelector
 from .widgets import ElidedLabel, TokenAxis, style_plot
@@ -112,6 +113,7 @@ class AttentionHeatmap(DeferredRender, QWidget):
         self.shown: Shown | None = None
         self._layer = 0
         self._tokens_key = None
+        self._pair_lines: list = []  # the dashed lines at a sentence pair's second text
         self.glw.scene().sigMouseClicked.connect(self._on_click)
         self.glw.scene().sigMouseMoved.connect(self._on_hover)
         self.hover_label = QLabel("")
@@ -160,6 +162,7 @@ class AttentionHeatmap(DeferredRender, QWidget):
             vb = self.plot.getViewBox()
             vb.setLimits(xMin=-0.5, xMax=T + 0.5, yMin=-0.5, yMax=T + 0.5, minXRange=2, minYRange=2)
             self.plot.setRange(xRange=(0, T), yRange=(0, T), padding=0)
+            self._pair_lines = pair_lines(self.plot, self._pair_lines, pred)  # a pair's 2nd text
         rows = ", rows sum to 1" if shown.rows_sum_to_one else f", max {hi:.3g}"
         self.title.setText(f"{shown.caption} \u2014 {T} \u00d7 {T}{rows}")
         self._draw_selection()

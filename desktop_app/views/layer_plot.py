@@ -4,7 +4,10 @@ Draws a :class:`desktop_app.records.LayerProbabilities` (NumPy only; this module
 read-out point, "emb" (after the embeddings) then 1 ... L (after each layer); y is the probability of the followed
 class (:func:`desktop_app.compare_records.focus_class`: "positive" when the model has it, else the predicted class)
 read out through the model's own classification head. With heads switched off, the same curve with every head on is
-drawn dashed ("all heads"), so the layer where the decision changes shows. A dotted line marks 0.5.
+drawn dashed ("all heads"), so the layer where the decision changes shows. A dotted line marks 0.5 (multi-label: the
+threshold, set by the prediction panel). The class drawn
+is the state's "Explain class" choice when given (:meth:`LayerPlot.set_class`); a regression model's curve is its
+predicted value by layer (y scaled to the values).
 """
 
 from __future__ import annotations
@@ -67,12 +70,14 @@ class LayerPlot(pg.PlotWidget):
         item.getAxis("left").setWidth(30)
         item.getAxis("left").setTicks([[(0.0, "0"), (0.5, ".5"), (1.0, "1")]])
         item.setYRange(0.0, 1.0, padding=0.06)
-        item.addItem(pg.InfiniteLine(0.5, angle=0, pen=pg.mkPen("#b0b0b0", width=1, style=Qt.DotLine)))
+        self.half_line = pg.InfiniteLine(0.5, angle=0, pen=pg.mkPen("#b0b0b0", width=1, style=Qt.DotLine))
+        item.addItem(self.half_line)
         self.reference_curve = item.plot(pen=pg.mkPen(REFERENCE_COLOUR, width=1.5, style=Qt.DashLine),
                                          name="all heads")
         self.curve = item.plot(pen=pg.mkPen(CURVE_COLOUR, width=2), symbol="o", symbolSize=5,
                                symbolBrush=CURVE_COLOUR, symbolPen=None)
         self.class_index = -1
+        self.chosen = -1  # the state's class to explain (-1: the focus class)
         self.record = None
         self.setToolTip("The prediction if the model stopped after the embeddings (emb) or after each layer, "
                         "read out through its own classification head")
@@ -80,6 +85,13 @@ class LayerPlot(pg.PlotWidget):
 
     def _set_title(self, text: str) -> None:
         self.getPlotItem().setTitle(text, color="#222222", size="8pt")
+
+    def set_class(self, index: int) -> None:
+        """Draw class ``index`` (the state's "Explain class" choice; -1: the focus class) from now on."""
+        if int(index) != self.chosen:
+            self.chosen = int(index)
+            if self.record is not None:
+                self.set_layer_probabilities(self.record)
 
     def set_layer_probabilities(self, record) -> None:
         """Draw ``record`` (a :class:`desktop_app.records.LayerProbabilities`: probabilities float (L + 1, C) in
@@ -95,7 +107,7 @@ class LayerPlot(pg.PlotWidget):
             self.axis.picture = None
             self.axis.update()
             return
-        c = focus_class(record.labels, probs[-1])
+        c = self.chosen if 0 <= self.chosen < probs.shape[1] else focus_class(record.labels, probs[-1])
         x = np.arange(probs.shape[0], dtype=np.float64)
         self.class_index = c
         self.axis.n_layers = probs.shape[0] - 1
@@ -108,8 +120,24 @@ class LayerPlot(pg.PlotWidget):
         else:
             self.reference_curve.setData([], [])
         name = record.labels[c] if c < len(record.labels) else str(c)
-        self._set_title(f"P({name}) by layer" + (" \u2014 dashed: all heads" if ref is not None else ""))
+        what = "value" if record.task == "regression" else f"P({name})"
+        self._set_title(f"{what} by layer" + (" \u2014 dashed: all heads" if ref is not None else ""))
+        self._scale_y(record.task == "regression", probs[:, c] if ref is None else np.r_[probs[:, c], ref[:, c]])
         self.getPlotItem().setXRange(0.0, float(max(1, probs.shape[0] - 1)), padding=0.06)
+
+    def _scale_y(self, values: bool, y: np.ndarray) -> None:
+        """Probabilities: 0 to 1 with ticks 0, .5, 1; a regression's values: their own range, automatic ticks."""
+        item = self.getPlotItem()
+        if values:
+            lo, hi = float(np.min(y)), float(np.max(y))
+            pad = max(0.05, 0.1 * (hi - lo))
+            item.getAxis("left").setTicks(None)
+            item.setYRange(lo - pad, hi + pad, padding=0.0)
+            self.half_line.setVisible(False)
+        else:
+            item.getAxis("left").setTicks([[(0.0, "0"), (0.5, ".5"), (1.0, "1")]])
+            item.setYRange(0.0, 1.0, padding=0.06)
+            self.half_line.setVisible(True)
 
     def curve_data(self) -> np.ndarray:
         """float64 [L + 1]: the probabilities drawn by :attr:`curve` (empty when cleared)."""

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import QCheckBox, QGraphicsPathItem, QHBoxLayout, QLabel,
 
 from ..state import MAX_HEADS, MEAN_HEADS, SHOW_TITLES
 from .colours import ALL_HEADS_COLOUR, head_colour
+from .pair_marks import PairLinkFilter
 from .render import DeferredRender
 from .shown import UNITS, shown_heads
 from .widgets import ElidedLabel, TokenAxis, style_plot
@@ -102,6 +103,9 @@ class AttentionLinksView(DeferredRender, QWidget):
         self.all_heads_label.setVisible(False)
         self.heads_row.addWidget(self.all_heads_label)
         self.heads_row.addStretch(1)
+        self.pair_filter = PairLinkFilter()  # a sentence pair: A -> B, B -> A or all links
+        self.heads_row.addWidget(self.pair_filter)
+        self.pair_filter.changed.connect(self.request_render)
         self.slider = QSlider(Qt.Horizontal)
         self.slider.setRange(0, 100)
         self.slider.setValue(10)
@@ -281,7 +285,7 @@ class AttentionLinksView(DeferredRender, QWidget):
             self.focus_dots.clear()
             self.info.setText(f"Layer {layer + 1}: {note}")
             return
-        per_head, rows, cols, cap = self._candidates(A)
+        per_head, rows, cols, cap = self.pair_filter.apply(pred, *self._candidates(A))
         wmax = max((float(w.max()) for w in per_head.values() if w.size), default=0.0)
         self.shown_links = self._draw_links(per_head, rows, cols, cap, wmax)
         if self.focus is None:
@@ -296,6 +300,7 @@ class AttentionLinksView(DeferredRender, QWidget):
             names = ", ".join(f"\u201c{pred.tokens[i]}\u201d" for i in idxs[:3]) + ("\u2026" if len(idxs) > 3 else "")
             what = f"{side} {names}"
         show = self.state.show
+        what += self.pair_filter.caption()
         self.info.setText(
             f"Layer {layer + 1}, {SHOW_TITLES[show]}: {self.shown_links:,} links from {what}; opacity \u221d "
             f"{UNITS[show]} / {wmax:.3g}"
@@ -309,6 +314,7 @@ class AttentionLinksView(DeferredRender, QWidget):
         if key == self._tokens_key:
             return
         self._tokens_key = key
+        self.pair_filter.set_prediction(pred, self.plot)
         self.q_axis.set_tokens(pred.tokens)
         self.k_axis.set_tokens(pred.tokens)
         ys = np.arange(T) + 0.5

@@ -1,63 +1,24 @@
 """The prediction panel: label, class probabilities as bars, the prediction by layer, truncation, token count, time,
-device, and the Pin button (Ctrl+Shift+P) that pins the analysis for the Compare view."""
+device, and the Pin button (Ctrl+Shift+P) that pins the analysis for the Compare view.
+
+Any task type (issue 30, :mod:`desktop_app.views.class_bars`): single-label, the classes sorted by probability (top
+ones first, "Show all N"); multi-label, each label's sigmoid against the threshold line (a spin box: re-labels without
+running the model, ``state.task.set_threshold``); regression, the predicted value (and its value by layer)."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRectF, QSize, Qt
-from PySide6.QtGui import QAction, QColor, QKeySequence, QPainter, QPen
-from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from .class_bars import ClassBars, ProbabilityBar  # noqa: F401 - ProbabilityBar re-exported
 from .colours import label_colour
 from .document_plot import DocumentPlot
+from ..task_choice import multi_label_text
 from .layer_plot import LayerPlot
 
 PIN_SHORTCUT = "Ctrl+Shift+P"
 ERROR_COLOUR = "#b00020"  # the label when an analysis failed (no class)
-
-
-class ProbabilityBar(QWidget):
-    """A horizontal bar for one class probability, with the percentage written on it.
-
-    Custom-painted instead of a ``QProgressBar``: ``QProgressBar.setValue`` repaints synchronously, which
-    flushes every pending paint of the window on the spot (tens of ms at 512 tokens); this widget only
-    schedules an ``update()``.
-
-    Args:
-        colour: fill colour (any ``QColor`` string).
-    """
-
-    def __init__(self, colour: str, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.colour = QColor(colour)
-        self.probability: float | None = None
-        self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
-
-    def set_probability(self, p: float | None) -> None:
-        """Show probability ``p`` in [0, 1] (clamped), or nothing ("\u2014") when None."""
-        self.probability = None if p is None else min(1.0, max(0.0, float(p)))
-        self.update()
-
-    def text(self) -> str:
-        """What the bar says: e.g. "97.3 %", or "\u2014" when empty."""
-        return "\u2014" if self.probability is None else f"{self.probability * 100:.1f} %"
-
-    def sizeHint(self) -> QSize:
-        """A line of text high, 160 pixels wide."""
-        return QSize(160, self.fontMetrics().height() + 8)
-
-    def paintEvent(self, event) -> None:
-        """Frame, filled share and the percentage, centred."""
-        p = QPainter(self)
-        r = QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5)
-        p.fillRect(r, self.palette().base())
-        if self.probability:  # the class colour, lightened so that the percentage on it stays readable
-            fill = QColor(self.colour)
-            fill.setAlpha(150)
-            p.fillRect(QRectF(r.x(), r.y(), r.width() * self.probability, r.height()), fill)
-        p.setPen(QPen(QColor("#8a8a8a")))
-        p.drawRect(r)
-        p.setPen(QPen(self.palette().text().color()))
-        p.drawText(r, Qt.AlignCenter, self.text())
 
 
 class PredictionPanel(QWidget):
@@ -85,10 +46,8 @@ class PredictionPanel(QWidget):
         f.setBold(True)
         self.label.setFont(f)
         self.label.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        self.bars_box = QWidget()
-        self.bars_layout = QFormLayout(self.bars_box)
-        self.bars_layout.setContentsMargins(0, 0, 0, 0)
-        self.bars: dict[str, ProbabilityBar] = {}
+        self.bars_box = ClassBars()
+        self.bars_box.threshold_edited.connect(self._on_threshold)
         self.details = QLabel("")
         self.details.setWordWrap(True)
         self.details.setTextInteractionFlags(Qt.TextSelectableByMouse)
@@ -113,7 +72,7 @@ class PredictionPanel(QWidget):
         top.addWidget(self.pin_button, 0, Qt.AlignTop)
         lay = QVBoxLayout(self)
         lay.addLayout(top)
-        lay.addWidget(self.bars_box)
+        lay.addWidget(self.bars_box, 10)  # "Show all": the rows take the height there is (up to all of them)
         plots = QHBoxLayout()  # side by side: a long review's plot takes no height from the docks below
         plots.addWidget(self.document_plot, 1)
         plots.addWidget(self.layer_plot, 1)
@@ -125,6 +84,20 @@ class PredictionPanel(QWidget):
         state.model_changed.connect(lambda info: self.set_labels(info.labels, info.device_name))
         state.prediction_changed.connect(self._on_prediction)
         state.layer_probabilities_changed.connect(self.layer_plot.set_layer_probabilities)
+        # the user's "Explain class" (following the prediction: the focus class, "positive" for the bundled model)
+        state.task.target_changed.connect(lambda _k: self.layer_plot.set_class(
+            -1 if state.task.following else state.task.target))
+
+    @property
+    def bars(self) -> dict[str, ProbabilityBar]:
+        """Class name -> its probability bar (:attr:`ClassBars.bars`)."""
+        return self.bars_box.bars
+
+    def _on_threshold(self, value: float) -> None:
+        try:
+            self.state.task.set_threshold(value)
+        except ValueError as exc:
+            self.details.setText(str(exc))
 
     def _on_prediction(self, pred) -> None:
         self.pin_action.setEnabled(pred is not None)
@@ -137,8 +110,7 @@ class PredictionPanel(QWidget):
     def _clear_result(self) -> None:
         """No prediction on display: empty bars ("\u2014"), no details."""
         self.prediction = None
-        for bar in self.bars.values():
-            bar.set_probability(None)
+        self.bars_box.clear()
         self.details.setText("")
 
     def _show_label(self, text: str, colour: str) -> None:
@@ -150,13 +122,7 @@ class PredictionPanel(QWidget):
 
     def set_labels(self, labels, device_name: str = "") -> None:
         """Create one probability bar per class name in ``labels``; remember the device's name."""
-        while self.bars_layout.rowCount():
-            self.bars_layout.removeRow(0)
-        self.bars = {}
-        for name in labels:
-            bar = ProbabilityBar(label_colour(name, labels))  # the one class palette (model.palette)
-            self.bars[name] = bar
-            self.bars_layout.addRow(name, bar)
+        self.bars_box.set_labels(labels)
         self.device_name = device_name
 
     def set_loading(self, message: str = "Loading model\u2026") -> None:
@@ -185,16 +151,14 @@ class PredictionPanel(QWidget):
         if many:
             self.document_plot.set_document(pred.whole, pred.window)
         pred = pred.whole  # the label, bars and details are the whole review's
-        if set(self.bars) != set(pred.labels):
+        self.layer_plot.half_line.setValue(pred.threshold if pred.task == "multi_label" else 0.5)  # the decision
+        if self.bars_box.labels != tuple(pred.labels):
             self.set_labels(pred.labels, self.device_name)
-        if not pred.labels:  # attention-only mode: a bare encoder has no classes to show
-            self._show_label("attention only", "palette(mid)")
-        else:
-            self._show_label(pred.label, label_colour(pred.label, pred.labels))
-        for name, p in zip(pred.labels, pred.probabilities):
-            self.bars[name].set_probability(float(p))
+        self._show_verdict(pred)
+        self.bars_box.show_prediction(pred)
         trunc = (
-            f"<b>truncated</b>: {pred.num_source_tokens:,} word pieces \u2192 {pred.num_tokens:,} tokens (head+tail)"
+            f"<b>truncated</b>: {pred.num_source_tokens:,} word pieces \u2192 {pred.num_tokens:,} tokens "
+            f"({'longest first' if pred.is_pair else 'head+tail'})"
             if pred.truncated
             else f"read whole in <b>{pred.num_windows} windows</b>" if pred.num_windows > 1 else "not truncated"
         )
@@ -203,7 +167,25 @@ class PredictionPanel(QWidget):
             if self.device_name and pred.device.startswith(self.device_name.split()[0].lower())
             else pred.device.upper()
         )
+        cut = {"first": "the first text", "second": "the second text", "both": "both texts"}.get(pred.pair_truncated)
+        pair = f"sentence pair ({cut} cut)<br>" if pred.is_pair and cut else "sentence pair<br>" if pred.is_pair else ""
         self.details.setText(
-            f"{pred.num_tokens:,} tokens ([CLS] included), {trunc}<br>"
+            f"{pair}{pred.num_tokens:,} tokens ([CLS] included), {trunc}<br>"
             f"inference {pred.elapsed_s * 1000:.1f} ms on {device}"
         )
+
+    def _show_verdict(self, pred) -> None:
+        """The big label: the class (single-label), the labels at or above the threshold (multi-label) or the
+        value (regression)."""
+        if not pred.labels:  # attention-only mode: a bare encoder has no classes to show
+            self._show_label("attention only", "palette(mid)")
+        elif pred.task == "regression":
+            name = pred.labels[0] if pred.labels and pred.labels[0] not in ("LABEL_0", "") else "value"
+            self._show_label(f"{name} = {pred.value:.3g}", "palette(text)")
+        elif pred.task == "multi_label":
+            chosen = pred.predicted_labels
+            colour = label_colour(chosen[0], pred.labels) if len(chosen) == 1 else "palette(text)"
+            self._show_label(multi_label_text(pred), colour)
+            self.label.setWordWrap(True)
+        else:
+            self._show_label(pred.label, label_colour(pred.label, pred.labels))

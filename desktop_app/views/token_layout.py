@@ -29,13 +29,20 @@ def token_pieces(pred, lo: int = 0, hi: int | None = None) -> list[tuple[str, st
     Returns:
         T pairs (display text, separator) where separator is "" (same word, e.g.
         a ``##`` piece), " " (whitespace), "\\n" (an HTML ``<br />`` or newline)
-        or "\u2026" (text dropped by head+tail truncation).
+        or "\u2026" (text dropped by head+tail truncation). A sentence pair's second text (from
+        ``pred.pair_start``, its offsets index ``pred.text_pair``) starts on a new line.
     """
     out: list[tuple[str, str]] = []
     text = pred.text
     prev_end = 0
+    second = getattr(pred, "pair_start", -1) if getattr(pred, "text_pair", None) is not None else -1
     for i in range(lo, len(pred.tokens) if hi is None else hi):
         s, e, tok = int(pred.offsets[i, 0]), int(pred.offsets[i, 1]), pred.tokens[i]
+        if i == second > lo:  # a pair's second text: its offsets index text_pair; it starts a new line
+            text, prev_end = pred.text_pair, s
+            out.append((text[s:e] if e > s else tok, "\n"))
+            prev_end = e if e > s else prev_end
+            continue
         shown = text[s:e] if e > s else tok
         if i == lo:
             out.append((shown, ""))

@@ -15,7 +15,8 @@ tokens lay out and paint in a few milliseconds. The pieces of one word are drawn
 (:mod:`desktop_app.views.token_layout`); each stays clickable, its tooltip names it with the ``##`` marker and the
 whole word, and a faint tick marks the border between two pieces only where their colours do not.
 A long review is shown whole (:mod:`desktop_app.document`): orange bars where windows start, the window the
-attention views show underlined (its tokens get the attention colours).
+attention views show underlined (its tokens get the attention colours). A sentence pair's second text starts on a
+new line under a dashed blue separator, its tokens underlined in blue (:mod:`desktop_app.views.pair_marks`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QTo
 from ..document import document_selection, document_values, shown_range
 from ..words import tokens_in_words
 from .document_plot import paint_window_marks
+from .pair_marks import paint_pair_marks, segments
 from .colours import DIVERGING_CMAP, HIGHLIGHT_COLOUR, SEQUENTIAL_CMAP, colours_for, gradient_pixmap
 from .render import DeferredRender
 from .shown import token_values
@@ -65,6 +67,7 @@ class TokenCanvas(QWidget):
         self.markers: list[QRectF] = []  # truncation markers
         self.window_starts: tuple[int, ...] = ()  # first token of each window after the first (a long review)
         self.shown_window = (0, 0)  # token range [s, e) of the window the attention views show, when several
+        self.pair_start = -1  # a sentence pair's second text's first token (separator and tint), -1: a single text
         self._layout_width = -1
         self._advances: tuple[str, np.ndarray] | None = None  # (font key, [T] piece widths), kept across re-wraps
         self._height = 40
@@ -159,6 +162,7 @@ class TokenCanvas(QWidget):
             p.drawText(r.adjusted(left, 0.0, -right, 0.0), Qt.AlignCenter, self.pieces[i][0])
         self._paint_piece_ticks(p, visible, has_colours)
         paint_window_marks(p, self.rects, self.window_starts, self.shown_window)
+        paint_pair_marks(p, self.rects, self.pair_start, float(self.width()))
         p.setPen(QPen(QColor("#7f8c8d")))
         for m in self.markers:
             p.drawText(m, Qt.AlignCenter, "[\u2026]")
@@ -293,6 +297,7 @@ class TokenView(DeferredRender, QWidget):
         if whole is None or self._shown[0] is not whole or self._shown[1] != lo:  # a new review or part: lay out
             self.canvas.set_tokens(token_pieces(whole, lo, hi) if whole is not None else [])
         self._shown, self._lo = (whole, lo), lo
+        self.canvas.pair_start = whole.pair_start - lo if segments(whole) is not None else -1
         if many and len(self.canvas.rects):  # bring the shown window's first token into view
             self.scroll.verticalScrollBar().setValue(int(self.canvas.rects[self.canvas.shown_window[0], 1]) - 30)
         self._on_selection(self.state.selection)
@@ -332,7 +337,11 @@ class TokenView(DeferredRender, QWidget):
         pred = self.state.prediction.whole if self.state.prediction is not None else None
         words = self.state.highlighted_words
         lo, hi = self._lo, self._lo + len(self.canvas.pieces)
-        return np.zeros(0, bool) if pred is None else tokens_in_words(pred.text, pred.offsets[lo:hi], words)
+        if pred is None:
+            return np.zeros(0, bool)
+        seg = segments(pred)  # a pair: the words of the first text only (the second's offsets index text_pair)
+        offsets = pred.offsets if seg is None else np.where(seg[:, None] == 1, 0, pred.offsets)
+        return tokens_in_words(pred.text, offsets[lo:hi], words)
 
     def redraw(self) -> None:
         """Recompute the colours (and the highlighted words) for the current state."""

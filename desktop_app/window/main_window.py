@@ -26,13 +26,13 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QProgressBar,
-    QPushButton,
-    QVBoxLayout,
     QWidget,
 )
 
-from ..panels.editor import ReviewEditor, display_text
+from ..panels.editor import display_text
+from ..panels.review_box import ReviewBox
 from ..state import ExplorerState
+from ..task_choice import verdict_text
 from ..views.prediction_panel import PredictionPanel
 from ..views.registry import DOCKED_VIEWS
 from ..views.token_view import TokenView
@@ -153,17 +153,8 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
 
     def _build_widgets(self) -> None:
         """The editor, the prediction panel, the token view, the docked views, the menus and the toolbar."""
-        self.editor = ReviewEditor()
-        self.editor.setObjectName("reviewEditor")
-        self.editor.setPlaceholderText(
-            "Type or paste a movie review (analysis runs as you type; Ctrl+Enter analyzes now)"
-        )
-        self.analyze_button = QPushButton("Analyze (Ctrl+Enter)")
-        review = QWidget()
-        rl = QVBoxLayout(review)
-        rl.setContentsMargins(2, 2, 2, 2)
-        rl.addWidget(self.editor, 1)
-        rl.addWidget(self.analyze_button)
+        review = self.review_box = ReviewBox()  # the editor, the second text of a sentence pair, Analyze
+        self.editor, self.analyze_button = review.editor, review.analyze_button
         self.prediction_panel = PredictionPanel(self.state)
         self.token_view = TokenView(self.state)
         for spec in DOCKED_VIEWS:
@@ -193,6 +184,7 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         self.debounce.setInterval(DEBOUNCE_MS)
         self.debounce.timeout.connect(self.analyze_now)
         self.editor.textChanged.connect(self.debounce.start)
+        self.review_box.pair_changed.connect(self.debounce.start)
         self.editor.paths_dropped.connect(self.paths_dropped)
         self.analyze_button.clicked.connect(self.analyze_now)
         self.controller.loaded.connect(self._on_loaded)
@@ -228,13 +220,17 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         """True when the window restored a dock layout saved by an earlier run."""
         return self._saved_state is not None
 
-    def open_review(self, text: str) -> None:
-        """Put ``text`` in the editor (``<br />`` shown as line breaks) and analyze it now."""
-        self.analyze_text(display_text(str(text)))
+    def open_review(self, text: str, text_pair: str | None = None) -> None:
+        """Put ``text`` in the editor (``<br />`` shown as line breaks) and analyze it now (``text_pair``: as in
+        :meth:`analyze_text`)."""
+        self.analyze_text(display_text(str(text)), None if text_pair is None else display_text(str(text_pair)))
 
-    def analyze_text(self, text: str) -> None:
-        """Put ``text`` in the editor exactly as given and analyze it now."""
+    def analyze_text(self, text: str, text_pair: str | None = None) -> None:
+        """Put ``text`` in the editor exactly as given and analyze it now; a ``text_pair`` goes in the second text
+        box, switched on (for a model that reads pairs; one that reads single texts analyses ``text`` alone)."""
         self.editor.setPlainText(text)
+        if text_pair is not None:
+            self.review_box.set_text_pair(text_pair)
         self.analyze_now()
 
     def analyze_now(self) -> None:
@@ -247,7 +243,9 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
                 "Type or paste a review" if self._predictor is not None else "Loading model\u2026"
             )
             return
-        self.controller.analyze(text, self.state.head_mask)
+        pair = self.review_box.text_pair()  # None: a single text
+        self.state.task.set_text_pair(pair)
+        self.controller.analyze(text, self.state.head_mask, text_pair=pair)
 
     def show_window(self, window: int) -> None:
         """Show window ``window`` (0-based) of the long review on display in the attention views (analysed on the
@@ -365,8 +363,9 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         self.model_load_failed.emit(message)
 
     def _on_prediction(self, pred) -> None:
+        pred = self.state.task.adopt(pred)  # read with the user's multi-label threshold (no forward pass)
         whole = pred.whole  # the whole review (pred is one window of it when it is long)
-        verdict = f"{whole.label} ({whole.probabilities.max() * 100:.1f} %)" if len(pred.probabilities) else "attention only"
+        verdict = verdict_text(whole)
         where = f", window {pred.window + 1} of {pred.whole.num_windows}" if pred.document is not None else ""
         self.statusBar().showMessage(f"{verdict}, {whole.num_tokens} tokens{where}, {whole.elapsed_s * 1000:.0f} ms",
                                      4000)

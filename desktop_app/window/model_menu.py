@@ -24,6 +24,7 @@ from model.core.paths import default_model_dir
 
 from ..workers.preload import HFPreloader
 from .settings import APP_NAME, PRECISION_KEY
+from .task_menu import TaskMenu
 
 MAX_RECENT = 8
 RECENT_KEY = "models/recent"
@@ -83,6 +84,7 @@ class ModelMenu(QObject):
         self._group = QActionGroup(self)
         self.menu.aboutToShow.connect(self.rebuild)
         window.predictor_loaded.connect(self._on_loaded)
+        self.tasks = TaskMenu(window, lambda: self.current)  # Model > Task, the second text (after _on_loaded)
         self.rebuild()
 
     # ---------------------------------------------------------------- recent folders
@@ -122,6 +124,7 @@ class ModelMenu(QObject):
         clear = self.menu.addAction("&Clear recent folders", self.clear_recent)
         clear.setEnabled(bool(self.recent()))
         self._precision_menu()
+        self.tasks.add_to(self.menu)
 
     def _precision_menu(self) -> None:
         """Model > Precision: auto / float32 / bfloat16 for predict and batch scoring (model/precision.py)."""

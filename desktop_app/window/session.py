@@ -9,7 +9,9 @@ null) and the pinned texts (``pins``: text and head mask each), written atomical
 text again with the model in use (the status bar says so when the session names another) and, once its
 prediction arrives, restores the selection, the layer/head, the active view and the explanations (when the tokens
 are unchanged). A session saved with another model first offers to switch to it when its folder exists
-(:mod:`desktop_app.window.session_model`). Version 1 files (without show, head mask and pins) still open.
+(:mod:`desktop_app.window.session_model`). Version 3 (issue 30) adds a sentence pair's second text (``text_pair``,
+also per pin), the class chosen to explain (``target``, null: the predicted one) and the multi-label ``threshold``.
+Version 1 and 2 files (without show, head mask and pins; without the version 3 fields) still open.
 
 :func:`read_session` raises :class:`SessionError` with a message for the user for a damaged file, a file
 that is not a session, or one written by a newer version of the app.
@@ -28,7 +30,7 @@ from .model_menu import folder_key
 from .session_fields import SessionError, load_session_json
 
 FORMAT = "attention-explorer-session"
-VERSION = 2
+VERSION = 3
 SUFFIX = ".aesession.json"
 
 
@@ -47,6 +49,9 @@ class Session:
         head_mask: (L, H) nested lists of 0/1 (0: head off), or None (every head on).
         pins: ``{"text": str, "head_mask": (L, H) lists or None}`` per pinned analysis, oldest first.
         dropped: method ids of explanations left out when reading (unknown to this app); not written.
+        text_pair: the second text of a sentence pair, or None (a single text).
+        target: the class the user chose to explain (0-based), or None (the predicted class).
+        threshold: the multi-label decision threshold in (0, 1), or None (the model's).
     """
 
     text: str
@@ -60,6 +65,9 @@ class Session:
     head_mask: list | None = None
     pins: tuple[dict, ...] = ()
     dropped: tuple[str, ...] = ()
+    text_pair: str | None = None
+    target: int | None = None
+    threshold: float | None = None
 
     def to_json_dict(self) -> dict:
         """The file's JSON object."""
@@ -67,7 +75,8 @@ class Session:
             "format": FORMAT, "version": VERSION, "text": self.text, "model_dir": self.model_dir,
             "layer": self.layer, "head": self.head, "selection": list(self.selection),
             "active_view": self.active_view, "explanations": self.explanations, "show": self.show,
-            "head_mask": self.head_mask, "pins": list(self.pins),
+            "head_mask": self.head_mask, "pins": list(self.pins), "text_pair": self.text_pair,
+            "target": self.target, "threshold": self.threshold,
         }
 
 
@@ -106,7 +115,7 @@ def read_session(path: str | Path) -> Session:
             text=session_fields.session_text(data["text"]), **session_fields.view_fields(data),
             explanations=kept, show=_show_of(data.get("show")),
             head_mask=session_fields.head_mask(data.get("head_mask")),
-            pins=session_fields.pins(data.get("pins")), dropped=tuple(dropped),
+            pins=session_fields.pins(data.get("pins")), dropped=tuple(dropped), **session_fields.task_fields(data),
         )
     except SessionError as exc:
         raise SessionError(f"{name} is damaged: {exc}.") from exc
@@ -163,7 +172,10 @@ def capture(window) -> Session:
         active_view=window.current_view_name(),
         explanations={m: explanation_to_json(r) for m, r in state.explanations.items()},
         show=state.show, head_mask=_mask_json(state.head_mask),
-        pins=tuple({"text": p.text, "head_mask": _mask_json(p.head_mask)} for p in state.pins),
+        pins=tuple({"text": p.text, "head_mask": _mask_json(p.head_mask),
+                    "text_pair": getattr(p.prediction, "text_pair", None)} for p in state.pins),
+        text_pair=window.review_box.text_pair(), target=None if state.task.following else state.task.target,
+        threshold=state.task.threshold if info is not None and info.task == "multi_label" else None,
     )
 
 
@@ -233,9 +245,10 @@ def restore(window, session: Session, done=None, offer_switch: bool = True) -> N
         if pending:
             set_mask(pending[0]["head_mask"])
             expected["text"] = pending[0]["text"]
-            window.controller.analyze(pending[0]["text"], state.head_mask)
+            window.controller.analyze(pending[0]["text"], state.head_mask, text_pair=pending[0].get("text_pair"))
         else:
             set_mask(session.head_mask)
+            notes.extend(_restore_task(window, session))
             window.analyze_text(session.text)
             expected["text"] = window.editor.toPlainText()
             if not expected["text"].strip():  # nothing the editor analyses (e.g. a byte-order mark only)
@@ -259,6 +272,11 @@ def _restore_view(window, session: Session, pred) -> list[str]:
         notes.append(f"{len(session.selection) - len(kept)} selected token(s) beyond the text were left out.")
     state.set_selection(kept)
     window.raise_view(session.active_view)
+    if session.target is not None:
+        try:
+            state.task.pick(session.target)
+        except ValueError as exc:
+            notes.append(f"The session's class to explain was left out: {exc}.")
     other = []
     for method, data in session.explanations.items():
         result = explanation_from_json(data)
@@ -269,6 +287,18 @@ def _restore_view(window, session: Session, pred) -> list[str]:
     if other:
         notes.append(f"The explanations of {', '.join(other)} were for other tokens (another model or text): "
                      "left out.")
+    return notes
+
+
+def _restore_task(window, session: Session) -> list[str]:
+    """The second text and the threshold of ``session`` (before its text is analysed); notes on what was left out."""
+    notes = []
+    box = window.review_box
+    if session.text_pair is not None and not box.pair_action.isEnabled():
+        notes.append("The session's second text was left out: this model reads single texts.")
+    box.set_text_pair(session.text_pair if box.pair_action.isEnabled() else None)
+    if session.threshold is not None:
+        window.state.task.set_threshold(session.threshold)
     return notes
 
 

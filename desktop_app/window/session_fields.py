@@ -131,7 +131,8 @@ def head_mask(value, name: str = "head_mask") -> list | None:
 
 
 def pins(value) -> tuple[dict, ...]:
-    """``[{"text": str, "head_mask": ...}, ...]`` with each text normalised as the editor does."""
+    """``[{"text": str, "head_mask": ..., "text_pair": str or None}, ...]`` with each text normalised as the editor
+    does."""
     if value is None:
         return ()
     if not isinstance(value, list):
@@ -140,9 +141,24 @@ def pins(value) -> tuple[dict, ...]:
     for i, pin in enumerate(value):
         if not isinstance(pin, dict):
             raise SessionError(f"pins[{i}] is {_show(pin)}, not {{text, head_mask}}")
+        pair = pin.get("text_pair")
         out.append({"text": session_text(pin.get("text"), f"pins[{i}].text"),
-                    "head_mask": head_mask(pin.get("head_mask"), f"pins[{i}].head_mask")})
+                    "head_mask": head_mask(pin.get("head_mask"), f"pins[{i}].head_mask"),
+                    "text_pair": None if pair is None else session_text(pair, f"pins[{i}].text_pair")})
     return tuple(out)
+
+
+def task_fields(data: dict) -> dict:
+    """Version 3 (issue 30): ``text_pair`` (a sentence pair's second text, normalised as the editor does, or None),
+    ``target`` (the class the user chose to explain, or None: the predicted one) and ``threshold`` (the multi-label
+    threshold in (0, 1), or None: the model's), checked; all None in older sessions."""
+    pair, target, threshold = data.get("text_pair"), data.get("target"), data.get("threshold")
+    if threshold is not None:
+        threshold = _number(threshold, "threshold")
+        if not 0.0 < threshold < 1.0:
+            raise SessionError(f"threshold is {threshold!r}, not a number between 0 and 1")
+    return {"text_pair": None if pair is None else session_text(pair, "text_pair"),
+            "target": None if target is None else _whole(target, "target", 0), "threshold": threshold}
 
 
 def view_fields(data: dict) -> dict:

@@ -53,11 +53,19 @@ class SideRequest:
     Attributes:
         text: the text. head_mask: float32 (L, H) or None, the mask it is analysed with.
         prediction: its ``model.Prediction`` under ``head_mask`` when known (a pin's), else None (computed).
+        text_pair: a sentence pair's second text, or None (the words compared are the first text's; the second
+            text's tokens count as special tokens there).
     """
 
     text: str
     head_mask: np.ndarray | None
     prediction: object = None
+    text_pair: str | None = None
+
+    @property
+    def pair(self) -> dict:
+        """``{"text_pair": ...}`` for a pair, else ``{}`` (keyword arguments of the Predictor's calls)."""
+        return {} if self.text_pair is None else {"text_pair": self.text_pair}
 
 
 class CompareCancelled(Exception):
@@ -84,15 +92,16 @@ class CompareWorker(BackgroundWorker):
         self._cache_owner = None
 
     def compute(self, generation: int, predictor, pinned: SideRequest, current: SideRequest, method: str,
-                auto: bool = False) -> None:
+                auto: bool = False, target: int = -1) -> None:
         """Compare ``pinned`` with ``current`` by ``method`` (a ``model.explain`` id) unless ``generation`` is stale;
         emits ``result`` or ``failed`` (nothing when it became stale meanwhile). ``auto``: the method is the default,
         not the user's choice: DecompX only where :func:`model.explain.cost.estimate_seconds` puts both texts under
-        :data:`model.explain.cost.COMPARE_DECOMPX_S`, else :data:`FALLBACK_METHOD` (the result's note says so)."""
+        :data:`model.explain.cost.COMPARE_DECOMPX_S`, else :data:`FALLBACK_METHOD` (the result's note says so).
+        ``target``: the class both texts explain (the state's "Explain class" pick; -1: the focus class)."""
         if self.is_stale(generation):
             return
         try:
-            result = self._compare(generation, predictor, pinned, current, method, auto)
+            result = self._compare(generation, predictor, pinned, current, method, auto, target)
         except CompareCancelled:
             return
         except Exception as exc:  # noqa: BLE001 - any failure becomes a message
@@ -103,7 +112,7 @@ class CompareWorker(BackgroundWorker):
             self.result.emit(generation, result)
 
     def _compare(self, generation: int, predictor, pinned: SideRequest, current: SideRequest,
-                 method: str, auto: bool = False) -> CompareResult:
+                 method: str, auto: bool = False, target: int = -1) -> CompareResult:
         from model.explain import METHOD_TITLES, SIGNED_METHODS
         from model.explain.cost import COMPARE_DECOMPX_S, estimate_seconds
 
@@ -115,8 +124,8 @@ class CompareWorker(BackgroundWorker):
         if not labels:
             raise ValueError("comparing needs a model with a classification head")
         cur_pred = current.prediction if current.prediction is not None else \
-            p.predict(current.text, head_mask=current.head_mask)
-        target = focus_class(labels, cur_pred.probabilities)
+            p.predict(current.text, head_mask=current.head_mask, **current.pair)
+        target = target if 0 <= target < len(labels) else focus_class(labels, cur_pred.probabilities)
         notes: list[str] = []
         if auto and method == "decompx":
             preds = [cur_pred] if pinned.prediction is None else [cur_pred, pinned.prediction]
@@ -143,26 +152,27 @@ class CompareWorker(BackgroundWorker):
 
     def _side(self, generation: int, p, side: SideRequest, method: str, target: int) -> tuple[CompareSide, str]:
         """(CompareSide, note about the flow or "") of one text, from the cache or computed."""
-        key = (side.text, mask_key(side.head_mask), method, target)
+        key = (side.text, mask_key(side.head_mask), method, target, side.text_pair)
         if key in self.cache:
             self.cache.move_to_end(key)
             return self.cache[key]
         if self.should_stop(generation):
             raise CompareCancelled
-        from model.explain import ExplanationCancelled
-
-        pred = side.prediction if side.prediction is not None else p.predict(side.text, head_mask=side.head_mask)
-        words = text_words(side.text, pred.offsets)
-        from model.explain import METHOD_TITLES
+        from model.explain import METHOD_TITLES, ExplanationCancelled
         from model.explain.cost import SLOW_S, estimate_seconds
 
+        pred = side.prediction if side.prediction is not None else \
+            p.predict(side.text, head_mask=side.head_mask, **side.pair)
+        offsets = pred.offsets if pred.segment_ids is None else \
+            np.where(np.asarray(pred.segment_ids)[:, None] == 1, 0, pred.offsets)  # the first text's words only
+        words = text_words(side.text, offsets)
         report = None
         if estimate_seconds(method, p.config, pred.num_tokens) > SLOW_S:
             title = METHOD_TITLES.get(method, method)
             report = lambda done, total: self.progress.emit(  # noqa: E731
                 generation, f"Comparing: {title} of {pred.num_tokens} tokens, {done}/{total}\u2026")
         try:
-            expl = p.explain(side.text, method, target=target, head_mask=side.head_mask,
+            expl = p.explain(side.text, method, target=target, head_mask=side.head_mask, **side.pair,
                              should_stop=lambda: self.should_stop(generation), progress=report)
         except ExplanationCancelled as exc:
             raise CompareCancelled from exc
@@ -173,7 +183,8 @@ class CompareWorker(BackgroundWorker):
             raise CompareCancelled
         try:
             importance = (p.explain(side.text, FLOW_METHOD, head_mask=side.head_mask).scores if pred.num_windows > 1
-                          else p.attention_flow(side.text, FLOW_METHOD, head_mask=side.head_mask).importance)
+                          else p.attention_flow(side.text, FLOW_METHOD, head_mask=side.head_mask,
+                                                **side.pair).importance)
             flow = word_sums(importance, words.token_word, len(words.words))
         except NotImplementedError as exc:  # FlowNotSupported: ALTI does not cover this architecture
             note = f"ALTI cannot be shown: {one_line(exc)}"
@@ -184,7 +195,6 @@ class CompareWorker(BackgroundWorker):
         while len(self.cache) > CACHE_SIZE:
             self.cache.popitem(last=False)
         return out
-
 
 
 class CompareController(QObject):
@@ -235,6 +245,7 @@ class CompareController(QObject):
         state.pins_changed.connect(self._on_pins)
         state.prediction_changed.connect(self._on_prediction)
         state.head_mask_changed.connect(self._on_head_mask)
+        state.task.target_changed.connect(lambda _k: self.refresh())
 
     def connect_view(self, view) -> None:
         """Wire a Compare view (:class:`desktop_app.views.compare_view.CompareView`): its method list and choices
@@ -283,14 +294,19 @@ class CompareController(QObject):
 
     def key(self) -> tuple | None:
         """What the comparison shown now must be of: (pin text, pin mask, current text, current mask, method, whether
-        the user chose the method), or
-        None when there is no pin or no current prediction."""
+        the user chose the method, the class, the two second texts), or None with no pin or no current prediction."""
         pin, pred = self.pin(), self.state.prediction
         if pin is None or pred is None:
             return None
         pred = pred.whole  # a long review is compared whole, whatever window the attention views show
         return pin.text, mask_key(pin.head_mask), pred.text, mask_key(self.state.head_mask), self.method, \
-            self.method_chosen
+            self.method_chosen, self.target(), pin.prediction.text_pair, pred.text_pair
+
+    def target(self) -> int:
+        """The class both sides explain: the state's "Explain class" when the user picked one, else -1 (the focus
+        class, :func:`desktop_app.compare_records.focus_class`)."""
+        task = self.state.task
+        return -1 if task.following else task.target
 
     def refresh(self) -> int:
         """Ask for the comparison the state needs now (nothing when it is shown or under way); returns the newest
@@ -317,9 +333,10 @@ class CompareController(QObject):
         self._show(old if same else None, "Comparing\u2026")
         self._set_activity(RUNNING)
         self.handle.submit(self.handle.worker.compute, generation, self.predictor,
-                           SideRequest(pin.text, pin.head_mask, pin.prediction),
-                           SideRequest(pred.text, self.state.head_mask, None if self._mask_pending else pred),
-                           self.method, not self.method_chosen)
+                           SideRequest(pin.text, pin.head_mask, pin.prediction, pin.prediction.text_pair),
+                           SideRequest(pred.text, self.state.head_mask, None if self._mask_pending else pred,
+                                       pred.text_pair),
+                           self.method, not self.method_chosen, self.target())
         return generation
 
     def cancel(self) -> None:

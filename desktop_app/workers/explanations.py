@@ -17,6 +17,18 @@ from model.explain import ExplanationCancelled, ExplanationResult
 from .handle import BackgroundWorker
 
 
+def task_args(prediction, target: int | None = None) -> dict:
+    """The keyword arguments that carry a pair's second text (``text_pair``, when ``prediction`` is of a pair) and
+    the class to explain (``target``, when given and >= 0) to the Predictor's explain / faithfulness / flow calls;
+    empty for a single text and the predicted class (so every Predictor call stays as it was)."""
+    kw = {}
+    if getattr(prediction, "text_pair", None) is not None:
+        kw["text_pair"] = prediction.text_pair
+    if target is not None and target >= 0:
+        kw["target"] = int(target)
+    return kw
+
+
 class ExplanationWorker(BackgroundWorker):
     """Runs explanations and faithfulness on a worker thread; the only code here that calls the model.
 
@@ -35,9 +47,11 @@ class ExplanationWorker(BackgroundWorker):
     ig_progress = Signal(int, int, int)
     ig_cancelled = Signal(int)
 
-    def compute(self, generation: int, predictor, prediction, methods, layer: int, head_mask=None) -> None:
+    def compute(self, generation: int, predictor, prediction, methods, layer: int, head_mask=None,
+                target: int = -1) -> None:
         """Explain ``prediction.text`` with each method in ``methods`` and score its faithfulness, for the model with
-        ``head_mask`` ((L, H), 0 = head off; None: every head on), the mask ``prediction`` was made with.
+        ``head_mask`` ((L, H), 0 = head off; None: every head on), the mask ``prediction`` was made with; ``target``:
+        the class to explain (-1: the predicted one); a pair's second text comes from ``prediction.text_pair``.
 
         Stops early (silently) when a newer generation was requested.
         """
@@ -53,8 +67,9 @@ class ExplanationWorker(BackgroundWorker):
                     layer=layer,
                     should_stop=lambda: self.is_stale(generation),
                     head_mask=head_mask,
+                    **task_args(prediction, target),
                 )
-                f = predictor.faithfulness(prediction.text, e, head_mask=head_mask)
+                f = predictor.faithfulness(prediction.text, e, head_mask=head_mask, **task_args(prediction))
             except ExplanationCancelled:
                 return
             except Exception as exc:  # noqa: BLE001 - shown to the user, never a crash
@@ -64,7 +79,7 @@ class ExplanationWorker(BackgroundWorker):
         self.batch_finished.emit(generation)
 
     def compute_integrated_gradients(self, generation: int, predictor, prediction, n_steps: int,
-                                     head_mask=None, method: str = "integrated_gradients") -> None:
+                                     head_mask=None, method: str = "integrated_gradients", target: int = -1) -> None:
         """An on-demand method, integrated gradients (``n_steps`` steps) or DecompX (``method``), for the model with
         ``head_mask``: progress per internal batch (DecompX: per layer) through ``ig_progress``, cancellable."""
         predictor = self.own_predictor(predictor)
@@ -77,8 +92,9 @@ class ExplanationWorker(BackgroundWorker):
                 progress=lambda done, total: self.ig_progress.emit(generation, done, total),
                 should_stop=lambda: self.should_stop(generation),
                 head_mask=head_mask,
+                **task_args(prediction, target),
             )
-            f = predictor.faithfulness(prediction.text, e, head_mask=head_mask)
+            f = predictor.faithfulness(prediction.text, e, head_mask=head_mask, **task_args(prediction))
         except ExplanationCancelled:
             self.ig_cancelled.emit(generation)
             return

@@ -41,12 +41,14 @@ class FlowWorker(BackgroundWorker):
     result = Signal(int, object, object)
     failed = Signal(int, object, str)
 
-    def compute(self, generation: int, predictor, key: tuple, text: str, method: str, mask) -> None:
-        """Compute the flow unless ``generation`` is already stale."""
+    def compute(self, generation: int, predictor, key: tuple, text: str, method: str, mask,
+                text_pair: str | None = None) -> None:
+        """Compute the flow (of the pair ``text``, ``text_pair`` when one is given) unless ``generation`` is stale."""
         if self.is_stale(generation):
             return
         try:
-            flow = self.own_predictor(predictor).attention_flow(text, method, head_mask=mask)
+            pair = {} if text_pair is None else {"text_pair": text_pair}
+            flow = self.own_predictor(predictor).attention_flow(text, method, head_mask=mask, **pair)
         except Exception as exc:  # noqa: BLE001 - any failure becomes a message (FlowNotSupported says what is)
             self.failed.emit(generation, key, one_line(exc))
             return
@@ -87,11 +89,12 @@ class FlowController(QObject):
         self.refresh()
 
     def key(self) -> tuple | None:
-        """(text, method, head-mask key) of what the views need now, or None (attention weights, or no text)."""
+        """(text, method, head-mask key, second text or None) of what the views need now, or None (attention weights,
+        or no text)."""
         pred, show = self.state.prediction, self.state.show
         if pred is None or show == SHOW_ATTENTION:
             return None
-        return pred.text, show, mask_key(self.state.head_mask)
+        return pred.text, show, mask_key(self.state.head_mask), pred.text_pair
 
     def refresh(self) -> int:
         """Give the state the flow it needs now: from the cache at once, else ask the worker (the state says
@@ -116,7 +119,7 @@ class FlowController(QObject):
         generation = self.handle.next_generation()
         self.state.set_flow(None, f"Computing {SHOW_TITLES[key[1]]}\u2026")
         self.handle.submit(self.handle.worker.compute, generation, self.predictor, key, key[0], key[1],
-                           self.state.head_mask)
+                           self.state.head_mask, key[3])
         return generation
 
     def shutdown(self) -> None:

@@ -38,9 +38,13 @@ class InferenceWorker(BackgroundWorker):
         failed(int, str): (generation, one-line reason), e.g. "the text is empty".
         started(int): the request of this generation is now being computed.
         progress(str): the loading stage now under way, for the status bar ("Loading weights\u2026").
+        task_set(object): the :class:`model.info.ModelInfo` after ``Predictor.set_task`` (the task override).
+        task_failed(str): why the task could not be set (e.g. regression asked of a model with several outputs).
     """
 
     loaded = Signal(object, object)
+    task_set = Signal(object)
+    task_failed = Signal(str)
     progress = Signal(str)
     load_failed = Signal(str)
     result = Signal(int, object)
@@ -51,7 +55,8 @@ class InferenceWorker(BackgroundWorker):
     def __init__(self) -> None:
         super().__init__()
         self.predictor = None
-        self._reference: tuple | None = None  # (text, (L + 1, C) all-heads probabilities) of the last masked request
+        self._reference: tuple | None = None  # ((text, pair), (L + 1, C) all-heads probabilities), last masked request
+        self._load_s = 0.0
 
     def load(self, model_dir, device, precision: str = "auto") -> None:
         """Load ``model.Predictor.from_pretrained(model_dir, device)`` to run in ``precision`` (``auto``, ``fp32``,
@@ -73,16 +78,33 @@ class InferenceWorker(BackgroundWorker):
             log.debug("model load failed:\n%s", traceback.format_exc())
             self.load_failed.emit(f"Could not load the model: {one_line(exc)}")
             return
-        self.predictor, self._reference = predictor, None
+        self.predictor, self._reference, self._load_s = predictor, None, info.load_s
         self.loaded.emit(predictor, info)
 
-    def analyze(self, generation: int, text: str, head_mask=None, window: int = 0, document=None) -> None:
+    def set_task(self, kind: str | None, threshold: float | None = None) -> None:
+        """``Predictor.set_task(kind, threshold)`` (the user's task override, :mod:`model.task`); emits ``task_set``
+        with the new :class:`model.info.ModelInfo`, or ``task_failed`` with a one-line reason."""
+        if self.predictor is None:
+            self.task_failed.emit("the model is not loaded")
+            return
+        try:
+            self.predictor.set_task(kind, threshold=threshold)
+            info = self.predictor.model_info(load_s=self._load_s)
+        except Exception as exc:  # noqa: BLE001 - a message, never a crash
+            self.task_failed.emit(one_line(exc))
+            return
+        self._reference = None
+        self.task_set.emit(info)
+
+    def analyze(self, generation: int, text: str, head_mask=None, window: int = 0, document=None,
+                text_pair: str | None = None) -> None:
         """Run ``predict(text, head_mask=head_mask)`` and the prediction by layer (with the mask and, when heads are
         off, without) unless a newer request has been made; emits ``result`` or ``failed``.
 
         A text read in several windows (:mod:`model.windows`) answers with the prediction of its window ``window``
         (``predict(whole.window_text(window))``, ``document`` the whole text's; :mod:`desktop_app.document`); a given
-        ``document`` (the whole prediction of ``text``, another window asked for) is not computed again."""
+        ``document`` (the whole prediction of ``text``, another window asked for) is not computed again.
+        ``text_pair``: the second text of a sentence pair (None: a single text; a pair is never read in windows)."""
         if self.is_stale(generation):
             return  # stale: a newer request is queued behind this one
         if self.predictor is None:
@@ -90,7 +112,8 @@ class InferenceWorker(BackgroundWorker):
             return
         self.started.emit(generation)
         try:
-            pred = self.predictor.predict(text, head_mask=head_mask) if document is None else document
+            pair = {} if text_pair is None else {"text_pair": text_pair}
+            pred = self.predictor.predict(text, head_mask=head_mask, **pair) if document is None else document
             if pred.num_windows > 1:  # the attention views show one window; the whole review rides along
                 w = min(max(0, int(window)), pred.num_windows - 1)
                 part = self.predictor.predict(pred.window_text(w), head_mask=head_mask)
@@ -100,11 +123,11 @@ class InferenceWorker(BackgroundWorker):
             self.failed.emit(generation, one_line(exc))
             return
         self.result.emit(generation, pred)  # first: the prediction is on screen before the plot's passes run
-        probs = self._layer_probabilities(generation, pred.text, head_mask, pred)
+        probs = self._layer_probabilities(generation, pred.text, head_mask, pred, pair)
         if probs is not None and not self.is_stale(generation):
             self.layer_result.emit(generation, probs)
 
-    def _layer_probabilities(self, generation: int, text: str, head_mask, pred):
+    def _layer_probabilities(self, generation: int, text: str, head_mask, pred, pair: dict):
         """The prediction by layer, and the all-heads curve when heads are off (kept for the last text, so toggling
         heads costs one pass); None without a head, when stale, or if it fails (the prediction is shown anyway)."""
         from ..records import LayerProbabilities
@@ -112,16 +135,16 @@ class InferenceWorker(BackgroundWorker):
         if pred.attention_only or self.is_stale(generation):
             return None
         try:
-            probs = self.predictor.layer_predictions(text, head_mask=head_mask)
+            probs = self.predictor.layer_predictions(text, head_mask=head_mask, **pair)
             ref = None
             if head_mask is not None:
-                if self._reference is None or self._reference[0] != text:
-                    self._reference = (text, self.predictor.layer_predictions(text))
+                if self._reference is None or self._reference[0] != (text, pred.text_pair):
+                    self._reference = ((text, pred.text_pair), self.predictor.layer_predictions(text, **pair))
                 ref = self._reference[1]
         except Exception:  # noqa: BLE001 - the plot stays empty; the prediction itself is fine
             log.debug("layer predictions failed:\n%s", traceback.format_exc())
             return None
-        return LayerProbabilities(probs, ref, tuple(pred.labels))
+        return LayerProbabilities(probs, ref, tuple(pred.labels), pred.task)
 
 
 class InferenceController(QObject):
@@ -136,6 +159,8 @@ class InferenceController(QObject):
         error(str): why the newest request failed.
         busy_changed(bool): True while a request is outstanding.
         progress(str): the loading stage under way (see :class:`InferenceWorker`).
+        task_set(object): the new :class:`model.info.ModelInfo` after :meth:`set_task`.
+        task_failed(str): why :meth:`set_task` failed.
 
     Attributes:
         precision: what the next loaded model runs predict and scoring in ("auto", "fp32", "bf16"; the app sets it
@@ -149,6 +174,8 @@ class InferenceController(QObject):
     layer_probabilities = Signal(object)
     error = Signal(str)
     busy_changed = Signal(bool)
+    task_set = Signal(object)
+    task_failed = Signal(str)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -161,6 +188,8 @@ class InferenceController(QObject):
         worker.layer_result.connect(self._on_layer_result)
         worker.failed.connect(self._on_failed)
         worker.progress.connect(self.progress)
+        worker.task_set.connect(self.task_set)
+        worker.task_failed.connect(self.task_failed)
         self._ready = False
         self._pending: tuple | None = None  # (text, head mask) asked before the model loaded
         self._busy = False
@@ -188,10 +217,15 @@ class InferenceController(QObject):
         self._set_busy(False)
         self.load(model_dir, device)
 
-    def analyze(self, text: str, head_mask=None, window: int = 0, document=None) -> int:
+    def set_task(self, kind: str | None, threshold: float | None = None) -> None:
+        """Read the model's outputs as task ``kind`` (:data:`model.task.TASKS`; None: keep) with ``threshold`` on
+        the inference thread (queued before any later analysis); answers ``task_set`` or ``task_failed``."""
+        self.handle.submit(self.handle.worker.set_task, kind, threshold)
+
+    def analyze(self, text: str, head_mask=None, window: int = 0, document=None, text_pair: str | None = None) -> int:
         """Queue ``text`` for analysis with ``head_mask`` ((L, H), 0 = head off; None: every head on); any older
         outstanding request becomes stale. ``window``, ``document``: a long text's window to show, and its whole
-        prediction when known (see :meth:`InferenceWorker.analyze`).
+        prediction when known (see :meth:`InferenceWorker.analyze`); ``text_pair``: a pair's second text.
 
         Before the model has loaded, only the newest text is kept and sent once
         it is ready. Returns the request's generation.
@@ -199,9 +233,9 @@ class InferenceController(QObject):
         generation = self.handle.next_generation()
         self._set_busy(True)
         if not self._ready:
-            self._pending = (text, head_mask)
+            self._pending = (text, head_mask, text_pair)
             return generation
-        self.handle.submit(self.handle.worker.analyze, generation, text, head_mask, window, document)
+        self.handle.submit(self.handle.worker.analyze, generation, text, head_mask, window, document, text_pair)
         return generation
 
     def shutdown(self) -> None:
@@ -217,8 +251,8 @@ class InferenceController(QObject):
         self._ready = True
         self.loaded.emit(predictor, info)
         if self._pending is not None:
-            (text, mask), self._pending = self._pending, None
-            self.handle.submit(self.handle.worker.analyze, self.handle.generation, text, mask)
+            (text, mask, pair), self._pending = self._pending, None
+            self.handle.submit(self.handle.worker.analyze, self.handle.generation, text, mask, 0, None, pair)
 
     def _on_load_failed(self, message: str) -> None:
         self._pending = None

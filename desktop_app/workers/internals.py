@@ -39,21 +39,23 @@ class InternalsWorker(BackgroundWorker):
     failed = Signal(int, str)
 
     def compute(self, generation: int, predictor, text: str, layer: int, head_mask=None,
-                want_value_norms: bool = False) -> None:
-        """Compute the internals (and the value norms if ``want_value_norms``) unless ``generation`` is stale."""
+                want_value_norms: bool = False, text_pair: str | None = None) -> None:
+        """Compute the internals (and the value norms if ``want_value_norms``) of ``text`` (with its pair's second
+        text ``text_pair`` when given) unless ``generation`` is stale."""
         if self.is_stale(generation):
             return
         try:
             mine = self.own_predictor(predictor)
-            out = mine.attention_internals(text, layer, head_mask=head_mask)
-            norms = mine.embedding_norms(text)  # cheap (an embedding lookup), so always sent along
+            pair = {} if text_pair is None else {"text_pair": text_pair}
+            out = mine.attention_internals(text, layer, head_mask=head_mask, **pair)
+            norms = mine.embedding_norms(text, **pair)  # cheap (an embedding lookup), so always sent along
         except Exception as exc:  # noqa: BLE001 - any failure becomes a message
             self.failed.emit(generation, f"{type(exc).__name__}: {exc}")
             return
         value_norms = None
         if want_value_norms and not self.is_stale(generation):
             try:
-                value_norms = mine.attention_flow(text, "value_norm", head_mask=head_mask).value_norms
+                value_norms = mine.attention_flow(text, "value_norm", head_mask=head_mask, **pair).value_norms
             except Exception as exc:  # noqa: BLE001 - e.g. FlowNotSupported: the views show the weights alone
                 log.info("value norms not available: %s", exc)
         if not self.is_stale(generation):
@@ -102,16 +104,17 @@ class InternalsController(QObject):
         if self.predictor is None:
             return self.handle.generation
         mask = self.state.head_mask
-        key = (pred.text, int(self.state.layer), mask_key(mask))
+        key = (pred.text, int(self.state.layer), mask_key(mask), pred.text_pair)
         if key == self._asked:
             return self.handle.generation
         self._asked = key
-        want_norms = self._norms_done != (key[0], key[2])
+        want_norms = self._norms_done != (key[0], key[2], key[3])
         if want_norms and self.state.value_norms is not None:
             self.state.set_value_norms(None)  # of another text or head mask
         generation = self.handle.next_generation()
-        self._norms_asked = (generation, (key[0], key[2])) if want_norms else None
-        self.handle.submit(self.handle.worker.compute, generation, self.predictor, key[0], key[1], mask, want_norms)
+        self._norms_asked = (generation, (key[0], key[2], key[3])) if want_norms else None
+        self.handle.submit(self.handle.worker.compute, generation, self.predictor, key[0], key[1], mask, want_norms,
+                           key[3])
         return generation
 
     def shutdown(self) -> None:

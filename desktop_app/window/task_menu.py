@@ -1,0 +1,123 @@
+"""Model > Task and Model > Second text: how the model's outputs are read, and the sentence-pair switch, per folder.
+
+Many shared ``config.json`` files leave ``problem_type`` out, so the task decided from the config
+(:func:`model.task.task_from_config`, as ``transformers``' pipeline decides) may be wrong for a model: Model > Task
+lets the user read it as single-label (softmax), multi-label (sigmoid per label) or regression (the raw value); the
+config's choice is marked "(config)". The choice goes to ``Predictor.set_task`` on the inference thread
+(:meth:`desktop_app.workers.inference.InferenceController.set_task`), the model summary is replaced
+(``state.set_model``) and the review analysed again. Both the task and the second-text switch
+(:class:`desktop_app.panels.review_box.ReviewBox`) are remembered per model folder in the one QSettings
+(:data:`TASKS_KEY`, :data:`PAIRS_KEY`: JSON objects folder -> choice) and re-applied when the folder is opened again.
+"""
+
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QActionGroup
+
+from model.task import TASK_TITLES, TASKS
+
+TASKS_KEY = "models/tasks"  # JSON {folder key: task kind} (the user's override)
+PAIRS_KEY = "models/pairs"  # JSON {folder key: true} (the second text box switched on)
+TASK_MENU_TITLES = {"single_label": "&Single-label (softmax)", "multi_label": "&Multi-label (sigmoid per label)",
+                    "regression": "&Regression (the raw value)"}
+
+
+class TaskMenu(QObject):
+    """The task override and the second-text switch of a window (see the module docstring).
+
+    Args:
+        window: the :class:`~desktop_app.window.main_window.MainWindow`.
+        key: a callable giving the current model folder's key (``ModelMenu.current``, "" for the bundled model).
+
+    Attributes:
+        config_task: the task the model's config decides (marked in the menu), or "" before a model loaded.
+    """
+
+    def __init__(self, window, key) -> None:
+        super().__init__(window)
+        self.window = window
+        self.key = key
+        self.config_task = ""
+        self.review = window.review_box
+        self.review.pair_action.toggled.connect(self._pair_toggled)
+        window.predictor_loaded.connect(self._on_loaded)
+        window.controller.task_set.connect(self._on_task_set)
+        window.controller.task_failed.connect(lambda m: window.statusBar().showMessage(f"Task not changed: {m}",
+                                                                                       10000))
+
+    # ---------------------------------------------------------------- settings
+    def _read(self, name: str) -> dict:
+        try:
+            value = json.loads(str(self.window.settings.value(name, "{}")))
+        except ValueError:
+            return {}
+        return value if isinstance(value, dict) else {}
+
+    def _write(self, name: str, folder: str, value) -> None:
+        d = self._read(name)
+        if value is None:
+            d.pop(folder, None)
+        else:
+            d[folder] = value
+        self.window.settings.setValue(name, json.dumps(d))
+
+    def saved_task(self, folder: str) -> str | None:
+        """The task remembered for ``folder`` (a folder key), or None: the config's."""
+        kind = self._read(TASKS_KEY).get(folder)
+        return kind if kind in TASKS else None
+
+    def saved_pair(self, folder: str) -> bool:
+        """True when the second text box was on for ``folder``."""
+        return bool(self._read(PAIRS_KEY).get(folder, False))
+
+    # ---------------------------------------------------------------- the menu
+    def add_to(self, menu) -> None:
+        """Append Model > Task (the config's choice marked, the current one checked) and the second-text switch."""
+        sub = menu.addMenu("&Task")
+        sub.setToolTipsVisible(True)
+        info = self.window.state.info
+        group = QActionGroup(sub)
+        for kind in TASKS:
+            mark = "  (config)" if kind == self.config_task else ""
+            act = sub.addAction(TASK_MENU_TITLES[kind] + mark)
+            act.setToolTip(TASK_TITLES[kind])
+            act.setCheckable(True)
+            act.setChecked(info is not None and info.task == kind)
+            act.setEnabled(info is not None and info.has_head)
+            act.setData(kind)
+            act.triggered.connect(lambda _=False, k=kind: self.set_task(k))
+            group.addAction(act)
+        menu.addAction(self.review.pair_action)
+
+    def set_task(self, kind: str) -> None:
+        """Read the model as ``kind`` from now on (remembered for this folder; the config's choice forgets it)."""
+        self._write(TASKS_KEY, self.key(), None if kind == self.config_task else kind)
+        self.window.controller.set_task(kind)
+
+    # ---------------------------------------------------------------- answers
+    def _on_loaded(self, _predictor) -> None:
+        info = self.window.state.info
+        if info is None:
+            return
+        self.config_task = info.task
+        folder = self.key()  # ModelMenu has adopted the folder (its slot runs first)
+        self.review.pair_action.blockSignals(True)
+        self.review.set_pair_on(info.reads_pairs and self.saved_pair(folder))
+        self.review.pair_action.blockSignals(False)
+        self.review.set_reads_pairs(info.reads_pairs)  # shows or hides the box for the restored switch
+        kind = self.saved_task(folder)
+        if kind is not None and kind != info.task:
+            self.window.controller.set_task(kind)  # queued before the first analysis of the folder
+
+    def _on_task_set(self, info) -> None:
+        self.window.state.set_model(info)
+        self.window.statusBar().showMessage(f"Task: {TASK_TITLES[info.task]}", 5000)
+        if self.window.editor.toPlainText().strip():
+            self.window.analyze_now()
+
+    def _pair_toggled(self, on: bool) -> None:
+        if self.window.state.info is not None and self.review.pair_action.isEnabled():
+            self._write(PAIRS_KEY, self.key(), True if on else None)
