@@ -16,11 +16,13 @@ FAMILIES: tuple[str, ...] = ("bert", "distilbert", "roberta", "deberta-v2", "alb
 """The ``model_type`` values :func:`make_tiny_hf_dir` can build."""
 
 _BPE_FAMILIES = ("roberta", "xlm-roberta")
+_SEGMENT_FAMILIES = ("bert", "albert", "electra")  # type_vocab_size 2: a pair's second text is segment 1
 
 
 def _tokenizer(family: str, positions: int = 64):
     """A fast tokenizer (``PreTrainedTokenizerFast``) trained on :data:`SAMPLE_TEXTS`: WordPiece with
-    [CLS]/[SEP] for BERT-like families, byte-level BPE with <s>/</s> for RoBERTa-like ones."""
+    [CLS]/[SEP] for BERT-like families, byte-level BPE with <s>/</s> for RoBERTa-like ones. As the real BERT,
+    ALBERT and ELECTRA tokenizers, those three give a pair's second text and its [SEP] token_type_ids 1."""
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -44,8 +46,10 @@ def _tokenizer(family: str, positions: int = 64):
         tok.train_from_iterator(texts, trainers.WordPieceTrainer(vocab_size=200, special_tokens=specials,
                                                                  show_progress=False))
         tok.post_processor = processors.TemplateProcessing(
-            single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
+            single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
         names = {"cls_token": "[CLS]", "sep_token": "[SEP]", "pad_token": "[PAD]", "unk_token": "[UNK]", "mask_token": "[MASK]"}
+    if family in _SEGMENT_FAMILIES:
+        names["model_input_names"] = ["input_ids", "token_type_ids", "attention_mask"]
     return PreTrainedTokenizerFast(tokenizer_object=tok, model_max_length=positions, **names)
 
 
