@@ -156,3 +156,18 @@ def test_metrics_of_each_task():
     reg = td.evaluate("regression", np.array([[1.0], [2], [4]]), np.array([1.0, 2, 3]), ("score",))
     assert reg["spearman"] == pytest.approx(1.0) and reg["mae"] == pytest.approx(1 / 3)
     assert reg["rmse"] == pytest.approx(np.sqrt(1 / 3))
+
+
+def test_logits_of_pads_and_batches_pairs_as_one_row_at_a_time(base):
+    tok, model = ft.load_base(base, ("a", "b", "c"), "single_label_classification")
+    texts = [SAMPLE_TEXTS[i % 7] * (1 + i % 3) for i in range(9)]
+    split = td.Split(texts, [SAMPLE_TEXTS[(i + 2) % 7] for i in range(9)], ["a"] * 9)
+    enc = ft.encode_split(tok, split, np.zeros(9, dtype=np.int64), max_len=48)
+    batched = ft.logits_of(model, enc.seqs, tok.pad_token_id, torch.device("cpu"), tokens_per_batch=100,
+                           precision="fp32", segs=enc.segs)
+    with torch.no_grad():
+        one = [model(**ft.model_inputs([s], [g], tok.pad_token_id, "cpu")).logits[0].numpy()
+               for s, g in zip(enc.seqs, enc.segs, strict=True)]
+        no_segments = model(**ft.model_inputs(enc.seqs[:1], None, tok.pad_token_id, "cpu")).logits[0].numpy()
+    np.testing.assert_allclose(batched, np.stack(one), atol=1e-5)
+    assert not np.allclose(no_segments, one[0], atol=1e-5)  # the segment ids reach the model

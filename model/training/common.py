@@ -216,7 +216,8 @@ def stage_cli(run, cls, argv: list[str] | None, description: str, splits: tuple[
         p.add_argument("--" + f.name.replace("_", "-"), dest=f.name, **kw)
     args = vars(p.parse_args(argv))
     try:
-        data, out, device = check_data(args.pop("data"), splits, suffixes), Path(args.pop("out")), pick_device(args.pop("device"))
+        data, out = check_data(args.pop("data"), splits, suffixes), Path(args.pop("out"))
+        device = pick_device(args.pop("device"))
         out.mkdir(parents=True, exist_ok=True)
         result = run(data, out, cls(**args), device)
     except (UsageError, FileNotFoundError) as exc:

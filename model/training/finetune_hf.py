@@ -149,15 +149,18 @@ def load_base(base: Path, labels: tuple[str, ...] = LABELS, problem_type: str | 
 def logits_of(model, seqs: list[np.ndarray], pad_id: int, device: torch.device, tokens_per_batch: int = 65536,
               precision: str = "auto", segs: list[np.ndarray] | None = None) -> np.ndarray:
     """float32 [N, C] logits of a Hugging Face classifier for N id sequences (with their token_type_ids ``segs``
-    for pairs), in input order (length-sorted batches of at most ``tokens_per_batch`` tokens); ``precision`` as in
-    :func:`.common.resolve_precision`."""
+    for pairs), in input order (length-sorted batches of at most ``tokens_per_batch`` tokens, padding included);
+    ``precision`` as in :func:`.common.resolve_precision`."""
     precision = c.resolve_precision(precision, device)
     model.eval()
-    order = np.argsort([len(s) for s in seqs], kind="stable")
+    lengths = np.array([len(s) for s in seqs])
+    order = np.argsort(lengths, kind="stable")
+    sorted_len = lengths[order]
     out = np.zeros((len(seqs), model.config.num_labels), dtype=np.float32)
     s = 0
-    while s < len(order):
-        n = max(1, tokens_per_batch // len(seqs[order[min(s + 7, len(order) - 1)]]))
+    while s < len(order):  # the most rows whose padded size (rows x longest) fits tokens_per_batch
+        ends = np.arange(s + 1, len(order) + 1)
+        n = max(1, int(((ends - s) * sorted_len[ends - 1] <= tokens_per_batch).sum()))
         idx = order[s : s + n]
         kw = model_inputs([seqs[i] for i in idx], None if segs is None else [segs[i] for i in idx], pad_id, device)
         with c.autocast(device, precision):

@@ -70,7 +70,8 @@ def read_table(path: Path) -> list[dict]:
 
 def columns(first: dict, text: str, pair: str, label: str) -> tuple[str, str | None, str]:
     """``(text, pair or None, label)`` column names for a split whose first row is ``first``: empty ``pair`` is
-    ``text_pair`` when present, else none; empty ``label`` is ``labels`` when that holds a list (or there is no ``label``), else ``label``.
+    ``text_pair`` when present, else none; empty ``label`` is ``labels`` when that holds a list (or there is no
+    ``label``), else ``label``.
     Raises UsageError naming a column the row lacks."""
     pair = pair or ("text_pair" if "text_pair" in first else "")
     listed = isinstance(first.get("labels"), list) or ("labels" in first and "label" not in first)
