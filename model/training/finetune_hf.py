@@ -35,13 +35,14 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from ..atomic import atomic_write_bytes
 from ..hf.encoding import encode_head_tail
 from . import common as c
 from . import tasks_data as td
 
 LABELS = ("negative", "positive")
 MINILM = "all-minilm-l6-v2"
-SNLI_NOTE = "no train split in the data folder: trained on the dev split less a seeded validation carve"
+NO_TRAIN_NOTE = "no train split in the data folder: trained on the dev split less a seeded validation carve"
 
 
 @dataclass
@@ -241,7 +242,7 @@ def read_task(data: Path, opts: TeacherOptions) -> tuple[tuple[str, ...], td.Spl
     where = "train" if has["train"] else "dev"
     provenance = {"train": f"{where} less the validation rows", "validation": f"{len(val_idx)} seeded rows of {where}"}
     if not has["train"]:
-        provenance["note"] = SNLI_NOTE
+        provenance["note"] = NO_TRAIN_NOTE
     return names, first, fit_idx, None, val_idx, provenance
 
 
@@ -290,7 +291,7 @@ def finetune(data: Path, out: Path, opts: TeacherOptions, device: torch.device) 
     tok.save_pretrained(out)
     metrics.update(train_wall_s=meta["train_s"], total_wall_s_this_run=time.time() - t_start, hardware=c.hardware(),
                    hyperparameters=asdict(opts), num_parameters=sum(p.numel() for p in model.parameters()))
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    atomic_write_bytes(out / "metrics.json", (json.dumps(metrics, indent=2) + "\n").encode("utf-8"))
     shutil.rmtree(ckpt)
     return metrics
 
