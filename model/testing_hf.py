@@ -24,7 +24,8 @@ TASK_KINDS: tuple[str, ...] = ("single_label", "multi_label", "regression")
 
 def _tokenizer(family: str, positions: int = 64):
     """A fast tokenizer (``PreTrainedTokenizerFast``) trained on :data:`SAMPLE_TEXTS`: WordPiece with
-    [CLS]/[SEP] for BERT-like families, byte-level BPE with <s>/</s> for RoBERTa-like ones."""
+    [CLS]/[SEP] for BERT-like families, byte-level BPE with <s>/</s> for RoBERTa-like ones. As the real BERT,
+    ALBERT and ELECTRA tokenizers, those three give a pair's second text and its [SEP] token_type_ids 1."""
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 

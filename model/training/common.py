@@ -25,13 +25,17 @@ class UsageError(Exception):
     """Bad input from the user (missing data folder, bad recipe or option): the CLIs print it on one line and exit 2."""
 
 
-def split_file(data: str | Path, name: str) -> Path:
-    """The file of split ``name`` (train, test, unsup) in ``data``: ``NAME.jsonl.gz``, ``.jsonl.xz`` or ``.jsonl``;
-    FileNotFoundError when none exists."""
-    for path in (Path(data) / f"{name}{suffix}" for suffix in (".jsonl.gz", ".jsonl.xz", ".jsonl")):
+JSONL_SUFFIXES = (".jsonl.gz", ".jsonl.xz", ".jsonl")
+TABLE_SUFFIXES = (*JSONL_SUFFIXES, ".csv", ".tsv")  # the split files of any task (:mod:`.tasks_data`)
+
+
+def split_file(data: str | Path, name: str, suffixes: tuple[str, ...] = JSONL_SUFFIXES) -> Path:
+    """The file of split ``name`` (train, dev, test, unsup) in ``data``: ``NAME`` plus the first of ``suffixes``
+    that exists (default ``.jsonl.gz``, ``.jsonl.xz``, ``.jsonl``); FileNotFoundError when none exists."""
+    for path in (Path(data) / f"{name}{suffix}" for suffix in suffixes):
         if path.is_file():
             return path
-    raise FileNotFoundError(f"no {name}.jsonl.gz (or .jsonl.xz / .jsonl) in {data}")
+    raise FileNotFoundError(f"no {name}{suffixes[0]} (or {' / '.join(suffixes[1:])}) in {data}")
 
 
 def read_split(data: str | Path, name: str) -> tuple[list[str], np.ndarray]:
@@ -197,10 +201,12 @@ def make_options(cls, values: dict, where: str):
     return cls(**values)
 
 
-def stage_cli(run, cls, argv: list[str] | None, description: str) -> int:
+def stage_cli(run, cls, argv: list[str] | None, description: str, splits: tuple[str, ...] = ("train",),
+              suffixes: tuple[str, ...] = JSONL_SUFFIXES) -> int:
     """A command for one stage: ``--data``, ``--out``, ``--device`` and a ``--flag-name`` per scalar field of the
     options dataclass ``cls`` (booleans are switches); runs ``run(data, out, options, device)``, prints the scalar
-    items of its result as one JSON line and returns the exit code (2: bad input, one line on stderr)."""
+    items of its result as one JSON line and returns the exit code (2: bad input, one line on stderr). The data
+    folder must hold one of ``splits`` (:func:`check_data`)."""
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--data", required=True, help="folder with train/test/unsup .jsonl.gz (.jsonl.xz, .jsonl)")
     p.add_argument("--out", required=True, help="folder to write")
@@ -210,7 +216,8 @@ def stage_cli(run, cls, argv: list[str] | None, description: str) -> int:
         p.add_argument("--" + f.name.replace("_", "-"), dest=f.name, **kw)
     args = vars(p.parse_args(argv))
     try:
-        data, out, device = check_data(args.pop("data")), Path(args.pop("out")), pick_device(args.pop("device"))
+        data, out = check_data(args.pop("data"), splits, suffixes), Path(args.pop("out"))
+        device = pick_device(args.pop("device"))
         out.mkdir(parents=True, exist_ok=True)
         result = run(data, out, cls(**args), device)
     except (UsageError, FileNotFoundError) as exc:
@@ -220,8 +227,11 @@ def stage_cli(run, cls, argv: list[str] | None, description: str) -> int:
     return 0
 
 
-def check_data(data: str | Path) -> Path:
-    """``data`` as a Path; raises UsageError unless it is a folder with a train split (see :func:`split_file`)."""
-    if not any((Path(data) / f"train{suffix}").is_file() for suffix in (".jsonl.gz", ".jsonl.xz", ".jsonl")):
-        raise UsageError(f"data folder not found or without train.jsonl.gz (.jsonl.xz, .jsonl): {data}")
+def check_data(data: str | Path, splits: tuple[str, ...] = ("train",),
+               suffixes: tuple[str, ...] = JSONL_SUFFIXES) -> Path:
+    """``data`` as a Path; raises UsageError unless it is a folder with one of ``splits`` (default a train split)
+    in one of ``suffixes`` (see :func:`split_file`)."""
+    if not any((Path(data) / f"{name}{suffix}").is_file() for name in splits for suffix in suffixes):
+        raise UsageError(f"data folder not found or without {' or '.join(splits)}{suffixes[0]} "
+                         f"({', '.join(suffixes[1:])}): {data}")
     return Path(data)

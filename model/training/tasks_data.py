@@ -1,0 +1,198 @@
+"""Labelled data of any classifier task for :mod:`.finetune_hf`: reading the splits, parsing gold labels, test metrics.
+
+The three task types are those of ``transformers``' ``problem_type``: ``single_label`` (one class of N, softmax,
+cross-entropy), ``multi_label`` (any subset of N labels, sigmoids, BCE-with-logits) and ``regression`` (one number,
+mean squared error). A sentence-pair task is any of them with a second text column.
+
+A data folder holds ``train``, ``dev`` and ``test`` splits as ``.jsonl.gz``, ``.jsonl.xz``, ``.jsonl``, ``.csv`` or
+``.tsv`` (see :func:`.common.split_file`), and optionally ``labels.txt`` (one label name a line, in id order).
+Columns: the text (``text``), the second text (``text_pair`` when the first row has one) and the gold label
+(``label``, or ``labels`` when the first row's ``labels`` holds a list). Gold labels: a class name (matched
+case-insensitively) or an integer id; for multi-label a list of those or a ``;``-separated string; for regression
+a number. Metrics are scikit-learn's and SciPy's.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import lzma
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .common import TABLE_SUFFIXES as SUFFIXES
+from .common import UsageError, split_file
+
+TASKS = ("single_label", "multi_label", "regression")
+PROBLEM_TYPES = {"single_label": "single_label_classification", "multi_label": "multi_label_classification",
+                 "regression": "regression"}
+BINARY = ("negative", "positive")  # names of integer golds 0/1 when no names are given (the app's IMDB convention)
+SELECT_BY = {"single_label": "accuracy", "multi_label": "macro_f1", "regression": "pearson"}
+"""The validation metric that picks the epoch, per task."""
+
+
+@dataclass(frozen=True)
+class Split:
+    """One split: ``texts`` [N] str, ``pairs`` [N] str second texts or None, ``gold`` [N] raw gold values."""
+
+    texts: list[str]
+    pairs: list[str] | None
+    gold: list
+
+    def take(self, idx: np.ndarray) -> Split:
+        """The rows ``idx`` (int [K]) of this split, in that order."""
+        return Split([self.texts[i] for i in idx], None if self.pairs is None else [self.pairs[i] for i in idx],
+                     [self.gold[i] for i in idx])
+
+
+def read_table(path: Path) -> list[dict]:
+    """The rows of a JSON Lines (``.jsonl``, ``.gz``, ``.xz``) or CSV/TSV (header line) file as dicts; blank lines
+    skipped. Raises ValueError naming file and line for a row that is not a JSON object."""
+    name = path.name.lower()
+    opener = gzip.open if name.endswith(".gz") else lzma.open if name.endswith(".xz") else open
+    with opener(path, "rt", encoding="utf-8", newline="") as fh:
+        if name.endswith((".csv", ".tsv")):
+            return list(csv.DictReader(fh, delimiter="\t" if name.endswith(".tsv") else ","))
+        rows = []
+        for lineno, line in enumerate(fh, 1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except ValueError as exc:
+                    raise ValueError(f"{path}:{lineno}: not JSON: {exc}") from exc
+                if not isinstance(rows[-1], dict):
+                    raise ValueError(f"{path}:{lineno}: not a JSON object")
+    return rows
+
+
+def columns(first: dict, text: str, pair: str, label: str) -> tuple[str, str | None, str]:
+    """``(text, pair or None, label)`` column names for a split whose first row is ``first``: empty ``pair`` is
+    ``text_pair`` when present, else none; empty ``label`` is ``labels`` when that holds a list (or there is no
+    ``label``), else ``label``.
+    Raises UsageError naming a column the row lacks."""
+    pair = pair or ("text_pair" if "text_pair" in first else "")
+    listed = isinstance(first.get("labels"), list) or ("labels" in first and "label" not in first)
+    label = label or ("labels" if listed else "label")
+    for kind, col in (("text", text), ("pair", pair), ("label", label)):
+        if col and col not in first:
+            raise UsageError(f"no {kind} column {col!r} in the data (columns: {', '.join(first)})")
+    return text, pair or None, label
+
+
+def read_task_split(data: Path, name: str, cols: tuple[str, str, str]) -> Split:
+    """Split ``name`` of folder ``data`` with columns ``(text, pair, label)`` as given to :func:`columns`.
+    Raises FileNotFoundError for a missing split, UsageError for a missing column or an empty text."""
+    path = split_file(data, name, SUFFIXES)
+    rows = read_table(path)
+    if not rows:
+        raise UsageError(f"{path}: no rows")
+    text, pair, label = columns(rows[0], *cols)
+    for i, row in enumerate(rows, 1):
+        if not str(row.get(text) or "").strip() or (pair and not str(row.get(pair) or "").strip()):
+            raise UsageError(f"{path}: row {i} has an empty or missing text{' or second text' if pair else ''}")
+        if row.get(label) in (None, ""):
+            raise UsageError(f"{path}: row {i} has no gold label in column {label!r}")
+    return Split([str(r[text]) for r in rows], [str(r[pair]) for r in rows] if pair else None,
+                 [r[label] for r in rows])
+
+
+def _members(task: str, gold) -> list:
+    """The class names/ids one gold value holds: itself, or for multi-label its list / ``;``-separated parts."""
+    if task != "multi_label":
+        return [gold]
+    if isinstance(gold, list):
+        return gold
+    return [p.strip() for p in str(gold).split(";") if p.strip()]
+
+
+def label_names(task: str, option: str, data: Path, golds: list) -> tuple[str, ...]:
+    """The label names in id order: ``option`` (comma-separated names, or a file of one name a line), else
+    ``data/labels.txt``, else the sorted unique gold strings (integer golds 0/1: negative, positive; other integer
+    golds: ``LABEL_i``). Regression: one name, ``option`` or ``score``. Raises UsageError for a missing file."""
+    if option and not Path(option).is_file() and ("/" in option or option.endswith(".txt")):
+        raise UsageError(f"labels file not found: {option}")
+    if option:
+        text = Path(option).read_text(encoding="utf-8") if Path(option).is_file() else option.replace(",", "\n")
+        names = tuple(n.strip() for n in text.splitlines() if n.strip())
+    elif task == "regression":
+        names = ("score",)
+    elif (data / "labels.txt").is_file():
+        names = tuple(n.strip() for n in (data / "labels.txt").read_text(encoding="utf-8").splitlines() if n.strip())
+    else:
+        found = {m for g in golds for m in _members(task, g)}
+        ints = {m for m in found if isinstance(m, int) and not isinstance(m, bool)}
+        if ints and ints != found:
+            raise UsageError("gold labels mix integer ids and names: give the names with --labels")
+        names = (BINARY if ints <= {0, 1} else tuple(f"LABEL_{i}" for i in range(max(ints) + 1))) if ints \
+            else tuple(sorted(str(m) for m in found))
+    if task == "regression" and len(names) != 1:
+        raise UsageError(f"a regression model has one output: give one name in --labels, got {len(names)}")
+    if len(set(names)) != len(names) or not names:
+        raise UsageError(f"label names must be unique and not empty: {names}")
+    return names
+
+
+def _class_id(value, names: tuple[str, ...], lookup: dict[str, int]) -> int:
+    """The id of one class given by name (case-insensitive) or integer id; ValueError when unknown."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(names):
+        return value
+    key = str(value).strip().casefold()
+    if key in lookup:
+        return lookup[key]
+    if key.isdigit() and int(key) < len(names):
+        return int(key)
+    raise ValueError(f"unknown label {value!r} (labels: {', '.join(names)})")
+
+
+def targets(task: str, golds: list, names: tuple[str, ...]) -> np.ndarray:
+    """The training targets of raw gold values: int64 [N] class ids (single-label), float32 [N, L] 0/1 indicators
+    (multi-label) or float32 [N] values (regression). Raises UsageError naming the first bad row."""
+    lookup = {n.casefold(): i for i, n in enumerate(names)}
+    if task == "single_label":
+        out = np.zeros(len(golds), dtype=np.int64)
+    else:
+        out = np.zeros((len(golds), len(names)) if task == "multi_label" else len(golds), dtype=np.float32)
+    for row, gold in enumerate(golds):
+        try:
+            if task == "regression":
+                out[row] = float(gold)
+                if not np.isfinite(out[row]):
+                    raise ValueError(f"not a finite number: {gold!r}")
+            elif task == "single_label":
+                out[row] = _class_id(gold, names, lookup)
+            else:
+                out[row, [_class_id(m, names, lookup) for m in _members(task, gold)]] = 1.0
+        except (ValueError, TypeError) as exc:
+            raise UsageError(f"row {row + 1}: bad {task} gold label: {exc}") from None
+    return out
+
+
+def evaluate(task: str, logits: np.ndarray, y: np.ndarray, names: tuple[str, ...]) -> dict:
+    """Metrics of float [N, C] ``logits`` against :func:`targets` ``y``. Single-label: ``accuracy``, ``macro_f1``
+    and for two classes ``f1`` of class 1 (``positive_class``); multi-label, sigmoid >= 0.5 (logit >= 0):
+    ``micro_f1``, ``macro_f1``, ``subset_accuracy``; regression: ``pearson``, ``spearman`` (SciPy), ``mae``,
+    ``rmse`` (scikit-learn). Every result also has ``count``."""
+    from scipy.stats import pearsonr, spearmanr
+    from sklearn.metrics import accuracy_score, f1_score, mean_absolute_error, mean_squared_error
+
+    out: dict = {"count": len(y)}
+    if task == "regression":
+        pred = logits[:, 0].astype(np.float64)
+        out.update(pearson=float(pearsonr(pred, y)[0]), spearman=float(spearmanr(pred, y)[0]),
+                   mae=float(mean_absolute_error(y, pred)), rmse=float(np.sqrt(mean_squared_error(y, pred))))
+    elif task == "multi_label":
+        pred = (logits >= 0).astype(np.int64)
+        gold = y.astype(np.int64)
+        out.update(micro_f1=float(f1_score(gold, pred, average="micro", zero_division=0)),
+                   macro_f1=float(f1_score(gold, pred, average="macro", zero_division=0)),
+                   subset_accuracy=float(accuracy_score(gold, pred)))
+    else:
+        pred = logits.argmax(1)
+        out.update(accuracy=float(accuracy_score(y, pred)), macro_f1=float(f1_score(
+            y, pred, average="macro", labels=list(range(len(names))), zero_division=0)))
+        if len(names) == 2:
+            out.update(f1=float(f1_score(y, pred, pos_label=1, zero_division=0)), positive_class=names[1])
+    return out
