@@ -85,6 +85,33 @@ def test_multi_label_pairs_through_the_cli(models, tmp_path, capsys):
     assert d["n_with_gold"] == 10 and d["confusion_matrix"] is None and 0 <= d["hamming_loss"] <= 1
 
 
+def test_task_and_threshold_override_the_config(models, tmp_path, capsys):
+    """``--task`` and ``--threshold`` read the same logits as Model > Task and the threshold do in the app
+    (``Predictor.set_task``); a task the head cannot be read as is a usage error (exit 2) naming why."""
+    from model import Predictor
+
+    data = tmp_path / "texts.jsonl"
+    data.write_text("".join(f'{{"text": "text number {i} with some words {i * 7}"}}\n' for i in range(12)))
+    predictor = Predictor.from_pretrained(models["multi"], device="cpu")
+    texts = [f"text number {i} with some words {i * 7}" for i in range(12)]
+    for argv, task in ((["--threshold", "0.3"], ("multi_label", 0.3)), (["--threshold", "0.7"], ("multi_label", 0.7)),
+                       (["--task", "single_label"], ("single_label", None))):
+        out = tmp_path / "rows.jsonl"
+        code, err = run([data, "--model", models["multi"], "--out", out, *argv], capsys)
+        assert code == 0, err
+        predictor.set_task(*task)
+        expected = predictor.score_many(texts)
+        rows = read_results(out)
+        assert [r.label for r in rows] == [s.label for s in expected]
+        assert all(np.allclose(r.probabilities, s.probabilities, atol=1e-6) for r, s in zip(rows, expected))
+    assert {r.label for r in rows} <= {f"class_{k}" for k in range(4)}  # single-label: one class per row
+    code, err = run([data, "--model", models["multi"], "--task", "regression"], capsys)
+    assert code == 2 and "--task/--threshold" in err and "regression reads one output" in err
+    for bad in ("1", "0", "-0.2", "x"):
+        code, err = run([data, "--model", models["multi"], "--threshold", bad], capsys)
+        assert code == 2 and "--threshold" in err
+
+
 def test_regression_pairs_and_a_non_numeric_gold(models, tmp_path, capsys):
     data = tmp_path / "sts.jsonl"
     data.write_text("".join(json.dumps({"text": f"a girl {i}", "text_pair": f"a boy {i}", "label": i / 2}) + "\n"

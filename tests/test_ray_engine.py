@@ -222,7 +222,7 @@ def test_ray_rows_equal_local_rows_for_a_multi_label_pair_model(ray_session, tmp
     data = tmp_path / "pairs.jsonl"
     data.write_text("".join(f'{{"text": "first text {i}", "text_pair": "second {i % 3}", "labels": ["class_{i % 4}"]}}\n'
                             for i in range(12)) + '{"text": "x", "text_pair": "y", "labels": ["nope"]}\n')
-    common = [data, "--model", model, "--batch-size", "4", "--no-progress"]
+    common = [data, "--model", model, "--batch-size", "4", "--no-progress", "--threshold", "0.45"]
     code, err_local = _cli([*common, "--out", tmp_path / "local.jsonl"], capsys)
     assert code == 0, err_local
     code, err = _cli([*common, "--out", tmp_path / "ray.jsonl", "--engine", "ray", "--num-workers", "1"], capsys)
@@ -233,6 +233,12 @@ def test_ray_rows_equal_local_rows_for_a_multi_label_pair_model(ray_session, tmp
     assert_same_rows(local, ray_rows)
     assert local[0].task == "multi_label" and local[0].text_pair == "second 0" and len(local[0].probabilities) == 4
     assert local[1].gold == "class_1"
+    from model import Predictor
+
+    predictor = Predictor.from_pretrained(model, device="cpu")
+    predictor.set_task(threshold=0.45)  # --threshold reached the actors: the labels are read at 0.45
+    assert [r.label for r in ray_rows[:12]] == [s.label for s in predictor.score_many(
+        [f"first text {i}" for i in range(12)], text_pairs=[f"second {i % 3}" for i in range(12)])]
 
 
 @pytest.mark.slow

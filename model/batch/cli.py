@@ -43,6 +43,7 @@ from .readers import DEFAULT_MAX_FILE_BYTES
 from .rows import RowSchema
 from .shards import ShardWriter, is_shard_folder
 from .walk import estimate_count, iter_records
+from ..task import TASKS
 
 MAX_LISTED_FAILURES = 50
 
@@ -77,6 +78,13 @@ def _positive_float(value: str) -> float:
     return x
 
 
+def _unit_interval(value: str) -> float:
+    x = _positive_float(value)
+    if not x < 1:
+        raise argparse.ArgumentTypeError(f"must be below 1, got {value}")
+    return x
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation and tests)."""
     p = argparse.ArgumentParser(
@@ -104,6 +112,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "agree on a probe set, else fp32 (model/precision.py; default auto)")
     p.add_argument("--max-file-mb", type=_positive_float, default=DEFAULT_MAX_FILE_BYTES / 2**20, metavar="M",
                    help="refuse one-review files larger than M MiB (default %(default)g)")
+    p.add_argument("--task", choices=TASKS, help="read the model's outputs as this task instead of what its "
+                   "config.json says (single_label: softmax; multi_label: a sigmoid per label; regression: the raw "
+                   "value); docs/task_types.md")
+    p.add_argument("--threshold", type=_unit_interval, metavar="T", help="multi-label decision threshold in (0, 1): "
+                   "a label is predicted when its sigmoid is at least T (default 0.5)")
     p.add_argument("--long-text", choices=("windows", "head_tail"), default="windows",
                    help="reviews longer than the model's maximum length: read in overlapping windows (default; the "
                         "num_windows column) or cut to their head and tail (docs/long_documents.md)")
@@ -159,7 +172,8 @@ def _ray_chunks(args: argparse.Namespace, max_bytes: int, progress, gold=None):
         args.paths, args.model or default_model_dir(), text_column=args.text_column, max_file_bytes=max_bytes,
         pair_column=args.pair_column, label_column=args.label_column,
         batch_size=args.batch_size, address=args.ray_address, num_workers=args.num_workers,
-        gpus_per_worker=args.gpus_per_worker or 0.0, device=args.device, progress=progress, on_plan=on_plan, gold=gold)
+        gpus_per_worker=args.gpus_per_worker or 0.0, device=args.device, progress=progress, on_plan=on_plan, gold=gold,
+        task=(args.task, args.threshold))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -214,6 +228,12 @@ def _load_predictor(prog: str, args: argparse.Namespace):
               "attention in the app but cannot score reviews; fine-tune it first (python -m model.training.finetune_hf)",
               file=sys.stderr)
         raise _Stop(1)
+    if args.task is not None or args.threshold is not None:
+        try:
+            predictor.set_task(args.task, args.threshold)
+        except ValueError as exc:
+            print(f"{prog}: --task/--threshold: {exc}", file=sys.stderr)
+            raise _Stop(2) from None
     if args.engine != "ray":
         args.precision_used = predictor.use_precision(args.precision)
     return predictor

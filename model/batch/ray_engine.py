@@ -152,9 +152,11 @@ class ScoringActor:
         batch_size: texts per forward pass.
         device: ``"cpu"``, ``"cuda"``, ...; ``"cuda"`` falls back to the CPU where no GPU is visible.
         torch_threads: intra-op threads of this actor (see :func:`model.batch.ray_pool.plan_pool`).
+        task: ``(kind, threshold)`` passed to :meth:`model.Predictor.set_task` (None keeps the config's).
     """
 
-    def __init__(self, model_dir: str, batch_size: int, device: str, torch_threads: int) -> None:
+    def __init__(self, model_dir: str, batch_size: int, device: str, torch_threads: int,
+                 task: tuple[str | None, float | None] = (None, None)) -> None:
         import torch
 
         from ..predictor import Predictor
@@ -163,6 +165,8 @@ class ScoringActor:
         if device.startswith("cuda") and not torch.cuda.is_available():
             device = "cpu"
         self.predictor = Predictor.from_pretrained(model_dir, device=device)
+        if task != (None, None):  # the driver's --task / --threshold (checked there)
+            self.predictor.set_task(*task)
         self.batch_size = batch_size
         self.calls = 0
 
@@ -234,12 +238,12 @@ def score_paths_ray(
     progress: Callable[[int], None] | None = None,
     on_plan: Callable[[PoolPlan], None] | None = None,
     gold: tuple[GoldReader, Callable[[str, str], None]] | None = None,
+    task: tuple[str | None, float | None] = (None, None),
 ) -> Iterator[list[ResultRow]]:
     """Score every review in ``paths`` on Ray; yields lists of rows that, concatenated, follow the input order.
 
-    The rows equal the local engine's (:func:`model.batch.score_records` over
-    :func:`model.readers.iter_records`), up to float rounding of
-    probabilities (~1e-7) from different batch compositions.
+    The rows equal the local engine's (:func:`model.batch.score_records` over :func:`model.readers.iter_records`),
+    up to float rounding of probabilities (~1e-7) from different batch compositions.
 
     Args:
         paths: files and folders, as for :func:`model.readers.iter_records`.
@@ -259,14 +263,14 @@ def score_paths_ray(
         gold: ``(reader, on_gold_problem)``: the driver reads each record's gold label with the model's
             :class:`~model.batch.gold.GoldReader` and reports the ones the model does not know, as the local engine
             does (the actors' rows leave those golds empty).
+        task: ``(kind, threshold)`` for every actor's :meth:`model.Predictor.set_task` (``(None, None)``: the config's).
 
     Raises:
         RuntimeError: Ray is not installed (:data:`CLUSTER_HINT`).
         ValueError: bad pool arguments (see :func:`model.batch.ray_pool.plan_pool`).
         ray.exceptions.RayError: the cluster failed beyond the retries.
 
-    The Ray instance this call started is shut down when the generator
-    finishes or is closed (also on Ctrl+C).
+    The Ray instance this call started is shut down when the generator finishes or is closed (also on Ctrl+C).
     """
     ray = import_ray()
     block_rows = block_rows or 4 * batch_size
@@ -278,7 +282,8 @@ def score_paths_ray(
             on_plan(plan)
         _quiet_ray_data(ray)
         ctor = {"model_dir": str(Path(model_dir).resolve()), "batch_size": batch_size,
-                "device": device or ("cuda" if gpus_per_worker > 0 else "cpu"), "torch_threads": plan.torch_threads}
+                "device": device or ("cuda" if gpus_per_worker > 0 else "cpu"), "torch_threads": plan.torch_threads,
+                "task": task}
         options = _map_options(plan, ctor)
         records = _checked_gold(iter_records(paths, text_column=text_column, max_file_bytes=max_file_bytes,
                                              pair_column=pair_column, label_column=label_column), gold)
