@@ -268,3 +268,24 @@ def test_the_threshold_is_the_models_batch_rows_follow_it_and_it_comes_back_with
     assert win.state.task.threshold == pytest.approx(threshold) and win.state.info.task == "multi_label"
     pred = analyse(qtbot, win, TEXT + " again")
     assert pred.threshold == pytest.approx(threshold) and box.value() == pytest.approx(threshold)
+
+
+def test_a_regression_models_faithfulness_is_measured_in_its_output_value(qtbot, tmp_path, pair_dir):
+    from model.testing_hf import make_tiny_hf_dir
+
+    folder = make_tiny_hf_dir(tmp_path / "sts", "bert", task="regression", seed=5, init_std=0.5)
+    win = loaded_window(qtbot, folder, panels=True)
+    panel = win.panels["explain"]
+    with qtbot.waitSignal(panel.method_computed, timeout=LOAD_TIMEOUT_MS,
+                          check_params_cb=lambda m: m == "grad_x_input"):
+        analyse(qtbot, win)
+    table = panel.table
+    headers = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
+    assert "\u0394 value" in headers[1] and "\u0394 value" in headers[2]
+    assert "predicted value" in table.toolTip() and "p(class)" not in table.toolTip()
+    panel.compare.view.flush()
+    qtbot.waitUntil(lambda: "output value" in panel.compare.view.titles[0].text(), timeout=LOAD_TIMEOUT_MS)
+    with qtbot.waitSignal(win.predictor_loaded, timeout=LOAD_TIMEOUT_MS):
+        win.model_menu.open_model(pair_dir)  # a classifier: drops in a probability
+    headers = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
+    assert headers[1] == "Compr. \u2191" and "p(class)" in table.toolTip()
