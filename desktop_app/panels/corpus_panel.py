@@ -215,7 +215,9 @@ class CorpusPanel(QWidget):
         self._pending_filter = keep
         generation = self.handle.next_generation()
         rows = self.batch.table_model.rows()  # a list copy: the worker gets a snapshot
-        self.handle.submit(self.handle.worker.compute, generation, rows, keep.accepts if keep.is_filtering() else None)
+        labels, task, _pairs = self.batch.table_model.schema if not rows else (None, None, False)  # empty: the model's
+        self.handle.submit(self.handle.worker.compute, generation, rows, keep.accepts if keep.is_filtering() else None,
+                           10, labels, task)
 
     def shutdown(self) -> None:
         """Stop both workers (also done on application quit and when the main window closes)."""
