@@ -201,3 +201,9 @@ def test_an_empty_table_shows_the_models_plots_not_p_positive(qtbot, panels):
     corpus.histogram.flush()
     assert not corpus.scatter.isHidden() and corpus.confusion.isHidden()
     assert "predicted value" in corpus.histogram.getPlotItem().titleLabel.text
+    assert corpus.grid.getItemPosition(corpus.grid.indexOf(corpus.scatter))[:2] == (0, 0)  # the scatter first
+    from desktop_app.panels.batch_model import CONFIDENCE, LABEL
+
+    assert batch.view.isColumnHidden(LABEL) and batch.view.isColumnHidden(CONFIDENCE)  # no class, no confidence
+    batch.set_predictor(LabelsOnly(("a", "b", "c")))
+    assert not batch.view.isColumnHidden(LABEL) and not batch.view.isColumnHidden(CONFIDENCE)

@@ -185,8 +185,7 @@ class CorpusPanel(QWidget):
         for plot in (self.confusion, self.per_class, self.histogram, self.reliability, self.slices, self.scatter):
             self.grid.removeWidget(plot)
             plot.setVisible(plot in shown)
-            if plot not in shown:
-                continue
+        for plot in shown:  # in the task's order: a regression model's scatter first
             span = 2 if wide and plot in (self.confusion, self.per_class) else 1
             cell += cell % 2 if span == 2 else 0
             self.grid.addWidget(plot, cell // 2, cell % 2, 1, span)
