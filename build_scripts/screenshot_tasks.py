@@ -12,9 +12,12 @@ attached) and one window is saved:
   against the threshold line (set to :data:`MULTI_THRESHOLD` in the spin box) in the prediction panel, every label
   shown ("Show all 28"; the Batch scoring and Corpus docks closed to make room);
 * ``task_pair.png`` (``--pair``, e.g. an MRPC paraphrase classifier): the second text box on, a sentence pair, the
-  token view's second-text band, the attention links raised showing A -> B;
+  token view's second-text band, the attention links raised showing A -> B; the Batch scoring dock has scored
+  :data:`BATCH_ROWS` pairs of ``--pair-data`` (default MRPC test) with their gold labels, so the table shows the
+  model's class columns and the Corpus dock its 2 x 2 confusion matrix and per-class scores;
 * ``task_regression.png`` (``--regression``, e.g. an STS-B model): a pair, the predicted similarity and its value
-  by layer.
+  by layer; :data:`BATCH_ROWS` pairs of ``--regression-data`` (default STS-B test) scored: the Value column, the
+  predicted-vs-gold scatter.
 
 Any of the three may be left out. Each step waits for the worker's result; nothing is drawn from a stale one.
 """
@@ -38,6 +41,40 @@ MULTI_THRESHOLD = 0.3  # the threshold the multi-label shot uses (the spin box; 
 PAIR = ("The company said its profit rose 10 percent in the third quarter.",
         "Third-quarter profit climbed 10 percent, the company said.")
 STS_PAIR = ("A man is playing a guitar on stage.", "A man plays the guitar.")
+DATA = Path(os.environ.get("AE_SHARED_DATA", ROOT.parent / "shared" / "data"))
+BATCH_ROWS = 40  # rows of the test file scored in the Batch scoring dock
+
+
+def batch_file(source: str | None, name: str) -> Path | None:
+    """The first :data:`BATCH_ROWS` rows of the JSON Lines file ``source`` (.jsonl or .jsonl.gz; fields ``text``,
+    ``text_pair``, ``label``) written to a temporary ``name``; None when ``source`` is None or missing."""
+    import gzip
+    import itertools
+
+    if not source or not Path(source).is_file():
+        return None
+    opener = gzip.open if source.endswith(".gz") else open
+    with opener(source, "rt", encoding="utf-8") as f:
+        lines = list(itertools.islice(f, BATCH_ROWS))
+    out = Path(tempfile.mkdtemp(prefix="ae-task-batch-")) / name
+    out.write_text("".join(lines), encoding="utf-8")
+    return out
+
+
+def score_batch(app, win, path: Path | None) -> None:
+    """Score ``path`` in the window's Batch scoring dock and wait for the rows and the Corpus dock's metrics."""
+    from screenshots import wait_until
+
+    from desktop_app.panels.batch_panel import BatchPanel
+    from desktop_app.panels.corpus_panel import CorpusPanel
+
+    if path is None:
+        return
+    batch, corpus = win.findChild(BatchPanel), win.findChild(CorpusPanel)
+    batch.add_paths([str(path)])
+    if not wait_until(app, lambda: not batch.is_running() and len(batch.rows()) >= BATCH_ROWS
+                      and corpus.metrics is not None and corpus.metrics.n_rows == len(batch.rows()), 300):
+        raise SystemExit(f"{path} was not scored")
 
 
 def analyse(app, win, text: str, pair: str | None = None) -> None:
@@ -76,11 +113,14 @@ def multi_shot(app, out: Path, folder: str) -> None:
     win.close()
 
 
-def pair_shot(app, out: Path, folder: str, texts=PAIR, name: str = "task_pair.png", links: bool = True) -> None:
-    """task_pair.png (the links raised, A -> B, last layer) or, with ``links`` False, the heatmap raised."""
+def pair_shot(app, out: Path, folder: str, texts=PAIR, name: str = "task_pair.png", links: bool = True,
+              batch: Path | None = None) -> None:
+    """task_pair.png (the links raised, A -> B, last layer) or, with ``links`` False, the heatmap raised; ``batch``:
+    a file scored in the Batch scoring dock first."""
     from desktop_app.views.pair_marks import A_TO_B
 
     win = start(app, folder)
+    score_batch(app, win, batch)
     analyse(app, win, *texts)
     if links:
         win.links_dock.raise_()
@@ -93,9 +133,9 @@ def pair_shot(app, out: Path, folder: str, texts=PAIR, name: str = "task_pair.pn
     win.close()
 
 
-def regression_shot(app, out: Path, folder: str) -> None:
+def regression_shot(app, out: Path, folder: str, batch: Path | None = None) -> None:
     """task_regression.png."""
-    pair_shot(app, out, folder, STS_PAIR, "task_regression.png", links=False)
+    pair_shot(app, out, folder, STS_PAIR, "task_regression.png", links=False, batch=batch)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,6 +144,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--multi", help="a multi-label classifier folder (task_multilabel.png)")
     p.add_argument("--pair", help="a sentence-pair classifier folder (task_pair.png)")
     p.add_argument("--regression", help="a sentence-pair regression folder (task_regression.png)")
+    p.add_argument("--pair-data", default=str(DATA / "mrpc" / "test.jsonl.gz"),
+                   help="JSON Lines pairs with gold labels scored in the pair shot ('' for none)")
+    p.add_argument("--regression-data", default=str(DATA / "stsb" / "test.jsonl.gz"),
+                   help="JSON Lines pairs with gold scores scored in the regression shot ('' for none)")
     p.add_argument("--out", default=str(ROOT / "docs" / "screenshots"))
     args = p.parse_args(argv)
     os.environ["ATTENTION_EXPLORER_SETTINGS"] = str(Path(tempfile.mkdtemp(prefix="ae-task-shot-")) / "s.ini")
@@ -112,9 +156,12 @@ def main(argv: list[str] | None = None) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    for folder, shot in ((args.multi, multi_shot), (args.pair, pair_shot), (args.regression, regression_shot)):
-        if folder:
-            shot(app, out, folder)
+    if args.multi:
+        multi_shot(app, out, args.multi)
+    if args.pair:
+        pair_shot(app, out, args.pair, batch=batch_file(args.pair_data, "mrpc_test_40.jsonl"))
+    if args.regression:
+        regression_shot(app, out, args.regression, batch=batch_file(args.regression_data, "stsb_test_40.jsonl"))
     print(f"screenshots in {out}")
     return 0
 

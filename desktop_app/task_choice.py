@@ -162,6 +162,14 @@ class TaskChoice(QObject):
             self.state.set_prediction(relabelled(pred, t))
             self.state.set_layer_probabilities(by_layer)
 
+    def follow_model(self, info) -> None:
+        """The predictor now reads its outputs with ``info.threshold`` (``Predictor.set_task(threshold=...)``, the
+        task unchanged): ``state.info`` becomes ``info`` without a model change (the views, the class pick and the
+        pins stay), and the threshold on display follows it unless the user has moved it since it was asked for."""
+        old, self.state.info = self.state.info, info
+        if old is None or self.threshold == old.threshold:
+            self.set_threshold(info.threshold)
+
     def adopt(self, pred):
         """``pred`` (a new prediction from the worker) read with the user's threshold (:func:`relabelled`), or
         ``pred`` itself when it already is (or is not multi-label)."""

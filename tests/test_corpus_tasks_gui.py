@@ -186,3 +186,24 @@ def test_the_real_window_scores_a_multi_label_pair_file_into_its_columns_and_doc
     assert corpus.confusion.isHidden() and not corpus.per_class.isHidden()
     assert "micro-F1" in corpus.numbers_label.text()
     assert [corpus.words.class_combo.itemText(i) for i in range(4)] == [f"class_{k}" for k in range(4)]
+
+
+def test_an_empty_table_shows_the_models_plots_not_p_positive(qtbot, panels):
+    batch, corpus = panels
+    batch.set_predictor(LabelsOnly(("not_equivalent", "equivalent"), reads_pairs=True))  # a pair classifier
+    qtbot.waitUntil(lambda: corpus.metrics is not None and corpus.metrics.labels == ("not_equivalent", "equivalent"),
+                    timeout=WAIT_MS)
+    corpus.histogram.flush()
+    title = corpus.histogram.getPlotItem().titleLabel.text
+    assert "P(positive)" not in title and "confidence" in title
+    batch.set_predictor(LabelsOnly(("similarity",), "regression", reads_pairs=True))
+    qtbot.waitUntil(lambda: corpus.metrics is not None and corpus.metrics.task == "regression", timeout=WAIT_MS)
+    corpus.histogram.flush()
+    assert not corpus.scatter.isHidden() and corpus.confusion.isHidden()
+    assert "predicted value" in corpus.histogram.getPlotItem().titleLabel.text
+    assert corpus.grid.getItemPosition(corpus.grid.indexOf(corpus.scatter))[:2] == (0, 0)  # the scatter first
+    from desktop_app.panels.batch_model import CONFIDENCE, LABEL
+
+    assert batch.view.isColumnHidden(LABEL) and batch.view.isColumnHidden(CONFIDENCE)  # no class, no confidence
+    batch.set_predictor(LabelsOnly(("a", "b", "c")))
+    assert not batch.view.isColumnHidden(LABEL) and not batch.view.isColumnHidden(CONFIDENCE)

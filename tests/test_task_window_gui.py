@@ -222,3 +222,70 @@ def test_compare_explains_two_pairs_for_the_chosen_class(qtbot, pair_dir):
     assert [w.lower() for w in result.current.words.words] == ["the", "acting", "was", "not", "good"]  # first text
     p = win.predictor.predict("the acting was not good", text_pair=PAIR)
     np.testing.assert_allclose(result.current.probabilities, p.probabilities, atol=1e-5)
+
+
+def test_the_threshold_is_the_models_batch_rows_follow_it_and_it_comes_back_with_the_folder(qtbot, tmp_path,
+                                                                                              pair_dir):
+    import json
+
+    from model.task import MULTI_LABEL, label_text, predicted_labels
+    from model.testing_hf import make_tiny_hf_dir
+
+    folder = make_tiny_hf_dir(tmp_path / "tags", "bert", num_labels=4, task="multi_label", seed=6, init_std=0.5)
+    texts = [f"{w} film, {v} acting" for w in ("a good", "a dull", "the best", "an odd", "no")
+             for v in ("great", "bad", "fine")]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts), encoding="utf-8")
+    win = loaded_window(qtbot, folder, panels=True)
+    labels = tuple(win.state.info.labels)
+    probs = [s.probabilities for s in win.predictor.score_many(texts)]
+
+    def labelled(t):
+        return [label_text(predicted_labels(p, labels, MULTI_LABEL, t)) for p in probs]
+
+    threshold = next(t for t in (0.45, 0.4, 0.55, 0.35, 0.6, 0.3, 0.65, 0.25, 0.7) if labelled(t) != labelled(0.5))
+    analyse(qtbot, win)
+    box = win.prediction_panel.bars_box.threshold_box
+    with qtbot.waitSignal(win.controller.task_set, timeout=LOAD_TIMEOUT_MS):
+        box.setValue(threshold)  # the user moves the threshold: re-labelled at once, and sent to the model
+    assert win.state.prediction.threshold == pytest.approx(threshold)  # the instant re-label stays
+    assert win.predictor.task.threshold == pytest.approx(threshold)
+    assert win.state.info.threshold == pytest.approx(threshold) and win.state.info.task == "multi_label"
+    batch = win.panels["batch"]
+    with qtbot.waitSignal(batch.scoring_finished, timeout=LOAD_TIMEOUT_MS):
+        batch.add_paths([str(path)])
+    rows = batch.rows()
+    assert [r.text for r in rows] == texts
+    assert [r.label for r in rows] == labelled(threshold)  # the rows use the threshold the panel shows
+
+    with qtbot.waitSignal(win.predictor_loaded, timeout=LOAD_TIMEOUT_MS):
+        win.model_menu.open_model(pair_dir)  # another folder: the model's own threshold
+    assert win.state.task.threshold == pytest.approx(0.5) and win.predictor.task.threshold == pytest.approx(0.5)
+    with qtbot.waitSignal(win.controller.task_set, timeout=LOAD_TIMEOUT_MS):
+        with qtbot.waitSignal(win.predictor_loaded, timeout=LOAD_TIMEOUT_MS):
+            win.model_menu.open_model(folder)  # back: the threshold comes back with the folder
+    assert win.predictor.task.threshold == pytest.approx(threshold)
+    assert win.state.task.threshold == pytest.approx(threshold) and win.state.info.task == "multi_label"
+    pred = analyse(qtbot, win, TEXT + " again")
+    assert pred.threshold == pytest.approx(threshold) and box.value() == pytest.approx(threshold)
+
+
+def test_a_regression_models_faithfulness_is_measured_in_its_output_value(qtbot, tmp_path, pair_dir):
+    from model.testing_hf import make_tiny_hf_dir
+
+    folder = make_tiny_hf_dir(tmp_path / "sts", "bert", task="regression", seed=5, init_std=0.5)
+    win = loaded_window(qtbot, folder, panels=True)
+    panel = win.panels["explain"]
+    with qtbot.waitSignal(panel.method_computed, timeout=LOAD_TIMEOUT_MS,
+                          check_params_cb=lambda m: m == "grad_x_input"):
+        analyse(qtbot, win)
+    table = panel.table
+    headers = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
+    assert "\u0394 value" in headers[1] and "\u0394 value" in headers[2]
+    assert "predicted value" in table.toolTip() and "p(class)" not in table.toolTip()
+    panel.compare.view.flush()
+    qtbot.waitUntil(lambda: "output value" in panel.compare.view.titles[0].text(), timeout=LOAD_TIMEOUT_MS)
+    with qtbot.waitSignal(win.predictor_loaded, timeout=LOAD_TIMEOUT_MS):
+        win.model_menu.open_model(pair_dir)  # a classifier: drops in a probability
+    headers = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
+    assert headers[1] == "Compr. \u2191" and "p(class)" in table.toolTip()

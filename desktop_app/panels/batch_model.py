@@ -86,6 +86,11 @@ class BatchTableModel(QAbstractTableModel):
         """The model's class names, in order (see :meth:`set_schema`)."""
         self.set_schema(labels, task, pairs)
 
+    @property
+    def schema(self) -> tuple:
+        """``(labels, task, pairs)``: the model the table is set up for (:meth:`set_schema`)."""
+        return self._schema
+
     def set_schema(self, labels: Sequence[str], task: str = SINGLE_LABEL, pairs: bool = False) -> None:
         """The model's class names (in order), task and whether it reads pairs: the Predicted and Gold cells show
         each class's palette colour (:mod:`model.palette`, as every view and the report), and the columns after

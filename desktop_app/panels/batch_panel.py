@@ -37,12 +37,12 @@ from model.batch import SUPPORTED_EXTENSIONS, Columns, Summary, write_rows
 from model.batch.columns import check_columns
 from model.batch.engine import model_id
 from model.batch.export import SPREADSHEET_CELL_LIMIT, excerpt_rows
-from model.task import SINGLE_LABEL
+from model.task import REGRESSION, SINGLE_LABEL
 
 from ..workers.batch import DEFAULT_BATCH_SIZE, DEFAULT_CHUNK, BatchWorker
 from ..workers.handle import BATCH_NICE, WorkerHandle
 from .batch_export import ask_export_path, export_hint
-from .batch_model import BatchTableModel, format_duration
+from .batch_model import CONFIDENCE, LABEL, BatchTableModel, format_duration
 from .batch_proxy import BatchFilterProxy
 from .batch_navigation import ResultsNavigation
 from .batch_ui import DROP_HINT, BatchPanelUI
@@ -109,6 +109,8 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
             labels = tuple(getattr(predictor, "labels", ()) or ())
             task = getattr(getattr(predictor, "task", None), "kind", SINGLE_LABEL)
             self.table_model.set_schema(labels, task, bool(getattr(predictor, "reads_pairs", False)))
+            for col in (LABEL, CONFIDENCE):  # a regression row has no class and no confidence: its Value says it
+                self.view.setColumnHidden(col, task == REGRESSION)
             self.set_categories(categories(labels, task))
             self._start_next()
 

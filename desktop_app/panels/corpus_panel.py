@@ -185,8 +185,7 @@ class CorpusPanel(QWidget):
         for plot in (self.confusion, self.per_class, self.histogram, self.reliability, self.slices, self.scatter):
             self.grid.removeWidget(plot)
             plot.setVisible(plot in shown)
-            if plot not in shown:
-                continue
+        for plot in shown:  # in the task's order: a regression model's scatter first
             span = 2 if wide and plot in (self.confusion, self.per_class) else 1
             cell += cell % 2 if span == 2 else 0
             self.grid.addWidget(plot, cell // 2, cell % 2, 1, span)
@@ -215,7 +214,9 @@ class CorpusPanel(QWidget):
         self._pending_filter = keep
         generation = self.handle.next_generation()
         rows = self.batch.table_model.rows()  # a list copy: the worker gets a snapshot
-        self.handle.submit(self.handle.worker.compute, generation, rows, keep.accepts if keep.is_filtering() else None)
+        labels, task, _pairs = self.batch.table_model.schema if not rows else (None, None, False)  # empty: the model's
+        self.handle.submit(self.handle.worker.compute, generation, rows, keep.accepts if keep.is_filtering() else None,
+                           10, labels, task)
 
     def shutdown(self) -> None:
         """Stop both workers (also done on application quit and when the main window closes)."""

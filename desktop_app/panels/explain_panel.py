@@ -124,7 +124,7 @@ class ExplanationPanel(QWidget):
 
         box = QGroupBox("Faithfulness (ERASER AOPC over k = 1, 5, 10, 20, 50% of tokens deleted)")
         box_layout = QVBoxLayout(box)
-        self.table = FaithfulnessTable(EXPLANATION_METHODS, METHOD_TITLES)
+        self.table = FaithfulnessTable(EXPLANATION_METHODS, METHOD_TITLES, self.state)  # names what AOPC measures
         self.table.itemSelectionChanged.connect(self._on_table_selection)
         fit_table_height(self.table)
         box_layout.addWidget(self.table)

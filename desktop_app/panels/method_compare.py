@@ -82,6 +82,7 @@ class MethodComparison(QGroupBox):
                 continue
             f = res.faithfulness
             detail = (f"comprehensiveness {f.comprehensiveness_aopc:.3f}, sufficiency {f.sufficiency_aopc:.3f}"
+                      + (" in the output value" if getattr(self._prediction, "task", "") == "regression" else "")
                       + (" (signed)" if m in SIGNED_METHODS else ""))
             entries.append((METHOD_TITLES[m], detail, res.explanation.scores, bool(res.explanation.signed)))
         self.view.set_entries(self._prediction, entries)

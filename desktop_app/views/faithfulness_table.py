@@ -1,8 +1,11 @@
 """The explanation panel's table: one row per explanation method, its ERASER faithfulness and its time.
 
 Columns: method title, comprehensiveness AOPC (higher is more faithful), sufficiency AOPC (lower is
-more faithful), both in probability units, and the method's wall time in milliseconds. Gets
-:class:`model.explain.ExplanationResult` records (NumPy / plain values only); never imports torch.
+more faithful), and the method's wall time in milliseconds. Both AOPCs are drops in what the model's task reads
+for the explained class (:func:`model.explain.erasure.faithfulness`): a probability for a classifier (softmax
+p(class), or a multi-label's sigmoid of the label), the output value itself for a regression head, in its units;
+the header and tooltip say which (:data:`MEASURED`). Gets :class:`model.explain.ExplanationResult` records (NumPy /
+plain values only); never imports torch.
 """
 
 from __future__ import annotations
@@ -11,15 +14,26 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
 COLUMNS = ("Method", "Compr. \u2191", "Suff. \u2193", "Time (ms)")
+REGRESSION_COLUMNS = ("Method", "Compr. \u2191 (\u0394 value)", "Suff. \u2193 (\u0394 value)", "Time (ms)")
+MEASURED = {"single_label": "p(class)", "multi_label": "the label's sigmoid p(label)",
+            "regression": "the predicted value (in the output's units, not a probability)"}
+"""What the AOPC columns measure the drop of, per task (:data:`model.task.TASKS`)."""
 
 
 class FaithfulnessTable(QTableWidget):
-    """Rows in the order of ``methods`` (ids), titled by ``titles[id]``; single-row selection."""
+    """Rows in the order of ``methods`` (ids), titled by ``titles[id]``; single-row selection.
 
-    def __init__(self, methods: tuple[str, ...], titles: dict[str, str]) -> None:
+    ``state``: an :class:`~desktop_app.state.ExplorerState` whose model's task (``model_changed``) names what the
+    AOPC columns measure (:meth:`set_task`); None: a classifier's p(class).
+    """
+
+    def __init__(self, methods: tuple[str, ...], titles: dict[str, str], state=None) -> None:
         super().__init__(len(methods), len(COLUMNS))
         self.methods = tuple(methods)
-        self.setHorizontalHeaderLabels(list(COLUMNS))
+        self.task = ""
+        self.set_task("single_label")
+        if state is not None:
+            state.model_changed.connect(lambda info: self.set_task(info.task))
         self.verticalHeader().setVisible(False)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -28,15 +42,24 @@ class FaithfulnessTable(QTableWidget):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for col in range(1, len(COLUMNS)):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
-        self.setToolTip(
-            "Comprehensiveness: drop in p(class) when the top-k% tokens are deleted (higher = more faithful).\n"
-            "Sufficiency: drop in p(class) when only the top-k% tokens are kept (lower = more faithful).\n"
-            "Time: the method's wall time for this review."
-        )
         for row, m in enumerate(self.methods):
             item = QTableWidgetItem(titles[m])
             item.setData(Qt.ItemDataRole.UserRole, m)
             self.setItem(row, 0, item)
+
+    def set_task(self, task: str) -> None:
+        """Name what the AOPC columns measure for ``task`` (:data:`MEASURED`): a regression head's drops are in its
+        output value ("\u0394 value" in the header), a classifier's in a probability."""
+        if task == self.task:
+            return
+        self.task = task
+        self.setHorizontalHeaderLabels(list(REGRESSION_COLUMNS if task == "regression" else COLUMNS))
+        what = MEASURED.get(task, MEASURED["single_label"])
+        self.setToolTip(
+            f"Comprehensiveness: drop in {what} when the top-k% tokens are deleted (higher = more faithful).\n"
+            f"Sufficiency: drop in {what} when only the top-k% tokens are kept (lower = more faithful).\n"
+            "Time: the method's wall time for this review."
+        )
 
     def clear_results(self) -> None:
         """Empty every result cell (the method titles stay)."""

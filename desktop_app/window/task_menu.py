@@ -5,9 +5,13 @@ Many shared ``config.json`` files leave ``problem_type`` out, so the task decide
 lets the user read it as single-label (softmax), multi-label (sigmoid per label) or regression (the raw value); the
 config's choice is marked "(config)". The choice goes to ``Predictor.set_task`` on the inference thread
 (:meth:`desktop_app.workers.inference.InferenceController.set_task`), the model summary is replaced
-(``state.set_model``) and the review analysed again. Both the task and the second-text switch
-(:class:`desktop_app.panels.review_box.ReviewBox`) are remembered per model folder in the one QSettings
-(:data:`TASKS_KEY`, :data:`PAIRS_KEY`: JSON objects folder -> choice) and re-applied when the folder is opened again.
+(``state.set_model``) and the review analysed again. The multi-label threshold (the prediction panel's spin box,
+``state.task.threshold_changed``) is the model's too: the shown prediction is re-labelled at once
+(:class:`desktop_app.task_choice.TaskChoice`), and the threshold goes to ``Predictor.set_task(threshold=...)`` the same
+way, so batch scoring (whose worker replicas follow ``set_task``) labels its rows with it; no analysis runs again.
+The task, the threshold and the second-text switch (:class:`desktop_app.panels.review_box.ReviewBox`) are remembered
+per model folder in the one QSettings (:data:`TASKS_KEY`, :data:`THRESHOLDS_KEY`, :data:`PAIRS_KEY`: JSON objects
+folder -> choice) and re-applied when the folder is opened again.
 """
 
 from __future__ import annotations
@@ -17,9 +21,10 @@ import json
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QActionGroup
 
-from model.task import TASK_TITLES, TASKS
+from model.task import TASK_TITLES, TASKS, check_threshold
 
 TASKS_KEY = "models/tasks"  # JSON {folder key: task kind} (the user's override)
+THRESHOLDS_KEY = "models/thresholds"  # JSON {folder key: threshold} (the multi-label threshold, if not the model's)
 PAIRS_KEY = "models/pairs"  # JSON {folder key: true} (the second text box switched on)
 TASK_MENU_TITLES = {"single_label": "&Single-label (softmax)", "multi_label": "&Multi-label (sigmoid per label)",
                     "regression": "&Regression (the raw value)"}
@@ -34,6 +39,7 @@ class TaskMenu(QObject):
 
     Attributes:
         config_task: the task the model's config decides (marked in the menu), or "" before a model loaded.
+        config_threshold: the model's own multi-label threshold when it loaded (0.5).
     """
 
     def __init__(self, window, key) -> None:
@@ -41,10 +47,12 @@ class TaskMenu(QObject):
         self.window = window
         self.key = key
         self.config_task = ""
+        self.config_threshold = 0.5
         self.review = window.review_box
         self.review.pair_action.toggled.connect(self._pair_toggled)
         window.predictor_loaded.connect(self._on_loaded)
         window.controller.task_set.connect(self._on_task_set)
+        window.state.task.threshold_changed.connect(self._threshold_changed)
         window.controller.task_failed.connect(lambda m: window.statusBar().showMessage(f"Task not changed: {m}",
                                                                                        10000))
 
@@ -68,6 +76,13 @@ class TaskMenu(QObject):
         """The task remembered for ``folder`` (a folder key), or None: the config's."""
         kind = self._read(TASKS_KEY).get(folder)
         return kind if kind in TASKS else None
+
+    def saved_threshold(self, folder: str) -> float | None:
+        """The multi-label threshold remembered for ``folder`` (a folder key), or None: the model's."""
+        try:
+            return check_threshold(self._read(THRESHOLDS_KEY)[folder])
+        except (KeyError, ValueError):
+            return None
 
     def saved_pair(self, folder: str) -> bool:
         """True when the second text box was on for ``folder``."""
@@ -102,17 +117,35 @@ class TaskMenu(QObject):
         info = self.window.state.info
         if info is None:
             return
-        self.config_task = info.task
+        self.config_task, self.config_threshold = info.task, info.threshold
         folder = self.key()  # ModelMenu has adopted the folder (its slot runs first)
         self.review.pair_action.blockSignals(True)
         self.review.set_pair_on(info.reads_pairs and self.saved_pair(folder))
         self.review.pair_action.blockSignals(False)
         self.review.set_reads_pairs(info.reads_pairs)  # shows or hides the box for the restored switch
-        kind = self.saved_task(folder)
-        if kind is not None and kind != info.task:
-            self.window.controller.set_task(kind)  # queued before the first analysis of the folder
+        kind, threshold = self.saved_task(folder), self.saved_threshold(folder)
+        kind = None if kind == info.task else kind
+        threshold = None if threshold == info.threshold else threshold
+        if kind is not None or threshold is not None:
+            self.window.controller.set_task(kind, threshold)  # queued before the first analysis of the folder
+
+    def _threshold_changed(self, threshold: float) -> None:
+        """The user (or a session) moved the multi-label threshold: remember it for this folder and make it the
+        predictor's (``Predictor.set_task(threshold=...)``, on the inference thread)."""
+        info = self.window.state.info
+        if info is None or not info.has_head:
+            return
+        self._write(THRESHOLDS_KEY, self.key(), None if threshold == self.config_threshold else threshold)
+        if threshold != info.threshold:
+            self.window.controller.set_task(None, threshold)
 
     def _on_task_set(self, info) -> None:
+        old = self.window.state.info
+        if old is not None and (old.task, old.model_dir) == (info.task, info.model_dir):  # only the threshold
+            self.window.state.task.follow_model(info)  # the prediction on display re-labelled, no forward pass
+            self.window.statusBar().showMessage(f"Threshold {info.threshold:.2f}: the prediction and batch scoring "
+                                                "label with it", 5000)
+            return
         self.window.state.set_model(info)
         self.window.statusBar().showMessage(f"Task: {TASK_TITLES[info.task]}", 5000)
         if self.window.editor.toPlainText().strip():

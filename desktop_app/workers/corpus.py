@@ -53,12 +53,14 @@ class CorpusMetricsWorker(BackgroundWorker):
     ready = Signal(int, object, int)
     failed = Signal(int, str)
 
-    def compute(self, generation: int, rows: list, keep: Callable[[object], bool] | None, n_bins: int = 10) -> None:
-        """The metrics of the ``rows`` that ``keep`` accepts (a :meth:`RowFilter.accepts`); skipped when stale."""
+    def compute(self, generation: int, rows: list, keep: Callable[[object], bool] | None, n_bins: int = 10,
+                labels=None, task: str | None = None) -> None:
+        """The metrics of the ``rows`` that ``keep`` accepts (a :meth:`RowFilter.accepts`); skipped when stale.
+        ``labels``, ``task``: the model's, for a table without rows (its empty plots then name its classes)."""
         if self.is_stale(generation):
             return
         try:
-            metrics = corpus_metrics(keep_rows(rows, keep), n_bins=n_bins)
+            metrics = corpus_metrics(keep_rows(rows, keep), n_bins=n_bins, labels=labels, task=task)
         except Exception as exc:  # noqa: BLE001 - never let a traceback reach the event loop
             log.debug("corpus metrics failed:\n%s", traceback.format_exc())
             self.failed.emit(generation, f"{type(exc).__name__}: {exc}")

@@ -250,13 +250,15 @@ def _length_slices(c: _Columns, has_gold: np.ndarray, correct: np.ndarray) -> Sl
     return _slices(masks, names, has_gold, correct)
 
 
-def corpus_metrics(rows: Sequence[ResultRow], n_bins: int = 10, labels: Sequence[str] | None = None) -> CorpusMetrics:
+def corpus_metrics(rows: Sequence[ResultRow], n_bins: int = 10, labels: Sequence[str] | None = None,
+                   task: str | None = None) -> CorpusMetrics:
     """The :class:`CorpusMetrics` of ``rows`` (definitions in the module docstring).
 
     Args:
         rows: result rows (any mix of scored and failed, with or without gold labels; one model's).
         n_bins: equal-width confidence bins of the ECE (10, as Guo et al. 2017).
         labels: the class order (e.g. ``Predictor.labels``); default: see ``CorpusMetrics.labels``.
+        task: the task when no scored row says (e.g. an empty table: the model's ``Predictor.task.kind``).
 
     Returns:
         :class:`CorpusMetrics` with read-only arrays. Cost: linear, vectorised (about 10 ms for 25,000 rows).
@@ -267,7 +269,7 @@ def corpus_metrics(rows: Sequence[ResultRow], n_bins: int = 10, labels: Sequence
     if n_bins < 1:
         raise ValueError(f"n_bins must be >= 1, got {n_bins}")
     c = _columns(rows)
-    task = c.ok[0].task if c.ok else SINGLE_LABEL
+    task = c.ok[0].task if c.ok else (task or SINGLE_LABEL)
     if task == REGRESSION:  # the gold values are no labels: no label set, no probabilities
         names = tuple(labels) if labels is not None else next((r.labels for r in c.ok if r.labels), ())
         probs = np.zeros((len(c.ok), 0))
