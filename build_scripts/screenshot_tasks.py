@@ -1,4 +1,4 @@
-"""Screenshots of the task types in the app (issue 30; README, docs/task_types_app.md), from the real window.
+"""Screenshots of the task types in the app (issue 30; README, docs/task_types.md), from the real window.
 
 Run under a virtual X server, with the model folders to show::
 

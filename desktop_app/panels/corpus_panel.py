@@ -167,7 +167,7 @@ class CorpusPanel(QWidget):
     # -- public API -------------------------------------------------------------------------------------------
     def plots(self) -> dict[str, QWidget]:
         """Export name -> plot widget, for File > Export view and the Export button."""
-        return {"Corpus: confusion matrix": self.confusion, "Corpus: P(positive) histogram": self.histogram,
+        return {"Corpus: confusion matrix": self.confusion, "Corpus: score histogram": self.histogram,
                 "Corpus: reliability diagram": self.reliability, "Corpus: accuracy by length": self.slices,
                 "Corpus: per-class scores": self.per_class, "Corpus: predicted against gold": self.scatter,
                 "Corpus: words": self.words.plot}
