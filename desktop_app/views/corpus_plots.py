@@ -1,4 +1,5 @@
-"""The corpus dock's plots (pyqtgraph): confusion matrix, score histogram (P(positive), the confidence or the value), reliability diagram, accuracy by slice.
+"""The corpus dock's plots (pyqtgraph): confusion matrix, score histogram (P(positive), the confidence or the
+value), reliability diagram, accuracy by slice.
 
 Each plot is a :class:`CorpusPlot` (a ``pg.PlotWidget`` with ``export_item()``, so File > Export view writes it
 as PNG or SVG like the other views) and draws the fields of a :class:`model.batch.corpus.CorpusMetrics` record
