@@ -13,7 +13,7 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
-from desktop_app.panels.batch_model import CORRECT, EXCERPT, BatchTableModel
+from desktop_app.panels.batch_model import CORRECT, EXCERPT, WINDOWS, BatchTableModel
 from desktop_app.panels.batch_proxy import BatchFilterProxy
 from desktop_app.panels.batch_panel import BatchPanel
 from model.batch import read_results
@@ -84,6 +84,26 @@ def test_dropping_a_folder_fills_the_table(qtbot, panel, tmp_path):
     assert panel.table_model.headerData(p_positive, Qt.Orientation.Horizontal) == "P(positive)"
     shown = panel.table_model.index(first_ok, p_positive).data()
     assert shown == f"{rows[first_ok].probability('positive'):.3f}"
+
+
+def test_a_long_review_shows_its_windows(qtbot, panel, tmp_path):
+    """Issue 31: a review longer than the model's maximum length (64 tokens here) is read whole in windows; the table's
+    Windows column says how many (as the exports' ``num_windows``) and sorts by it."""
+    folder = tmp_path / "reviews"
+    folder.mkdir()
+    (folder / "short.txt").write_text("a short and fine film")
+    (folder / "long.txt").write_text(" ".join(f"word{i % 37} film great plot" for i in range(120)))
+    with qtbot.waitSignal(panel.scoring_finished, timeout=WAIT_MS):
+        drop(panel, [folder])
+    model = panel.table_model
+    assert model.headerData(WINDOWS, Qt.Orientation.Horizontal) == "Windows"
+    by_source = {r.source.rsplit("/", 1)[-1]: (i, r) for i, r in enumerate(panel.rows())}
+    (i_long, long_row), (i_short, short_row) = by_source["long.txt"], by_source["short.txt"]
+    assert long_row.num_windows > 1 and short_row.num_windows == 1
+    assert model.index(i_long, WINDOWS).data() == str(long_row.num_windows)
+    assert model.index(i_short, WINDOWS).data() == "1"
+    order = model.sort_order(WINDOWS, [i_long, i_short])
+    assert list(order) == [i_short, i_long]
 
 
 def test_drag_without_local_files_is_ignored(qtbot, panel):

@@ -24,10 +24,11 @@ from model.task import REGRESSION, SINGLE_LABEL
 
 from .row_filter import FILTERS, confidence  # noqa: F401 - FILTERS: re-exported
 
-COLUMNS = ("Source", "Excerpt", "Predicted", "Confidence", "Tokens", "Truncated", "Gold", "Correct?", "Status")
+COLUMNS = ("Source", "Excerpt", "Predicted", "Confidence", "Tokens", "Truncated", "Windows", "Gold", "Correct?",
+           "Status")
 """The columns every model's table has; the model's own follow them (:meth:`BatchTableModel.set_schema`): "Second
 text" (sentence pairs), "Value" (regression), one "P(label)" per class (single- and multi-label)."""
-SOURCE, EXCERPT, LABEL, CONFIDENCE, TOKENS, TRUNCATED, GOLD, CORRECT, STATUS = range(len(COLUMNS))
+SOURCE, EXCERPT, LABEL, CONFIDENCE, TOKENS, TRUNCATED, WINDOWS, GOLD, CORRECT, STATUS = range(len(COLUMNS))
 PAIR, VALUE, PROBABILITY = "pair", "value", "p"  # kinds of the model's own columns
 EXCERPT_CHARS = 120
 SORT_ROLE = Qt.ItemDataRole.UserRole
@@ -208,7 +209,7 @@ class BatchTableModel(QAbstractTableModel):
             return self._class_colours.get(r.label if c == LABEL else r.gold)
         if role == Qt.ItemDataRole.ForegroundRole and not r.ok and c == STATUS:
             return QColor("#b00020")
-        if role == Qt.ItemDataRole.TextAlignmentRole and (c in (CONFIDENCE, TOKENS) or self._extra_kind(c) in (VALUE,
+        if role == Qt.ItemDataRole.TextAlignmentRole and (c in (CONFIDENCE, TOKENS, WINDOWS) or self._extra_kind(c) in (VALUE,
                                                                                                     PROBABILITY)):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
@@ -228,6 +229,8 @@ class BatchTableModel(QAbstractTableModel):
             return str(r.num_tokens) if r.ok else ""
         if c == TRUNCATED:
             return ("yes" if r.truncated else "no") if r.ok else ""
+        if c == WINDOWS:  # a long review read whole: the windows of the model's maximum length it took (model.windows)
+            return str(r.num_windows) if r.ok else ""
         if c == GOLD:
             return r.gold
         if c == CORRECT:
@@ -272,6 +275,8 @@ class BatchTableModel(QAbstractTableModel):
             return [int(r.num_tokens) for r in rows]
         if c == TRUNCATED:
             return [int(r.truncated) for r in rows]
+        if c == WINDOWS:
+            return [int(r.num_windows) for r in rows]
         if c == CORRECT:
             return [-1 if r.correct is None else int(r.correct) for r in rows]
         return [self._display(r, i, c) for i, r in enumerate(rows, start)]
