@@ -103,3 +103,37 @@ def test_a_huge_review_lays_out_only_the_part_around_the_shown_window(qtbot, tin
     s, e = whole.windows[last]
     assert win.token_view.canvas.shown_window == (s - lo, e - lo)
     assert len(win.token_view.current_values()[0]) == 20_000  # attention colours of the window, in the part shown
+
+
+def test_a_session_brings_back_the_window_shown_and_its_selection(qtbot, tiny_model_dir, tmp_path):
+    """A long review's session keeps the window the user was looking at (session version 4): reopened, the window
+    and the tokens selected in it come back; a window beyond the review is a note, not a failure."""
+    import json
+
+    from desktop_app.window import session
+
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    whole = _analysed(qtbot, win, LONG).whole
+    with qtbot.waitSignal(win.state.prediction_changed, timeout=30000):
+        win.state.windows.request(2)
+    win.state.set_selection((3,))
+    path = tmp_path / "long.aesession.json"
+    session.write_session(session.capture(win), path)
+    assert json.loads(path.read_text())["window"] == 2
+
+    other = loaded_window(qtbot, tiny_model_dir, panels=True)
+    done = []
+    assert session.open_session(other, path, done.append)
+    qtbot.waitUntil(lambda: bool(done), timeout=30000)
+    pred = other.state.prediction
+    assert pred.window == 2 and pred.whole.text == whole.text and other.state.selection == (3,)
+    assert other.window_combo.currentIndex() == 2
+
+    data = json.loads(path.read_text())
+    data["window"] = whole.num_windows + 5
+    path.write_text(json.dumps(data))
+    third = loaded_window(qtbot, tiny_model_dir, panels=True)
+    done.clear()
+    assert session.open_session(third, path, done.append)
+    qtbot.waitUntil(lambda: bool(done), timeout=30000)
+    assert third.state.prediction.window == 0 and "beyond this review" in third.statusBar().currentMessage()

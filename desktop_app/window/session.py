@@ -30,7 +30,7 @@ from .model_menu import folder_key
 from .session_fields import SessionError, load_session_json
 
 FORMAT = "attention-explorer-session"
-VERSION = 3
+VERSION = 4
 SUFFIX = ".aesession.json"
 
 
@@ -52,6 +52,8 @@ class Session:
         text_pair: the second text of a sentence pair, or None (a single text).
         target: the class the user chose to explain (0-based), or None (the predicted class).
         threshold: the multi-label decision threshold in (0, 1), or None (the model's).
+        window: the window of a long review shown (0-based; :mod:`desktop_app.document`); ``selection`` indexes its
+            tokens. 0 for a review that fits, and in sessions before version 4.
     """
 
     text: str
@@ -68,6 +70,7 @@ class Session:
     text_pair: str | None = None
     target: int | None = None
     threshold: float | None = None
+    window: int = 0
 
     def to_json_dict(self) -> dict:
         """The file's JSON object."""
@@ -76,7 +79,7 @@ class Session:
             "layer": self.layer, "head": self.head, "selection": list(self.selection),
             "active_view": self.active_view, "explanations": self.explanations, "show": self.show,
             "head_mask": self.head_mask, "pins": list(self.pins), "text_pair": self.text_pair,
-            "target": self.target, "threshold": self.threshold,
+            "target": self.target, "threshold": self.threshold, "window": self.window,
         }
 
 
@@ -176,6 +179,7 @@ def capture(window) -> Session:
                     "text_pair": getattr(p.prediction, "text_pair", None)} for p in state.pins),
         text_pair=window.review_box.text_pair(), target=None if state.task.following else state.task.target,
         threshold=state.task.threshold if info is not None and info.task == "multi_label" else None,
+        window=state.windows.current,
     )
 
 
@@ -236,6 +240,8 @@ def restore(window, session: Session, done=None, offer_switch: bool = True) -> N
             state.pin_current()
             next_step()
             return
+        if _awaits_window(state, session, pred, notes):
+            return
         finish()
         notes.extend(_restore_view(window, session, pred))
         if len(notes) > n_model_notes:  # the model note was shown at once; the rest come now, in one note
@@ -257,6 +263,18 @@ def restore(window, session: Session, done=None, offer_switch: bool = True) -> N
     state.prediction_changed.connect(on_prediction)
     window.analysis_failed.connect(on_failed)
     next_step()
+
+
+def _awaits_window(state, session: Session, pred, notes: list[str]) -> bool:
+    """True when ``session`` shows another window of the long review of ``pred`` (then requested: its prediction comes
+    next); a window beyond the review adds a note."""
+    if session.window != pred.window and session.window < pred.whole.num_windows:
+        state.windows.request(session.window)
+        return True
+    if session.window >= pred.whole.num_windows:
+        notes.append(f"Window {session.window + 1} is beyond this review's {pred.whole.num_windows}: showing "
+                     f"window {pred.window + 1}.")
+    return False
 
 
 def _restore_view(window, session: Session, pred) -> list[str]:

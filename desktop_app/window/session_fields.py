@@ -162,7 +162,8 @@ def task_fields(data: dict) -> dict:
 
 
 def view_fields(data: dict) -> dict:
-    """``model_dir``, ``layer``, ``head``, ``selection`` and ``active_view`` of a session object, checked."""
+    """``model_dir``, ``layer``, ``head``, ``selection``, ``active_view`` and ``window`` (the window of a long review
+    shown, 0 in sessions before version 4) of a session object, checked."""
     selection = data.get("selection") or []
     if not isinstance(selection, list):
         raise SessionError(f"selection is {_show(selection)}, not a list of token indices")
@@ -173,6 +174,7 @@ def view_fields(data: dict) -> dict:
         "head": _whole(data.get("head", -1), "head", -2),
         "selection": tuple(_whole(i, f"selection[{n}]", 0) for n, i in enumerate(selection[:MAX_INDEX])),
         "active_view": _string(data.get("active_view") or "", "active_view"),
+        "window": _whole(data.get("window", 0), "window", 0),
     }
 
 
