@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
+from functools import cached_property
 from typing import Any
 
 from model.task import MULTI_LABEL, REGRESSION, SINGLE_LABEL
@@ -140,6 +141,10 @@ class RowSchema:
         task = getattr(getattr(predictor, "task", None), "kind", SINGLE_LABEL)
         return cls(tuple(predictor.labels), task, pairs)
 
+    @cached_property
+    def _probability_columns(self) -> tuple[str, ...]:
+        return tuple(PROBABILITY_PREFIX + name for name in self.labels)
+
     @property
     def columns(self) -> tuple[str, ...]:
         """The column names, in order."""
@@ -147,7 +152,7 @@ class RowSchema:
         if self.task == SINGLE_LABEL:
             cols.append("confidence")
         if self.task != REGRESSION:
-            cols += [PROBABILITY_PREFIX + name for name in self.labels]
+            cols += self._probability_columns
         else:
             cols.append("value")
         return (*cols, "num_tokens", "truncated", "gold", "correct", "status", "num_windows", "model")
@@ -161,7 +166,10 @@ class RowSchema:
         if self.task == SINGLE_LABEL:
             out["confidence"] = row.confidence
         if self.task != REGRESSION:
-            out.update((PROBABILITY_PREFIX + n, row.probability(n)) for n in self.labels)
+            if row.labels == self.labels and row.probabilities:  # the usual case: one pass, no lookup per class
+                out.update(zip(self._probability_columns, row.probabilities))
+            else:
+                out.update((PROBABILITY_PREFIX + n, row.probability(n)) for n in self.labels)
         else:
             out["value"] = row.value
         out.update(num_tokens=row.num_tokens, truncated=row.truncated, gold=row.gold, correct=row.correct,

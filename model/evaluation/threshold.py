@@ -24,29 +24,29 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import f1_score
 
+from ..batch.gold import GoldReader, gold_text
 from ..predictor import Predictor
 
 THRESHOLDS = tuple(round(0.05 * k, 2) for k in range(1, 11))
 
 
 def read_split(path: Path, labels: tuple[str, ...]) -> tuple[list[str], list[str | None], np.ndarray]:
-    """(texts, second texts or None, gold int [N, C] 0/1) of a ``.jsonl.gz`` split.
+    """(texts, second texts or None, gold int [N, C] 0/1) of a ``.jsonl.gz`` split, the gold read as batch scoring
+    reads it (:class:`model.batch.gold.GoldReader`: names, case-insensitive, or ids).
 
     Raises:
-        ValueError: a gold label not among ``labels`` (the message names the row).
+        ValueError: a gold label the model does not know (the message names the row).
     """
-    texts, pairs, rows = [], [], []
+    texts, pairs, rows, reader = [], [], [], GoldReader(labels, "multi_label")
     with gzip.open(path, "rt", encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
             r = json.loads(line)
             texts.append(r["text"])
             pairs.append(r.get("text_pair"))
-            y = np.zeros(len(labels), np.int64)
-            for name in r["labels"]:
-                if name not in labels:
-                    raise ValueError(f"{path}:{n}: {name!r} is not one of the model's labels")
-                y[labels.index(name)] = 1
-            rows.append(y)
+            gold, problem = reader.read(gold_text(r["labels"]))
+            if problem is not None:
+                raise ValueError(f"{path}:{n}: {problem}")
+            rows.append(np.isin(labels, gold.split(";")).astype(np.int64))
     return texts, pairs, np.stack(rows)
 
 

@@ -37,6 +37,7 @@ from tqdm import tqdm
 
 from ..atomic import atomic_write_bytes
 from ..hf.encoding import encode_head_tail
+from ..task import PROBLEM_TYPES, TASKS
 from . import common as c
 from . import tasks_data as td
 
@@ -228,8 +229,8 @@ def read_task(data: Path, opts: TeacherOptions) -> tuple[tuple[str, ...], td.Spl
     ``dev``), the rows of it trained on, the separate dev split (None when validation is carved from ``first``:
     ``val_idx`` rows, seeded, :data:`.common.VAL_SIZE` or a fifth of a small split) and where each came from.
     Raises UsageError for a bad task, column or label, FileNotFoundError without train and dev splits."""
-    if opts.task not in td.TASKS:
-        raise c.UsageError(f"--task must be one of {', '.join(td.TASKS)}, got {opts.task!r}")
+    if opts.task not in TASKS:
+        raise c.UsageError(f"--task must be one of {', '.join(TASKS)}, got {opts.task!r}")
     has = {n: any((data / f"{n}{s}").is_file() for s in c.TABLE_SUFFIXES) for n in ("train", "dev")}
     cols = (opts.text_column, opts.pair_column, opts.label_column)
     first = td.read_task_split(data, "train" if has["train"] else "dev", cols)
@@ -267,7 +268,7 @@ def finetune(data: Path, out: Path, opts: TeacherOptions, device: torch.device) 
     base = resolve_base(opts.base, ckpt)
     torch.manual_seed(opts.seed)
     precision = c.resolve_precision(opts.precision, device)
-    tok, model = load_base(base, names, td.PROBLEM_TYPES[opts.task])
+    tok, model = load_base(base, names, PROBLEM_TYPES[opts.task])
     model.to(device)
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
     print("tokenizing ...", file=sys.stderr)
@@ -277,7 +278,7 @@ def finetune(data: Path, out: Path, opts: TeacherOptions, device: torch.device) 
     meta = _train(model, train.take(fit_idx), val, pad_id, opts, device, precision, ckpt)
     metric = td.SELECT_BY[opts.task]
     metrics = {"base": str(base) if opts.base != MINILM else MINILM, "task": opts.task,
-               "problem_type": td.PROBLEM_TYPES[opts.task], "labels": list(names), "data": str(data),
+               "problem_type": PROBLEM_TYPES[opts.task], "labels": list(names), "data": str(data),
                "splits": {**provenance, "train_count": len(fit_idx), "test": "test"}, "epochs": meta["history"],
                "validation": {"size": len(val.y), f"best_{metric}": meta["best_val"], "best_epoch": meta["best_epoch"]}}
     score = partial(logits_of, model, pad_id=pad_id, device=device, precision=precision)

@@ -23,12 +23,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..batch.gold import GoldReader, gold_text
 from .common import TABLE_SUFFIXES as SUFFIXES
 from .common import UsageError, split_file
 
-TASKS = ("single_label", "multi_label", "regression")
-PROBLEM_TYPES = {"single_label": "single_label_classification", "multi_label": "multi_label_classification",
-                 "regression": "regression"}
 BINARY = ("negative", "positive")  # names of integer golds 0/1 when no names are given (the app's IMDB convention)
 SELECT_BY = {"single_label": "accuracy", "multi_label": "macro_f1", "regression": "pearson"}
 """The validation metric that picks the epoch, per task."""
@@ -135,38 +133,29 @@ def label_names(task: str, option: str, data: Path, golds: list) -> tuple[str, .
     return names
 
 
-def _class_id(value, names: tuple[str, ...], lookup: dict[str, int]) -> int:
-    """The id of one class given by name (case-insensitive) or integer id; ValueError when unknown."""
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(names):
-        return value
-    key = str(value).strip().casefold()
-    if key in lookup:
-        return lookup[key]
-    if key.isdigit() and int(key) < len(names):
-        return int(key)
-    raise ValueError(f"unknown label {value!r} (labels: {', '.join(names)})")
-
-
 def targets(task: str, golds: list, names: tuple[str, ...]) -> np.ndarray:
-    """The training targets of raw gold values: int64 [N] class ids (single-label), float32 [N, L] 0/1 indicators
-    (multi-label) or float32 [N] values (regression). Raises UsageError naming the first bad row."""
-    lookup = {n.casefold(): i for i, n in enumerate(names)}
+    """The training targets of raw gold values, read as batch scoring reads them (:class:`model.batch.gold.GoldReader`:
+    a class name, case-insensitive, or an integer id; multi-label a list or a ``;``-separated string; regression a
+    number): int64 [N] class ids (single-label), float32 [N, L] 0/1 indicators (multi-label) or float32 [N] values
+    (regression). Raises UsageError naming the first bad row."""
+    reader, ids = GoldReader(names, task), {n: i for i, n in enumerate(names)}
     if task == "single_label":
         out = np.zeros(len(golds), dtype=np.int64)
     else:
         out = np.zeros((len(golds), len(names)) if task == "multi_label" else len(golds), dtype=np.float32)
     for row, gold in enumerate(golds):
-        try:
-            if task == "regression":
-                out[row] = float(gold)
-                if not np.isfinite(out[row]):
-                    raise ValueError(f"not a finite number: {gold!r}")
-            elif task == "single_label":
-                out[row] = _class_id(gold, names, lookup)
-            else:
-                out[row, [_class_id(m, names, lookup) for m in _members(task, gold)]] = 1.0
-        except (ValueError, TypeError) as exc:
-            raise UsageError(f"row {row + 1}: bad {task} gold label: {exc}") from None
+        text = gold_text(gold)
+        value, problem = reader.read(text)
+        if problem is not None or (not value and task != "multi_label"):
+            why = f"unknown label {text!r} ({problem or 'no gold label'})" if task != "regression" else \
+                problem or "no gold value"
+            raise UsageError(f"row {row + 1}: bad {task} gold label: {why}")
+        if task == "regression":
+            out[row] = float(value)
+        elif task == "single_label":
+            out[row] = ids[value]
+        else:
+            out[row, [ids[n] for n in value.split(";") if n]] = 1.0
     return out
 
 
