@@ -86,11 +86,6 @@ class Task:
         check_task(self.kind)
         object.__setattr__(self, "threshold", check_threshold(self.threshold))
 
-    @property
-    def title(self) -> str:
-        """A short human description, e.g. "Multi-label classification (sigmoid per label)"."""
-        return TASK_TITLES[self.kind]
-
 
 def probabilities_of(logits: np.ndarray, kind: str) -> np.ndarray:
     """What the task makes of logits: float32 [..., C] softmax (single-label) or sigmoid (multi-label) of
