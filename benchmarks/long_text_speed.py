@@ -1,6 +1,7 @@
 """``score_many`` reviews/s under the two long-text policies, side by side in one run (prints numbers, asserts nothing).
 
-``python -m benchmarks.long_text_speed [--n 2000] [--rounds 3] [--data ../shared/data/imdb/test.jsonl.gz] [--model DIR]``
+``python -m benchmarks.long_text_speed [--n 2000] [--rounds 3] [--data ../shared/data/imdb/test.jsonl.gz] [--model DIR]
+[--device cuda]``
 
 Takes ``--n`` IMDB test reviews (a seeded sample, as many long ones as the file has in proportion) and scores them
 with ``long_text="head_tail"`` (today's cut) and ``long_text="windows"`` (docs/long_documents.md) in alternation,
@@ -28,6 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--data", type=Path, default=DEFAULT_DATA)
     p.add_argument("--model", type=Path, default=None)
+    p.add_argument("--device", default="cpu", help="cpu, cuda, ... (default cpu)")
     args = p.parse_args(argv)
     if not args.data.is_file():
         print(json.dumps({"ok": False, "error": f"no data file {args.data}"}))
@@ -40,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     texts = read_labelled(args.data)[0]
     idx = np.random.default_rng(0).permutation(len(texts))[: args.n]
     sample = [texts[i] for i in idx]
-    predictor = Predictor.from_pretrained(args.model, device="cpu")
+    predictor = Predictor.from_pretrained(args.model, device=args.device)
     best = {"head_tail": 0.0, "windows": 0.0}
     windows = 0
     for _ in range(args.rounds):
@@ -55,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         "reviews": len(sample), "long_reviews": long, "windows_read": windows, "model_inputs": windows + long,
         "head_tail_reviews_per_s": round(best["head_tail"], 1), "windows_reviews_per_s": round(best["windows"], 1),
         "ratio": round(best["windows"] / best["head_tail"], 3), "threads": torch.get_num_threads(),
+        "device": predictor.model_info().device_name,
     }))
     return 0
 

@@ -3,6 +3,7 @@
 Usage::
 
     python -m benchmarks.precision [--data ../shared/data/imdb/test.jsonl.gz] [--agree 25000] [--n 400] [--rounds 3]
+        [--device cuda]
 
 * agreement: the bundled model scores the first ``--agree`` reviews of ``--data`` in both precisions (chunks of 1,000
   taking turns); prints the share of labels that differ and the largest probability difference;
@@ -82,10 +83,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--agree", type=int, default=25000, help="reviews for the label agreement (0: skip)")
     ap.add_argument("--n", type=int, default=400, help="reviews per score_many timing")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--device", default="cpu", help="cpu, cuda, ... (default cpu)")
     args = ap.parse_args(argv)
     texts, _ = read_labelled(args.data)
-    bundled = Predictor.from_pretrained(device="cpu")
-    machine = {"cpu_reports_bf16": precision.cpu_reports_bf16(), "matmul_bf16_speedup": precision.cpu_bf16_speedup(),
+    bundled = Predictor.from_pretrained(device=args.device)
+    machine = {"device": bundled.model_info().device_name, "cpu_reports_bf16": precision.cpu_reports_bf16(), "matmul_bf16_speedup": precision.cpu_bf16_speedup(),
                "auto_picks": bundled.use_precision("auto"), "torch_threads": torch.get_num_threads()}
     bundled.use_precision("fp32")
     print(json.dumps(machine), flush=True)
@@ -97,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         from .hf import minilm_folders
 
         _, clf = minilm_folders(Path(tmp))
-        rows.append(speed("MiniLM-L6 + random head", Predictor.from_pretrained(clf, device="cpu"), sample, review,
+        rows.append(speed("MiniLM-L6 + random head", Predictor.from_pretrained(clf, device=args.device), sample, review,
                           args.rounds))
         print(json.dumps(rows[-1]), flush=True)
     print("\n| model | score_many fp32 /s | bf16 /s | bf16 / fp32 | predict p50 fp32 ms | bf16 ms |\n|---|---|---|---|---|---|")

@@ -7,10 +7,12 @@ The choice (issue 34):
 * ``fp32``: float32 everywhere (the reference; explanations, attention flows and training always use it).
 * ``bf16``: ``torch.autocast`` to bfloat16 for the forward passes of ``predict`` and ``score_many`` (weights stay
   float32, so the model, its replicas and its explanations are unchanged); logits and probabilities come back float32.
-* ``auto`` (default): bf16 only where all three hold, else fp32 -- the device computes bfloat16 natively (CUDA with
+* ``auto`` (default): bf16 only where all four hold, else fp32 -- the device computes bfloat16 natively (CUDA with
   bf16 support, or a CPU reporting ``avx512_bf16`` / ``amx_bf16``); on a CPU, a 512 x 512 x 2048 matrix product
   measured once is at least :data:`MIN_SPEEDUP` times faster in bfloat16 (a CPU can report AVX512-BF16 and still
-  compute it no faster than float32: this project's 2-core Xeon does); and the model's labels agree: the
+  compute it no faster than float32: this project's 2-core Xeon does); the model itself scores a probe batch at
+  least :data:`MIN_SPEEDUP` times faster in bf16 (:func:`model_bf16_speedup`: on an H100 a small encoder ran
+  *slower* under autocast, its casts costing more than its tiny products gained); and the model's labels agree: the
   :data:`PROBE_TEXTS` get the same labels in both precisions and no probability moves by more than
   :data:`MAX_PROBE_DIFF` (:func:`probe_agreement`), checked once per model, when it is first used.
 
@@ -27,7 +29,7 @@ from pathlib import Path
 import torch
 
 PRECISIONS: tuple[str, ...] = ("auto", "fp32", "bf16")
-MIN_SPEEDUP = 1.3  # auto picks bf16 on a CPU only when its matrix products are at least this much faster
+MIN_SPEEDUP = 1.3  # auto picks bf16 only where matrix products (CPU) and the model's scoring are this much faster
 MAX_PROBE_DIFF = 0.02  # auto keeps fp32 for a model whose probe probabilities move more than this in bf16
 PROBE_TEXTS: tuple[str, ...] = (
     "A wonderful film: the acting is superb and the story moving.",
@@ -89,6 +91,27 @@ def autocast(precision: str, device: torch.device):
     return nullcontext()
 
 
+def model_bf16_speedup(predictor, batch: int = 16, repeats: int = 2) -> float:
+    """float32 time / bf16-autocast time of ``predictor.score_many`` on ``batch`` texts of about 200 tokens (the
+    :data:`PROBE_TEXTS` joined), best of ``repeats`` after a warm-up in each precision; the predictor's own precision
+    is left as it was. Tokenisation is timed too (the same in both), as a user's scoring run would see it."""
+    texts = [" ".join(PROBE_TEXTS[k % len(PROBE_TEXTS):] + PROBE_TEXTS) * 2 for k in range(batch)]
+    before, best = predictor.precision, {}
+    try:
+        for prec in ("fp32", "bf16"):
+            predictor.precision = prec
+            predictor.score_many(texts[:2])
+            times = []
+            for _ in range(repeats):
+                t = time.perf_counter()
+                predictor.score_many(texts)
+                times.append(time.perf_counter() - t)
+            best[prec] = min(times)
+    finally:
+        predictor.precision = before
+    return best["fp32"] / max(best["bf16"], 1e-9)
+
+
 def probe_agreement(predictor, texts: tuple[str, ...] = PROBE_TEXTS) -> tuple[bool, float]:
     """``(labels all equal, largest probability difference)`` of ``texts`` scored in float32 and in bf16 autocast by
     ``predictor`` (a :class:`model.Predictor` with a head); the predictor's own precision is left as it was."""
@@ -113,6 +136,8 @@ def resolve(requested: str, predictor) -> str:
     if requested != "auto":
         return requested
     if not predictor.has_head or not device_prefers_bf16(predictor.device):
+        return "fp32"
+    if model_bf16_speedup(predictor) < MIN_SPEEDUP:
         return "fp32"
     same, diff = probe_agreement(predictor)
     return "bf16" if same and diff <= MAX_PROBE_DIFF else "fp32"

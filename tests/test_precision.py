@@ -52,11 +52,22 @@ def test_auto_uses_bf16_only_where_the_device_is_faster_and_the_labels_agree(mon
     assert p.use_precision("auto") == "fp32"
     monkeypatch.setattr(precision, "cpu_bf16_speedup", lambda: 2.0)
     monkeypatch.setattr(precision, "probe_agreement", lambda _p: (True, 0.001))
+    monkeypatch.setattr(precision, "model_bf16_speedup", lambda _p: 0.8)  # the model itself runs slower in bf16
+    assert p.use_precision("auto") == "fp32"
+    monkeypatch.setattr(precision, "model_bf16_speedup", lambda _p: 1.9)
     assert p.use_precision("auto") == "bf16"
     monkeypatch.setattr(precision, "probe_agreement", lambda _p: (False, 0.3))  # a model that disagrees: fp32
     assert p.use_precision("auto") == "fp32"
     assert p.use_precision("bf16") == "bf16"  # asked for explicitly: used
     p.use_precision("fp32")
+
+
+def test_the_model_speed_probe_measures_both_precisions_and_leaves_the_predictor_as_it_was(tiny_predictor):
+    p = tiny_predictor
+    p.use_precision("fp32")
+    ratio = precision.model_bf16_speedup(p, batch=4, repeats=1)
+    assert np.isfinite(ratio) and ratio > 0
+    assert p.precision == "fp32"
 
 
 def test_scorer_takes_precision(tmp_path, capsys):

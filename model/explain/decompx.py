@@ -71,9 +71,9 @@ def _params(taps: LayerTaps, n_heads: int, mask_row: torch.Tensor | None) -> dic
     W_O b_V + b_O, and per-head scales)."""
     w_v, b_v = taps.value_weight()
     w_o = taps.out_proj.weight.detach().float()
-    scale = torch.ones(n_heads) if mask_row is None else mask_row.float()
+    scale = torch.ones(n_heads, device=w_o.device) if mask_row is None else mask_row.to(w_o.device).float()
     d = w_o.shape[1] // n_heads
-    bias = torch.zeros(w_o.shape[0])
+    bias = torch.zeros(w_o.shape[0], device=w_o.device)
     if b_v is not None:
         bias = bias + w_o @ (b_v.detach().float() * scale.repeat_interleave(d))
     if taps.out_proj.bias is not None:
@@ -111,15 +111,15 @@ def _attention_ln1(x: torch.Tensor | None, cap: LayerCapture, p: dict, n_heads: 
     T, H, d = cap.x.shape[0], n_heads, p["d"]
     D, HD = p["w_o"].shape
     Ti = cap.attn.shape[1]  # the rows computed (T, or the first ones only: :func:`layer_decompose`)
-    R = torch.stack([torch.full((D,), 1.0 / D), p["b_att"], gb], 1)  # (D, 3)
+    R = torch.stack([torch.full((D,), 1.0 / D, device=gb.device), p["b_att"], gb], 1)  # (D, 3)
     rows = torch.stack([p["b_att"] * gamma, gamma, beta])  # (3, D)
     attn = cap.attn * p["scale"][:, None, None]  # (H, T_i, T_j)
     if x is None:  # a_i[k] = sum_h alpha_ik^h (x_k W_V^h W_O^h): one (K, H, D) table
         f0 = ((cap.x @ p["w_v"].T).view(T, H, d).transpose(0, 1) @ p["w_o"].view(D, H, d).permute(1, 2, 0))
         f0 = f0.transpose(0, 1)  # (K, H, D)
         at = attn.permute(2, 1, 0)  # (K, T_i, H)
-        s_x = torch.zeros(T, T, 2)
-        diag = torch.arange(T)
+        s_x = torch.zeros(T, T, 2, device=cap.x.device)
+        diag = torch.arange(T, device=cap.x.device)
         s_x[diag, diag] = cap.x @ R[:, ::2]
         coef = _coefficients(torch.bmm(at, f0 @ R).transpose(0, 1), s_x, p["b_att"], ln1)  # (T, K, 3)
         lhs = torch.cat([at * inv[None, :, None], coef.transpose(0, 1)], -1).to(dtype)  # (K, T_i, H + 3)
@@ -131,7 +131,7 @@ def _attention_ln1(x: torch.Tensor | None, cap: LayerCapture, p: dict, n_heads: 
     vx = (x @ p["w_v"].T.to(dtype)).view(T, K, H, d).permute(2, 0, 1, 3).reshape(H, T, K * d)  # (H, T_j, K d)
     mixed = torch.bmm((attn * inv[None, :, None]).to(dtype), vx)  # (H, T_i, K d)
     del vx
-    buf = torch.empty(Ti, K, HD + 3, dtype=dtype)  # [ctx_i[k] / sigma_i, coefficients]
+    buf = torch.empty(Ti, K, HD + 3, dtype=dtype, device=x.device)  # [ctx_i[k] / sigma_i, coefficients]
     buf[..., :HD].view(Ti, K, H, d).copy_(mixed.view(H, Ti, K, d).permute(1, 2, 0, 3))
     del mixed
     s_a = (buf[..., :HD] @ (p["w_o"].T @ R).to(dtype)).float() / inv[:, None, None]
@@ -156,7 +156,7 @@ def _ffn_ln2(y: torch.Tensor, cap: LayerCapture, p: dict, ln2: tuple) -> torch.T
     b_eq = b_eq + (p["b2"] if p["b2"] is not None else 0.0)  # (T, D)
     T, D = b_eq.shape
     w_t = lambda r: ((r @ p["w2"]) * theta) @ p["w1"]  # noqa: E731  r (T or 1, D) -> (T, D): W_1^T diag W_2^T r
-    one = torch.full((1, D), 1.0 / D)
+    one = torch.full((1, D), 1.0 / D, device=y.device)
     s = torch.bmm(y, torch.stack([w_t(b_eq), one + w_t(one), gb + w_t(gb[None])], -1).to(y.dtype)).float()
     v = _shares(s[..., 0])  # (T, K)
     m = s[..., 1] + v * b_eq.mean(-1, keepdim=True)
@@ -167,8 +167,9 @@ def _ffn_ln2(y: torch.Tensor, cap: LayerCapture, p: dict, ln2: tuple) -> torch.T
     theta, g = theta.to(y.dtype), g.to(y.dtype)
     out = torch.empty_like(y)
     K, F, b = y.shape[1], w1t.shape[1], min(T, FFN_BLOCK_ROWS)  # blocks of b rows; their buffers are reused
-    scaled, m_buf = torch.empty(b, D, F, dtype=y.dtype), torch.empty(b, D, D, dtype=y.dtype)
-    rhs, lhs = torch.empty(b, D + 3, D, dtype=y.dtype), torch.empty(b, K, D + 3, dtype=y.dtype)
+    kw = {"dtype": y.dtype, "device": y.device}
+    scaled, m_buf = torch.empty(b, D, F, **kw), torch.empty(b, D, D, **kw)
+    rhs, lhs = torch.empty(b, D + 3, D, **kw), torch.empty(b, K, D + 3, **kw)
     for s0 in range(0, T, b):
         e = min(T, s0 + b)
         n = e - s0
@@ -270,10 +271,10 @@ def decompx(caps: list[LayerCapture], taps: ModelTaps, rows: list, logits: torch
             norms.append(torch.linalg.vector_norm(x, dim=-1, dtype=torch.float32))  # (T, K)
         if progress is not None:
             progress(n + 1, len(caps))
-    contributions = head_decompose(x, taps)  # (K, C)
+    contributions = head_decompose(x, taps).cpu()  # (K, C)
     matrices = aggregated = None
     if norms:
-        matrices = torch.stack(norms)
+        matrices = torch.stack(norms).cpu()
         aggregated = matrices.double() / matrices.double().sum(-1, keepdim=True).clamp_min(1e-30)
     target = int(logits.argmax()) if target is None else int(target)
     return {"matrices": matrices, "aggregated": aggregated, "contributions": contributions,

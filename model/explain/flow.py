@@ -81,7 +81,7 @@ def residual_norm_rollout(summed: list[torch.Tensor]) -> torch.Tensor:
     norms (Abnar & Zuidema 2020, section 3, norms in place of weights), rolled out R_l = A_l R_{l-1}.
     Returns (L, T, T) float32, rows summing to 1 (to float32 rounding)."""
     T = summed[0].shape[-1]
-    eye = torch.eye(T)
+    eye = torch.eye(T, device=summed[0].device)
     out, R = [], eye
     for s in summed:
         n = s / s.sum(-1, keepdim=True).clamp_min(1e-30)
@@ -125,7 +125,7 @@ def alti_layer(cap: LayerCapture, taps: LayerTaps, f: torch.Tensor) -> torch.Ten
     at = a.permute(1, 2, 0).contiguous()  # (T_i, T_j, H)
     y = cap.ln1_out  # (T, D)
     T, D = y.shape
-    dist = torch.empty(T, T)
+    dist = torch.empty(T, T, device=y.device)
     step = max(1, ALTI_BLOCK_FLOATS // (T * D))
     for s in range(0, T, step):
         blk = at[s : s + step].transpose(0, 1).contiguous()  # (T_j, b, H)
@@ -133,23 +133,23 @@ def alti_layer(cap: LayerCapture, taps: LayerTaps, f: torch.Tensor) -> torch.Ten
         dist[s : s + step] = r.abs_().sum(-1).T
     xr = (cap.x - cap.x.mean(-1, keepdim=True)) * gamma * inv[:, None]  # (T, D): the residual's T_i(x_i) part
     diag_attn = torch.einsum("hi,ihd->id", torch.diagonal(a, dim1=1, dim2=2), g)  # (T, D)
-    idx = torch.arange(T)
+    idx = torch.arange(T, device=y.device)
     dist[idx, idx] = (y - diag_attn - xr).abs().sum(-1)
     c = (y.abs().sum(-1, keepdim=True) - dist).clamp_min(0)  # (T, T)
     rows = c.sum(-1, keepdim=True)
-    c = torch.where(rows > 0, c / rows.clamp_min(1e-30), torch.eye(T))
+    c = torch.where(rows > 0, c / rows.clamp_min(1e-30), torch.eye(T, device=c.device))
     return c
 
 
-def _mask_rows(head_mask: np.ndarray | None, L: int) -> list[torch.Tensor | None]:
+def _mask_rows(head_mask: np.ndarray | None, L: int, device=None) -> list[torch.Tensor | None]:
     if head_mask is None:
         return [None] * L
-    m = torch.tensor(np.asarray(head_mask, dtype=np.float32))
+    m = torch.tensor(np.asarray(head_mask, dtype=np.float32), device=device)
     return [m[i] for i in range(L)]
 
 
 def _value_norm(caps: list[LayerCapture], taps: ModelTaps, rows) -> dict:
-    per_head = torch.empty(len(caps), *caps[0].attn.shape)  # (L, H, T, T)
+    per_head = torch.empty(len(caps), *caps[0].attn.shape, device=caps[0].attn.device)  # (L, H, T, T)
     summed, norms = [], []
     for n, (cap, lt, row) in enumerate(zip(caps, taps.layers, rows)):
         _, s, fn = value_norm_layer(cap.attn, head_vectors(cap, lt, taps.n_heads, row), out=per_head[n])
@@ -161,7 +161,7 @@ def _value_norm(caps: list[LayerCapture], taps: ModelTaps, rows) -> dict:
 def _alti(caps: list[LayerCapture], taps: ModelTaps, rows) -> dict:
     mats = [alti_layer(cap, lt, head_vectors(cap, lt, taps.n_heads, row))
             for cap, lt, row in zip(caps, taps.layers, rows)]
-    R, agg = torch.eye(mats[0].shape[-1]), []
+    R, agg = torch.eye(mats[0].shape[-1], device=mats[0].device), []
     for c in mats:
         R = c @ R
         agg.append(R)
@@ -214,7 +214,7 @@ def compute_flow(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, m
     with torch.inference_mode():
         with lock if lock is not None else nullcontext(), head_mask_hooks(model, head_mask, taps.n_heads):
             caps, logits = capture(model, input_ids, attention_mask, taps, types=types)
-        rows = _mask_rows(head_mask, len(caps))
+        rows = _mask_rows(head_mask, len(caps), caps[0].x.device)
         if method == "value_norm":
             out = _value_norm(caps, taps, rows)
         elif method == "alti":
@@ -224,9 +224,11 @@ def compute_flow(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, m
 
             out = decompx(caps, taps, rows, logits, contributions_only=contributions_only, progress=progress,
                           should_stop=should_stop, target=target, kind=kind)
+    out = {k: v.cpu() if isinstance(v, torch.Tensor) else v for k, v in out.items()}  # the arithmetic ran on the device
     pooling = next((op for kind, op in taps.head if kind == "pool"), "cls")
     if "importance" not in out:
         out["importance"] = torch.from_numpy(readout_row(out["aggregated"][-1].numpy(), pooling))
+    logits = logits.cpu()
     out.update(logits=logits if len(taps.head) else logits[:0], pooling=pooling, elapsed_s=time.perf_counter() - t0)
     return out
 
