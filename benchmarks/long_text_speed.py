@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
                 windows = sum(s.num_windows for s in scores)
                 long = sum(s.num_windows > 1 for s in scores)
     print(json.dumps({
-        "reviews": len(sample), "long_reviews": long, "windows_read": windows, "model_inputs": windows + long,
+        "reviews": len(sample), "long_reviews": long, "windows_read": windows,
         "head_tail_reviews_per_s": round(best["head_tail"], 1), "windows_reviews_per_s": round(best["windows"], 1),
         "ratio": round(best["windows"] / best["head_tail"], 3), "threads": torch.get_num_threads(),
         "device": predictor.model_info().device_name,

@@ -13,27 +13,25 @@ from typing import Any
 import numpy as np
 import torch
 
-from .core.tokenizer import Encoded, head_tail_keep
-from .windows import DocumentWindows, aggregate, document_windows, merge_token_scores, view_weights, window_ranges
+from .core.tokenizer import Encoded
+from .windows import DocumentWindows, aggregate, document_windows, merge_token_scores, window_ranges, window_weights
 
 Predictor = Any  # a model.Predictor (not imported: model.predictor imports this module)
 
 WINDOW_BATCH = 8  # windows per forward pass (bounded memory: no T x T matrix over a whole document)
 
 
-def window_inputs(encoder, ids: np.ndarray, stride: int | None = None,
-                  head_tail: bool = True) -> tuple[list[np.ndarray], np.ndarray]:
-    """The model inputs of a whole encoding's views: its windows, then (``head_tail``, W > 1) its head+tail cut.
+def window_inputs(encoder, ids: np.ndarray, stride: int | None = None) -> tuple[list[np.ndarray], np.ndarray]:
+    """The model inputs of a whole encoding's windows.
 
     Args:
         encoder: the predictor's text encoder (``specials``, ``max_len``, ``word_starts``).
         ids: int64 [T] the whole document's ids (special prefix, every piece, special suffix).
-        stride: pieces between window starts (default :func:`model.windows.default_stride`).
-        head_tail: add the head+tail cut (:func:`model.core.tokenizer.head_tail_keep`) after the windows of a text
-            read in several.
+        stride: None (the product's side-by-side windows) or the overlapping windows' stride
+            (:func:`model.windows.window_ranges`).
 
     Returns:
-        (W (+ 1) int64 id arrays, each the special prefix + the view's pieces + the suffix; int64 [W, 2] the windows'
+        (W int64 id arrays, each the special prefix + the window's pieces + the suffix; int64 [W, 2] the windows'
         piece ranges). One window that fits is ``ids`` itself (the same array).
     """
     P, S = encoder.specials
@@ -43,8 +41,7 @@ def window_inputs(encoder, ids: np.ndarray, stride: int | None = None,
         return [ids], np.array([[0, len(pieces)]], dtype=np.int64)
     ranges = window_ranges(len(pieces), budget, stride, encoder.word_starts(pieces))
     pre, suf = ids[:P], ids[len(ids) - S :]
-    views = [pieces[s:e] for s, e in ranges] + ([pieces[head_tail_keep(len(pieces), budget)]] if head_tail else [])
-    return [np.concatenate([pre, v, suf]) for v in views], ranges
+    return [np.concatenate([pre, pieces[s:e], suf]) for s, e in ranges], ranges
 
 
 @torch.inference_mode()
@@ -75,14 +72,6 @@ def whole_windows(predictor: Predictor, enc: Encoded) -> DocumentWindows:
                             predictor.encoder.word_starts(pieces))
 
 
-def head_tail_tokens(windows: DocumentWindows, budget: int) -> np.ndarray:
-    """int64 [T_cut]: the document token index of each token of the head+tail cut (special tokens included)."""
-    n = windows.num_tokens - windows.prefix - windows.suffix
-    keep = head_tail_keep(n, budget) + windows.prefix
-    suf = np.arange(windows.num_tokens - windows.suffix, windows.num_tokens)
-    return np.concatenate([np.arange(windows.prefix), keep, suf]).astype(np.int64)
-
-
 def window_text(text: str, windows: DocumentWindows, w: int) -> str:
     """The source text of window ``w``'s pieces."""
     s, e = (int(x) for x in windows.chars[w])
@@ -108,9 +97,9 @@ def window_token_map(predictor: Predictor, text: str, windows: DocumentWindows, 
 
 
 def explain_document(predictor: Predictor, text: str, method: str, prediction, target: int | None, **kwargs):
-    """Explain a long text: each of its views (windows, head+tail cut) explained for the document's class, the
-    scores merged (:func:`model.windows.merge_token_scores` with :func:`model.windows.view_weights`: a document
-    token's score is the weighted sum of its scores in the views that read it). ``progress`` gets (views done, V).
+    """Explain a long text: each of its windows explained for the document's class, the scores merged
+    (:func:`model.windows.merge_token_scores` with :func:`model.windows.window_weights`: a document token's score is
+    its score in the window that reads it times that window's weight). ``progress`` gets (windows done, W).
 
     Returns:
         :class:`model.explain.Explanation` with float32 [T] scores over the document's T tokens.
@@ -120,16 +109,11 @@ def explain_document(predictor: Predictor, text: str, method: str, prediction, t
     windows = prediction.document_windows()
     target = prediction.label_index if target is None else int(target)
     progress = kwargs.pop("progress", None)
-    weights = view_weights(windows.count)
+    weights = window_weights(windows.ranges)
     scores, maps, elapsed, deltas = [], [], 0.0, []
-    for v in range(len(weights)):
-        if v < windows.count:
-            e = predictor.explain(window_text(text, windows, v), method, target=target, **kwargs)
-            maps.append(window_token_map(predictor, text, windows, v, len(e.scores)))
-        else:  # the head+tail cut of the whole text
-            e = predictor.explain(text, method, target=target, long_text="head_tail", **kwargs)
-            P, S = predictor.encoder.specials
-            maps.append(head_tail_tokens(windows, predictor.encoder.max_len - P - S))
+    for v in range(windows.count):
+        e = predictor.explain(window_text(text, windows, v), method, target=target, **kwargs)
+        maps.append(window_token_map(predictor, text, windows, v, len(e.scores)))
         scores.append(e.scores)
         elapsed += e.elapsed_s
         if e.convergence_delta is not None:
@@ -142,12 +126,12 @@ def explain_document(predictor: Predictor, text: str, method: str, prediction, t
 
 
 def faithfulness_document(predictor: Predictor, text: str, explanation, prediction, **kwargs):
-    """ERASER faithfulness of a whole-document explanation: each view of the text (windows, head+tail cut) measured
-    with the explanation's scores of its tokens; the views' comprehensiveness and sufficiency averaged with the
-    aggregation's weights (:func:`model.windows.view_weights`).
+    """ERASER faithfulness of a whole-document explanation: each window of the text measured with the explanation's
+    scores of its tokens; the windows' comprehensiveness and sufficiency averaged with the aggregation's weights
+    (:func:`model.windows.window_weights`).
 
     Returns:
-        :class:`model.explain.Faithfulness`: AOPCs and per-k values the weighted means over the views, ``p_full``
+        :class:`model.explain.Faithfulness`: AOPCs and per-k values the weighted means over the windows, ``p_full``
         the document's probability of the class, ``elapsed_s`` the sum.
     """
     import dataclasses
@@ -155,13 +139,11 @@ def faithfulness_document(predictor: Predictor, text: str, explanation, predicti
     from .explain.erasure import faithfulness
 
     windows = prediction.document_windows()
-    weights = view_weights(windows.count)
-    P, S = predictor.encoder.specials
+    weights = window_weights(windows.ranges)
     parts = []
-    for v in range(len(weights)):
-        sub = window_text(text, windows, v) if v < windows.count else text
-        idx = (window_token_map(predictor, text, windows, v, len(predictor.encode(sub).ids)) if v < windows.count
-               else head_tail_tokens(windows, predictor.encoder.max_len - P - S))
+    for v in range(windows.count):
+        sub = window_text(text, windows, v)
+        idx = window_token_map(predictor, text, windows, v, len(predictor.encode(sub).ids))
         scores = np.where(idx >= 0, np.asarray(explanation.scores)[np.maximum(idx, 0)], 0.0).astype(np.float32)
         part = dataclasses.replace(explanation, scores=scores, tokens=[explanation.tokens[max(i, 0)] for i in idx])
         parts.append(faithfulness(predictor, sub, part, **kwargs))
@@ -210,8 +192,8 @@ class WindowCollector:
             self.segments.extend([e[1] if len(e) == 3 else None] * len(inputs))
             self.owner.extend([k] * len(inputs))
             self.ranges.append(ranges)
-        views = [len(r) + (len(r) > 1) for r in self.ranges]  # windows, and the head+tail cut of a long text
-        self.first = np.cumsum([0] + views)  # item index of each text's first view
+        views = [len(r) for r in self.ranges]  # each text's windows
+        self.first = np.cumsum([0] + views)  # item index of each text's first window
         self.logits: dict[int, np.ndarray] = {}
         self.left = views
 
@@ -228,9 +210,9 @@ class WindowCollector:
         W = len(self.ranges[k])
         if W == 1:
             z, p = logits, probs.astype(np.float32)
-        else:  # the windows, then the head+tail cut
-            z = np.stack([self.logits.pop(self.first[k] + v) for v in range(W + 1)])
-            z = np.asarray(aggregate(z[:W], self.ranges[k], head_tail=z[W]), np.float32)
+        else:
+            z = np.stack([self.logits.pop(self.first[k] + v) for v in range(W)])
+            z = np.asarray(aggregate(z, self.ranges[k]), np.float32)
             p = self.reader.probabilities(torch.from_numpy(z))
         self.logits.pop(item, None)
         label, value = self.reader.read_out(z, p)

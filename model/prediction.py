@@ -54,11 +54,9 @@ class Prediction:
         windows: int64 [W, 2], the half-open token ranges ``tokens[s:e]`` of the text pieces each window read
             (:mod:`model.windows`; the special tokens belong to every window); one row for a text that fits.
         window_chars: int64 [W, 2], each window's character span in ``text``.
-        window_logits: float32 [W, C], each window's logits; ``logits`` aggregates them with ``head_tail_logits``
-            (:func:`model.windows.aggregate`; for one window, equal).
+        window_logits: float32 [W, C], each window's logits; ``logits`` aggregates them
+            (:func:`model.windows.aggregate`: weighted by the pieces each reads; for one window, equal).
         window_probabilities: float32 [W, C], each window's softmax (the class probability along the document).
-        head_tail_logits: float32 [C], the logits of the text's head+tail cut when it was read in several windows
-            (the aggregation's second view), else None.
         document: for the prediction of one window of a longer text (``predict(doc.window_text(w))``, what the
             app's attention views show), that text's whole-document prediction; None otherwise.
         window: which window of ``document`` this is (0 without a document).
@@ -90,7 +88,6 @@ class Prediction:
     window_chars: np.ndarray | None = None
     window_logits: np.ndarray | None = None
     window_probabilities: np.ndarray | None = None
-    head_tail_logits: np.ndarray | None = None
     document: Prediction | None = None
     window: int = 0
     task: str = "single_label"

@@ -154,7 +154,7 @@ class Predictor(PredictorReading, PredictorAnalysis, PredictorInternals):
 
         ``head_mask``: optional array-like (L, H), 1 keeps head h of layer l, 0 removes it (its context vector times
         0 before the output projection; Michel et al. 2019); an all-ones mask gives bit-identical results.
-        ``long_text``: ``"windows"`` (default: a text longer than the model's maximum length is read in overlapping
+        ``long_text``: ``"windows"`` (default: a text longer than the model's maximum length is read in side-by-side
         windows, :mod:`model.windows`; ``attention`` is the first window's) or ``"head_tail"`` (cut). A text that
         fits gives the same result under both. ``text_pair``: the second text of a sentence pair, encoded as the
         model's tokenizer encodes a pair (separators, ``token_type_ids``; the longer side cut first, never read in
@@ -180,12 +180,11 @@ class Predictor(PredictorReading, PredictorAnalysis, PredictorInternals):
         with self.masked(hm), autocast(self.precision, self.device):
             logits, attn = self.model(ids, mask, need_weights=True, **types_kw(self.model, enc.segment_ids,
                                                                                 self.device))  # (1, C), (1, L, H, T_0, T_0)
-        window_logits, head_tail = logits.float().cpu(), None
-        if len(inputs) > 1:  # the other windows, then the head+tail cut
+        window_logits = logits.float().cpu()
+        if len(inputs) > 1:  # the other windows
             with autocast(self.precision, self.device):
-                views = torch.cat([window_logits, forward_logits(self, inputs[1:], hm)])  # (W + 1, C)
-            window_logits, head_tail = views[: windows.count], views[windows.count].numpy()
-            logits = torch.from_numpy(aggregate(window_logits.numpy(), windows.ranges, head_tail=head_tail))[None]
+                window_logits = torch.cat([window_logits, forward_logits(self, inputs[1:], hm)])  # (W, C)
+            logits = torch.from_numpy(aggregate(window_logits.numpy(), windows.ranges))[None]
         probs = self.probabilities(logits[0])  # (C,); (0,) for regression and in attention-only mode
         z = logits[0].float().cpu().numpy().astype(np.float32)
         label, _ = self.read_out(z, probs)
@@ -195,7 +194,7 @@ class Predictor(PredictorReading, PredictorAnalysis, PredictorInternals):
             truncated=enc.truncated, num_source_tokens=enc.num_source_tokens, elapsed_s=time.perf_counter() - t0,
             device=str(self.device), pooling=self.config.pooling, task=self._task.kind,
             threshold=self._task.threshold, text_pair=pair, segment_ids=enc.segment_ids,
-            pair_truncated=enc.pair_truncated, head_tail_logits=head_tail, **({} if windows is None else dict(
+            pair_truncated=enc.pair_truncated, **({} if windows is None else dict(
                 windows=windows.ranges, window_chars=windows.chars, window_logits=window_logits.numpy().astype(
                     np.float32), window_probabilities=self.probabilities(window_logits))),
         )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from .core.config import EncoderConfig
@@ -50,3 +51,26 @@ def make_random_model_dir(
     torch.manual_seed(seed)
     save_model(TransformerClassifier(cfg), out)
     return out
+
+
+def text_of_pieces(predictor, n: int) -> str:
+    """A text of exactly ``n`` word pieces for ``predictor``'s tokenizer (special tokens not counted): the
+    :data:`SAMPLE_TEXTS` repeated, cut at a word start, then filled up with the one-piece word "a". With ``n`` a
+    multiple of the model's window budget, every window of the text is full (``model.windows.window_ranges``).
+
+    Raises:
+        ValueError: when the tokenizer does not split the result into exactly ``n`` pieces.
+    """
+    text = " ".join(SAMPLE_TEXTS)
+    while predictor.encoder.encode(text, whole=True).num_source_tokens <= n:
+        text = f"{text} {text}"
+    enc = predictor.encoder.encode(text, whole=True)
+    P, S = predictor.encoder.specials
+    pieces = enc.ids[P : len(enc.ids) - S]
+    starts = np.flatnonzero(predictor.encoder.word_starts(pieces)[: n + 1])
+    cut = int(starts[-1])  # the last word start at or before piece n: the first `cut` pieces are whole words
+    text = text[: int(enc.offsets[P + cut, 0])].rstrip() + " a" * (n - cut)
+    got = predictor.encoder.encode(text, whole=True).num_source_tokens
+    if got != n:
+        raise ValueError(f"could not make a text of {n} pieces (got {got})")
+    return text

@@ -1,22 +1,23 @@
-"""Whole documents: the long-text policy, overlapping windows of the model's maximum length and their aggregation.
+"""Whole documents: the long-text policy, the windows of the model's maximum length and their aggregation.
 
-A text longer than the model's maximum length is read in overlapping windows (policy ``"windows"``, the default)
-or cut to its first quarter and its last three quarters of the budget (policy ``"head_tail"``, Sun et al. 2019,
-section 5.3.1; :func:`model.core.tokenizer.head_tail_keep`).
+A text longer than the model's maximum length is read in windows (policy ``"windows"``, the default) or cut to its
+first quarter and its last three quarters of the budget (policy ``"head_tail"``, Sun et al. 2019, section 5.3.1;
+:func:`model.core.tokenizer.head_tail_keep`).
 
-Windows (:func:`window_ranges`): the n word pieces of the text are read ``budget`` at a time (``budget`` = the
-model's maximum length less its special tokens), window k starting ``stride`` pieces after window k-1; a start that
-falls inside a word moves forward to the word's first piece (so a window's text, tokenized alone, gives the same
-pieces); the last window ends at the last piece. Every window gets the model's special tokens (``[CLS]`` ...).
-A text that fits in one window is one window: exactly today's input, and exactly today's result.
+Windows (:func:`window_ranges`): the n word pieces of the text are split into the fewest windows that hold them,
+``ceil(n / budget)`` (``budget`` = the model's maximum length less its special tokens), of nearly equal length, side
+by side: every piece is read exactly once. Each boundary moves to the nearest word start (so a window's text,
+tokenized alone, gives the same pieces) as long as every window still fits. Every window gets the model's special
+tokens (``[CLS]`` ...). A text that fits in one window is one window: exactly today's input, and exactly today's
+result. (With a ``stride``, :func:`window_ranges` gives overlapping windows instead: the variants tried on
+validation.)
 
-The document's logits (:func:`aggregate`, rule :data:`AGGREGATION`) are the mean of two views of it: the mean of the
-windows' logits, and the logits of the head+tail cut (the one extra input a long text costs beyond its windows). The
-rule and the stride were chosen on the validation split carved from IMDB train (``python -m model.evaluation.windows``;
-docs/long_documents.md lists every variant tried). The same weights merge per-view token scores into one score per
-document token (:func:`merge_token_scores`, :func:`view_weights`): a token's score is the weighted sum of its scores
-in the views that read it (0 in the others), which is the exact attribution of the aggregated logits for additive
-methods (gradient x input, integrated gradients, DecompX).
+The document's logits (:func:`aggregate`, rule :data:`AGGREGATION`) are the mean of the windows' logits weighted by
+the pieces each reads (each piece counts once). The placement and the rule were chosen on the validation split
+carved from IMDB train (``python -m model.evaluation.windows``; docs/long_documents.md lists every variant tried).
+The same weights merge per-window token scores into one score per document token (:func:`merge_token_scores`,
+:func:`window_weights`): a token's score is its score in the window that reads it, times that window's weight, which is
+the exact attribution of the aggregated logits for additive methods (gradient x input, integrated gradients, DecompX).
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ import numpy as np
 
 POLICIES = ("windows", "head_tail")
 DEFAULT_POLICY = "windows"
-STRIDE_FRACTION = 1.0  # stride = the budget: windows side by side, the last one ending at the text's end (validation)
-AGGREGATION = "mean+head_tail"  # (mean of the windows' logits + the head+tail cut's logits) / 2 (validation)
+AGGREGATION = "weighted"  # the windows' logits weighted by the pieces each reads (validation)
+WORD_SEARCH = 64  # pieces a window boundary may move to reach a word start
 
 
 def check_policy(policy: str | None) -> str:
@@ -39,37 +40,37 @@ def check_policy(policy: str | None) -> str:
     return policy
 
 
-def default_stride(budget: int) -> int:
-    """The stride (pieces) used for a window of ``budget`` pieces: ``STRIDE_FRACTION`` of it, at least 1."""
-    return max(1, int(budget * STRIDE_FRACTION))
-
-
 def window_ranges(n: int, budget: int, stride: int | None = None, word_start: np.ndarray | None = None) -> np.ndarray:
     """The piece ranges of the windows over a text of ``n`` word pieces.
 
     Args:
         n: word pieces in the text (special tokens excluded), >= 0.
         budget: pieces one window holds (the model's maximum length less its special tokens), >= 1.
-        stride: pieces from one window's start to the next (default :func:`default_stride`), 1..budget.
-        word_start: optional bool [n], True where a piece begins a word; a window start inside a word moves forward
-            to the next word start, as long as no piece is left unread.
+        stride: None (the product's windows): ``ceil(n / budget)`` windows of nearly equal length side by side, each
+            piece in exactly one; else overlapping windows of ``budget`` pieces, window k starting ``stride`` pieces
+            after window k-1 and the last one ending at n (1..budget; the variants tried on validation).
+        word_start: optional bool [n], True where a piece begins a word: a boundary moves to the nearest word start
+            (at most :data:`WORD_SEARCH` pieces) where every window still fits; a stride window's start moves
+            forward to one, as long as no piece is left unread.
 
     Returns:
         int64 [W, 2] half-open ``(start, end)`` piece ranges, W >= 1, starts increasing, every piece in at least one
-        window, each window at most ``budget`` pieces, the last one ending at n; ``[[0, n]]`` when n <= budget.
+        window (exactly one without a stride), each window at most ``budget`` pieces, the last one ending at n;
+        ``[[0, n]]`` when n <= budget.
 
     Raises:
         ValueError: ``budget`` < 1 or ``stride`` outside 1..budget.
     """
     if budget < 1:
         raise ValueError(f"a window must hold at least one piece, got budget {budget}")
-    stride = default_stride(budget) if stride is None else int(stride)
-    if not 1 <= stride <= budget:
+    if stride is not None and not 1 <= int(stride) <= budget:
         raise ValueError(f"the stride must be within 1..{budget} pieces, got {stride}")
     if n <= budget:
         return np.array([[0, n]], dtype=np.int64)
+    if stride is None:
+        return _partition(n, budget, word_start)
     ranges: list[tuple[int, int]] = []
-    for c in [*range(0, n - budget, stride), n - budget]:
+    for c in [*range(0, n - budget, int(stride)), n - budget]:
         start = c
         if ranges and word_start is not None:
             prev_end = ranges[-1][1]
@@ -81,77 +82,42 @@ def window_ranges(n: int, budget: int, stride: int | None = None, word_start: np
     return np.array(ranges, dtype=np.int64)
 
 
-def window_weights(ranges: np.ndarray, rule: str = "mean") -> np.ndarray:
-    """float64 [W] window weights summing to 1: ``"mean"`` equal; ``"weighted"`` proportional to the pieces each
-    window reads; ``"fresh"`` proportional to the pieces it reads that the window before did not (every piece
-    counted once); ``"ends"`` the first and the last window only, ``"ends_half"`` those two 1, the others 0.5.
-
-    Raises:
-        ValueError: an unknown rule.
-    """
-    lengths = (ranges[:, 1] - ranges[:, 0]).astype(np.float64)
-    if rule == "mean":
-        w = np.ones_like(lengths)
-    elif rule == "weighted":
-        w = np.maximum(lengths, 1.0)
-    elif rule in ("ends", "ends_half"):  # the first and last windows (where reviews state their verdict) first
-        w = np.full(len(lengths), 0.0 if rule == "ends" else 0.5)
-        w[[0, -1]] = 1.0
-    elif rule == "fresh":
-        seen = np.concatenate([[ranges[0, 0]], ranges[:-1, 1]])
-        w = np.maximum(ranges[:, 1] - np.maximum(ranges[:, 0], seen), 1).astype(np.float64)
-    else:
-        raise ValueError(f"unknown aggregation {rule!r}")
-    return w / w.sum()
+def _partition(n: int, budget: int, word_start: np.ndarray | None) -> np.ndarray:
+    """``ceil(n / budget)`` side-by-side windows of nearly equal length (:func:`window_ranges` without a stride)."""
+    k = -(-n // budget)
+    cuts = [0]
+    for i in range(1, k):
+        c = round(i * n / k)
+        lo, hi = max(cuts[-1] + 1, n - (k - i) * budget), min(cuts[-1] + budget, n - 1)  # both sides still fit
+        if word_start is not None:
+            near = [x for d in range(WORD_SEARCH + 1) for x in (c - d, c + d) if lo <= x <= hi and word_start[x]]
+            c = near[0] if near else c
+        cuts.append(min(max(c, lo), hi))
+    cuts.append(n)
+    return np.array([cuts[:-1], cuts[1:]], dtype=np.int64).T
 
 
-def aggregate(window_logits: np.ndarray, ranges: np.ndarray, rule: str = AGGREGATION,
-              head_tail: np.ndarray | None = None) -> np.ndarray:
-    """The document's logits from its windows' logits.
+def window_weights(ranges: np.ndarray) -> np.ndarray:
+    """float64 [W] the windows' weights in :data:`AGGREGATION`: proportional to the pieces each reads, summing to 1
+    ([1.0] for a text that fits). Source: the choice on validation, docs/long_documents.md."""
+    lengths = np.maximum(np.asarray(ranges)[:, 1] - np.asarray(ranges)[:, 0], 1).astype(np.float64)
+    return lengths / lengths.sum()
+
+
+def aggregate(window_logits: np.ndarray, ranges: np.ndarray) -> np.ndarray:
+    """The document's logits: the windows' logits weighted by the pieces each reads (:func:`window_weights`).
 
     Args:
         window_logits: float [W, C], one row per window.
         ranges: int64 [W, 2] the windows' piece ranges (:func:`window_ranges`).
-        rule: ``"mean"`` (mean of logits), ``"weighted"`` / ``"fresh"`` (weighted means, :func:`window_weights`),
-            ``"mean_prob"`` (log of the mean of the softmax probabilities), ``"max_margin"`` (the window most sure
-            of its class) or ``"mean+head_tail"`` (the default: the mean of the windows' mean logits and
-            ``head_tail``).
-        head_tail: float [C], the logits of the text's head+tail cut (needed by ``"mean+head_tail"``).
 
     Returns:
         float32 [C]; for one window exactly its logits (the same bits).
-
-    Raises:
-        ValueError: an unknown rule, or ``"mean+head_tail"`` without ``head_tail``.
     """
     logits = np.asarray(window_logits)
     if len(logits) == 1:
         return logits[0]
-    if rule == "mean+head_tail":
-        if head_tail is None:
-            raise ValueError("the mean+head_tail aggregation needs the head+tail cut's logits")
-        return (0.5 * logits.astype(np.float64).mean(0) + 0.5 * np.asarray(head_tail, np.float64)).astype(np.float32)
-    if rule in ("mean", "weighted", "fresh", "ends", "ends_half"):
-        return (window_weights(ranges, rule) @ logits.astype(np.float64)).astype(np.float32)
-    if rule == "mean_prob":
-        z = logits.astype(np.float64)
-        p = np.exp(z - z.max(1, keepdims=True))
-        p /= p.sum(1, keepdims=True)
-        return np.log(p.mean(0)).astype(np.float32)
-    if rule == "max_margin":
-        top2 = np.sort(logits, axis=1)[:, -2:] if logits.shape[1] > 1 else logits
-        return logits[int(np.argmax(top2[:, -1] - top2[:, 0]))].astype(np.float32)
-    raise ValueError(f"unknown aggregation {rule!r}")
-
-
-def view_weights(num_windows: int, rule: str = AGGREGATION) -> np.ndarray:
-    """float64 [V] weights of a long text's views in :data:`AGGREGATION`: its W windows, then (``"mean+head_tail"``)
-    its head+tail cut; [1.0] for a text that fits."""
-    if num_windows == 1:
-        return np.ones(1)
-    if rule == "mean+head_tail":
-        return np.array([0.5 / num_windows] * num_windows + [0.5])
-    return np.full(num_windows, 1.0 / num_windows)
+    return (window_weights(ranges) @ logits.astype(np.float64)).astype(np.float32)
 
 
 def merge_token_scores(window_scores: list[np.ndarray], window_tokens: list[np.ndarray], num_tokens: int,

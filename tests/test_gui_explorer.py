@@ -379,20 +379,13 @@ def test_samples_menu_lists_bundled_reviews(qtbot, window):
     assert blocker.args[0].whole.text == display_text(Path(window.samples[0]["path"]).read_text(encoding="utf-8"))
 
 
-def long_text(predictor, min_tokens: int = 600) -> str:
-    """Sample sentences repeated until the text has at least ``min_tokens`` word pieces."""
-    from model.testing import SAMPLE_TEXTS
-
-    k = 1
-    while predictor.encode(" ".join(SAMPLE_TEXTS * k)).num_source_tokens < min_tokens:
-        k += 1
-    return " ".join(SAMPLE_TEXTS * k)
-
-
 @pytest.mark.slow
 def test_event_loop_keeps_turning_during_a_512_token_analysis(qtbot, model512_dir):
     win = open_window(qtbot, model512_dir)
-    text = long_text(win.predictor)
+    from model.testing import text_of_pieces
+
+    P, S = win.predictor.encoder.specials
+    text = text_of_pieces(win.predictor, 2 * (512 - P - S))  # two full windows of 512 tokens
     ticks: list[float] = []
     timer = QTimer()
     timer.setInterval(10)

@@ -18,7 +18,6 @@ pytestmark = pytest.mark.gui
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = ROOT / "resources" / "model" / "model.safetensors"
 TIMEOUT_MS = 120_000
-REVIEW = "A wonderful film: the acting was superb and the story moving. " * 60  # > 512 tokens: windows
 
 
 
@@ -62,7 +61,9 @@ def test_open_hf_folder_analyse_switch_heads_and_back_to_bundled(qtbot, tiny_mod
     info = win.model_info
     assert (info.n_layers, info.n_heads, info.family) == (12, 12, "BERT")
     assert "BERT" in win.model_label.text() and "12 layers" in win.model_label.text() and "learned" in info.pe_kind
-    pred = _analyze(qtbot, win, REVIEW)
+    from model.testing import text_of_pieces
+
+    pred = _analyze(qtbot, win, text_of_pieces(win.predictor, 2 * 510))  # two full windows of 512 tokens
     assert pred.attention.shape == (12, 12, 512, 512) and pred.whole.num_windows > 1 and pred.tokens[-1] == "[SEP]"
     assert win.head_combo.count() >= 12 and win.layer_combo.count() >= 12
     for head in range(12):

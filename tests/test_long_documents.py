@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from model.testing import SAMPLE_TEXTS
-from model.windows import aggregate, merge_token_scores, view_weights, window_ranges, window_weights
+from model.windows import aggregate, merge_token_scores, window_ranges, window_weights
 
 LONG = " ".join(SAMPLE_TEXTS * 6)  # about 500 word pieces: several windows of the tiny model's 64 tokens
 
@@ -29,7 +29,7 @@ def test_a_text_that_fits_gives_identical_results_under_both_policies(tiny_predi
 
 @pytest.mark.parametrize("n, budget, stride", [(10, 10, 5), (11, 10, 5), (100, 10, 3), (1000, 63, 31), (64, 63, 63),
                                                (500, 511, 256), (2000, 511, 256), (2000, 511, 511)])
-def test_windows_cover_every_piece(n, budget, stride):
+def test_stride_windows_cover_every_piece(n, budget, stride):
     rng = np.random.default_rng(n + budget)
     for word_start in (None, rng.random(n) < 0.6):
         r = window_ranges(n, budget, stride, word_start)
@@ -40,6 +40,24 @@ def test_windows_cover_every_piece(n, budget, stride):
         assert covered.all() and r[-1, 1] == n and (np.diff(r[:, 0]) > 0).all()
         if word_start is not None:  # a start moves to a word start where one lies in the part already read
             assert all(word_start[s] or not word_start[s:prev_e].any() for (s, _), (_, prev_e) in zip(r[1:], r[:-1]))
+
+
+@pytest.mark.parametrize("n, budget", [(10, 10), (11, 10), (100, 10), (1000, 63), (64, 63), (127, 63), (500, 511),
+                                       (513, 510), (1021, 510), (2000, 511), (5000, 510)])
+def test_windows_read_every_piece_once_in_the_fewest_windows_of_nearly_equal_length(n, budget):
+    rng = np.random.default_rng(n + budget)
+    for word_start in (None, rng.random(n) < 0.6, np.ones(n, bool), np.r_[True, np.zeros(n - 1, bool)]):
+        r = window_ranges(n, budget, word_start=word_start)
+        lengths = r[:, 1] - r[:, 0]
+        assert len(r) == -(-n // budget)  # the fewest windows that hold the text
+        assert r[0, 0] == 0 and r[-1, 1] == n and (r[1:, 0] == r[:-1, 1]).all()  # side by side: each piece once
+        assert (lengths >= 1).all() and (lengths <= budget).all()
+        if word_start is None or word_start.all():
+            assert lengths.max() - lengths.min() <= 1  # nearly equal
+        elif word_start[1:].any():  # a boundary sits at a word start wherever one lies near it
+            for s in r[1:, 0]:
+                near = word_start[max(0, s - 8) : s + 8]
+                assert word_start[s] or not near.any() or lengths.max() >= budget - 8
 
 
 def test_a_long_prediction_covers_the_whole_text(tiny_predictor):
@@ -59,8 +77,9 @@ def test_a_long_prediction_covers_the_whole_text(tiny_predictor):
         s, e = pred.windows[w]
         assert alone.tokens[1:] == pred.tokens[s:e]
         assert np.allclose(alone.logits, pred.window_logits[w], atol=1e-5)
-    assert np.allclose(pred.head_tail_logits, cut.logits, atol=1e-5)  # the second view: the head+tail cut
-    assert np.allclose(pred.logits, 0.5 * pred.window_logits.mean(0) + 0.5 * pred.head_tail_logits, atol=1e-6)
+    lengths = pred.windows[:, 1] - pred.windows[:, 0]
+    assert (pred.windows[1:, 0] == pred.windows[:-1, 1]).all()  # side by side: each piece read once
+    assert np.allclose(pred.logits, lengths @ pred.window_logits / lengths.sum(), atol=1e-6)
     assert pred.window_of(int(pred.windows[-1, 1]) - 1) == pred.num_windows - 1
     scores = tiny_predictor.score_many([LONG, SAMPLE_TEXTS[0]])
     assert scores[0].num_windows == pred.num_windows and scores[1].num_windows == 1
@@ -70,15 +89,10 @@ def test_a_long_prediction_covers_the_whole_text(tiny_predictor):
 def test_the_aggregation_on_a_hand_made_two_window_text():
     logits = np.array([[2.0, 0.0], [0.0, 1.0]], np.float32)
     ranges = np.array([[0, 10], [5, 10]])  # window 1 reads 5 pieces, window 0 ten
-    assert np.allclose(aggregate(logits, ranges, "mean"), [1.0, 0.5])
-    assert np.allclose(aggregate(logits, ranges, "weighted"), [4 / 3, 1 / 3])
-    assert np.allclose(window_weights(ranges, "fresh"), [1.0, 0.0], atol=0.1)
-    cut = np.array([0.0, 3.0], np.float32)  # the head+tail cut's logits
-    assert np.allclose(aggregate(logits, ranges, head_tail=cut), [0.5 * 1.0 + 0.0, 0.5 * 0.5 + 1.5])  # the default
-    with pytest.raises(ValueError, match="head"):
-        aggregate(logits, ranges)
+    assert np.allclose(window_weights(ranges), [2 / 3, 1 / 3])  # by the pieces each reads
+    assert np.allclose(aggregate(logits, ranges), [4 / 3, 1 / 3])
     assert np.array_equal(aggregate(logits[:1], ranges[:1]), logits[0])  # one window: its own bits
-    assert np.allclose(view_weights(2), [0.25, 0.25, 0.5]) and np.array_equal(view_weights(1), [1.0])
+    assert np.array_equal(window_weights(ranges[:1]), [1.0])
 
 
 def test_merged_token_scores_follow_the_stated_rule():
@@ -98,11 +112,8 @@ def test_explanations_of_a_long_text_span_it(tiny_predictor):
         assert np.count_nonzero(e.scores[1:]) == pred.num_tokens - 1  # every word gets a score
         parts = [tiny_predictor.explain(pred.window_text(w), method, target=pred.label_index)
                  for w in range(pred.num_windows)]
-        parts.append(tiny_predictor.explain(LONG, method, target=pred.label_index, long_text="head_tail"))
         maps = [pred.document_windows().tokens_of(w) for w in range(pred.num_windows)]
-        n = pred.num_tokens - 1
-        maps.append(np.concatenate([[0], 1 + np.r_[0:15, n - 48:n]]))  # [CLS], the head's 15 pieces, the tail's 48
-        want = merge_token_scores([p.scores for p in parts], maps, pred.num_tokens, view_weights(pred.num_windows))
+        want = merge_token_scores([p.scores for p in parts], maps, pred.num_tokens, window_weights(pred.windows))
         assert np.allclose(e.scores, want, atol=1e-6)
     f = tiny_predictor.faithfulness(LONG, e)
     assert np.isfinite(f.comprehensiveness_aopc) and f.p_full == pytest.approx(float(pred.probabilities[e.target]))

@@ -51,7 +51,7 @@ class LayerHeadSelector(QObject):
         self.window_combo = QComboBox()
         self.window_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.window_combo.setToolTip("The window of a long review the attention views show (the review is read in "
-                                     "overlapping windows of the model's maximum length)")
+                                     "side-by-side windows of the model's maximum length)")
         self.window_combo.activated.connect(lambda *_: state.windows.request(int(self.window_combo.currentData())))
         state.prediction_changed.connect(self.fill_windows)
         self.fill_windows(None)

@@ -118,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threshold", type=_unit_interval, metavar="T", help="multi-label decision threshold in (0, 1): "
                    "a label is predicted when its sigmoid is at least T (default 0.5)")
     p.add_argument("--long-text", choices=("windows", "head_tail"), default="windows",
-                   help="reviews longer than the model's maximum length: read in overlapping windows (default; the "
+                   help="reviews longer than the model's maximum length: read in side-by-side windows (default; the "
                         "num_windows column) or cut to their head and tail (docs/long_documents.md)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     # --- Ray engine (issue 13, model/batch/ray_engine.py) ---

@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--limit", type=int, default=0, help="evaluate on the first N rows only")
     p.add_argument("--long-text", choices=("windows", "head_tail"), default="windows",
-                   help="read texts longer than the model's maximum length in overlapping windows (default) or cut "
+                   help="read texts longer than the model's maximum length in side-by-side windows (default) or cut "
                         "them to their head and tail")
     args = p.parse_args(argv)
     try:

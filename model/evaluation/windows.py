@@ -1,4 +1,4 @@
-"""The choice of the long-text windows' stride and aggregation, on the validation split carved from IMDB train.
+"""The choice of the long-text windows and their aggregation, on the validation split carved from IMDB train.
 
 Usage::
 
@@ -6,10 +6,16 @@ Usage::
 
 The validation split is the training pipeline's (:func:`model.training.common.validation_split`: 1,250 reviews of
 the official train split, seed 0, never trained on). Texts that fit in one window get the same result under every
-variant, so only the long ones (more pieces than a window holds) are scored: each stride's windows once, every
-aggregation (:func:`model.windows.aggregate`) on the same window logits, beside today's head+tail cut. Prints one
-JSON line per variant: stride, aggregation, accuracy on the long validation reviews and on all 1,250, windows read.
-Never reads the test split.
+variant, so only the long ones (more pieces than a window holds) are scored. Variants (docs/long_documents.md):
+
+* ``stride``: overlapping windows of the full budget, each stride, every rule of :data:`RULES`, and the mean of
+  the windows averaged with the head+tail cut (``mean+head_tail``, the default of issue 31's first version);
+* ``partition``: the product's windows (side by side, nearly equal, each piece once), weighted and with the cut;
+* ``head_tail+middle``: the head+tail cut plus the middle it drops, read in side-by-side windows, the views' logits
+  weighted by the pieces each reads (every piece once, the cut kept whole).
+
+Prints one JSON line per variant: policy, stride, aggregation, accuracy on the long validation reviews and on all
+1,250, and the pieces read (the cost: each model input's pieces, specials excluded). Never reads the test split.
 """
 
 from __future__ import annotations
@@ -20,40 +26,99 @@ import sys
 
 import numpy as np
 
+from ..core.tokenizer import head_tail_keep
 from ..long_text import forward_logits, window_inputs
-from ..windows import aggregate
+from ..windows import aggregate, window_ranges
 
-AGGREGATIONS = ("mean", "weighted", "fresh", "mean_prob", "max_margin", "ends", "ends_half")
-WITH_HEAD_TAIL = "mean+head_tail"  # the windows' mean logits and the head+tail cut's log-probabilities, averaged
+
+def _weights(ranges: np.ndarray, rule: str) -> np.ndarray:
+    """Window weights of the mean rules: ``mean`` equal, ``weighted`` by pieces, ``fresh`` by pieces the window
+    before did not read, ``ends`` the first and last windows, ``ends_half`` those 1 and the others 0.5."""
+    lengths = (ranges[:, 1] - ranges[:, 0]).astype(np.float64)
+    if rule == "mean":
+        w = np.ones_like(lengths)
+    elif rule == "weighted":
+        w = np.maximum(lengths, 1.0)
+    elif rule == "fresh":
+        seen = np.concatenate([[ranges[0, 0]], ranges[:-1, 1]])
+        w = np.maximum(ranges[:, 1] - np.maximum(ranges[:, 0], seen), 1).astype(np.float64)
+    else:
+        w = np.full(len(lengths), 0.0 if rule == "ends" else 0.5)
+        w[[0, -1]] = 1.0
+    return w / w.sum()
+
+
+def combine(z: np.ndarray, ranges: np.ndarray, rule: str) -> np.ndarray:
+    """float64 [C]: one rule of :data:`RULES` over window logits ``z`` [W, C]."""
+    z = z.astype(np.float64)
+    if rule == "mean_prob":  # log of the mean softmax
+        p = np.exp(z - z.max(1, keepdims=True))
+        return np.log((p / p.sum(1, keepdims=True)).mean(0))
+    if rule == "max_margin":  # the window most sure of its class
+        top2 = np.sort(z, axis=1)[:, -2:]
+        return z[int(np.argmax(top2[:, -1] - top2[:, 0]))]
+    return _weights(ranges, rule) @ z
+
+
+RULES = ("mean", "weighted", "fresh", "mean_prob", "max_margin", "ends", "ends_half")
+
+
+def _middle_inputs(ids: np.ndarray, encoder) -> tuple[list[np.ndarray], np.ndarray]:
+    """The ``head_tail+middle`` views of one whole encoding: the pieces the head+tail cut drops, in side-by-side
+    windows (specials added), and their piece counts."""
+    P, S = encoder.specials
+    pieces, budget = ids[P : len(ids) - S], encoder.max_len - P - S
+    kept = head_tail_keep(len(pieces), budget)
+    head = int(np.argmax(np.diff(kept) > 1)) + 1  # pieces kept before the gap
+    lo, hi = int(kept[head - 1]) + 1, int(kept[head])
+    r = window_ranges(hi - lo, budget) + lo
+    return [np.concatenate([ids[:P], pieces[s:e], ids[len(ids) - S :]]) for s, e in r], (r[:, 1] - r[:, 0])
+
+
+def _accuracy(pred: list[int], y: np.ndarray) -> int:
+    return int(sum(p == t for p, t in zip(pred, y, strict=True)))
 
 
 def variants(predictor, texts: list[str], labels: np.ndarray, strides: list[int]) -> list[dict]:
-    """Accuracy of head+tail and of every (stride, aggregation) on ``texts`` (the long validation reviews).
+    """Accuracy of head+tail and of every variant on ``texts`` (the long validation reviews).
 
     Returns:
-        one dict per variant: ``policy``, ``stride``, ``aggregation``, ``correct``, ``count``, ``windows``.
+        one dict per variant: ``policy``, ``stride``, ``aggregation``, ``correct``, ``pieces`` (read, specials
+        excluded).
     """
     positive = predictor.labels.index("positive") if "positive" in predictor.labels else 1
     y = np.where(labels == 1, positive, 1 - positive)
-    cut = predictor.score_many(texts, long_text="head_tail")
-    rows = [{"policy": "head_tail", "stride": None, "aggregation": None, "windows": len(texts),
-             "correct": int(sum(int(np.argmax(s.probabilities)) == t for s, t in zip(cut, y, strict=True)))}]
+    P, S = predictor.encoder.specials
+    budget = predictor.encoder.max_len - P - S
     whole = predictor.encoder.encode_ids_batch(texts, whole=True)
-    for stride in strides:
-        per_text = [window_inputs(predictor.encoder, ids, stride, head_tail=False) for ids, _ in whole]
+    cut = forward_logits(predictor, [ids for ids, _ in predictor.encoder.encode_ids_batch(texts)]).numpy()
+    cut = cut.astype(np.float64)  # [N, C] the head+tail cut's logits
+    rows = [{"policy": "head_tail", "stride": None, "aggregation": None, "pieces": budget * len(texts),
+             "correct": _accuracy(list(cut.argmax(1)), y)}]
+    for stride in [*strides, None]:
+        per_text = [window_inputs(predictor.encoder, ids, stride) for ids, _ in whole]
         flat = [x for inputs, _ in per_text for x in inputs]
-        logits = forward_logits(predictor, flat).numpy()
+        z = forward_logits(predictor, flat).numpy()
         bounds = np.cumsum([0] + [len(inputs) for inputs, _ in per_text])
-        for rule in AGGREGATIONS:
-            pred = [int(np.argmax(aggregate(logits[bounds[k] : bounds[k + 1]], ranges, rule)))
-                    for k, (_, ranges) in enumerate(per_text)]
-            rows.append({"policy": "windows", "stride": stride, "aggregation": rule, "windows": len(flat),
-                         "correct": int(sum(p == t for p, t in zip(pred, y, strict=True)))})
-        both = [int(np.argmax(aggregate(logits[bounds[k] : bounds[k + 1]], ranges, "mean")
-                              + np.log(np.maximum(cut[k].probabilities, 1e-12))))
-                for k, (_, ranges) in enumerate(per_text)]
-        rows.append({"policy": "windows", "stride": stride, "aggregation": WITH_HEAD_TAIL, "windows": len(flat) + len(texts),
-                     "correct": int(sum(p == t for p, t in zip(both, y, strict=True)))})
+        pieces = sum(len(x) - P - S for x in flat)
+        zs = [(z[bounds[k] : bounds[k + 1]], r) for k, (_, r) in enumerate(per_text)]
+        policy = "stride" if stride else "partition"
+        for rule in RULES if stride else ("weighted",):
+            pred = [int(np.argmax(combine(zk, r, rule))) for zk, r in zs]
+            rows.append({"policy": policy, "stride": stride, "aggregation": rule, "pieces": pieces,
+                         "correct": _accuracy(pred, y)})
+        both = [int(np.argmax(combine(zk, r, "mean" if stride else "weighted") + cut[k]))
+                for k, (zk, r) in enumerate(zs)]
+        rows.append({"policy": policy, "stride": stride, "aggregation": "mean+head_tail",
+                     "pieces": pieces + budget * len(texts), "correct": _accuracy(both, y)})
+    middles = [_middle_inputs(ids, predictor.encoder) for ids, _ in whole]
+    z = forward_logits(predictor, [x for inputs, _ in middles for x in inputs]).numpy().astype(np.float64)
+    bounds = np.cumsum([0] + [len(inputs) for inputs, _ in middles])
+    pred = [int(np.argmax((budget * cut[k] + n @ z[bounds[k] : bounds[k + 1]]) / (budget + n.sum())))
+            for k, (_, n) in enumerate(middles)]
+    rows.append({"policy": "head_tail+middle", "stride": None, "aggregation": "weighted", "correct": _accuracy(pred, y),
+                 "pieces": int(budget * len(texts) + sum(n.sum() for _, n in middles))})
+    assert np.allclose([aggregate(zk, r) for zk, r in zs], [combine(zk, r, "weighted") for zk, r in zs], atol=1e-5)
     return rows
 
 
@@ -76,14 +141,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     val_idx, _ = validation_split(len(texts))
     val = [texts[i] for i in val_idx]
-    cut = [s.truncated for s in predictor.score_many(val, long_text="head_tail")]
-    long_idx = [i for i, c in zip(val_idx, cut, strict=True) if c]
     base = predictor.score_many(val, long_text="head_tail")
-    y = labels[val_idx]
+    long_idx = [i for i, s in zip(val_idx, base, strict=True) if s.truncated]
     positive = predictor.labels.index("positive") if "positive" in predictor.labels else 1
     short_correct = int(sum(int(np.argmax(s.probabilities)) == (positive if t == 1 else 1 - positive)
-                            for s, t, c in zip(base, y, cut, strict=True)
-                            if not c))
+                            for s, t in zip(base, labels[val_idx], strict=True) if not s.truncated))
     rows = variants(predictor, [texts[i] for i in long_idx], labels[long_idx], [int(s) for s in args.strides.split(",")])
     for r in rows:
         r.update(long_count=len(long_idx), long_accuracy=r["correct"] / len(long_idx), count=len(val),
