@@ -148,3 +148,33 @@ def test_a_one_megabyte_text_is_scored_in_bounded_memory(tiny_predictor):
     assert score.ok and score.num_windows > 1000
     pred = tiny_predictor.predict(text[:100_000])  # attention of one window only, never T x T
     assert pred.num_windows > 100 and pred.attention.shape[-1] <= tiny_predictor.config.max_len
+
+
+@pytest.mark.parametrize("kind", ["wordpiece", "bytelevel", "metaspace"])
+def test_word_starts_follow_the_tokenizer_s_own_marks(kind):
+    """Window boundaries go to word starts: WordPiece marks continuations (##), byte-level BPE (RoBERTa) and
+    SentencePiece-style Metaspace (XLM-R, ALBERT) mark starts, so a piece without the mark continues a word."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    from model.core.tokenizer import TextEncoder
+
+    if kind == "wordpiece":
+        vocab = {"[UNK]": 0, "[CLS]": 1, "[PAD]": 2, "un": 3, "##believ": 4, "##able": 5, "film": 6, ",": 7}
+        tok = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]"))
+        tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        text, want = "unbelievable film,", [True, False, False, True, True]
+    else:
+        mark = "\u0120" if kind == "bytelevel" else "\u2581"
+        vocab = {"[UNK]": 0, "[CLS]": 1, "[PAD]": 2, "un": 3, "believ": 4, "able": 5, f"{mark}film": 6, ",": 7,
+                 f"{mark}un": 8}
+        tok = Tokenizer(models.BPE(vocab, [], unk_token="[UNK]"))
+        tok.pre_tokenizer = (pre_tokenizers.ByteLevel(add_prefix_space=True) if kind == "bytelevel"
+                             else pre_tokenizers.Metaspace())
+        text, want = None, None
+    enc = TextEncoder(tok, 16)
+    if text is not None:
+        ids = tok.encode(text).ids
+        assert enc.word_starts(np.array(ids)).tolist() == want
+    else:
+        ids = [8, 4, 5, 6, 7]  # "un" + "believ" + "able" (one word), " film", ","
+        assert enc.word_starts(np.array(ids)).tolist() == [True, False, False, True, False]

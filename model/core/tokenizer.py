@@ -151,6 +151,27 @@ def pad_sequences(batch: Sequence[np.ndarray], pad_id: int) -> tuple[np.ndarray,
     return ids, mask
 
 
+def _word_marks(tokenizer: Tokenizer) -> tuple[str, str]:
+    """``(continuation prefix, word-start mark)`` of a tokenizer, read from its JSON: WordPiece's
+    ``continuing_subword_prefix`` (``##``); the space mark of a byte-level pre-tokenizer (``\u0120``) or of a
+    Metaspace one (its ``replacement``, ``\u2581``); ``("", "")`` for neither."""
+    import json
+
+    spec = json.loads(tokenizer.to_str())
+    model = spec.get("model") or {}
+    if model.get("type") == "WordPiece":
+        return model.get("continuing_subword_prefix") or "##", ""
+    stack, mark = [spec.get("pre_tokenizer") or {}], ""
+    while stack:
+        pre = stack.pop()
+        stack.extend(pre.get("pretokenizers") or [])
+        if pre.get("type") == "ByteLevel":
+            mark = "\u0120"
+        elif pre.get("type") == "Metaspace":
+            mark = pre.get("replacement") or "\u2581"
+    return "", mark
+
+
 class TextEncoder:
     """Turns raw text into :class:`Encoded` inputs for a model of length ``max_len``.
 
@@ -173,12 +194,20 @@ class TextEncoder:
         return 1, 0
 
     def word_starts(self, piece_ids: np.ndarray) -> np.ndarray:
-        """bool [n]: True where a piece begins a word (not a WordPiece ``##`` continuation); for the windows'
-        starts (:func:`model.windows.window_ranges`). A vocabulary without ``##`` pieces: all True."""
+        """bool [n]: True where a piece begins a word, for the windows' boundaries (:func:`model.windows.window_ranges`).
+
+        The vocabulary says which pieces continue a word: WordPiece marks continuations (``##``); byte-level BPE
+        (RoBERTa, GPT-2: ``\u0120``, a space before) and SentencePiece (XLM-R, ALBERT, DeBERTa-v3: ``\u2581``) mark
+        starts, so there every piece without the mark continues a word (punctuation after a word too). A vocabulary
+        with none of these marks: all True."""
         if getattr(self, "_continuation", None) is None:
             vocab = self.tokenizer.get_vocab()
             table = np.zeros(max(vocab.values(), default=0) + 1, dtype=bool)
-            table[[i for t, i in vocab.items() if t.startswith("##")]] = True
+            prefix, mark = _word_marks(self.tokenizer)
+            if prefix:
+                table[[i for t, i in vocab.items() if t.startswith(prefix)]] = True
+            elif mark:
+                table[[i for t, i in vocab.items() if not t.startswith(mark)]] = True
             self._continuation = table
         ids = np.asarray(piece_ids, dtype=np.int64)
         table = self._continuation
