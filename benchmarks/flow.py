@@ -41,6 +41,20 @@ def longest_review(path: str, first: int = 300) -> str:
         return max((json.loads(line)["text"] for _, line in zip(range(first), fh)), key=len)
 
 
+def one_window(predictor: Predictor, text: str) -> str:
+    """``text`` cut at a word start to the most word pieces ``predictor`` reads in one window (511 for the bundled
+    model, 510 for a BERT), so that every method here, ``explain`` included, reads one input of about 512 tokens
+    (a longer text is explained window by window since issue 31)."""
+    enc = predictor.encoder.encode(text, whole=True)
+    P, S = predictor.encoder.specials
+    budget = predictor.encoder.max_len - P - S
+    pieces = enc.ids[P : len(enc.ids) - S]
+    if len(pieces) <= budget:
+        return text
+    cut = int(np.flatnonzero(predictor.encoder.word_starts(pieces[: budget + 1]))[-1])
+    return text[: int(enc.offsets[P + cut, 0])].rstrip()
+
+
 def timed(fn, repeats: int) -> tuple[float, float]:
     """``(median ms, min ms)`` of ``fn()`` over ``repeats`` runs after one warm-up run."""
     fn()
@@ -53,7 +67,8 @@ def timed(fn, repeats: int) -> tuple[float, float]:
 
 
 def bench(name: str, predictor: Predictor, text: str, methods: tuple[str, ...], repeats: int, ig: bool) -> list[dict]:
-    """One row per method (and for ``predict`` / integrated gradients)."""
+    """One row per method (and for ``predict`` / integrated gradients), on ``text`` cut to one window."""
+    text = one_window(predictor, text)
     tokens = len(predictor.encode(text).ids)
     rows = []
     for method in methods:
@@ -78,6 +93,7 @@ def decompx_vs_ig(name: str, predictor: Predictor, text: str, repeats: int, refe
 
     from .decompx_reference import decompx as reference_decompx
 
+    text = one_window(predictor, text)
     enc = predictor.encode(text)
     ids = torch.from_numpy(enc.ids).unsqueeze(0).to(predictor.device)
     taps = taps_of(predictor.model)

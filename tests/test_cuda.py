@@ -149,3 +149,16 @@ def test_the_scorer_on_the_gpu_writes_the_cpu_rows(tmp_path):
     for a, b in zip(rows["cpu"], rows["cuda"], strict=True):
         assert (a["label"], a["num_windows"], a["num_tokens"]) == (b["label"], b["num_windows"], b["num_tokens"])
         assert abs(float(a["p_positive"]) - float(b["p_positive"])) < 1e-4
+
+
+def test_score_many_on_the_gpu_takes_larger_passes(pair, monkeypatch):
+    import model.predictor as predictor_module
+
+    _, gpu = pair
+    seen = []
+    real = predictor_module.token_budget_batches
+    monkeypatch.setattr(predictor_module, "token_budget_batches",
+                        lambda lengths, order, batch_size, max_tokens: seen.append(max_tokens) or real(
+                            lengths, order, batch_size, max_tokens))
+    gpu.score_many(TEXTS)
+    assert seen == [predictor_module.MAX_TOKENS_GPU]

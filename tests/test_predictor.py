@@ -215,3 +215,22 @@ def test_model_info_is_an_immutable_numpy_summary(tiny_predictor):
     info.metrics["changed"] = True
     assert "changed" not in tiny_predictor.metrics
     assert f"{cfg.n_layers} layers" in info.summary()
+
+
+def test_score_many_takes_a_token_budget_by_device(tiny_predictor, monkeypatch):
+    """Padded tokens per pass: 4,096 on a CPU by default, 32,768 on a GPU (tests/test_cuda.py runs it there), or
+    what the caller asks for; the scores are the same whatever the passes."""
+    import model.predictor as predictor_module
+    from model.testing import SAMPLE_TEXTS
+
+    seen = []
+    real = predictor_module.token_budget_batches
+    monkeypatch.setattr(predictor_module, "token_budget_batches",
+                        lambda lengths, order, batch_size, max_tokens: seen.append(max_tokens) or real(
+                            lengths, order, batch_size, max_tokens))
+    a = tiny_predictor.score_many(SAMPLE_TEXTS)
+    b = tiny_predictor.score_many(SAMPLE_TEXTS, max_tokens=64)
+    assert seen == [predictor_module.MAX_TOKENS_CPU, 64]
+    assert [s.label for s in a] == [s.label for s in b]
+    np.testing.assert_allclose(np.stack([s.probabilities for s in a]), np.stack([s.probabilities for s in b]),
+                               atol=1e-6)
