@@ -223,10 +223,8 @@ class Predictor(PredictorReading, PredictorAnalysis, PredictorInternals):
         Args:
             texts: the texts; a bad one (empty, not a string, too long) gets a :class:`Score` with ``error`` set.
             batch_size: at most this many texts per forward pass.
-            max_tokens: at most this many (padded) tokens per forward pass, so batches of long reviews are smaller
-                (token-budget batching, as fairseq's ``--max-tokens``); a single text always fits. Default
-                :data:`MAX_TOKENS_CPU` (4,096) on a CPU, :data:`MAX_TOKENS_GPU` (32,768) on a GPU, where larger
-                passes scored IMDB 1.3-1.6 times faster on an H100 (docs/performance.md, "On a GPU").
+            max_tokens: at most this many (padded) tokens per forward pass (token-budget batching, as fairseq's
+                ``--max-tokens``; a single text always fits); default :data:`MAX_TOKENS_CPU` or :data:`MAX_TOKENS_GPU`.
             window: texts sorted together (default ``8 * batch_size``, at least 1024).
             progress: called as ``progress(done, total)`` after every batch.
             should_stop: checked before every batch; when it returns True, scoring stops.
