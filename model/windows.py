@@ -12,7 +12,7 @@ tokens (``[CLS]`` ...). A text that fits in one window is one window: exactly to
 result. (With a ``stride``, :func:`window_ranges` gives overlapping windows instead: the variants tried on
 validation.)
 
-The document's logits (:func:`aggregate`, rule :data:`AGGREGATION`) are the mean of the windows' logits weighted by
+The document's logits (:func:`aggregate`) are the mean of the windows' logits weighted by
 the pieces each reads (each piece counts once). The placement and the rule were chosen on the validation split
 carved from IMDB train (``python -m model.evaluation.windows``; docs/long_documents.md lists every variant tried).
 The same weights merge per-window token scores into one score per document token (:func:`merge_token_scores`,
@@ -28,7 +28,6 @@ import numpy as np
 
 POLICIES = ("windows", "head_tail")
 DEFAULT_POLICY = "windows"
-AGGREGATION = "weighted"  # the windows' logits weighted by the pieces each reads (validation)
 WORD_SEARCH = 64  # pieces a window boundary may move to reach a word start
 
 
@@ -98,7 +97,7 @@ def _partition(n: int, budget: int, word_start: np.ndarray | None) -> np.ndarray
 
 
 def window_weights(ranges: np.ndarray) -> np.ndarray:
-    """float64 [W] the windows' weights in :data:`AGGREGATION`: proportional to the pieces each reads, summing to 1
+    """float64 [W] the windows' weights in :func:`aggregate`: proportional to the pieces each reads, summing to 1
     ([1.0] for a text that fits). Source: the choice on validation, docs/long_documents.md."""
     lengths = np.maximum(np.asarray(ranges)[:, 1] - np.asarray(ranges)[:, 0], 1).astype(np.float64)
     return lengths / lengths.sum()
