@@ -45,14 +45,10 @@ def one_window(predictor: Predictor, text: str) -> str:
     """``text`` cut at a word start to the most word pieces ``predictor`` reads in one window (511 for the bundled
     model, 510 for a BERT), so that every method here, ``explain`` included, reads one input of about 512 tokens
     (a longer text is explained window by window since issue 31)."""
-    enc = predictor.encoder.encode(text, whole=True)
+    from model.testing import cut_at_word_start
+
     P, S = predictor.encoder.specials
-    budget = predictor.encoder.max_len - P - S
-    pieces = enc.ids[P : len(enc.ids) - S]
-    if len(pieces) <= budget:
-        return text
-    cut = int(np.flatnonzero(predictor.encoder.word_starts(pieces[: budget + 1]))[-1])
-    return text[: int(enc.offsets[P + cut, 0])].rstrip()
+    return cut_at_word_start(predictor, text, predictor.encoder.max_len - P - S)[0]
 
 
 def timed(fn, repeats: int) -> tuple[float, float]:

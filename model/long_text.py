@@ -192,10 +192,10 @@ class WindowCollector:
             self.segments.extend([e[1] if len(e) == 3 else None] * len(inputs))
             self.owner.extend([k] * len(inputs))
             self.ranges.append(ranges)
-        views = [len(r) for r in self.ranges]  # each text's windows
-        self.first = np.cumsum([0] + views)  # item index of each text's first window
+        counts = [len(r) for r in self.ranges]  # each text's windows
+        self.first = np.cumsum([0] + counts)  # item index of each text's first window
         self.logits: dict[int, np.ndarray] = {}
-        self.left = views
+        self.left = counts
 
     def add(self, item: int, logits: np.ndarray, probs: np.ndarray):
         """Record one item's float [C] logits and probabilities; returns (text index, Score) when that text is

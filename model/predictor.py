@@ -43,6 +43,7 @@ from .windows import aggregate, check_policy
 MAX_TOKENS_CPU = 4096  # padded tokens per score_many pass on a CPU
 MAX_TOKENS_GPU = 32768  # ... on a GPU (an H100 scored 1.3-1.6x faster than with 4,096: benchmarks.batch_passes)
 
+
 class Predictor(PredictorReading, PredictorAnalysis, PredictorInternals):
     """A loaded model + tokenizer, ready to classify.
 

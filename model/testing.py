@@ -53,10 +53,23 @@ def make_random_model_dir(
     return out
 
 
+def cut_at_word_start(predictor, text: str, n: int) -> tuple[str, int]:
+    """``(the longest start of text that is whole words of at most n word pieces, its pieces)`` for ``predictor``'s
+    tokenizer (special tokens not counted); ``text`` itself when it has at most ``n`` pieces."""
+    enc = predictor.encoder.encode(text, whole=True)
+    P, S = predictor.encoder.specials
+    pieces = enc.ids[P : len(enc.ids) - S]
+    if len(pieces) <= n:
+        return text, len(pieces)
+    cut = int(np.flatnonzero(predictor.encoder.word_starts(pieces[: n + 1]))[-1])  # the last word start <= n
+    return text[: int(enc.offsets[P + cut, 0])].rstrip(), cut
+
+
 def text_of_pieces(predictor, n: int) -> str:
     """A text of exactly ``n`` word pieces for ``predictor``'s tokenizer (special tokens not counted): the
-    :data:`SAMPLE_TEXTS` repeated, cut at a word start, then filled up with the one-piece word "a". With ``n`` a
-    multiple of the model's window budget, every window of the text is full (``model.windows.window_ranges``).
+    :data:`SAMPLE_TEXTS` repeated, cut at a word start (:func:`cut_at_word_start`), then filled up with the
+    one-piece word "a". With ``n`` a multiple of the model's window budget, every window of the text is full
+    (``model.windows.window_ranges``).
 
     Raises:
         ValueError: when the tokenizer does not split the result into exactly ``n`` pieces.
@@ -64,12 +77,8 @@ def text_of_pieces(predictor, n: int) -> str:
     text = " ".join(SAMPLE_TEXTS)
     while predictor.encoder.encode(text, whole=True).num_source_tokens <= n:
         text = f"{text} {text}"
-    enc = predictor.encoder.encode(text, whole=True)
-    P, S = predictor.encoder.specials
-    pieces = enc.ids[P : len(enc.ids) - S]
-    starts = np.flatnonzero(predictor.encoder.word_starts(pieces)[: n + 1])
-    cut = int(starts[-1])  # the last word start at or before piece n: the first `cut` pieces are whole words
-    text = text[: int(enc.offsets[P + cut, 0])].rstrip() + " a" * (n - cut)
+    text, cut = cut_at_word_start(predictor, text, n)
+    text += " a" * (n - cut)
     got = predictor.encoder.encode(text, whole=True).num_source_tokens
     if got != n:
         raise ValueError(f"could not make a text of {n} pieces (got {got})")

@@ -42,20 +42,20 @@ def decompx_macs(n_layers: int, d_model: int, d_ff: int, tokens: int, cls_explan
 
 
 def long_text_views(config, tokens: int) -> int:
-    """How many inputs of at most ``config.max_len`` tokens an explanation of a ``tokens``-token text runs on: 1 for
-    a text that fits; a longer one is explained in windows (:mod:`model.windows`) plus its head+tail cut, about
-    ceil((T - 2) / (max_len - 2)) + 1 inputs (an estimate: the windows' special tokens and word starts move it)."""
+    """How many windows an explanation of a ``tokens``-token text runs on: 1 for a text that fits; a longer one is
+    explained in side-by-side windows of nearly equal length (:mod:`model.windows`), about
+    ceil((T - 2) / (max_len - 2)) of them (an estimate: the model's special tokens and word starts move it)."""
     max_len = int(getattr(config, "max_len", 0) or 0)
     if max_len <= 2 or tokens <= max_len:
         return 1
-    return -(-(tokens - 2) // (max_len - 2)) + 1
+    return -(-(tokens - 2) // (max_len - 2))
 
 
 def estimate_seconds(method: str, config, tokens: int, n_steps: int = 32) -> float:
     """Estimated wall time of ``method`` on a text of ``tokens`` tokens, in seconds (without fixed overheads).
 
-    A text longer than ``config.max_len`` costs :func:`long_text_views` inputs of ``max_len`` tokens each (never one
-    T x T attention over the whole text).
+    A text longer than ``config.max_len`` costs :func:`long_text_views` windows of about T / W tokens each (never
+    one T x T attention over the whole text).
 
     Args:
         method: a ``model.explain`` method id. config: the predictor's config (``n_layers``, ``d_model``, ``max_len``
@@ -63,7 +63,7 @@ def estimate_seconds(method: str, config, tokens: int, n_steps: int = 32) -> flo
     """
     views = long_text_views(config, tokens)
     if views > 1:
-        return views * estimate_seconds(method, config, int(config.max_len), n_steps)
+        return views * estimate_seconds(method, config, -(-(tokens - 2) // views) + 2, n_steps)
     L, D = int(config.n_layers), int(config.d_model)
     F = int(getattr(config, "d_ff", 0) or 4 * D)
     fwd = forward_macs(L, D, F, tokens)
