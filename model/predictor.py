@@ -33,10 +33,11 @@ from .info import PE_WORKED_EXAMPLE, ModelInfo, build_model_info
 from .inputs import check_text, resolve_device, token_budget_batches
 from .inspection import PredictorInternals
 from .long_text import WindowCollector, forward_logits, whole_windows, window_inputs
+from .passes import Pass, prefetched, run_passes
 from .precision import autocast, resolve as resolve_precision
 from .prediction import NoClassificationHead, NoPositionalMatrix, Prediction, Score
 from .reading import PredictorReading, config_task
-from .segments import pad_segments, types_kw
+from .segments import types_kw
 from .windows import aggregate, check_policy
 
 
@@ -257,29 +258,27 @@ class Predictor(PredictorReading, PredictorAnalysis, PredictorInternals):
         window = window or max(1024, 8 * batch_size)
         max_tokens = max_tokens or (MAX_TOKENS_CPU if self.device.type == "cpu" else MAX_TOKENS_GPU)
         total, results, done = len(texts), [], 0
-        for w0 in range(0, total, window):
-            chunk = texts[w0 : w0 + window]
-            pairs = [None] * len(chunk) if text_pairs is None else text_pairs[w0 : w0 + window]
-            slots, good, items = self._score_items(chunk, pairs, windowed)
+        pairs = [None] * total if text_pairs is None else text_pairs
+        starts = range(0, total, window)
+        prepared = prefetched(lambda w0: self._score_items(texts[w0 : w0 + window], pairs[w0 : w0 + window], windowed),
+                              starts, ahead=self.device.type == "cuda")  # the next window tokenized during the passes
+        for w0, (slots, good, items) in zip(starts, prepared, strict=True):
             lengths = [len(ids) for ids in items.items]
             order = np.argsort(lengths, kind="stable")
-            done += len(chunk) - len(good)
-            for idx in token_budget_batches([lengths[i] for i in order], order, batch_size, max_tokens):
-                if should_stop is not None and should_stop():
-                    k = next((i for i, s in enumerate(slots) if s is None), len(slots))
-                    return results + slots[:k]  # type: ignore[operator]
-                ids, mask = self.encoder.pad_ids([items.items[i] for i in idx])  # (B, T) each
-                types = types_kw(self.model, pad_segments([items.segments[i] for i in idx], ids.shape[1]), self.device)
-                with self.masked(hm), autocast(self.precision, self.device):
-                    logits, _ = self.model(torch.from_numpy(ids).to(self.device), torch.from_numpy(mask).to(self.device),
-                                           **types)
-                probs, z = self.probabilities(logits), logits.float().cpu().numpy()  # (B, C) each
-                for row, i in enumerate(idx):
-                    if (complete := items.add(int(i), z[row], probs[row])) is not None:
-                        slots[good[complete[0]]] = complete[1]
-                        done += 1
+            done += len(slots) - len(good)
+
+            def take(batch: Pass) -> None:  # a finished pass's rows into Scores
+                nonlocal done
+                for k, score in items.add_pass(batch.idx, *batch.read()):  # (B, C) logits, (B, C') probabilities
+                    slots[good[k]] = score
+                    done += 1
                 if progress is not None:
                     progress(done, total)
+
+            batches = token_budget_batches([lengths[i] for i in order], order, batch_size, max_tokens)
+            if not run_passes(self, items, batches, hm, take, should_stop):
+                k = next((i for i, s in enumerate(slots) if s is None), len(slots))
+                return results + slots[:k]  # type: ignore[operator]
             if not good and progress is not None:
                 progress(done, total)
             results.extend(slots)  # type: ignore[arg-type]
