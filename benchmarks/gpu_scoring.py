@@ -4,17 +4,18 @@ Usage (from the root of the tree to measure; ``--tree`` runs the same measuremen
 code before a change, unpacked with ``git archive``)::
 
     python -m benchmarks.gpu_scoring split [--device cuda] [--n 25000] [--data test.jsonl.gz]
-    python -m benchmarks.gpu_scoring rate  [--device cuda] [--n 25000] [--batch-size 64] [--max-tokens M] [--precision fp32]
-        [--save probs.npy] [--tree OTHER_ROOT] [--token-processes K] [--no-prefetch]
+    python -m benchmarks.gpu_scoring rate  [--device cuda] [--n 25000] [--batch-size B] [--max-tokens M]
+        [--precision fp32] [--save probs.npy] [--tree OTHER_ROOT] [--token-processes K]
     python -m benchmarks.gpu_scoring tokenize [--n 25000] [--processes 15]
 
 * ``split``: one pass over ``--n`` seeded IMDB test reviews done the plain way, each stage finished (the device
   synchronised) before the next: tokenization (windows of 1,024 texts, the Rust tokenizer's threads), padding and
-  copies to the device, forward passes, copies back and the read-out into Scores. Seconds per stage: the profile of
-  the loop ``score_many`` ran before it overlapped these stages (:mod:`model.passes`).
+  copies to the device, forward passes, copies back and the read-out into Scores (64 texts per pass unless
+  ``--batch-size``). Seconds per stage: the profile of ``score_many``'s loop, which runs these stages in this order.
 * ``rate``: the best of ``--repeats`` timed ``score_many`` runs after a warm-up (the device synchronised around
   each); ``--token-processes K`` tokenizes in K spawned processes instead of the tokenizer's threads (a route
-  measured here, not in the product); ``--save`` writes the probabilities, float32 (N, C), to compare labels and bits between runs.
+  measured here, not in the product); ``--save`` writes the probabilities, float32 (N, C), to compare labels and
+  bits between runs.
 * ``tokenize``: the tokenizer alone, the ceiling for any scoring loop: the Rust tokenizer's own threads on windows of
   1,024 texts (as ``score_many``) and, for comparison, ``--processes`` processes each tokenizing a share.
 
@@ -69,7 +70,7 @@ def split(args) -> dict:
             took["tokenize"] += time.perf_counter() - t
             lengths = [len(x) for x in items.items]
             order = np.argsort(lengths, kind="stable")
-            for idx in token_budget_batches([lengths[i] for i in order], order, args.batch_size, max_tokens):
+            for idx in token_budget_batches([lengths[i] for i in order], order, args.batch_size or 64, max_tokens):
                 t = time.perf_counter()
                 ids, mask = pred.encoder.pad_ids([items.items[i] for i in idx])
                 ids_d, mask_d = torch.from_numpy(ids).to(dev), torch.from_numpy(mask).to(dev)
@@ -145,17 +146,12 @@ def rate(args) -> dict:
     from model.predictor import Predictor
 
     pred = Predictor.from_pretrained(args.model, args.device)
-    if args.no_prefetch:  # the product's loop with the next window tokenized inline, not on a thread
-        import model.passes as passes
-        import model.predictor as predictor
-
-        predictor.prefetched = lambda fn, items, ahead: passes.prefetched(fn, items, False)
     if args.token_processes:
         pred.encoder = PooledEncoder(pred.encoder, args.token_processes)
     if args.precision != "fp32":
         pred.use_precision(args.precision)
     texts = _sample(args.data, args.n)
-    kw = {"batch_size": args.batch_size, "max_tokens": args.max_tokens}
+    kw = {k: v for k, v in (("batch_size", args.batch_size), ("max_tokens", args.max_tokens)) if v is not None}
     pred.score_many(texts[:2000], **kw)  # warm-up
     best, scores = float("inf"), None
     for _ in range(args.repeats):
@@ -167,7 +163,8 @@ def rate(args) -> dict:
     if args.save:
         np.save(args.save, np.stack([s.probabilities for s in scores]).astype(np.float32))
     return {"mode": "rate", "tree": str(Path.cwd()), "device": pred.device_name, "precision": pred.precision,
-            "prefetch": not args.no_prefetch, "batch_size": args.batch_size, "max_tokens": args.max_tokens, "token_processes": args.token_processes, "reviews": len(texts), "best_s": round(best, 3),
+            "batch_size": args.batch_size or "default", "max_tokens": args.max_tokens or "default",
+            "token_processes": args.token_processes, "reviews": len(texts), "best_s": round(best, 3),
             "reviews_per_s": round(len(texts) / best)}
 
 
@@ -217,14 +214,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", default=None, help="model folder (default: the bundled model of the tree run)")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--n", type=int, default=25000)
-    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--batch-size", type=int, default=None, help="texts per pass (default: the device's)")
     ap.add_argument("--max-tokens", type=int, default=None, help="rate: padded tokens per pass (default: the device's)")
     ap.add_argument("--precision", default="fp32")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--processes", type=int, default=0)
     ap.add_argument("--token-processes", type=int, default=0, help="rate: tokenize in K processes (spawned)")
     ap.add_argument("--save", default=None)
-    ap.add_argument("--no-prefetch", action="store_true", help="rate: tokenize the next window inline")
     ap.add_argument("--tree", default=None, help="import `model` from this checkout's root instead")
     args = ap.parse_args(argv)
     args.data = str(Path(args.data).resolve())

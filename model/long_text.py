@@ -196,29 +196,6 @@ class WindowCollector:
         self.first = np.cumsum([0] + counts)  # item index of each text's first window
         self.logits: dict[int, np.ndarray] = {}
         self.left = counts
-        self.owner_of = np.asarray(self.owner, np.int64)  # (items,) the text of each item
-        self.one_window = np.asarray(counts, np.int64) == 1  # (texts,) read in one window
-
-    def add_pass(self, idx: np.ndarray, logits: np.ndarray, probs: np.ndarray) -> list[tuple[int, object]]:
-        """Record a forward pass: int [B] item indices, float32 (B, C) logits and (B, C') probabilities. Returns
-        ``(text index, Score)`` for each text it completes, in batch order. The texts read in one window (nearly all)
-        are read out together (:meth:`model.Predictor.read_out_many`); each Score's probabilities are its row of
-        ``probs``, as given."""
-        from .prediction import Score
-
-        owner = self.owner_of[idx]  # (B,) the text of each item
-        alone = self.one_window[owner]  # (B,)
-        rows = np.flatnonzero(alone)
-        labels, values = self.reader.read_out_many(logits[rows], probs[rows])
-        kind, done = self.reader.task.kind, {}
-        for r, k, label, value in zip(rows.tolist(), owner[rows].tolist(), labels, values, strict=True):
-            self.left[k] -= 1
-            done[r] = (k, Score(label, probs[r], self.truncated[k], self.num_tokens[k], num_windows=1, task=kind,
-                                value=value, pair_truncated=self.pair_cut[k]))
-        for r in np.flatnonzero(~alone).tolist():
-            if (complete := self.add(int(idx[r]), logits[r], probs[r])) is not None:
-                done[r] = complete
-        return [done[r] for r in sorted(done)]
 
     def add(self, item: int, logits: np.ndarray, probs: np.ndarray):
         """Record one item's float [C] logits and probabilities; returns (text index, Score) when that text is

@@ -33,16 +33,17 @@ from .info import PE_WORKED_EXAMPLE, ModelInfo, build_model_info
 from .inputs import check_text, resolve_device, token_budget_batches
 from .inspection import PredictorInternals
 from .long_text import WindowCollector, forward_logits, whole_windows, window_inputs
-from .passes import Pass, prefetched, run_passes
 from .precision import autocast, resolve as resolve_precision
 from .prediction import NoClassificationHead, NoPositionalMatrix, Prediction, Score
 from .reading import PredictorReading, config_task
-from .segments import types_kw
+from .segments import pad_segments, types_kw
 from .windows import aggregate, check_policy
 
 
 MAX_TOKENS_CPU = 4096  # padded tokens per score_many pass on a CPU
 MAX_TOKENS_GPU = 32768  # ... on a GPU (an H100 scored 1.3-1.6x faster than with 4,096: benchmarks.batch_passes)
+BATCH_SIZE_CPU = 64  # most texts per score_many pass on a CPU
+BATCH_SIZE_GPU = 256  # ... on a GPU (4-19% more reviews/s than 64 on an H100 and an H200, same labels: benchmarks.gpu_scoring)
 
 
 class Predictor(PredictorReading, PredictorAnalysis, PredictorInternals):
@@ -208,7 +209,7 @@ class Predictor(PredictorReading, PredictorAnalysis, PredictorInternals):
     def score_many(
         self,
         texts: Sequence[str],
-        batch_size: int = 64,
+        batch_size: int | None = None,
         progress: Callable[[int, int], None] | None = None,
         should_stop: Callable[[], bool] | None = None,
         window: int | None = None,
@@ -224,7 +225,7 @@ class Predictor(PredictorReading, PredictorAnalysis, PredictorInternals):
 
         Args:
             texts: the texts; a bad one (empty, not a string, too long) gets a :class:`Score` with ``error`` set.
-            batch_size: at most this many texts per forward pass.
+            batch_size: at most this many texts per pass; default :data:`BATCH_SIZE_CPU` or :data:`BATCH_SIZE_GPU`.
             max_tokens: at most this many (padded) tokens per forward pass (token-budget batching, as fairseq's
                 ``--max-tokens``; a single text always fits); default :data:`MAX_TOKENS_CPU` or :data:`MAX_TOKENS_GPU`.
             window: texts sorted together (default ``8 * batch_size``, at least 1024).
@@ -249,6 +250,7 @@ class Predictor(PredictorReading, PredictorAnalysis, PredictorInternals):
         self.require_head("scoring")
         hm = self.check_head_mask(head_mask)
         windowed = check_policy(long_text) == "windows"
+        batch_size, max_tokens = self._pass_limits(batch_size, max_tokens)
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         if text_pairs is not None and len(text_pairs) != len(texts):
@@ -256,33 +258,40 @@ class Predictor(PredictorReading, PredictorAnalysis, PredictorInternals):
         if text_pairs is not None and not self.reads_pairs and any(p is not None for p in text_pairs):
             self.check_pair("")  # raises PairNotSupported, naming the model
         window = window or max(1024, 8 * batch_size)
-        max_tokens = max_tokens or (MAX_TOKENS_CPU if self.device.type == "cpu" else MAX_TOKENS_GPU)
         total, results, done = len(texts), [], 0
-        pairs = [None] * total if text_pairs is None else text_pairs
-        starts = range(0, total, window)
-        prepared = prefetched(lambda w0: self._score_items(texts[w0 : w0 + window], pairs[w0 : w0 + window], windowed),
-                              starts, ahead=self.device.type == "cuda")  # the next window tokenized during the passes
-        for w0, (slots, good, items) in zip(starts, prepared, strict=True):
+        for w0 in range(0, total, window):
+            chunk = texts[w0 : w0 + window]
+            pairs = [None] * len(chunk) if text_pairs is None else text_pairs[w0 : w0 + window]
+            slots, good, items = self._score_items(chunk, pairs, windowed)
             lengths = [len(ids) for ids in items.items]
             order = np.argsort(lengths, kind="stable")
-            done += len(slots) - len(good)
-
-            def take(batch: Pass) -> None:  # a finished pass's rows into Scores
-                nonlocal done
-                for k, score in items.add_pass(batch.idx, *batch.read()):  # (B, C) logits, (B, C') probabilities
-                    slots[good[k]] = score
-                    done += 1
+            done += len(chunk) - len(good)
+            for idx in token_budget_batches([lengths[i] for i in order], order, batch_size, max_tokens):
+                if should_stop is not None and should_stop():
+                    k = next((i for i, s in enumerate(slots) if s is None), len(slots))
+                    return results + slots[:k]  # type: ignore[operator]
+                ids, mask = self.encoder.pad_ids([items.items[i] for i in idx])  # (B, T) each
+                types = types_kw(self.model, pad_segments([items.segments[i] for i in idx], ids.shape[1]), self.device)
+                with self.masked(hm), autocast(self.precision, self.device):
+                    logits, _ = self.model(torch.from_numpy(ids).to(self.device), torch.from_numpy(mask).to(self.device),
+                                           **types)
+                probs, z = self.probabilities(logits), logits.float().cpu().numpy()  # (B, C) each
+                for row, i in enumerate(idx):
+                    if (complete := items.add(int(i), z[row], probs[row])) is not None:
+                        slots[good[complete[0]]] = complete[1]
+                        done += 1
                 if progress is not None:
                     progress(done, total)
-
-            batches = token_budget_batches([lengths[i] for i in order], order, batch_size, max_tokens)
-            if not run_passes(self, items, batches, hm, take, should_stop):
-                k = next((i for i, s in enumerate(slots) if s is None), len(slots))
-                return results + slots[:k]  # type: ignore[operator]
             if not good and progress is not None:
                 progress(done, total)
             results.extend(slots)  # type: ignore[arg-type]
         return results
+
+    def _pass_limits(self, batch_size: int | None, max_tokens: int | None) -> tuple[int, int]:
+        """(texts, padded tokens) per :meth:`score_many` pass: the ones given, or this device's defaults."""
+        cpu = self.device.type == "cpu"
+        return (batch_size if batch_size is not None else BATCH_SIZE_CPU if cpu else BATCH_SIZE_GPU,
+                max_tokens or (MAX_TOKENS_CPU if cpu else MAX_TOKENS_GPU))
 
     def _score_items(self, chunk: Sequence[str], pairs: Sequence[str | None], windowed: bool):
         """``(slots, good, items)`` of one window of :meth:`score_many`: a Score with the error for each bad text

@@ -18,7 +18,7 @@ from .core.tokenizer import Encoded
 from .inputs import check_text
 from .prediction import PairNotSupported
 from .readout import probabilities
-from .task import REGRESSION, SINGLE_LABEL, Task, check_task, check_threshold, label_text, label_texts, predicted_labels
+from .task import REGRESSION, SINGLE_LABEL, Task, check_task, check_threshold, label_text, predicted_labels
 from .task import task_from_config
 
 
@@ -107,10 +107,3 @@ class PredictorReading:
         names = predicted_labels(probs, self.labels, kind, self._task.threshold) if len(logits) else ()
         value = float(logits[0]) if kind == REGRESSION and len(logits) else None
         return label_text(names), value
-
-    def read_out_many(self, logits: np.ndarray, probs: np.ndarray) -> tuple[list[str], list[float | None]]:
-        """:meth:`read_out` of every row of float (B, C) logits and their (B, C') probabilities at once: B labels
-        and B values (the raw output for regression, else None)."""
-        kind = self._task.kind
-        values = logits[:, 0].tolist() if kind == REGRESSION and logits.shape[1] else [None] * len(logits)
-        return label_texts(probs, self.labels, kind, self._task.threshold), values

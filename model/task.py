@@ -113,18 +113,6 @@ def predicted_labels(probabilities: np.ndarray, labels: tuple[str, ...], kind: s
     return (labels[int(p.argmax())],)
 
 
-def label_texts(probabilities: np.ndarray, labels: tuple[str, ...], kind: str,
-                threshold: float = DEFAULT_THRESHOLD) -> list[str]:
-    """:func:`label_text` of :func:`predicted_labels` for each row of float (B, C) probabilities, at once (batch
-    scoring: one argmax for a single-label batch instead of B calls). B strings; "" for regression."""
-    p = np.asarray(probabilities)
-    if kind == REGRESSION or p.shape[-1] == 0:
-        return [""] * len(p)
-    if kind == MULTI_LABEL:
-        return [label_text(tuple(labels[i] for i in np.flatnonzero(row >= threshold))) for row in p]
-    return [labels[i] for i in p.argmax(axis=1).tolist()]
-
-
 def label_text(names: tuple[str, ...]) -> str:
     """The one-string form of predicted labels, as the batch table and exports write it: joined by ``";"``."""
     return ";".join(names)

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -48,6 +50,7 @@ def test_build_extra_pulls_transformers():
 
 def test_spec_stops_without_transformers(tmp_path):
     """PyInstaller run on the spec with ``transformers`` unimportable exits with the message, before analysis."""
+    pytest.importorskip("PyInstaller", reason="the build extra (PyInstaller) is not installed")
     code = ("import sys; sys.modules['transformers'] = None; import PyInstaller.__main__ as m; "
             f"m.run(['--noconfirm', '--distpath', {str(tmp_path / 'dist')!r}, '--workpath', {str(tmp_path / 'w')!r}, "
             f"{str(ROOT / 'build_scripts' / 'attention_explorer.spec')!r}])")

@@ -263,25 +263,11 @@ class TextEncoder:
             T <= ``max_len`` (any T with ``whole``: every piece); truncated as in :class:`Encoded`.
         """
         encode = getattr(self.tokenizer, "encode_batch_fast", self.tokenizer.encode_batch)
-        return [self._ids_only(enc, whole) for enc in encode(list(texts), add_special_tokens=False)]
-
-    @property
-    def special_ids(self) -> tuple[np.ndarray, np.ndarray]:
-        """(int64 ids before the pieces, int64 ids after them): the classification token, and nothing."""
-        return np.array([self.cls_id], np.int64), np.zeros(0, np.int64)
-
-    def _ids_only(self, enc, whole: bool) -> tuple[np.ndarray, bool]:
-        """``(ids int64 [T], truncated)`` of one raw encoding for :meth:`encode_ids_batch`, the ids that
-        :meth:`_kept_ids` gives. ``enc.ids`` (a Python list) is read once and, when every piece is kept (a text that
-        fits, or ``whole``), written straight into the result: 15 instead of 24 us a review, which bounds batch
-        scoring on a GPU host (docs/performance.md, "GPU batch scoring")."""
-        pieces = enc.ids
-        (P, S), (before, after) = self.specials, self.special_ids
-        if not whole and len(pieces) > self.max_len - P - S:
-            return self._kept_ids(enc, whole)[0], True
-        ids = np.empty(P + len(pieces) + S, np.int64)
-        ids[:P], ids[P : P + len(pieces)], ids[P + len(pieces) :] = before, pieces, after
-        return ids, False
+        out = []
+        for enc in encode(list(texts), add_special_tokens=False):
+            ids, keep, n = self._kept_ids(enc, whole)
+            out.append((ids, n > len(keep)))
+        return out
 
     def pad(self, batch: Sequence[Encoded]) -> tuple[np.ndarray, np.ndarray]:
         """Right-pad encodings into a batch.

@@ -96,11 +96,6 @@ class HFTextEncoder(TextEncoder):
         """(special tokens before the pieces, after them)."""
         return len(self.prefix), len(self.suffix)
 
-    @property
-    def special_ids(self) -> tuple[np.ndarray, np.ndarray]:
-        """(int64 ids the tokenizer puts before one sequence's pieces, int64 ids after them)."""
-        return np.asarray(self.prefix, np.int64), np.asarray(self.suffix, np.int64)
-
     def _kept_ids(self, enc, whole: bool = False) -> tuple[np.ndarray, np.ndarray, int]:
         """(int64 [T] ids with the special tokens, int64 indices of the kept pieces (``whole``: all), n pieces)."""
         n = len(enc.ids)
