@@ -32,14 +32,15 @@ class PredictorAnalysis:
 
         return check_head_mask(head_mask, self.config.n_layers, self.config.n_heads)
 
-    def masked(self, head_mask: np.ndarray | None) -> AbstractContextManager:
-        """``forward_lock`` held and ``head_mask`` (validated, or None) applied inside the ``with`` block
-        (Michel et al. 2019: head h's context vector times M[l, h] before the output projection)."""
+    def masked(self, head_mask: np.ndarray | None, model=None) -> AbstractContextManager:
+        """``forward_lock`` held and ``head_mask`` (validated, or None) applied to ``model`` (default :attr:`model`)
+        inside the ``with`` block (Michel et al. 2019: head h's context vector times M[l, h] before the output
+        projection)."""
         from .explain.heads import head_mask_hooks
 
         stack = ExitStack()
         stack.enter_context(self.forward_lock)
-        stack.enter_context(head_mask_hooks(self.model, head_mask, self.config.n_heads))
+        stack.enter_context(head_mask_hooks(self.model if model is None else model, head_mask, self.config.n_heads))
         return stack
 
     def attention_flow(self, text: str, method: str = "value_norm", head_mask=None, long_text: str | None = None,

@@ -46,7 +46,8 @@ def window_inputs(encoder, ids: np.ndarray, stride: int | None = None) -> tuple[
 
 @torch.inference_mode()
 def forward_logits(predictor: Predictor, inputs: list[np.ndarray], head_mask=None) -> torch.Tensor:
-    """Logits of each input, :data:`WINDOW_BATCH` padded inputs per forward pass (the SDPA path, no weights).
+    """Logits of each input, :data:`WINDOW_BATCH` padded inputs per forward pass (the SDPA path, no weights), in the
+    predictor's precision (``Predictor.scoring``).
 
     Returns:
         float tensor [W, C] on the CPU.
@@ -54,9 +55,8 @@ def forward_logits(predictor: Predictor, inputs: list[np.ndarray], head_mask=Non
     out = []
     for b in range(0, len(inputs), WINDOW_BATCH):
         ids, mask = predictor.encoder.pad_ids(inputs[b : b + WINDOW_BATCH])
-        with predictor.masked(head_mask):
-            logits, _ = predictor.model(torch.from_numpy(ids).to(predictor.device),
-                                        torch.from_numpy(mask).to(predictor.device))
+        with predictor.scoring(head_mask) as model:
+            logits, _ = model(torch.from_numpy(ids).to(predictor.device), torch.from_numpy(mask).to(predictor.device))
         out.append(logits.float().cpu())
     return torch.cat(out)
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 import copy
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +34,7 @@ from .info import PE_WORKED_EXAMPLE, ModelInfo, build_model_info
 from .inputs import check_text, resolve_device, token_budget_batches
 from .inspection import PredictorInternals
 from .long_text import WindowCollector, forward_logits, whole_windows, window_inputs
-from .precision import autocast, resolve as resolve_precision
+from .precision import bf16_copy, resolve as resolve_precision
 from .prediction import NoClassificationHead, NoPositionalMatrix, Prediction, Score
 from .reading import PredictorReading, config_task
 from .segments import pad_segments, types_kw
@@ -74,7 +75,7 @@ class Predictor(PredictorReading, PredictorAnalysis, PredictorInternals):
         self.device = device
         self.model_dir = model_dir
         self.metrics = metrics or {}
-        self.precision = "fp32"  # of predict and score_many: "fp32" or "bf16" (:meth:`use_precision`)
+        self._precision, self._bf16 = "fp32", None  # of predict and score_many (:meth:`use_precision`)
         self._task = config_task(model.config)  # how the logits are read (:attr:`task`, :meth:`set_task`)
 
     @property
@@ -143,15 +144,37 @@ class Predictor(PredictorReading, PredictorAnalysis, PredictorInternals):
         the same device (a few MB for the shipped model), the read-only tokenizer and metadata shared.
         Its results equal this Predictor's."""
         twin = Predictor(copy.deepcopy(self.model), self.encoder, self.device, self.model_dir, self.metrics)
-        twin.precision = self.precision
+        twin.use_precision(self.precision)
         twin._task = self._task
         return twin
 
+    @property
+    def precision(self) -> str:
+        """What ``predict`` and ``score_many`` run in: "fp32" or "bf16" (set by :meth:`use_precision`)."""
+        return self._precision
+
     def use_precision(self, requested: str = "auto") -> str:
         """Run ``predict`` and ``score_many`` in ``requested`` precision ("auto", "fp32", "bf16"; auto: decided by
-        :func:`model.precision.resolve`); returns the one in use, "fp32" or "bf16". Raises ValueError: unknown one."""
-        self.precision = resolve_precision(requested, self)
-        return self.precision
+        :func:`model.precision.resolve` from the hardware's reported features and the model, never by a timing);
+        bf16 converts a copy of the weights once, here (:func:`model.precision.bf16_copy`). Returns the one in use,
+        "fp32" or "bf16". Raises ValueError: an unknown one."""
+        chosen = resolve_precision(requested, self)
+        with self.forward_lock:
+            if chosen == "bf16" and self._bf16 is None:
+                self._bf16 = bf16_copy(self.model)
+            elif chosen == "fp32":
+                self._bf16 = None
+            self._precision = chosen
+        return chosen
+
+    @contextmanager
+    def scoring(self, head_mask=None) -> Iterator[torch.nn.Module]:
+        """The model ``predict`` and ``score_many`` run (:attr:`model`, or its bfloat16 copy under bf16), with
+        :attr:`forward_lock` held and the validated ``head_mask`` (or None) applied inside the ``with`` block.
+        Its logits may be bfloat16: read them with ``.float()``."""
+        model = self._bf16 if self._precision == "bf16" else self.model
+        with self.masked(head_mask, model):
+            yield model
 
     @torch.inference_mode()
     def predict(self, text: str, head_mask=None, long_text: str | None = None, text_pair: str | None = None
@@ -183,13 +206,12 @@ class Predictor(PredictorReading, PredictorAnalysis, PredictorInternals):
             windows, inputs = None, [enc.ids]
         ids = torch.from_numpy(inputs[0]).unsqueeze(0).to(self.device)  # (1, T_0)
         mask = torch.ones_like(ids, dtype=torch.bool)  # (1, T_0)
-        with self.masked(hm), autocast(self.precision, self.device):
-            logits, attn = self.model(ids, mask, need_weights=True, **types_kw(self.model, enc.segment_ids,
+        with self.scoring(hm) as model:
+            logits, attn = model(ids, mask, need_weights=True, **types_kw(self.model, enc.segment_ids,
                                                                                 self.device))  # (1, C), (1, L, H, T_0, T_0)
         window_logits = logits.float().cpu()
         if len(inputs) > 1:  # the other windows
-            with autocast(self.precision, self.device):
-                window_logits = torch.cat([window_logits, forward_logits(self, inputs[1:], hm)])  # (W, C)
+            window_logits = torch.cat([window_logits, forward_logits(self, inputs[1:], hm)])  # (W, C)
             logits = torch.from_numpy(aggregate(window_logits.numpy(), windows.ranges))[None]
         probs = self.probabilities(logits[0])  # (C,); (0,) for regression and in attention-only mode
         z = logits[0].float().cpu().numpy().astype(np.float32)
@@ -272,8 +294,8 @@ class Predictor(PredictorReading, PredictorAnalysis, PredictorInternals):
                     return results + slots[:k]  # type: ignore[operator]
                 ids, mask = self.encoder.pad_ids([items.items[i] for i in idx])  # (B, T) each
                 types = types_kw(self.model, pad_segments([items.segments[i] for i in idx], ids.shape[1]), self.device)
-                with self.masked(hm), autocast(self.precision, self.device):
-                    logits, _ = self.model(torch.from_numpy(ids).to(self.device), torch.from_numpy(mask).to(self.device),
+                with self.scoring(hm) as model:
+                    logits, _ = model(torch.from_numpy(ids).to(self.device), torch.from_numpy(mask).to(self.device),
                                            **types)
                 probs, z = self.probabilities(logits), logits.float().cpu().numpy()  # (B, C) each
                 for row, i in enumerate(idx):

@@ -96,9 +96,10 @@ class PredictorReading:
         return self.encoder.encode_pair(check_text(text), pair)
 
     def probabilities(self, logits: torch.Tensor) -> np.ndarray:
-        """float32 [..., C] probabilities of float logits [..., C] under :attr:`task` (softmax, sigmoid; [..., 0]
-        for regression), computed in torch as :func:`model.readout.probabilities`."""
-        return probabilities(logits, self._task.kind).float().cpu().numpy().astype(np.float32)
+        """float32 [..., C] probabilities of float logits [..., C] (float32 or bfloat16) under :attr:`task` (softmax,
+        sigmoid; [..., 0] for regression), computed in float32 from the logits converted to float32 whatever the
+        precision (so a softmax row sums to 1 within float32 rounding), as :func:`model.readout.probabilities`."""
+        return probabilities(logits.float(), self._task.kind).cpu().numpy().astype(np.float32)
 
     def read_out(self, logits: np.ndarray, probs: np.ndarray) -> tuple[str, float | None]:
         """``(label, value)`` of one text's float [C] logits and their probabilities under :attr:`task`

@@ -22,6 +22,17 @@ def isolated_settings(tmp_path, monkeypatch) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def cpu_without_amx(monkeypatch) -> None:
+    """Every test sees a CPU that reports no feature flags (no AMX, no AVX512-BF16), so ``auto`` precision means
+    float32 (issue 45: tests that compare values pin float32, and the suite passes the same on an AMX CPU, an AMD
+    CPU with AVX512-BF16 and one without bf16). Tests of the bf16 route set the flags they need
+    (tests/test_precision.py); ``model.precision`` imports no torch."""
+    from model import precision
+
+    monkeypatch.setattr(precision, "cpu_flags", lambda: frozenset())
+
+
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory) -> Path:
     """A randomly initialised, tiny model folder (max_len 64, d_model 16, 2 layers, 2 heads)."""

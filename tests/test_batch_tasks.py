@@ -101,7 +101,7 @@ def test_csv_columns_multi_class_rows_and_columns(tmp_path):
     schema = RowSchema.of_rows(rows)
     assert schema.columns == ("source", "text", "label", "confidence", "p_anger", "p_fear", "p_joy", "p_love",
                               "p_sadness", "num_tokens", "truncated", "gold", "correct", "status", "num_windows",
-                              "model")
+                              "model", "precision")
     for fmt in ("csv", "jsonl", "parquet"):
         out = tmp_path / f"out.{fmt}"
         write_rows(out, rows)
@@ -134,7 +134,8 @@ def test_regression_rows_and_a_non_numeric_gold(tmp_path):
     assert summary.gold_problems == 1 and "'high' is not a number" in summary.gold_examples[0][1]
     assert rows[0].value is not None and rows[0].probabilities == () and rows[0].correct is None
     assert RowSchema.of_rows(rows).columns == ("source", "text", "text_pair", "label", "value", "num_tokens",
-                                               "truncated", "gold", "correct", "status", "num_windows", "model")
+                                               "truncated", "gold", "correct", "status", "num_windows", "model",
+                                               "precision")
     out = tmp_path / "out.csv"
     write_rows(out, rows)
     assert read_results(out) == rows

@@ -479,7 +479,7 @@ def test_cli_ray_engine_gives_the_same_metrics(gold_folder, tmp_path, capsys):
 
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
-        common = [gold_folder, "--model", BUNDLED_MODEL, "--no-progress", "--min-count", "3"]
+        common = [gold_folder, "--model", BUNDLED_MODEL, "--no-progress", "--min-count", "3", "--precision", "fp32"]
         code_local, err = run_cli([*common, "--out", tmp_path / "l.csv", "--metrics", tmp_path / "l.json"], capsys)
         code_ray, err = run_cli([*common, "--out", tmp_path / "r.csv", "--metrics", tmp_path / "r.json",
                                  "--report", tmp_path / "r.html", "--engine", "ray", "--num-workers", "2"], capsys)
@@ -490,6 +490,7 @@ def test_cli_ray_engine_gives_the_same_metrics(gold_folder, tmp_path, capsys):
     for key in ("n_scored", "n_failed", "n_with_gold", "accuracy", "f1", "confusion_matrix"):
         assert local[key] == remote[key], key
     assert remote["ece"] == pytest.approx(local["ece"], abs=1e-5)
+    assert local["precision"] == remote["precision"] == "fp32"  # the actors ran what was asked
     assert [e["token"] for e in remote["top_tokens"]["positive"]] == [e["token"] for e in local["top_tokens"]["positive"]]
     assert (tmp_path / "r.html").is_file()
 

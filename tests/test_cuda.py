@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 import torch
 
-from model import Predictor, precision
-from model.precision import PROBE_TEXTS
+from model import Predictor
+from tests.test_precision import FIXED_TEXTS
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 
@@ -25,7 +25,7 @@ TEXTS = [
     "Dull, predictable and far too long. I wanted my money back.",
     "Not bad at all, though the ending felt rushed.",
     "The worst script I have read in years, and the cast knew it.",
-    *PROBE_TEXTS,
+    *FIXED_TEXTS,
 ]
 LONG = " ".join(["The first half is a slow, careful portrait of a family that slowly falls apart."] * 40
                 + ["But the last act is a mess: loud, stupid and badly acted, a waste of a good start."] * 40)
@@ -104,19 +104,17 @@ def test_a_long_review_reads_the_same_windows(pair):
     np.testing.assert_allclose(a.window_probabilities, b.window_probabilities, atol=1e-4)
 
 
-def test_bf16_autocast_on_the_gpu_keeps_the_labels(pair):
+def test_bf16_weights_on_the_gpu_keep_the_labels(pair):
+    """auto keeps float32 on CUDA (issue 45: bf16 measured slower there for these encoders); bf16 asked for runs
+    the converted weights, with the same labels and probabilities that sum to 1."""
     _, gpu = pair
     fp32 = [s.label for s in gpu.score_many(TEXTS)]
-    picked = gpu.use_precision("auto")
-    speedup = precision.model_bf16_speedup(gpu)  # auto takes bf16 only where the model is this much faster
-    if not torch.cuda.is_bf16_supported() or speedup < 1.1:
-        assert picked == "fp32", speedup
-    elif speedup > 1.6:
-        assert picked == "bf16", speedup
+    assert gpu.use_precision("auto") == "fp32"
     try:
-        gpu.use_precision("bf16")
+        assert gpu.use_precision("bf16") == "bf16"
         bf16 = gpu.score_many(TEXTS)
         assert [s.label for s in bf16] == fp32
+        np.testing.assert_allclose([s.probabilities.sum() for s in bf16], 1.0, atol=1e-6)
         assert gpu.predict(TEXTS[0]).label == fp32[0]
     finally:
         gpu.use_precision("fp32")

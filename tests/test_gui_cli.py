@@ -35,13 +35,20 @@ def last_json_line(stdout: str) -> dict:
     return json.loads(lines[0])
 
 
-def test_self_test_prints_one_json_line(tiny_model_dir, tmp_path):
+def test_self_test_prints_one_json_line(tiny_model_dir, tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from model import precision
+
     proc = run_app("--model", str(tiny_model_dir), "--device", "cpu", "--self-test", tmp_path=tmp_path)
     assert proc.returncode == 0, proc.stderr
     out = last_json_line(proc.stdout)
     assert out["ok"] is True
     assert out["label"] in ("negative", "positive")
-    assert abs(sum(out["probabilities"].values()) - 1.0) < 1e-4
+    assert abs(sum(out["probabilities"].values()) - 1.0) < 1e-5  # read out in float32 whatever the precision
+    real = frozenset(precision._cpuinfo().get("flags", "").split())  # the child read this machine's flags
+    monkeypatch.setattr(precision, "cpu_flags", lambda: real)  # (tests/conftest.py hides them from this process)
+    assert out["precision"] == precision.auto_precision(SimpleNamespace(type="cpu"))  # auto, from the flags only
     assert (out["layers"], out["heads"]) == (2, 2)
     assert 2 <= out["num_tokens"] <= 64
     assert Path(out["model_dir"]) == Path(tiny_model_dir)

@@ -274,13 +274,27 @@ def test_start_up_imports_the_hf_backend_ahead_only_for_a_recent_hf_folder(qtbot
 
 
 def test_precision_setting_reloads_the_model_and_shows_in_the_status_bar(qtbot, tmp_path, monkeypatch):
-    """Model > Precision (issue 34): choosing bfloat16 reloads the model in bf16, the status bar says so."""
+    """Model > Precision (issues 34, 45): choosing bfloat16 reloads the model in bf16, the status bar says so; auto
+    follows the CPU's reported features: on an Intel CPU float32 without AMX, bf16 with it (simulated here)."""
     from gui_helpers import loaded_window
 
+    from model import precision
+
     w = loaded_window(qtbot, None)
-    assert w.controller.precision in ("auto", "fp32", "bf16")
-    assert w.model_info.precision in ("fp32", "bf16") and w.model_info.precision in w.model_label.text()
+    assert w.controller.precision == "auto"  # the default
+    assert w.model_info.precision == "fp32" and w.model_label.text().endswith("fp32")  # tests/conftest.py: no AMX
     with qtbot.waitSignal(w.predictor_loaded, timeout=60_000):
         w.model_menu.set_precision("bf16")
     assert w.predictor.precision == "bf16" and w.model_info.precision == "bf16"
     assert w.model_label.text().endswith("bf16")
+    monkeypatch.setattr(precision, "cpu_vendor", lambda: "GenuineIntel")
+    monkeypatch.setattr(precision, "cpu_flags", lambda: frozenset({"avx512_bf16"}))  # Intel without AMX
+    with qtbot.waitSignal(w.predictor_loaded, timeout=60_000):
+        w.model_menu.set_precision("auto")
+    assert w.predictor.precision == "fp32" and w.model_label.text().endswith("fp32")
+    monkeypatch.setattr(precision, "cpu_flags", lambda: frozenset({"avx512_bf16", "amx_bf16"}))
+    with qtbot.waitSignal(w.predictor_loaded, timeout=60_000):
+        w.model_menu.set_precision("auto")
+    assert w.predictor.precision == "bf16" and w.model_label.text().endswith("bf16")
+    probs = w.predictor.predict("A wonderful film.").probabilities
+    assert abs(float(probs.sum()) - 1.0) < 1e-6  # read out in float32: the class bars add up to 100 %

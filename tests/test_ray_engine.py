@@ -90,12 +90,14 @@ def _cli(argv, capsys) -> tuple[int, str]:
 
 
 def assert_same_rows(local: list[ResultRow], ray_rows: list[ResultRow]) -> None:
-    """Same sources (order too), texts, labels, statuses, gold labels, token counts; P(positive) within 1e-5."""
+    """Same sources (order too), texts, labels, statuses, gold labels, token counts, precision; P(positive) within
+    1e-5. The callers pin float32 (``--precision fp32``): the actors are other processes, which see the real CPU
+    flags (an AMX CPU's ``auto`` is bf16 there, not in this process: tests/conftest.py)."""
     assert [r.source for r in ray_rows] == [r.source for r in local]
     for a, b in zip(local, ray_rows, strict=True):
         assert (a.text, a.label, a.status, a.gold, a.correct, a.num_tokens, a.truncated, a.text_pair, a.labels,
-                a.task) == (b.text, b.label, b.status, b.gold, b.correct, b.num_tokens, b.truncated, b.text_pair,
-                            b.labels, b.task), a.source
+                a.task, a.precision) == (b.text, b.label, b.status, b.gold, b.correct, b.num_tokens, b.truncated,
+                                         b.text_pair, b.labels, b.task, b.precision), a.source
         assert (a.value is None) == (b.value is None) and (a.value is None or abs(a.value - b.value) <= 1e-5)
         if not a.probabilities:
             assert not b.probabilities
@@ -123,7 +125,7 @@ def test_plan_pool_keeps_a_cpu_for_ray_data():
 
 def test_a_review_that_breaks_scoring_gets_its_status(tiny_predictor):
     class Fragile:
-        labels = tiny_predictor.labels
+        labels, precision = tiny_predictor.labels, tiny_predictor.precision
 
         def score_many(self, texts, *args, **kwargs):
             if any("BOOM" in t for t in texts):
@@ -195,7 +197,7 @@ def test_missing_ray_names_the_extra(tmp_path, tiny_model_dir, capsys, monkeypat
 @needs_ray
 def test_ray_rows_equal_local_rows_and_exit_codes(ray_session, bundled_predictor, hostile_folder, tmp_path, capsys):
     common = [hostile_folder, tmp_path / "missing.txt", "--model", BUNDLED_MODEL, "--batch-size", "4",
-              "--no-progress"]
+              "--no-progress", "--precision", "fp32"]
     code_local, _ = _cli([*common, "--out", tmp_path / "local.jsonl"], capsys)
     code_ray, err = _cli([*common, "--out", tmp_path / "ray.jsonl", "--engine", "ray", "--num-workers", "2"], capsys)
     assert code_local == code_ray == 1, err
@@ -222,7 +224,8 @@ def test_ray_rows_equal_local_rows_for_a_multi_label_pair_model(ray_session, tmp
     data = tmp_path / "pairs.jsonl"
     data.write_text("".join(f'{{"text": "first text {i}", "text_pair": "second {i % 3}", "labels": ["class_{i % 4}"]}}\n'
                             for i in range(12)) + '{"text": "x", "text_pair": "y", "labels": ["nope"]}\n')
-    common = [data, "--model", model, "--batch-size", "4", "--no-progress", "--threshold", "0.45"]
+    common = [data, "--model", model, "--batch-size", "4", "--no-progress", "--threshold", "0.45", "--precision",
+              "fp32"]
     code, err_local = _cli([*common, "--out", tmp_path / "local.jsonl"], capsys)
     assert code == 0, err_local
     code, err = _cli([*common, "--out", tmp_path / "ray.jsonl", "--engine", "ray", "--num-workers", "1"], capsys)
@@ -262,7 +265,7 @@ def test_killed_actor_is_retried_without_losing_or_duplicating_rows(ray_session,
     marker = tmp_path / "crashed-once"
     monkeypatch.setenv(ray_engine.TEST_CRASH_ENV, str(marker))
     rows = [r for c in ray_engine.score_paths_ray([hostile_folder], BUNDLED_MODEL, batch_size=4, block_rows=4,
-                                                  num_workers=2) for r in c]
+                                                  num_workers=2, precision="fp32") for r in c]
     assert marker.exists(), "no actor exited: the crash hook did not run"
     local = [r for c in score_records(bundled_predictor, iter_records([hostile_folder])) for r in c]
     assert len({r.source for r in rows}) == len(rows)

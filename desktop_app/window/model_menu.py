@@ -132,7 +132,7 @@ class ModelMenu(QObject):
         sub.setToolTipsVisible(True)
         group = QActionGroup(sub)
         chosen = self.window.controller.precision
-        for key, text in (("auto", "&Auto (bfloat16 where it is faster and agrees)"), ("fp32", "&float32"),
+        for key, text in (("auto", "&Auto (bfloat16 on a CPU with AMX, else float32)"), ("fp32", "&float32"),
                           ("bf16", "&bfloat16")):
             act = sub.addAction(text)
             act.setCheckable(True)

@@ -10,6 +10,8 @@ import os
 
 from PySide6.QtCore import QSettings
 
+from model.precision import PRECISIONS
+
 APP_NAME = "Attention Explorer"
 SETTINGS_ENV = "ATTENTION_EXPLORER_SETTINGS"  # path of an .ini file to use instead of the user's settings
 
@@ -20,7 +22,7 @@ PRECISION_KEY = "inference/precision"  # "auto" (default), "fp32" or "bf16": see
 def precision_setting() -> str:
     """The precision the user chose for predict and batch scoring ("auto" unless set; an unknown value: "auto")."""
     value = str(app_settings().value(PRECISION_KEY, "auto"))
-    return value if value in ("auto", "fp32", "bf16") else "auto"
+    return value if value in PRECISIONS else "auto"
 
 
 def app_settings() -> QSettings:

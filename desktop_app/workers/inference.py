@@ -72,7 +72,7 @@ class InferenceWorker(BackgroundWorker):
                 gc.freeze()  # the modules stay: keep them out of the window's gc.collect() on the GUI thread
             self.progress.emit("Loading weights\u2026")
             predictor = Predictor.from_pretrained(model_dir, device=device)
-            predictor.use_precision(precision)  # auto: a probe of a few texts where bf16 may pay off
+            predictor.use_precision(precision)  # auto: from the CPU's reported features (model.precision)
             info = predictor.model_info(load_s=time.perf_counter() - t0)
         except Exception as exc:  # noqa: BLE001 - any failure becomes a message, never a traceback in the GUI
             log.debug("model load failed:\n%s", traceback.format_exc())

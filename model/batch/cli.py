@@ -43,6 +43,7 @@ from .readers import DEFAULT_MAX_FILE_BYTES
 from .rows import RowSchema
 from .shards import ShardWriter, is_shard_folder
 from .walk import estimate_count, iter_records
+from ..precision import PRECISIONS
 from ..task import TASKS
 
 MAX_LISTED_FAILURES = 50
@@ -107,9 +108,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", metavar="DIR", help="model folder: ours or a Hugging Face classifier folder "
                    "(safetensors, tokenizer.json); default: the bundled resources/model")
     p.add_argument("--device", metavar="DEV", help="cpu, cuda, cuda:1, ... (default: CUDA when available)")
-    p.add_argument("--precision", choices=("auto", "fp32", "bf16"), default="auto",
-                   help="fp32, bf16 (autocast) or auto: bf16 where the device computes it faster and the model's labels "
-                   "agree on a probe set, else fp32 (model/precision.py; default auto)")
+    p.add_argument("--precision", choices=PRECISIONS, default="auto",
+                   help="fp32, bf16 (the weights converted once) or auto: bf16 on a CPU that reports AMX (amx_bf16), "
+                   "else fp32; decided from the hardware's reported features, never timed (model/precision.py; "
+                   "default auto). The summary line and each row's precision column say what ran")
     p.add_argument("--max-file-mb", type=_positive_float, default=DEFAULT_MAX_FILE_BYTES / 2**20, metavar="M",
                    help="refuse one-review files larger than M MiB (default %(default)g)")
     p.add_argument("--task", choices=TASKS, help="read the model's outputs as this task instead of what its "
@@ -173,7 +175,7 @@ def _ray_chunks(args: argparse.Namespace, max_bytes: int, progress, gold=None):
         pair_column=args.pair_column, label_column=args.label_column,
         batch_size=args.batch_size, address=args.ray_address, num_workers=args.num_workers,
         gpus_per_worker=args.gpus_per_worker or 0.0, device=args.device, progress=progress, on_plan=on_plan, gold=gold,
-        task=(args.task, args.threshold))
+        task=(args.task, args.threshold), precision=args.precision)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -235,7 +237,7 @@ def _load_predictor(prog: str, args: argparse.Namespace):
             print(f"{prog}: --task/--threshold: {exc}", file=sys.stderr)
             raise _Stop(2) from None
     if args.engine != "ray":
-        args.precision_used = predictor.use_precision(args.precision)
+        predictor.use_precision(args.precision)
     return predictor
 
 
@@ -318,8 +320,7 @@ def _score_into(prog: str, args: argparse.Namespace, predictor, writer, max_byte
 def _report(args: argparse.Namespace, summary: Summary, writer, shards: bool, interrupted: bool) -> int:
     """The summary and failures on stderr; returns the exit status (0 ok, 1 failures, 130 interrupted)."""
     rss = peak_rss_bytes()
-    line = summary.line() + (f" · peak RSS {rss / 2**20:,.0f} MiB" if rss else "") + \
-        (f" · precision {args.precision_used}" if getattr(args, "precision_used", None) else "")
+    line = summary.line() + (f" · peak RSS {rss / 2**20:,.0f} MiB" if rss else "")
     print(line, file=sys.stderr)
     if summary.failed:
         print(f"{summary.failed:,} input(s) could not be scored:", file=sys.stderr)

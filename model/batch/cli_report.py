@@ -31,6 +31,7 @@ from .corpus import corpus_metrics
 from .corpus_tokens import CorpusTokens, corpus_token_scores
 from .engine import ResultRow
 from .report import DEFAULT_TOP, MAX_FAILURES, write_metrics_json, write_report_html
+from .rows import precision_of
 
 
 def add_report_arguments(parser: argparse.ArgumentParser, positive_int) -> None:
@@ -139,19 +140,21 @@ def write_corpus_outputs(prog: str, args: argparse.Namespace, predictor, rows: l
         ``interrupted`` True when Ctrl+C stopped the token pass.
     """
     metrics = corpus_metrics(rows, labels=tuple(predictor.labels))  # the model's label order (issue 30)
+    precision = precision_of(rows)  # what the rows ran in (the Ray engine's too)
     tokens, stopped = None, False
     if not args.no_token_scores and not interrupted:
         texts = [r.text for r in rows if r.ok]
         tokens, stopped = _token_pass(prog, args, predictor, texts)
     try:
         if args.metrics:
-            write_metrics_json(args.metrics, metrics, tokens, args.top_tokens)
+            write_metrics_json(args.metrics, metrics, tokens, args.top_tokens, precision)
             print(f"wrote metrics to {args.metrics}", file=sys.stderr)
         if args.report:
             write_report_html(args.report, metrics, tokens, model_name=model_name(args, predictor),
                               date=datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
                               source=", ".join(args.paths), top=args.top_tokens, elapsed_s=elapsed_s,
-                              failures=[(r.source, r.status) for r in rows if not r.ok][:MAX_FAILURES])
+                              failures=[(r.source, r.status) for r in rows if not r.ok][:MAX_FAILURES],
+                              precision=precision)
             print(f"wrote the report to {args.report}", file=sys.stderr)
     except OSError as exc:
         print(f"{prog}: cannot write the report/metrics: {exc}", file=sys.stderr)

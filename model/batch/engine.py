@@ -30,7 +30,7 @@ from model.task import MULTI_LABEL, REGRESSION, SINGLE_LABEL
 from .gold import GoldReader
 from .readers import Record
 
-from .rows import EXPORT_COLUMNS, ResultRow, RowSchema, failed_row  # noqa: F401 - re-exported
+from .rows import EXPORT_COLUMNS, ResultRow, RowSchema, failed_row, precision_label  # noqa: F401 - re-exported
 
 
 def model_id(predictor: Any) -> str:
@@ -42,20 +42,21 @@ def model_id(predictor: Any) -> str:
 
 @dataclass(frozen=True)
 class _Context:
-    """What every row of one run shares: the model's labels, task and folder, and its gold-label reader."""
+    """What every row of one run shares: the model's labels, task, folder and precision, and its gold-label reader."""
 
     labels: tuple[str, ...]
     task: str
     model: str
     gold: GoldReader
     reads_pairs: bool
+    precision: str
 
 
 def _context(predictor: Any) -> _Context:
     labels = tuple(predictor.labels)
     task = getattr(getattr(predictor, "task", None), "kind", SINGLE_LABEL)
     return _Context(labels, task, model_id(predictor), GoldReader(labels, task),
-                    bool(getattr(predictor, "reads_pairs", False)))
+                    bool(getattr(predictor, "reads_pairs", False)), str(getattr(predictor, "precision", "")))
 
 
 GoldProblem = Callable[[str, str], None]
@@ -191,6 +192,7 @@ def scored_row(rec: Record, s: Any, ctx: _Context, gold: str) -> ResultRow:
         num_tokens=int(s.num_tokens), truncated=bool(s.truncated), gold=gold, correct=correct, status="ok",
         num_windows=int(getattr(s, "num_windows", 1)), model=ctx.model, text_pair=rec.text_pair,
         value=None if value is None else float(value), labels=ctx.labels if task != REGRESSION else (), task=task,
+        precision=ctx.precision,
     )
 
 
@@ -207,6 +209,7 @@ class Summary:
         correct: scored rows whose prediction equals the gold label.
         elapsed_s: wall time of the run in seconds (set by the caller).
         models: scored rows per model that scored them (:attr:`ResultRow.model`), in first-seen order.
+        precisions: scored rows per precision they ran in (:attr:`ResultRow.precision`; rows without one not counted).
         failures: the first ``max_failures`` ``(source, status)`` pairs.
         gold_problems: gold labels the model does not know (:meth:`gold_problem`; those rows have no gold).
         gold_examples: the first ``max_failures`` ``(source, problem)`` pairs of them.
@@ -222,6 +225,7 @@ class Summary:
     failures: list[tuple[str, str]] = field(default_factory=list)
     max_failures: int = 200
     models: dict[str, int] = field(default_factory=dict)
+    precisions: dict[str, int] = field(default_factory=dict)
     gold_problems: int = 0
     gold_examples: list[tuple[str, str]] = field(default_factory=list)
     has_positive: bool = False  # some scored row's model has a class called "positive" (the share is shown then)
@@ -243,6 +247,8 @@ class Summary:
                 continue
             self.ok += 1
             self.models[r.model] = self.models.get(r.model, 0) + 1
+            if r.precision:
+                self.precisions[r.precision] = self.precisions.get(r.precision, 0) + 1
             self.positive += r.label == "positive"
             self.has_positive = self.has_positive or "positive" in r.labels
             if r.correct is not None:
@@ -276,6 +282,8 @@ class Summary:
             parts.append(f"{self.gold_problems:,} gold label(s) not understood (left empty)")
         if self.reviews_per_s is not None:
             parts.append(f"{self.reviews_per_s:,.1f} reviews/s")
+        if (precision := precision_label(self.precisions)) is not None:
+            parts.append(f"precision {precision}")
         return " · ".join(parts)
 
 

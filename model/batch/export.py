@@ -239,7 +239,7 @@ def excerpt_rows(rows: Iterable[ResultRow], max_chars: int = DEFAULT_EXCERPT_CHA
     return out
 
 
-OPTIONAL_COLUMNS = {"model", "num_windows"}  # added in issues 33 and 31: exports written before still read back
+OPTIONAL_COLUMNS = {"model", "num_windows", "precision"}  # added in issues 33, 31, 45: older exports still read back
 REQUIRED_COLUMNS = ("source", "text", "label", "num_tokens", "truncated", "gold", "correct", "status")
 
 

@@ -153,10 +153,12 @@ class ScoringActor:
         device: ``"cpu"``, ``"cuda"``, ...; ``"cuda"`` falls back to the CPU where no GPU is visible.
         torch_threads: intra-op threads of this actor (see :func:`model.batch.ray_pool.plan_pool`).
         task: ``(kind, threshold)`` passed to :meth:`model.Predictor.set_task` (None keeps the config's).
+        precision: passed to :meth:`model.Predictor.use_precision` (``auto`` decides on each node from its own CPU's
+            reported features; each row says what it ran in).
     """
 
     def __init__(self, model_dir: str, batch_size: int, device: str, torch_threads: int,
-                 task: tuple[str | None, float | None] = (None, None)) -> None:
+                 task: tuple[str | None, float | None] = (None, None), precision: str = "auto") -> None:
         import torch
 
         from ..predictor import Predictor
@@ -167,6 +169,7 @@ class ScoringActor:
         self.predictor = Predictor.from_pretrained(model_dir, device=device)
         if task != (None, None):  # the driver's --task / --threshold (checked there)
             self.predictor.set_task(*task)
+        self.predictor.use_precision(precision)
         self.batch_size = batch_size
         self.calls = 0
 
@@ -239,6 +242,7 @@ def score_paths_ray(
     on_plan: Callable[[PoolPlan], None] | None = None,
     gold: tuple[GoldReader, Callable[[str, str], None]] | None = None,
     task: tuple[str | None, float | None] = (None, None),
+    precision: str = "auto",
 ) -> Iterator[list[ResultRow]]:
     """Score every review in ``paths`` on Ray; yields lists of rows that, concatenated, follow the input order.
 
@@ -250,12 +254,10 @@ def score_paths_ray(
         model_dir: the model folder; must be readable at the same path on every node.
         text_column, pair_column, label_column, max_file_bytes: passed to :func:`model.batch.walk.iter_records`.
         batch_size: texts per forward pass inside an actor.
-        address: None starts a local Ray instance (``num_cpus`` CPUs, default
-            all); ``"auto"`` or ``"ray://host:port"`` joins a running cluster.
-            If Ray is already initialised in this process it is reused.
+        address: None starts a local Ray instance (``num_cpus`` CPUs, default all); ``"auto"`` or
+            ``"ray://host:port"`` joins a running cluster. If Ray is already initialised in this process it is reused.
         num_workers, gpus_per_worker: the pool (see :func:`model.batch.ray_pool.plan_pool`).
-        device: the actors' torch device; default ``"cuda"`` when
-            ``gpus_per_worker`` > 0, else ``"cpu"``.
+        device: the actors' torch device; default ``"cuda"`` when ``gpus_per_worker`` > 0, else ``"cpu"``.
         block_rows: records per block (one actor call); default ``4 * batch_size``.
         window_rows: records per Ray Dataset (bounds the driver's memory).
         progress: called as ``progress(done)`` with the rows received so far.
@@ -263,7 +265,8 @@ def score_paths_ray(
         gold: ``(reader, on_gold_problem)``: the driver reads each record's gold label with the model's
             :class:`~model.batch.gold.GoldReader` and reports the ones the model does not know, as the local engine
             does (the actors' rows leave those golds empty).
-        task: ``(kind, threshold)`` for every actor's :meth:`model.Predictor.set_task` (``(None, None)``: the config's).
+        task, precision: every actor's :meth:`model.Predictor.set_task` ``(kind, threshold)`` (``(None, None)``: the
+            config's) and :meth:`model.Predictor.use_precision` (:data:`model.precision.PRECISIONS`).
 
     Raises:
         RuntimeError: Ray is not installed (:data:`CLUSTER_HINT`).
@@ -283,7 +286,7 @@ def score_paths_ray(
         _quiet_ray_data(ray)
         ctor = {"model_dir": str(Path(model_dir).resolve()), "batch_size": batch_size,
                 "device": device or ("cuda" if gpus_per_worker > 0 else "cpu"), "torch_threads": plan.torch_threads,
-                "task": task}
+                "task": task, "precision": precision}
         options = _map_options(plan, ctor)
         records = _checked_gold(iter_records(paths, text_column=text_column, max_file_bytes=max_file_bytes,
                                              pair_column=pair_column, label_column=label_column), gold)

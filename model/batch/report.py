@@ -8,6 +8,7 @@
        "ece": float | null,
        "top_tokens": {"positive": [{"token": str, "score": float, "count": int}, ...], "negative": [...]} | null,
        "task": "single_label" | "multi_label" | "regression", "labels": [str, ...],
+       "precision": "fp32" | "bf16" | "bf16 (n), fp32 (m)" | null,   # what the rows ran in (model/precision.py)
        # single-label:
        "macro_f1": float, "weighted_f1": float,
        "per_class": {label: {"precision": float, "recall": float, "f1": float, "support": int}, ...},
@@ -56,7 +57,7 @@ from .svg import (
 DEFAULT_TOP = 20
 MAX_FAILURES = 20  # failures listed in the report
 METRICS_KEYS = ("n_scored", "n_failed", "n_with_gold", "accuracy", "f1", "confusion_matrix", "ece", "top_tokens",
-                "task", "labels")
+                "task", "labels", "precision")
 TASK_KEYS = {
     SINGLE_LABEL: ("macro_f1", "weighted_f1", "per_class"),
     MULTI_LABEL: ("micro_f1", "macro_f1", "subset_accuracy", "hamming_loss", "per_class"),
@@ -88,7 +89,8 @@ def _task_values(metrics: CorpusMetrics) -> dict:
     return {k: values[k] for k in TASK_KEYS[metrics.task]}
 
 
-def metrics_dict(metrics: CorpusMetrics, tokens: CorpusTokens | None, top: int = DEFAULT_TOP) -> dict:
+def metrics_dict(metrics: CorpusMetrics, tokens: CorpusTokens | None, top: int = DEFAULT_TOP,
+                 precision: str | None = None) -> dict:
     """The ``metrics.json`` content (module docstring) as a dict with exactly :data:`METRICS_KEYS` and then the
     task's :data:`TASK_KEYS`, in order.
 
@@ -96,6 +98,7 @@ def metrics_dict(metrics: CorpusMetrics, tokens: CorpusTokens | None, top: int =
         metrics: from :func:`model.batch.corpus.corpus_metrics`.
         tokens: from :func:`model.batch.corpus_tokens.corpus_token_scores`, or None (``top_tokens`` null).
         top: tokens per list.
+        precision: what the rows ran in (:func:`model.batch.rows.precision_of`), or None (unknown).
     """
     confusion = None
     if metrics.confusion is not None:
@@ -108,14 +111,14 @@ def metrics_dict(metrics: CorpusMetrics, tokens: CorpusTokens | None, top: int =
         "n_scored": metrics.n_scored, "n_failed": metrics.n_failed, "n_with_gold": metrics.n_with_gold,
         "accuracy": _num(metrics.accuracy), "f1": _num(metrics.f1), "confusion_matrix": confusion,
         "ece": _num(metrics.ece), "top_tokens": top_tokens, "task": metrics.task, "labels": list(metrics.labels),
-        **_task_values(metrics),
+        "precision": precision, **_task_values(metrics),
     }
 
 
 def write_metrics_json(path: str | os.PathLike, metrics: CorpusMetrics, tokens: CorpusTokens | None,
-                       top: int = DEFAULT_TOP) -> None:
+                       top: int = DEFAULT_TOP, precision: str | None = None) -> None:
     """Write :func:`metrics_dict` to ``path`` as UTF-8 JSON (indented), atomically. Raises OSError."""
-    text = json.dumps(metrics_dict(metrics, tokens, top), indent=2, ensure_ascii=False)
+    text = json.dumps(metrics_dict(metrics, tokens, top, precision), indent=2, ensure_ascii=False)
     atomic_write_bytes(path, (text + "\n").encode("utf-8"))
 
 
@@ -278,7 +281,7 @@ def _token_section(tokens: CorpusTokens | None, top: int) -> str:
 
 def render_report_html(metrics: CorpusMetrics, tokens: CorpusTokens | None, *, model_name: str, date: str,
                        source: str = "", top: int = DEFAULT_TOP, elapsed_s: float | None = None,
-                       failures: Sequence[tuple[str, str]] = ()) -> str:
+                       failures: Sequence[tuple[str, str]] = (), precision: str | None = None) -> str:
     """The report as one self-contained HTML document (UTF-8 text; no scripts, no external resources).
 
     Args:
@@ -290,9 +293,12 @@ def render_report_html(metrics: CorpusMetrics, tokens: CorpusTokens | None, *, m
         top: tokens per ranked list.
         elapsed_s: scoring time to mention, if known.
         failures: ``(source, status)`` of rows not scored, the first :data:`MAX_FAILURES` listed (escaped).
+        precision: what the rows ran in (:func:`model.batch.rows.precision_of`), shown after the model; None: not
+            shown.
     """
     m = metrics
-    sub = f"Model: {model_name} \u00b7 {date}" + (f" \u00b7 {source}" if source else "")
+    sub = (f"Model: {model_name}" + (f" \u00b7 precision {precision}" if precision else "") + f" \u00b7 {date}"
+           + (f" \u00b7 {source}" if source else ""))
     parts = [_cards(m), '<div class="grid">', *_gold_sections(m), _histogram(m), _length_section(m), "</div>",
              _token_section(tokens, top), _failures_section(m, failures)]
     foot = f"{m.n_rows:,} rows ({m.n_scored:,} scored, {m.n_failed:,} failed)"

@@ -5,7 +5,7 @@ model's label order (``labels``), the regression ``value``, the second text of a
 :class:`RowSchema` (the model's labels, its task, whether texts are pairs), names the exported columns::
 
     source, text, [text_pair], label, [confidence], [p_<label> per class], [value],
-    num_tokens, truncated, gold, correct, status, num_windows, model
+    num_tokens, truncated, gold, correct, status, num_windows, model, precision
 
 ``text_pair`` only when texts are pairs; ``confidence`` only for single-label models; ``p_<label>`` for single- and
 multi-label models (the bundled model writes ``p_negative, p_positive``); ``value`` only for regression. Every
@@ -55,6 +55,8 @@ class ResultRow:
         labels: the model's C class names (``Predictor.labels``), naming ``probabilities``; ``()`` for regression
             and when not scored.
         task: :data:`model.task.TASKS`.
+        precision: what the model ran in when it scored the row, ``"fp32"`` or ``"bf16"``
+            (:mod:`model.precision`; "" when not scored or unknown).
     """
 
     source: str
@@ -72,6 +74,7 @@ class ResultRow:
     value: float | None = None
     labels: tuple[str, ...] = ()
     task: str = SINGLE_LABEL
+    precision: str = ""
 
     @property
     def ok(self) -> bool:
@@ -93,9 +96,26 @@ class ResultRow:
 
 
 BLOCK_FIELDS = ("source", "text", "label", "probabilities", "num_tokens", "truncated", "gold", "correct", "status",
-                "num_windows", "model", "text_pair", "value", "labels", "task")
+                "num_windows", "model", "text_pair", "value", "labels", "task", "precision")
 """Every :class:`ResultRow` field, in order (the Ray engine's blocks carry them all)."""
 assert tuple(f.name for f in fields(ResultRow)) == BLOCK_FIELDS
+
+
+def precision_of(rows: Sequence[ResultRow]) -> str | None:
+    """What the scored ``rows`` ran in (:attr:`ResultRow.precision`), as :func:`precision_label` says it."""
+    counts: dict[str, int] = {}
+    for r in rows:
+        if r.ok and r.precision:
+            counts[r.precision] = counts.get(r.precision, 0) + 1
+    return precision_label(counts)
+
+
+def precision_label(counts: dict[str, int]) -> str | None:
+    """``"fp32"`` or ``"bf16"`` when every counted row ran in one precision (``counts``: rows per precision),
+    ``"bf16 (3), fp32 (5)"`` (by name) when they differ (a Ray cluster of different CPUs), None when empty."""
+    if len(counts) <= 1:
+        return next(iter(counts), None)
+    return ", ".join(f"{name} ({n:,})" for name, n in sorted(counts.items()))
 
 
 def failed_row(record: Record, status: str | None = None, gold: str = "") -> ResultRow:
@@ -155,7 +175,7 @@ class RowSchema:
             cols += self._probability_columns
         else:
             cols.append("value")
-        return (*cols, "num_tokens", "truncated", "gold", "correct", "status", "num_windows", "model")
+        return (*cols, "num_tokens", "truncated", "gold", "correct", "status", "num_windows", "model", "precision")
 
     def values(self, row: ResultRow) -> dict[str, Any]:
         """``row`` as a dict keyed by :attr:`columns`, in order (None for unknown values)."""
@@ -173,7 +193,7 @@ class RowSchema:
         else:
             out["value"] = row.value
         out.update(num_tokens=row.num_tokens, truncated=row.truncated, gold=row.gold, correct=row.correct,
-                   status=row.status, num_windows=row.num_windows, model=row.model)
+                   status=row.status, num_windows=row.num_windows, model=row.model, precision=row.precision)
         return out
 
     def arrow_schema(self, pa: Any) -> Any:
@@ -219,12 +239,13 @@ def row_from_mapping(d: dict[str, Any]) -> ResultRow:
         num_windows=int(d.get("num_windows") or (1 if status == "ok" else 0)), model=str(d.get("model") or ""),
         text_pair=str(pair) if pair else None,
         value=_float(d.get("value")), labels=names if status == "ok" else (),
-        task=task if status == "ok" else SINGLE_LABEL,
+        task=task if status == "ok" else SINGLE_LABEL, precision=str(d.get("precision") or ""),
     )
 
 
 EXPORT_COLUMNS = RowSchema().columns
 """The bundled model's columns: ``source, text, label, confidence, p_negative, p_positive, num_tokens, truncated,
-gold, correct, status, num_windows, model``."""
+gold, correct, status, num_windows, model, precision``."""
 
-__all__ = ["BLOCK_FIELDS", "EXPORT_COLUMNS", "PROBABILITY_PREFIX", "ResultRow", "RowSchema", "binary_row", "failed_row", "row_from_mapping"]
+__all__ = ["BLOCK_FIELDS", "EXPORT_COLUMNS", "PROBABILITY_PREFIX", "ResultRow", "RowSchema", "binary_row", "failed_row", "precision_label", "precision_of",
+           "row_from_mapping"]

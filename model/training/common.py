@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from .. import precision
 from ..core.tokenizer import pad_sequences
 from ..textio import read_labelled_rows
 
@@ -133,14 +134,12 @@ def pick_device(name: str = "auto") -> torch.device:
 
 
 def cpu_has_native_bf16() -> bool:
-    """Whether this CPU has bf16 matrix instructions (AVX512-BF16 or AMX), read from ``/proc/cpuinfo`` (Linux);
-    False when it cannot be read. Without them bf16 autocast *slows* training: 24 s against 5 s in float32 for a
-    36,000-token distillation step on this project's 2-core AVX2 EPYC (``python -m benchmarks.train_step``)."""
-    try:
-        flags = Path("/proc/cpuinfo").read_text(errors="replace")
-    except OSError:
-        return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
+    """Whether this CPU has bf16 matrix instructions (AVX512-BF16 or AMX), read from ``/proc/cpuinfo`` (Linux;
+    :func:`model.precision.cpu_flags`); False when it cannot be read. Without them bf16 autocast *slows* training:
+    24 s against 5 s in float32 for a 36,000-token distillation step on this project's 2-core AVX2 EPYC
+    (``python -m benchmarks.train_step``)."""
+    flags = precision.cpu_flags()
+    return precision.AVX512_BF16_FLAG in flags or precision.AMX_FLAG in flags
 
 
 def resolve_precision(precision: str, device: torch.device) -> str:
