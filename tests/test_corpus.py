@@ -7,7 +7,6 @@ definition, and the batched token scores with a naive recomputation (one review 
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 import re
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from imdb_data import imdb_sample
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
 
 from model.batch import ResultRow, read_results
@@ -26,7 +26,6 @@ from model.batch.corpus_tokens import CorpusTokens, corpus_token_scores
 from model.batch.report import METRICS_KEYS, TASK_KEYS, metrics_dict, render_report_html, write_metrics_json, write_report_html
 
 ROOT = Path(__file__).resolve().parent.parent
-IMDB_TEST = ROOT.parent / "shared" / "data" / "imdb" / "test.jsonl.gz"
 BUNDLED_MODEL = ROOT / "resources" / "model"
 
 
@@ -104,14 +103,13 @@ def test_metrics_equal_sklearn(seed):
 def test_metrics_of_real_imdb_rows_equal_sklearn(bundled_predictor):
     from model.batch import Record, normalize_gold, score_records
 
-    with gzip.open(IMDB_TEST, "rt", encoding="utf-8") as fh:
-        data = [json.loads(line) for _, line in zip(range(300), fh)]
+    data = imdb_sample("first80")
     records = [Record(f"imdb:{i}", d["text"], normalize_gold(d["label"]) if i % 4 else None)
                for i, d in enumerate(data)] + [Record("bad.txt", None, "positive", "unreadable")]
     rows = [r for chunk in score_records(bundled_predictor, records) for r in chunk]
     m = corpus_metrics(rows)
     y, yhat = gold_pairs(rows)
-    assert (m.n_scored, m.n_failed, m.n_with_gold) == (300, 1, 225)
+    assert (m.n_scored, m.n_failed, m.n_with_gold) == (80, 1, 60)
     assert m.accuracy == pytest.approx(accuracy_score(y, yhat))
     assert m.f1 == pytest.approx(f1_score(y, yhat, pos_label="positive"))
     np.testing.assert_array_equal(m.confusion, confusion_matrix(y, yhat, labels=["negative", "positive"]))
@@ -247,16 +245,11 @@ def naive_token_scores(predictor, texts, min_count: int) -> dict[str, tuple[floa
     return {w: (sums[w] / counts[w], counts[w]) for w in sums if counts[w] >= min_count}
 
 
-def short_imdb_reviews(n: int, max_chars: int = 700) -> list[str]:
-    out = []
-    with gzip.open(IMDB_TEST, "rt", encoding="utf-8") as fh:
-        for line in fh:
-            text = json.loads(line)["text"]
-            if len(text) <= max_chars:
-                out.append(text)
-                if len(out) == n:
-                    return out
-    return out
+def short_imdb_reviews(n: int) -> list[str]:
+    """The first ``n`` (at most 50) IMDB test reviews of at most 700 characters (the committed sample)."""
+    texts = [r["text"] for r in imdb_sample("short50")]
+    assert n <= len(texts)
+    return texts[:n]
 
 
 def assert_same_scores(got: CorpusTokens, want: dict[str, tuple[float, int]]) -> None:
@@ -395,11 +388,9 @@ def gold_folder(tmp_path) -> Path:
     root = tmp_path / "reviews"
     for label in ("pos", "neg"):
         (root / label).mkdir(parents=True)
-    with gzip.open(IMDB_TEST, "rt", encoding="utf-8") as fh:
-        for i, line in zip(range(80), fh):
-            d = json.loads(line)
-            label = "pos" if d["label"] in (1, "pos", "positive") else "neg"
-            (root / label / f"{i}.txt").write_text(d["text"], encoding="utf-8")
+    for i, d in enumerate(imdb_sample("first80")):
+        label = "pos" if d["label"] in (1, "pos", "positive") else "neg"
+        (root / label / f"{i}.txt").write_text(d["text"], encoding="utf-8")
     (root / "neg" / "empty.txt").write_text("")
     return root
 

@@ -18,17 +18,13 @@ def test_unknown_precision_is_refused(tiny_predictor):
 
 
 def test_bf16_and_fp32_give_the_same_labels_on_a_fixed_set(bundled_predictor):
-    """The bundled model on the probe texts and 200 fixed IMDB test reviews (when present): same labels, probabilities
+    """The bundled model on the probe texts and the 80 committed IMDB test reviews: same labels, probabilities
     within 0.02; the predictor's precision is restored, and predict follows it."""
     p = bundled_predictor
     texts = list(PROBE_TEXTS)
-    from tests.conftest import IMDB
+    from imdb_data import imdb_sample
 
-    if (IMDB / "test.jsonl.gz").is_file():
-        from model.textio import read_labelled
-
-        all_texts, _ = read_labelled(IMDB / "test.jsonl.gz")
-        texts += [all_texts[i] for i in np.random.default_rng(0).permutation(len(all_texts))[:200]]
+    texts += [r["text"] for r in imdb_sample("first80")]
     same, diff = probe_agreement(p, tuple(texts))
     assert same and diff <= 0.02, diff
     assert p.precision == "fp32"
