@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -195,18 +194,14 @@ def test_length_and_truncation_slices():
     np.testing.assert_array_equal(m.histogram.counts, np.histogram(p, m.histogram.edges)[0])
 
 
-def test_metrics_are_immutable_and_fast():
-    rows = make_rows(25_000, 7)
-    corpus_metrics(rows)
-    t0 = time.perf_counter()
-    m = corpus_metrics(rows)
-    elapsed = time.perf_counter() - t0
+def test_metrics_are_immutable():
+    """Their speed on 25,000 rows: ``python -m benchmarks.corpus_metrics_tasks`` (never asserted in tests)."""
+    m = corpus_metrics(make_rows(2000, 7))
     assert isinstance(m, CorpusMetrics)
     with pytest.raises(AttributeError):
         m.accuracy = 1.0  # type: ignore[misc]
     with pytest.raises(ValueError):
         m.confusion[0, 0] = 1
-    assert elapsed < 0.25, f"{elapsed * 1000:.0f} ms for 25,000 rows (about 6 ms when the machine is idle)"
 
 
 # ---------------------------------------------------------------------------------------------------------------
