@@ -373,6 +373,26 @@ def test_report_is_one_self_contained_escaped_file(tmp_path):
     assert "No gold labels" in no_gold and "not computed" in no_gold and "<script" not in no_gold
 
 
+def test_report_histogram_ticks_captions_and_a_tiny_corpus_note():
+    """Issue 46: the count axis labels whole counts where they are (0, 2, .., 10, not 2.5 printed as "2"); the length
+    chart's caption says long reviews are read in windows; a corpus too small for the token ranking says so."""
+    import dataclasses
+    import re
+
+    from model.batch.svg import count_ticks, histogram_svg
+
+    assert [count_ticks(t) for t in (1, 2, 5, 10, 20, 25, 50, 100, 250, 1000)] == [1, 2, 5, 5, 4, 5, 5, 4, 5, 4]
+    svg = histogram_svg(np.linspace(0, 1, 11), [("all", np.array([10, 3, 0, 1, 0, 0, 0, 0, 2, 9]), "#000")], "p")
+    ticks = re.findall(r'text-anchor="end"[^>]*>([^<]+)<', svg)
+    assert ticks == ["0", "2", "4", "6", "8", "10"], ticks
+    m = corpus_metrics(make_rows(300, 3))
+    html = render_report_html(m, fake_tokens(), model_name="m", date="d")
+    assert "read whole, in windows" in html and "head+tail policy" not in html and "Too few reviews" not in html
+    tiny = dataclasses.replace(fake_tokens(), n_texts=8, n_explained=8, n_skipped=0)
+    html = render_report_html(m, tiny, model_name="m", date="d")
+    assert "Too few reviews for this ranking: a token must appear in at least 5 of the 8 reviews" in html
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # The command line
 
