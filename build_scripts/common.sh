@@ -8,6 +8,8 @@
 #                    (default: the CPU-only index https://download.pytorch.org/whl/cpu;
 #                    a GPU user sets e.g. https://download.pytorch.org/whl/cu126)
 #   SKIP_APT=1       never call apt-get (just report what is missing)
+#   BIN_DIR          where install_and_launch.sh links the commands (default: ~/.local/bin)
+#   NO_PATH_EDIT=1   never add BIN_DIR to ~/.bashrc (just say how)
 
 TORCH_SPEC="torch==2.13.0"
 
@@ -82,4 +84,32 @@ ensure_venv() {
     fi
     log "installing attention-explorer${extras:+[$extras]} (editable)"
     "$py" -m pip install -q -e ".${extras:+[$extras]}"
+}
+
+ENTRY_POINTS="attention-explorer attention-explorer-score"
+
+# link_entry_points: puts the app's commands on the user's PATH: a symlink in $BIN_DIR (default ~/.local/bin) to
+# each of $ENTRY_POINTS in $VENV/bin (a file there that is not such a link is left alone, and said so). When
+# $BIN_DIR is not on PATH, one marked line in ~/.bashrc adds it (NO_PATH_EDIT=1: only says what to type), so the
+# commands work in every new shell, and the line to type now is printed.
+link_entry_points() {
+    local bin="${BIN_DIR:-$HOME/.local/bin}" venv_bin name target
+    venv_bin="$(cd "${VENV:-.venv}/bin" && pwd)"
+    mkdir -p "$bin"
+    for name in $ENTRY_POINTS; do
+        target="$venv_bin/$name"
+        if [ -e "$bin/$name" ] && [ ! -L "$bin/$name" ]; then
+            log "left $bin/$name alone (not a link of ours); run $target instead"
+            continue
+        fi
+        ln -sfn "$target" "$bin/$name"
+    done
+    log "linked $ENTRY_POINTS into $bin"
+    case ":$PATH:" in *":$bin:"*) return 0 ;; esac
+    local line="export PATH=\"$bin:\$PATH\"  # added by attention-explorer (build_scripts/install_and_launch.sh)"
+    if [ "${NO_PATH_EDIT:-0}" != "1" ] && ! grep -qsF "$line" "$HOME/.bashrc"; then
+        printf '\n%s\n' "$line" >> "$HOME/.bashrc"
+        log "added $bin to PATH in ~/.bashrc (new shells)"
+    fi
+    log "in this shell, type first:  export PATH=\"$bin:\$PATH\""
 }

@@ -5,7 +5,8 @@
 #
 # Debian/Ubuntu: installs the missing Qt system packages with apt-get (sudo only when not root).
 # Other systems: prints the package list and continues. See build_scripts/common.sh for knobs
-# (PYTHON, VENV, TORCH_INDEX_URL for a GPU build, SKIP_APT=1).
+# (PYTHON, VENV, TORCH_INDEX_URL for a GPU build, SKIP_APT=1, BIN_DIR, NO_PATH_EDIT=1). It links the commands
+# attention-explorer and attention-explorer-score into ~/.local/bin and puts that folder on PATH for new shells.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source build_scripts/common.sh
@@ -13,6 +14,7 @@ source build_scripts/common.sh
 # shellcheck disable=SC2086  # word splitting of the package lists is intended
 ensure_apt_packages $PYTHON_PACKAGES $QT_RUNTIME_PACKAGES
 ensure_venv "hf"
+link_entry_points  # attention-explorer and attention-explorer-score on PATH in new shells (~/.local/bin)
 
 if [ ! -f resources/model/model.safetensors ]; then
     log "warning: resources/model/model.safetensors is missing; the app will say so (train one: README, 'Retrain')"

@@ -1,7 +1,8 @@
 """``python -m desktop_app`` and the ``attention-explorer`` gui-script.
 
-The process start time is recorded here, before any heavy import, so that
-``--quit-after-show`` can report the cold-start time to the first painted window.
+The app's start time is recorded here, before any heavy import, so that ``--quit-after-show`` can report the
+cold-start time to the first painted window (from the app's own start, not the process's: a launcher may have
+``exec``-ed into it after running for minutes).
 """
 
 from __future__ import annotations

@@ -99,7 +99,8 @@ def window_token_map(predictor: Predictor, text: str, windows: DocumentWindows, 
 def explain_document(predictor: Predictor, text: str, method: str, prediction, target: int | None, **kwargs):
     """Explain a long text: each of its windows explained for the document's class, the scores merged
     (:func:`model.windows.merge_token_scores` with :func:`model.windows.window_weights`: a document token's score is
-    its score in the window that reads it times that window's weight). ``progress`` gets (windows done, W).
+    its score in the window that reads it times that window's weight; :func:`window_token_map` places them). Each
+    window's text is explained as one input (``long_text="head_tail"``). ``progress`` gets (windows done, W).
 
     Returns:
         :class:`model.explain.Explanation` with float32 [T] scores over the document's T tokens.
@@ -112,7 +113,9 @@ def explain_document(predictor: Predictor, text: str, method: str, prediction, t
     weights = window_weights(windows.ranges)
     scores, maps, elapsed, deltas = [], [], 0.0, []
     for v in range(windows.count):
-        e = predictor.explain(window_text(text, windows, v), method, target=target, **kwargs)
+        # a window's text is one input: when a window starts inside a word its text alone may need a piece or two more
+        # than the window holds (issue 46), and the head+tail cut of those few keeps it one input, never new windows
+        e = predictor.explain(window_text(text, windows, v), method, target=target, long_text="head_tail", **kwargs)
         maps.append(window_token_map(predictor, text, windows, v, len(e.scores)))
         scores.append(e.scores)
         elapsed += e.elapsed_s

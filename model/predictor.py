@@ -131,7 +131,7 @@ class Predictor(PredictorReading, PredictorAnalysis, PredictorInternals):
             hf_model, hf_encoder, hf_metrics = load_hf_folder(model_dir, dev)
             return cls(hf_model, hf_encoder, dev, model_dir, hf_metrics)
         model = load_model(model_dir, dev)
-        tokenizer = load_tokenizer(model_dir / TOKENIZER_FILE)
+        tokenizer = load_tokenizer(model_dir / TOKENIZER_FILE, rows=model.config.vocab_size)
         if tokenizer.get_vocab_size() != model.config.vocab_size:
             raise ValueError(
                 f"{model_dir / TOKENIZER_FILE} has {tokenizer.get_vocab_size()} tokens but the model expects "

@@ -61,12 +61,23 @@ def _extra_mlm_head(t: dict) -> dict:
             "cls.predictions.bias": torch.zeros(t["bert.embeddings.word_embeddings.weight"].shape[0])}
 
 
-def _token_beyond_table(folder: Path) -> None:
-    path = folder / "tokenizer.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
-    data["model"]["vocab"]["zzzfar"] = 100_000
-    data["added_tokens"] = data.get("added_tokens") or []
-    path.write_text(json.dumps(data), encoding="utf-8")
+def _vocab_entry(token: str, value: object) -> Callable[[Path], None]:
+    def damage(folder: Path) -> None:
+        path = folder / "tokenizer.json"
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["model"]["vocab"][token] = value
+        path.write_text(json.dumps(data), encoding="utf-8")
+
+    return damage
+
+
+def _tokenizer_config(**changes) -> Callable[[Path], None]:
+    def damage(folder: Path) -> None:
+        path = folder / "tokenizer_config.json"
+        data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        path.write_text(json.dumps({**data, **changes}), encoding="utf-8")
+
+    return damage
 
 
 def _cls_id_beyond_table(folder: Path) -> None:
@@ -107,8 +118,17 @@ BREAKERS: dict[str, tuple[Callable[[Path], None], str]] = {
                                  "id2label.*0..1"),
     "layer_norm_eps 0": (lambda f: edit_config(f, layer_norm_eps=0), "layer_norm_eps"),
     "deeply nested config.json": (_nested, "nested too deeply"),
-    "token id beyond the embedding table": (_token_beyond_table, "tokenizer.*100000"),
-    "[CLS] id beyond the embedding table": (_cls_id_beyond_table, "token id 5000"),
+    "token id beyond the embedding table": (_vocab_entry("zzzfar", 100_000), "tokenizer.*100000"),
+    "[CLS] id beyond the embedding table": (_cls_id_beyond_table, r"tokenizer.json.*'\[CLS\]' the id 5000"),
+    "token id 10^9": (_vocab_entry("zzzfar", 10**9), r"tokenizer.json: the vocabulary gives the token 'zzzfar' the "
+                      r"id 1000000000, beyond the model's embedding table of 200 rows"),
+    "two tokens with one id": (_vocab_entry("zzzfar", 5), r"tokenizer.json: the vocabulary gives the tokens .* the same "
+                               r"id 5"),
+    "token id a string": (_vocab_entry("zzzfar", "7"), r"tokenizer.json.*'zzzfar' the id '7', not an integer"),
+    "vocab_size below the tokenizer's ids": (lambda f: edit_config(f, vocab_size=100),
+                                             r"config.json: vocab_size is 100 but the weights' word-embedding table "
+                                             r"has 200 rows"),
+    "model_max_length 2": (_tokenizer_config(model_max_length=2), r"tokenizer_config.json: model_max_length is 2"),
     "weights file truncated": (lambda f: (f / "model.safetensors").write_bytes(
         (f / "model.safetensors").read_bytes()[:500]), "model.safetensors.*damaged|could not be loaded"),
     "integer weights": (lambda f: edit_weights(f, lambda t: {k: (v * 100).int() if k.endswith("query.bias") else v

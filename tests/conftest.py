@@ -11,7 +11,6 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED_MODEL = ROOT / "resources" / "model"
-IMDB = ROOT.parent / "shared" / "data" / "imdb"
 
 
 @pytest.fixture(autouse=True)

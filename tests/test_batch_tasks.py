@@ -55,26 +55,68 @@ def rows_of(predictor, paths, **columns):
 
 @pytest.mark.parametrize(("raw", "source", "gold"), [
     ("Joy", "column", "joy"), (" SADNESS ", "column", "sadness"), ("2", "column", "joy"), ("4.0", "column", "sadness"),
-    ("JOY", "folder", "joy"), ("reviews", "folder", ""), ("", "column", ""), (None, "column", "")])
+    ("JOY", "folder", "joy"), ("reviews", "folder", None), ("", "column", None), (None, "column", None)])
 def test_gold_reader_single_label(raw, source, gold):
     assert GoldReader(EMOTIONS).read(raw, source) == (gold, None)
 
 
 def test_gold_reader_problems_and_other_tasks():
     g, problem = GoldReader(EMOTIONS).read("surprise")
-    assert g == "" and "'surprise' is not one of the model's labels (anger, fear" in problem
-    assert GoldReader(EMOTIONS).read("7")[0] == ""  # an id out of range
+    assert g is None and "'surprise' is not one of the model's labels (anger, fear" in problem
+    assert GoldReader(EMOTIONS).read("7")[0] is None  # an id out of range
     ml = GoldReader(EMOTIONS, "multi_label")
     assert ml.read("sadness; Joy;anger") == ("anger;joy;sadness", None)
     assert ml.read("1;3") == ("fear;love", None)
     assert ml.read("joy;boredom")[1] is not None
     reg = GoldReader(("score",), "regression")
     assert reg.read("3.8") == ("3.8", None)
-    assert reg.read("high")[0] == "" and "not a number" in reg.read("high")[1]
+    assert reg.read("high")[0] is None and "not a number" in reg.read("high")[1]
     binary = GoldReader(("negative", "positive"))  # the bundled model keeps pos/neg, 0/1, true/false
-    assert [binary.read(v, "folder")[0] for v in ("pos", "neg", "unsup")] == ["positive", "negative", ""]
+    assert [binary.read(v, "folder")[0] for v in ("pos", "neg", "unsup")] == ["positive", "negative", None]
     assert [binary.read(v)[0] for v in ("1", "0", "true", "NEGATIVE")] == ["positive", "negative", "positive",
                                                                           "negative"]
+
+
+def test_multi_label_explicit_empty_gold_is_a_label_set(tmp_path):
+    """Issue 46: ``"labels": []`` or an empty label cell is the empty label set, a gold label; only a missing field
+    or column (or JSON null) is no gold. The metrics of 200 rows, a quarter of them empty, equal scikit-learn's."""
+    from sklearn.metrics import f1_score, hamming_loss
+
+    from model.batch import corpus_metrics
+
+    ml = GoldReader(EMOTIONS, "multi_label")
+    assert ml.read("") == ("", None) and ml.read(None) == (None, None) and ml.read(" ", "folder") == (None, None)
+    rng = np.random.default_rng(0)
+    objs = []
+    for i in range(200):
+        labels = [] if i % 4 == 0 else sorted({EMOTIONS[k] for k in rng.integers(0, 5, rng.integers(1, 3))})
+        objs.append({"text": "x" * int(rng.integers(1, 60)), "labels": labels})
+    objs += [{"text": "no labels field"}, {"text": "null labels", "labels": None}]
+    f = tmp_path / "toxic.jsonl"
+    f.write_text("\n".join(json.dumps(o) for o in objs) + "\n")
+    rows, summary = rows_of(FakePredictor(EMOTIONS, "multi_label"), [f])
+    assert all(r.ok for r in rows) and [r.has_gold for r in rows] == [True] * 200 + [False, False]
+    assert rows[0].gold == "" and rows[0].correct == (rows[0].label == "") and rows[-1].correct is None
+    assert summary.with_gold == 200
+    m = corpus_metrics(rows)
+
+    def onehot(texts):
+        return np.array([[n in t.split(";") for n in EMOTIONS] for t in texts], int)
+
+    y, yhat = onehot([r.gold for r in rows[:200]]), onehot([r.label for r in rows[:200]])
+    assert m.n_with_gold == 200
+    assert m.micro_f1 == pytest.approx(f1_score(y, yhat, average="micro", zero_division=0), abs=1e-12)
+    assert m.hamming_loss == pytest.approx(hamming_loss(y, yhat), abs=1e-12)
+    assert m.subset_accuracy == pytest.approx(np.mean((y == yhat).all(1)), abs=1e-12)
+    csv = tmp_path / "toxic.csv"  # an empty cell is the empty set; a short row (no cell at all) is no gold
+    csv.write_text("text,labels\nfine,\nangry,anger\nshort\n")
+    rows, _ = rows_of(FakePredictor(EMOTIONS, "multi_label"), [csv])
+    assert [(r.gold, r.has_gold) for r in rows] == [("", True), ("anger", True), ("", False)]
+    for fmt in ("csv", "jsonl"):  # the exported rows keep it (their correct column)
+        write_rows(tmp_path / f"out.{fmt}", rows)
+        assert [r.has_gold for r in read_results(tmp_path / f"out.{fmt}")] == [True, True, False]
+    rows, _ = rows_of(FakePredictor(EMOTIONS), [csv])  # single-label: an empty cell stays no gold
+    assert [r.has_gold for r in rows] == [False, True, False]
 
 
 def test_folders_named_after_classes_give_gold(tmp_path):

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import gzip
-import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED_MODEL = ROOT / "resources" / "model"
-IMDB = ROOT.parent / "shared" / "data" / "imdb"
 
 CLEAR_REVIEWS = [
     (("This is one of the best films I have ever seen. The acting is superb, the script is witty and moving, "
@@ -36,21 +32,11 @@ def test_clear_reviews(bundled_predictor, text, label):
 
 
 def test_clear_imdb_test_reviews(bundled_predictor):
-    """Short, strongly rated IMDB test reviews (rating 1 or 10) are classified correctly."""
-    path = IMDB / "test.jsonl.gz"
-    meta = IMDB / "test_meta.tsv.gz"
-    if not path.is_file() or not meta.is_file():
-        pytest.skip("IMDB test split not available at ../shared/data/imdb")
-    with gzip.open(meta, "rt") as fh:
-        next(fh)
-        ratings = [int(line.split("\t")[3]) for line in fh]
-    picked = []
-    with gzip.open(path, "rt") as fh:
-        for row, rating in zip(fh, ratings):
-            r = json.loads(row)
-            if rating in (1, 10) and len(r["text"]) < 600:
-                picked.append((r["text"], "positive" if r["label"] == 1 else "negative"))
-    rng = np.random.default_rng(0)
-    sample = [picked[i] for i in rng.choice(len(picked), 40, replace=False)]
+    """40 short, strongly rated IMDB test reviews (rating 1 or 10; the committed sample's "clear40") are classified
+    correctly."""
+    from imdb_data import imdb_sample
+
+    sample = [(r["text"], "positive" if r["label"] == 1 else "negative") for r in imdb_sample("clear40")]
+    assert len(sample) == 40
     correct = sum(bundled_predictor.predict(t).label == y for t, y in sample)
     assert correct >= 36, f"{correct}/40 clear reviews right"

@@ -157,7 +157,7 @@ def test_corpus_updates_are_throttled_not_per_row(qtbot, panels):
     m = wait_metrics(qtbot, corpus, len(rows))
     updates = corpus.updates - before
     assert updates <= elapsed / 0.2 + 2, (updates, elapsed)
-    assert updates < 20  # never per chunk, let alone per row
+    assert updates < 200  # never per chunk (200 of them), let alone per row
     assert m.n_scored == sum(r.ok for r in rows)
 
 

@@ -204,6 +204,31 @@ def test_cli_on_tiny_model(tiny_model_dir, tmp_path, capsys):
     assert result["best_method"] == "attention" and isinstance(result["best_at_least_2x_random"], bool)
 
 
+def test_cli_reads_a_long_imdb_review_window_by_window_as_the_app(tiny_model_dir, tiny_predictor, tmp_path, capsys):
+    """Issue 46: the evaluation of a review longer than the model's maximum length (the tiny model reads 64 tokens:
+    a real IMDB review of 5,700 characters takes many windows) gives the app's numbers, ``Predictor.explain`` and
+    ``Predictor.faithfulness`` window by window, where it used to stop with "the explanation has N scores"."""
+    from imdb_data import imdb_sample
+
+    text = max((r["text"] for r in imdb_sample("first80")), key=len)
+    assert tiny_predictor.predict(text).num_windows > 1
+    data = tmp_path / "long.jsonl.gz"
+    with gzip.open(data, "wt", encoding="utf-8") as fh:
+        fh.write(json.dumps({"text": text, "label": 0}) + "\n")
+    methods = ["attention", "grad_x_input", "random"]
+    argv = ["--data", str(data), "--n", "1", "--model", str(tiny_model_dir), "--methods", *methods, "--no-progress"]
+    assert main(argv) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert result["n"] == 1 and result["skipped"] == 0 and set(result["methods"]) == set(methods)
+    for m in methods:
+        e = tiny_predictor.explain(text, m, seed=0)
+        assert len(e.scores) == tiny_predictor.encode(text).num_source_tokens + sum(tiny_predictor.encoder.specials)
+        f = tiny_predictor.faithfulness(text, e)
+        got = result["methods"][m]
+        assert got["comprehensiveness_aopc"] == pytest.approx(f.comprehensiveness_aopc, abs=1e-6), m
+        assert got["sufficiency_aopc"] == pytest.approx(f.sufficiency_aopc, abs=1e-6), m
+
+
 def test_cli_reports_missing_file(tmp_path, capsys):
     assert main(["--data", str(tmp_path / "nope.jsonl.gz"), "--model", str(tmp_path)]) == 2
     assert "error:" in capsys.readouterr().err

@@ -137,21 +137,13 @@ def test_decompx_contributions_sum_to_the_logits(tiny_predictor):
 
 
 def test_decompx_on_the_bundled_model_at_full_length(bundled_predictor):
-    with gzip.open(_imdb_test(), "rt", encoding="utf-8") as fh:
-        text = max((json.loads(line)["text"] for _, line in zip(range(300), fh)), key=len)
+    from imdb_data import imdb_sample
+
+    text = max((r["text"] for r in imdb_sample("first80")), key=len)
     flow = bundled_predictor.attention_flow(text, "decompx", long_text="head_tail")
     pred = bundled_predictor.predict(text, long_text="head_tail")  # the cut: one input of up to 512 tokens
     assert flow.num_tokens == pred.num_tokens >= 400
     np.testing.assert_allclose(flow.contributions.astype(np.float64).sum(0), pred.logits, atol=1e-4)
-
-
-def _imdb_test():
-    from tests.conftest import IMDB
-
-    path = IMDB / "test.jsonl.gz"
-    if not path.is_file():
-        pytest.skip("the IMDB test set is not present")
-    return path
 
 
 # ------------------------------------------------------------------------------------------ API and records

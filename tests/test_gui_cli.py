@@ -69,8 +69,25 @@ def test_quit_after_show_reports_first_window_time(tiny_model_dir, tmp_path):
     proc = run_app("--model", str(tiny_model_dir), "--quit-after-show", tmp_path=tmp_path)
     assert proc.returncode == 0, proc.stderr
     out = last_json_line(proc.stdout)
-    assert 0 < out["first_window_s"] < 120
+    assert out["first_window_s"] > 0
     assert not (tmp_path / "settings.ini").exists()
+
+
+def test_first_window_time_counts_from_the_app_s_start_not_a_launcher_s(tiny_model_dir, tmp_path):
+    """Issue 46: launched through a script that works for a while and then ``exec``\ s the app (as
+    install_and_launch.sh did after installing), the time to the first window leaves the script's time out: it is at
+    most the wall time of the whole run less the script's own 4 s (a bound, not a timing: it holds on any machine)."""
+    import time
+
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "OMP_NUM_THREADS": "1",
+           "ATTENTION_EXPLORER_SETTINGS": str(tmp_path / "settings.ini")}
+    app = f"exec {sys.executable} -m desktop_app --model {tiny_model_dir} --quit-after-show"
+    t0 = time.perf_counter()
+    proc = subprocess.run(["bash", "-c", f"sleep 4; {app}"], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=180, check=False)
+    wall_s = time.perf_counter() - t0
+    assert proc.returncode == 0, proc.stderr
+    assert 0 < last_json_line(proc.stdout)["first_window_s"] <= wall_s - 4
 
 
 def test_the_window_is_built_without_importing_torch(tmp_path):

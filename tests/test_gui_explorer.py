@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QTimer, QUrl
+from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 
 pytestmark = pytest.mark.gui
@@ -380,27 +379,20 @@ def test_samples_menu_lists_bundled_reviews(qtbot, window):
 
 
 @pytest.mark.slow
-def test_event_loop_keeps_turning_during_a_512_token_analysis(qtbot, model512_dir):
+def test_a_512_token_analysis_of_a_long_review_renders_its_first_window(qtbot, model512_dir):
+    """Two full windows of 512 tokens: the prediction is one window of the whole review and the views render it.
+    How long the event loop waits meanwhile is measured by ``python -m benchmarks.long_review`` (issue 46: timing
+    is never asserted in tests)."""
     win = open_window(qtbot, model512_dir)
     from model.testing import text_of_pieces
 
     P, S = win.predictor.encoder.specials
     text = text_of_pieces(win.predictor, 2 * (512 - P - S))  # two full windows of 512 tokens
-    ticks: list[float] = []
-    timer = QTimer()
-    timer.setInterval(10)
-    timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
     received = []
     win.state.prediction_changed.connect(received.append)
-    timer.start()
-    qtbot.wait(100)
     win.open_review(text)
     qtbot.waitUntil(lambda: bool(received), timeout=60_000)
-    qtbot.wait(400)  # the views render in the following event-loop turns
-    timer.stop()
     pred = received[0]
     assert pred.num_tokens == 512 and pred.whole.num_windows > 1 and not pred.whole.truncated  # one window of it
-    assert win.heatmap.image_item.image.shape == (512, 512)  # the visible views did render
-    gaps = np.diff(ticks)
-    print(f"max event-loop gap during analysis: {gaps.max() * 1000:.1f} ms over {len(ticks)} ticks")
-    assert gaps.max() < 0.100
+    qtbot.waitUntil(lambda: win.heatmap.image_item.image is not None
+                    and win.heatmap.image_item.image.shape == (512, 512), timeout=10_000)  # the visible views render

@@ -5,6 +5,7 @@ Each folder is a tiny random BERT classifier (model.testing_hf) damaged one way 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 
@@ -40,6 +41,41 @@ def test_broken_folder_is_refused_clearly_or_opens_with_a_note(bert_dir, tmp_pat
     assert "\n" not in message and "above" not in message.lower() and str(folder) in message
     if name.startswith(("hidden_size", "dropout", "num_attention", "architectures", "id2label")):
         assert "config.json" in message and "tokenizer" not in message
+
+
+@pytest.mark.parametrize("name", ["token id 10^9", "two tokens with one id", "token id a string"])
+def test_a_damaged_tokenizer_json_is_refused_before_the_tokenizer_library_reads_it(bert_dir, tmp_path, monkeypatch,
+                                                                                   name):
+    """Issue 46: an id of 10^9 made the Rust library allocate about 4 GB while loading (SIGABRT where memory is
+    short): tokenizer.json is checked in Python first, so neither library ever opens such a file."""
+    import tokenizers
+    import transformers
+
+    opened = []
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", lambda *a, **k: opened.append(a))
+    monkeypatch.setattr(tokenizers.Tokenizer, "from_file", lambda *a, **k: opened.append(a))
+    folder = tmp_path / "broken"
+    expected = break_folder(bert_dir, folder, name)
+    with pytest.raises(ValueError, match=expected):
+        Predictor.from_pretrained(folder, device="cpu")
+    assert opened == []
+
+
+def test_an_own_format_folder_s_tokenizer_json_is_checked_too(tiny_model_dir, tmp_path, monkeypatch):
+    import shutil
+
+    import tokenizers
+
+    folder = tmp_path / "own"
+    shutil.copytree(tiny_model_dir, folder)
+    data = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
+    data["model"]["vocab"]["zzzfar"] = 10**9
+    (folder / "tokenizer.json").write_text(json.dumps(data), encoding="utf-8")
+    opened = []
+    monkeypatch.setattr(tokenizers.Tokenizer, "from_file", lambda *a, **k: opened.append(a))
+    with pytest.raises(ValueError, match=r"tokenizer.json: the vocabulary gives the token 'zzzfar' the id 1000000000"):
+        Predictor.from_pretrained(folder, device="cpu")
+    assert opened == []
 
 
 def test_unbroken_folder_opens_without_a_note(bert_dir):

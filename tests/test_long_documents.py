@@ -121,6 +121,24 @@ def test_explanations_of_a_long_text_span_it(tiny_predictor):
     assert list(flow.tokens) == list(tiny_predictor.predict(pred.window_text(1)).tokens)
 
 
+def test_a_window_whose_text_alone_needs_more_pieces_is_explained_as_one_input(tiny_predictor, monkeypatch):
+    """Issue 46: a window that starts inside a word (a tight partition leaves no word start near a cut) may need a
+    piece or two more when its text is encoded alone ("##le" becomes "l", "##e"). Its explanation stays one input
+    (head+tail) mapped onto the document, never new windows whose scores do not fit; faithfulness is measured."""
+    from model import long_text
+
+    pred = tiny_predictor.predict(LONG)
+    real = long_text.window_text
+    monkeypatch.setattr(long_text, "window_text", lambda text, windows, w: real(text, windows, w)
+                        + (" and then some more words" * 3 if w == 1 else ""))
+    assert tiny_predictor.encode(long_text.window_text(LONG, pred.document_windows(), 1)).truncated
+    for method in ("grad_x_input", "attention"):
+        e = tiny_predictor.explain(LONG, method, prediction=pred)
+        assert e.scores.shape == (pred.num_tokens,) and np.isfinite(e.scores).all()
+        f = tiny_predictor.faithfulness(LONG, e)
+        assert np.isfinite([f.comprehensiveness_aopc, f.sufficiency_aopc]).all()
+
+
 def test_batch_rows_and_the_scorer_say_how_many_windows(tiny_predictor, tmp_path):
     from model.batch.cli import main
     from model.batch.engine import score_records

@@ -8,13 +8,13 @@ shard-writer tests need no Ray.
 
 from __future__ import annotations
 
-import gzip
 import importlib.util
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from imdb_data import imdb_sample
 
 from model.batch import Record, ResultRow, iter_records, ray_engine, ray_pool, read_results, score_records
 from model.batch.cli import main as score_main
@@ -23,7 +23,6 @@ from model.batch.shards import ShardWriter
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED_MODEL = ROOT / "resources" / "model"
 SAMPLES = ROOT / "resources" / "samples"
-IMDB_TEST = ROOT.parent / "shared" / "data" / "imdb" / "test.jsonl.gz"
 
 
 def _has_ray() -> bool:
@@ -51,20 +50,17 @@ def ray_session():
 
 @pytest.fixture(scope="module")
 def hostile_folder(tmp_path_factory) -> Path:
-    """Real reviews (the bundled samples, IMDB test reviews when present) plus hostile files."""
+    """Real reviews (the bundled samples, 60 committed IMDB test reviews) plus hostile files."""
     root = tmp_path_factory.mktemp("ray_inputs") / "reviews"
     for label in ("pos", "neg"):
         (root / label).mkdir(parents=True)
     for f in sorted(SAMPLES.glob("*.txt")):
         (root / ("pos" if f.name.startswith("pos") else "neg") / f.name).write_bytes(f.read_bytes())
     lines = []
-    if IMDB_TEST.is_file():
-        with gzip.open(IMDB_TEST, "rt", encoding="utf-8") as fh:
-            for i, line in zip(range(60), fh):
-                lines.append(line)
-                d = json.loads(line)
-                (root / ("pos" if d["label"] in (1, "pos", "positive") else "neg") / f"imdb_{i}.txt").write_text(
-                    d["text"], encoding="utf-8")
+    for i, d in enumerate(imdb_sample("first80")[:60]):
+        lines.append(json.dumps({"text": d["text"], "label": d["label"]}) + "\n")
+        (root / ("pos" if d["label"] in (1, "pos", "positive") else "neg") / f"imdb_{i}.txt").write_text(
+            d["text"], encoding="utf-8")
     lines.append("{not json\n")
     lines.append(json.dumps({"review": "no text key but a review key: a fine film"}) + "\n")
     lines.append(json.dumps({"text": ""}) + "\n")

@@ -174,3 +174,38 @@ def test_a_failed_analysis_ends_the_restore_with_a_message(qtbot, tiny_model_dir
     session.restore(win, session.Session(text="A good film.", model_dir=win.model_info.model_dir), done.append)
     win.analysis_failed.emit("boom")
     assert done and len(win.errors) == 1 and "boom" in win.errors[0]
+
+
+def _answer_and_wait(qtbot, win, done, switch: bool) -> None:
+    """Wait until the restore ends (``done``), answering the offer to switch models when one is asked."""
+    from PySide6.QtWidgets import QMessageBox
+
+    def ended() -> bool:
+        box = getattr(win, "session_model_box", None)
+        if box is not None:
+            box.button(QMessageBox.Yes if switch else QMessageBox.No).click()
+        return bool(done)
+
+    qtbot.waitUntil(ended, timeout=LOAD_TIMEOUT_MS)
+
+
+@pytest.mark.parametrize("switch", [True, False], ids=["switch", "keep"])
+@pytest.mark.parametrize("kind", ["not a model", "relative up the tree", "100,000 characters", "missing"])
+def test_a_session_s_model_dir_never_stops_the_restore(qtbot, tiny_model_dir, tmp_path, kind, switch):
+    """Issue 46: a session whose model_dir is a folder that is no model, a relative path that climbs the tree, a
+    path too long for the system or a folder gone: the restore ends with the text analysed by the model in use and
+    a note that names model_dir (or, for a folder gone, the model it was saved with)."""
+    from desktop_app.window import session
+
+    (tmp_path / "plain").mkdir()
+    model_dir = {"not a model": str(tmp_path / "plain"), "relative up the tree": "../" * 40 + "tmp",
+                 "100,000 characters": "/" + "d" * 100_000, "missing": str(tmp_path / "gone")}[kind]
+    win = loaded_window(qtbot, tiny_model_dir)
+    path = _write(tmp_path, _session(text="A good film.", model_dir=model_dir))
+    done = []
+    assert session.open_session(win, path, done.append)
+    _answer_and_wait(qtbot, win, done, switch)
+    assert win.state.prediction is not None and win.state.prediction.text == "A good film."
+    assert win.model_info.model_dir == str(tiny_model_dir) and win.errors == []
+    note = win.statusBar().currentMessage()
+    assert ("model_dir" in note) if kind != "missing" else ("saved with the model in" in note), note

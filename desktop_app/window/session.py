@@ -194,20 +194,20 @@ def restore(window, session: Session, done=None, offer_switch: bool = True) -> N
     the restore has ended (optional). When the session names another model whose folder exists here (and
     ``offer_switch``), the user is first offered to switch to it (:mod:`desktop_app.window.session_model`).
     """
+    from .session_model import offer_model_switch, session_model_key
+
     state = window.state
     notes: list[str] = []
     info = window.model_info
-    if info is not None and folder_key(session.model_dir) != folder_key(info.model_dir) and offer_switch:
-        from .session_model import offer_model_switch
-
+    key, problem = session_model_key(session.model_dir)
+    if info is not None and key is not None and key != folder_key(info.model_dir) and offer_switch:
         if offer_model_switch(window, session.model_dir, model_name,
                               lambda: restore(window, session, done, offer_switch=False)):
             return
-    if info is not None and folder_key(session.model_dir) != folder_key(info.model_dir):
-        notes.append(f"This session was saved with {model_name(session.model_dir)}; it is shown with "
-                     f"{model_name(info.model_dir)}.")
+    if info is not None and (key is None or key != folder_key(info.model_dir)):
+        saved = f"names no model here: its {problem}" if key is None else f"was saved with {model_name(key)}"
+        notes.append(f"This session {saved}; it is shown with {model_name(info.model_dir)}.")
         window.statusBar().showMessage(notes[0], 10000)
-    n_model_notes = len(notes)
     if session.dropped:
         notes.append(f"Left out the explanations of methods this version does not know: {', '.join(session.dropped)}.")
     state.clear_pins()
@@ -244,7 +244,7 @@ def restore(window, session: Session, done=None, offer_switch: bool = True) -> N
             return
         finish()
         notes.extend(_restore_view(window, session, pred))
-        if len(notes) > n_model_notes:  # the model note was shown at once; the rest come now, in one note
+        if notes:  # the model note was shown at once; all of them again now (the analysis' own status replaced it)
             window.statusBar().showMessage(" ".join(notes), 15000)
 
     def next_step() -> None:

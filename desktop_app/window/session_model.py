@@ -6,6 +6,9 @@ other than the one in use. When the session's model folder exists (or it is the 
 (:meth:`~desktop_app.window.model_menu.ModelMenu.open_model`: it joins the recent folders) and restores the
 session once it has loaded (model loading is asynchronous); No, or a model that fails to load, restores it with
 the model in use, with the note that says so. A session whose folder is gone is restored with the model in use.
+A ``model_dir`` that cannot name a model here (:func:`session_model_key`: a relative path, a path too long for the
+system, a folder without ``config.json``) is never offered: the session is restored with the model in use and a
+note naming ``model_dir`` (issue 46: such a session used to end in an ``OSError`` or a switch that never came).
 """
 
 from __future__ import annotations
@@ -20,8 +23,34 @@ from .model_menu import folder_key
 from .settings import APP_NAME
 
 
+MAX_PATH_CHARS = 4096
+"""The longest ``model_dir`` read as a path (Linux's PATH_MAX); a longer one is no folder anywhere."""
+
+
+def session_model_key(model_dir: str) -> tuple[str | None, str]:
+    """``(key, problem)`` of a session's ``model_dir``: its :func:`folder_key` ("" for the bundled model) and "",
+    or None and why it names no model here (a relative path, over :data:`MAX_PATH_CHARS` characters, unreadable,
+    or an existing folder without ``config.json``). A folder that does not exist keeps its key (the session was
+    saved with a model this machine lacks). Never raises."""
+    if not model_dir:
+        return "", ""
+    shown = model_dir if len(model_dir) <= 80 else model_dir[:77] + "..."
+    if len(model_dir) > MAX_PATH_CHARS:
+        return None, f"model_dir is {len(model_dir):,} characters long, not a folder path"
+    if not Path(model_dir).is_absolute():
+        return None, f"model_dir {shown!r} is a relative path (a session names its model folder in full)"
+    try:
+        key = folder_key(model_dir)
+        if key and Path(key).is_dir() and not (Path(key) / "config.json").is_file():
+            return None, f"model_dir {shown!r} is not a model folder (no config.json)"
+    except (OSError, ValueError) as exc:
+        return None, f"model_dir {shown!r} cannot be read ({getattr(exc, 'strerror', None) or exc})"
+    return key, ""
+
+
 def model_available(key: str) -> bool:
-    """True when the model a session names can be loaded here: the bundled model ("") or an existing folder."""
+    """True when the model a session names can be loaded here: the bundled model ("") or an existing folder (``key``
+    from :func:`session_model_key`)."""
     return not key or Path(key).is_dir()
 
 
@@ -40,8 +69,8 @@ def offer_model_switch(window, session_model_dir: str, name: Callable[[str], str
         True when the question was asked (``then`` follows later); False when the folder does not exist here
         (nothing is asked; the caller restores with the model in use).
     """
-    key = folder_key(session_model_dir)
-    if not model_available(key):
+    key, _problem = session_model_key(session_model_dir)
+    if key is None or not model_available(key):
         return False
     current = window.model_info.model_dir if window.model_info is not None else window.model_dir
     box = QMessageBox(

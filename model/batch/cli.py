@@ -21,10 +21,7 @@ grow with the number of reviews. A tqdm progress bar and a summary line
 go to stderr. ``--report``/``--metrics`` add a self-contained HTML report and ``metrics.json`` computed from the
 same rows, with corpus-level token scores from a second pass over the scored texts (:mod:`model.batch.cli_report`).
 
-Exit status: 0 all inputs scored; 1 some input failed (listed on stderr) or
-the model could not be loaded (or has no classification head); 2 usage error (also a ``--pair-column`` or
-``--label-column`` that a named file lacks, or ``--pair-column`` with a model that reads single texts); 130 interrupted with Ctrl+C
-(the rows scored so far are written first).
+Exit status: :data:`EXIT_STATUS` (also the end of ``--help``).
 """
 
 from __future__ import annotations
@@ -86,10 +83,18 @@ def _unit_interval(value: str) -> float:
     return x
 
 
+EXIT_STATUS = (
+    "Exit status: 0 every input was scored; 1 some input could not be scored (each listed on stderr; its row says "
+    "why in the status column), the model could not be loaded (or has no classification head), or an output could "
+    "not be written; 2 usage error, found before anything is scored (a bad option, a --text-column, --pair-column "
+    "or --label-column that a named file lacks, --pair-column with a model that reads single texts, a --report or "
+    "--metrics path that cannot be written); 130 interrupted with Ctrl+C (the rows scored so far are written first).")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (exposed for documentation and tests)."""
+    """The argument parser (exposed for documentation and tests); ``--help`` ends with :data:`EXIT_STATUS`."""
     p = argparse.ArgumentParser(
-        prog="attention-explorer-score",
+        prog="attention-explorer-score", epilog=EXIT_STATUS,
         description="Score texts (or sentence pairs) with the bundled sentiment model or a Hugging Face classifier. "
         "Inputs: .txt (one text), .csv/.tsv (a text/review/content column), .jsonl/.json (a 'text' field), "
         "or folders of them (recursive; pos/ and neg/ folders, or folders named after the model's classes, give "

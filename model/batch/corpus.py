@@ -276,7 +276,7 @@ def corpus_metrics(rows: Sequence[ResultRow], n_bins: int = 10, labels: Sequence
     else:
         names = _label_set(c, labels)
         probs = _probabilities(c.ok, names)
-    has_gold = c.gold >= 0
+    has_gold = np.fromiter((r.has_gold for r in c.ok), dtype=bool, count=len(c.ok))  # a multi-label [] too
     n_positive = int(np.sum(c.label == c.vocab.index("positive"))) if "positive" in c.vocab else 0
     common = {"n_rows": len(rows), "n_scored": len(c.ok), "n_failed": c.n_failed, "n_with_gold": int(has_gold.sum()),
               "labels": names, "task": task, "n_bins": n_bins,

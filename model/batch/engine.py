@@ -135,8 +135,9 @@ def score_records(
             return
 
 
-def _gold(ctx: _Context, record: Record, on_problem: GoldProblem | None) -> str:
-    """The record's gold in the model's label names ("" when unknown); a problem goes to ``on_problem``."""
+def _gold(ctx: _Context, record: Record, on_problem: GoldProblem | None) -> str | None:
+    """The record's gold in the model's label names (None when unknown; a multi-label model's empty label set is
+    ``""``); a problem goes to ``on_problem``."""
     gold, problem = ctx.gold.read(record.gold, record.gold_source)
     if problem is not None and on_problem is not None:
         on_problem(record.source, problem)
@@ -153,39 +154,42 @@ def _take(it: Iterator[Record], n: int) -> list[Record]:
     return block
 
 
-def _block_rows(block: list[Record], score_at: dict[int, Any], ctx: _Context, golds: list[str]) -> list[ResultRow]:
+def _block_rows(block: list[Record], score_at: dict[int, Any], ctx: _Context,
+                golds: list[str | None]) -> list[ResultRow]:
     """The rows of one block, in order: a scored row per readable record with a score (``score_at``: block index ->
     :class:`model.Score`), a failed row per unreadable one; stops at the first readable record without a score (the
     scoring stopped: only the scored prefix is kept). ``golds``: each record's gold (:func:`_gold`)."""
     rows: list[ResultRow] = []
     for i, rec in enumerate(block):
         if not rec.ok:
-            rows.append(failed_row(rec, gold=golds[i]))
+            rows.append(failed_row(rec, gold=golds[i] or ""))
             continue
         if rec.text_pair is not None and not ctx.reads_pairs:
             rows.append(failed_row(rec, "this model reads single texts, not sentence pairs: drop the second text "
-                                   "(--pair-column) or choose a pair model", golds[i]))
+                                   "(--pair-column) or choose a pair model", golds[i] or ""))
             continue
         if i not in score_at:
             break  # stopped: keep only the scored prefix
         s = score_at[i]
         if s.error is not None:
-            rows.append(failed_row(rec, s.error, golds[i]))
+            rows.append(failed_row(rec, s.error, golds[i] or ""))
             continue
         rows.append(scored_row(rec, s, ctx, golds[i]))
     return rows
 
 
-def scored_row(rec: Record, s: Any, ctx: _Context, gold: str) -> ResultRow:
-    """The row of a record scored as :class:`model.Score` ``s`` (its ``task``, ``probabilities``, ``value``)."""
+def scored_row(rec: Record, s: Any, ctx: _Context, gold: str | None) -> ResultRow:
+    """The row of a record scored as :class:`model.Score` ``s`` (its ``task``, ``probabilities``, ``value``);
+    ``gold``: :func:`_gold`'s (None: unknown; multi-label ``""``: the empty label set, which sets ``correct``)."""
     task = getattr(s, "task", ctx.task)
     value = getattr(s, "value", None)
-    if task == REGRESSION:
+    if task == REGRESSION or gold is None:
         correct = None
     elif task == MULTI_LABEL:
-        correct = (set(filter(None, s.label.split(";"))) == set(gold.split(";"))) if gold else None
+        correct = set(filter(None, s.label.split(";"))) == set(filter(None, gold.split(";")))
     else:
-        correct = (s.label == gold) if gold else None
+        correct = s.label == gold
+    gold = gold or ""
     return ResultRow(
         source=rec.source, text=rec.text or "", label=s.label,
         probabilities=tuple(float(p) for p in s.probabilities) if task != REGRESSION else (),

@@ -2,15 +2,18 @@
 
 Readers (:mod:`model.batch.readers`) do not know the model, so a :class:`~model.batch.Record` carries its gold
 label as the raw text found in the file (``Record.gold``; a JSON list is joined by ``";"``, a number written as
-text) or the name of its parent folder (``Record.gold_source == "folder"``). :class:`GoldReader` turns it into the
-row's ``gold`` for the model's labels and task:
+text) or the name of its parent folder (``Record.gold_source == "folder"``). Only a missing field or column (or a
+JSON ``null``) is ``None``, no gold; an empty cell or an empty JSON list is ``""``. :class:`GoldReader` turns it
+into the row's ``gold`` for the model's labels and task:
 
 * single-label: a class name, matched case-insensitively (``"Joy"`` -> ``"joy"``); else an integer id, read
   through the label order (``id2label``: ``"2"`` -> ``labels[2]``); for a model with the classes ``negative`` and
   ``positive`` also ``pos``/``neg``, ``true``/``false`` and ``+1`` (the aclImdb names).
 * multi-label: a ``";"``-separated list (or a JSON list) of names or ids; the row's gold is the names in the
-  model's label order joined by ``";"`` (an empty list is a row with no labels: ``""`` is then not "unknown"
-  but cannot be told from it, so it is left without gold).
+  model's label order joined by ``";"``. An explicit empty value (``"labels": []``, an empty label cell) is the
+  empty label set, a gold label like any other (most rows of a toxicity set have none): its row's gold is ``""``
+  with ``correct`` set (:attr:`model.batch.ResultRow.has_gold`).
+* single-label and regression: an empty value is no gold.
 * regression: a number (``"3.8"``), written back as ``repr(float)``.
 
 A value the model does not know (an unknown class, an id out of range, a non-numeric regression gold) leaves the
@@ -51,31 +54,35 @@ class GoldReader:
             index = {**{k: v for k, v in BINARY_ALIASES.items()}, **index}
         object.__setattr__(self, "_index", index)
 
-    def read(self, raw: str | None, source: str = "") -> tuple[str, str | None]:
+    def read(self, raw: str | None, source: str = "") -> tuple[str | None, str | None]:
         """``(gold, problem)`` of one raw value.
 
         Args:
-            raw: the record's raw gold text (None or blank: no gold).
+            raw: the record's raw gold text (None: no gold; blank: the empty label set of a multi-label model, no
+                gold for the other tasks).
             source: ``"folder"`` when ``raw`` is a folder name (an unknown one is silently no gold).
 
         Returns:
-            ``gold``: the model's label name(s) (multi-label ``";"``-joined in label order), the regression value as
-            text, or "" when unknown; ``problem``: None, or why a non-empty value was not understood.
+            ``gold``: the model's label name(s) (multi-label ``";"``-joined in label order, ``""`` for the empty
+            set), the regression value as text, or None when unknown; ``problem``: None, or why a non-empty value was
+            not understood.
         """
-        if raw is None or not str(raw).strip():
-            return "", None
+        if raw is None:
+            return None, None
         text = str(raw).strip()
+        if not text:
+            return ("" if self.task == MULTI_LABEL and source != "folder" else None), None
         if self.task == REGRESSION:
             if source == "folder":
-                return "", None
+                return None, None
             return _number(text)
         parts = [p.strip() for p in text.split(";")] if self.task == MULTI_LABEL else [text]
         names = [self._name(p) for p in parts if p]
         if None in names:
             if source == "folder":
-                return "", None
+                return None, None
             bad = next(p for p, n in zip([p for p in parts if p], names) if n is None)
-            return "", f"gold label {bad!r} is not one of the model's labels ({self._shown()})"
+            return None, f"gold label {bad!r} is not one of the model's labels ({self._shown()})"
         if self.task == MULTI_LABEL:
             chosen = set(names)
             return ";".join(n for n in self.labels if n in chosen), None
@@ -99,19 +106,20 @@ class GoldReader:
         return ", ".join(self.labels[:MAX_SHOWN]) + (f", ... {more} more" if more > 0 else "")
 
 
-def _number(text: str) -> tuple[str, str | None]:
-    """A regression gold: ``(repr(float), None)``, or ``("", problem)`` when ``text`` is not a finite number."""
+def _number(text: str) -> tuple[str | None, str | None]:
+    """A regression gold: ``(repr(float), None)``, or ``(None, problem)`` when ``text`` is not a finite number."""
     try:
         x = float(text)
     except ValueError:
-        return "", f"gold {text!r} is not a number (the model predicts a value)"
+        return None, f"gold {text!r} is not a number (the model predicts a value)"
     if not math.isfinite(x):
-        return "", f"gold {text!r} is not a finite number"
+        return None, f"gold {text!r} is not a finite number"
     return repr(x), None
 
 
 def gold_text(value: object) -> str | None:
-    """A reader's raw gold value as text: None/blank -> None; a list -> its items joined by ``";"``; a bool ->
+    """A reader's raw gold value as text: None (a missing field or column, JSON ``null``) -> None; a list -> its
+    items joined by ``";"`` (``[]`` -> ``""``, the empty label set); a blank string -> ``""``; a bool ->
     ``"true"``/``"false"``; a number or string -> ``str`` (an integral float as an integer, ``1.0`` -> ``"1"``)."""
     if value is None:
         return None
@@ -121,8 +129,7 @@ def gold_text(value: object) -> str | None:
         return ";".join(t for t in (gold_text(v) for v in value) if t)
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    text = str(value).strip()
-    return text or None
+    return str(value).strip()
 
 
 def normalize_gold(value: object) -> str | None:
@@ -134,7 +141,7 @@ def normalize_gold(value: object) -> str | None:
     text = gold_text(value)
     if text is None or (isinstance(value, float) and not value.is_integer()):
         return None
-    return GoldReader(BINARY_LABELS).read(text)[0] or None
+    return GoldReader(BINARY_LABELS).read(text)[0]
 
 
 __all__ = ["BINARY_ALIASES", "GoldReader", "gold_text", "normalize_gold"]

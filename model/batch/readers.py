@@ -93,7 +93,8 @@ class Record:
             for line N of a JSON Lines file (1-based).
         text: the review text, or None when ``status`` is not ``"ok"``.
         gold: the raw gold label as text (a class name or id, ``";"``-joined names for multi-label, a number for
-            regression; read for the model by :class:`model.batch.gold.GoldReader`), or None (unknown).
+            regression; read for the model by :class:`model.batch.gold.GoldReader`): None when the field or column
+            is missing (no gold), ``""`` when it is empty (a multi-label model's empty label set).
         status: ``"ok"`` or a short human-readable reason it failed.
         text_pair: the second text of a sentence pair, or None for a single text.
         gold_source: ``"column"`` (a label column or field), ``"folder"`` (the parent folder's name: an unknown one

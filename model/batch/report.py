@@ -56,6 +56,9 @@ from .svg import (
 
 DEFAULT_TOP = 20
 MAX_FAILURES = 20  # failures listed in the report
+FEW_REVIEWS_PER_MIN_COUNT = 10
+"""Fewer explained reviews than this times the token lists' ``min_count`` (a token in over a tenth of them) and
+"What drives the corpus" says the corpus is too small for its ranking (issue 46: 8 reviews ranked only stopwords)."""
 METRICS_KEYS = ("n_scored", "n_failed", "n_with_gold", "accuracy", "f1", "confusion_matrix", "ece", "top_tokens",
                 "task", "labels", "precision")
 TASK_KEYS = {
@@ -239,8 +242,10 @@ def _length_section(m: CorpusMetrics) -> str:
     groups = [("by length in tokens", bl.names, bl.accuracy, bl.gold_counts),
               ("truncated or not", bt.names, bt.accuracy, bt.gold_counts)]
     return _section("Accuracy by review length and truncation", accuracy_bars_svg(groups, "Accuracy by length"),
-                    "Token bins of the model's input ([CLS] included); \u201ctruncated\u201d: longer than the "
-                    "model's limit, cut by the head+tail policy; n: reviews with a gold label.")
+                    "Token bins of each whole review ([CLS] included). A review longer than the model's limit is "
+                    "read whole, in windows (the default), and counted in the bins above the limit; "
+                    "\u201ctruncated\u201d: cut to the limit instead (--long-text head_tail, or a sentence pair); "
+                    "n: reviews with a gold label.")
 
 
 def _failures_section(m: CorpusMetrics, failures: Sequence[tuple[str, str]]) -> str:
@@ -266,6 +271,10 @@ def _token_section(tokens: CorpusTokens | None, top: int) -> str:
         return "<section><h2>What drives the corpus</h2><p>Token scores were not computed.</p></section>"
     pos, neg = tokens.top(top, "positive"), tokens.top(top, "negative")
     partial = "" if tokens.complete else f" Stopped early: over the first {tokens.n_explained:,} reviews."
+    if tokens.n_explained < FEW_REVIEWS_PER_MIN_COUNT * tokens.min_count:  # issue 46: a tiny corpus ranks stopwords
+        partial += (f" Too few reviews for this ranking: a token must appear in at least {tokens.min_count} of the "
+                    f"{tokens.n_explained:,} reviews explained, which mostly common words such as \u201cthe\u201d or "
+                    f"\u201cis\u201d do; a few hundred reviews (or a smaller --min-count) show what drives the corpus.")
     method = "gradient \u00d7 input" if tokens.method == "grad_x_input" else "integrated gradients"
     toward, against = tokens.sides
     note = (f"Per word and bigram, the mean {method} attribution toward \u201c{toward}\u201d "

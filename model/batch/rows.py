@@ -43,7 +43,7 @@ class ResultRow:
         num_tokens: tokens the model saw, ``[CLS]`` included (0 when not scored).
         truncated: the text was longer than ``max_len`` tokens and cut (head+tail; a pair: longest side first).
         gold: the known true label in the model's names (multi-label ``";"``-joined; regression the value as text),
-            or "" when unknown.
+            or "" when unknown; a multi-label row whose gold is the empty label set also has "" (:attr:`has_gold`).
         correct: single-label ``label == gold``; multi-label the exact set (subset accuracy); None for regression
             and when the gold is unknown.
         status: ``"ok"`` or why the input was not scored.
@@ -80,6 +80,12 @@ class ResultRow:
     def ok(self) -> bool:
         """True when the text was scored."""
         return self.status == "ok"
+
+    @property
+    def has_gold(self) -> bool:
+        """True when the row's gold label is known: a non-empty ``gold``, or a scored multi-label row whose gold is
+        the empty label set (``gold`` "" with ``correct`` set: an explicit ``[]`` or empty label cell, issue 46)."""
+        return bool(self.gold) or (self.task == MULTI_LABEL and self.correct is not None)
 
     def probability(self, name: str) -> float | None:
         """The probability of class ``name`` (softmax or sigmoid), or None (not scored, regression, no such class)."""

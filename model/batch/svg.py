@@ -56,6 +56,12 @@ def nice_max(x: float) -> float:
     return next(m * k for m in (1, 2, 2.5, 5, 10) if m * k >= x)
 
 
+def count_ticks(top: float) -> int:
+    """How many steps divide a count axis 0..``top`` (a :func:`nice_max`) into whole numbers: 4, else 5, 2 or 1
+    (10 -> 5 steps of 2, where 4 would label 2.5 and 7.5 as counts)."""
+    return next((n for n in (4, 5, 2) if float(top / n).is_integer()), 1)
+
+
 def _y_axis(x0: float, y0: float, h: float, width: float, top: float, ticks: int = 4, fmt: str = "{:g}") -> list[str]:
     """Y tick labels and light grid lines from ``x0`` over ``width``, for values 0..``top`` over ``h`` pixels."""
     out = []
@@ -143,7 +149,7 @@ def histogram_svg(edges: np.ndarray, groups: Sequence[tuple[str, np.ndarray, str
     pw, ph = W - left - right, H - top - bottom
     ymax = nice_max(max((float(np.max(c)) for _, c, _ in groups if len(c)), default=1.0))
     lo, hi = float(edges[0]), float(edges[-1])
-    body = _y_axis(left, top + ph, ph, pw, ymax, fmt="{:,.0f}")
+    body = _y_axis(left, top + ph, ph, pw, ymax, ticks=count_ticks(ymax), fmt="{:,.0f}")  # whole counts only
     for name, counts, colour in groups:
         for b, n in enumerate(counts):
             x0 = left + pw * (edges[b] - lo) / (hi - lo)

@@ -24,6 +24,8 @@ from pathlib import Path
 import numpy as np
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
+from .tokenizer_check import check_tokenizer_file
+
 PAD, UNK, CLS, MASK = "[PAD]", "[UNK]", "[CLS]", "[MASK]"
 SPECIAL_TOKENS = (PAD, UNK, CLS, MASK)  # ids 0, 1, 2, 3
 HEAD_FRACTION = 0.25
@@ -101,17 +103,19 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int = 16000, min_frequency
     return tok
 
 
-def load_tokenizer(path: str | Path) -> Tokenizer:
-    """Load ``tokenizer.json``.
+def load_tokenizer(path: str | Path, rows: int | None = None) -> Tokenizer:
+    """Load ``tokenizer.json``, its token ids checked first (:func:`model.core.tokenizer_check.check_tokenizer_file`:
+    below ``rows``, the model's embedding rows, when given) so that the ``tokenizers`` library never sees an absurd one.
 
     Raises:
         FileNotFoundError: if the file is missing.
-        ValueError: if it cannot be parsed or lacks the special tokens; the
+        ValueError: if it cannot be parsed, gives an id out of range or twice, or lacks the special tokens; the
             message names the file.
     """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"tokenizer not found: {path}")
+    check_tokenizer_file(path, rows)
     try:
         tok = Tokenizer.from_file(str(path))
     except Exception as exc:  # tokenizers raises a bare Exception on bad JSON

@@ -4,9 +4,11 @@ Usage::
 
     python -m model.evaluation.faithfulness --data ../shared/data/imdb/test.jsonl.gz --n 500 [--methods ...] [--json-out F]
 
-Samples ``--n`` reviews, explains each with every method (:func:`model.explain.explain`), measures
-ERASER comprehensiveness / sufficiency AOPC (:mod:`model.explain.erasure`, probability units)
-and prints a Markdown table plus one JSON line with means and 95% percentile-bootstrap intervals.
+Samples ``--n`` reviews, explains each with every method and measures ERASER comprehensiveness / sufficiency AOPC
+(:mod:`model.explain.erasure`, probability units) through the app's own path, ``Predictor.explain`` and
+``Predictor.faithfulness``: a review longer than the model's maximum length is explained and measured window by
+window (:mod:`model.long_text`; docs/long_documents.md), as the Explanations panel does. Prints
+a Markdown table plus one JSON line with means and 95% percentile-bootstrap intervals.
 Exit codes: 0 ok, 2 bad arguments or unreadable data.
 """
 
@@ -21,8 +23,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..explain import DEFAULT_IG_STEPS, EXPLANATION_METHODS, METHOD_TITLES, explain
-from ..explain.erasure import AOPC_PERCENTS, faithfulness
+from ..explain import DEFAULT_IG_STEPS, EXPLANATION_METHODS, METHOD_TITLES
+from ..explain.erasure import AOPC_PERCENTS
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..predictor import Predictor
@@ -64,6 +66,9 @@ def evaluate_dataset(
 ) -> dict:
     """Explain and score every text with every method; aggregate means and 95% bootstrap intervals.
 
+    Each text goes through ``predictor.explain`` and ``predictor.faithfulness`` (the app's path): a long review is
+    read in windows (the default long-text policy) and its whole-document explanation measured window by window.
+
     Args:
         predictor: the model.
         texts: the reviews; bad ones (empty etc.) are skipped and counted.
@@ -99,8 +104,8 @@ def evaluate_dataset(
             continue
         scored += 1
         for m in methods:
-            e = explain(predictor, text, m, n_steps=ig_steps, prediction=pred, seed=seed)
-            f = faithfulness(predictor, text, e)
+            e = predictor.explain(text, m, n_steps=ig_steps, prediction=pred, seed=seed)
+            f = predictor.faithfulness(text, e)
             r = rows[m]
             r["comp"].append(f.comprehensiveness_aopc)
             r["suff"].append(f.sufficiency_aopc)

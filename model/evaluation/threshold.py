@@ -44,8 +44,8 @@ def read_split(path: Path, labels: tuple[str, ...]) -> tuple[list[str], list[str
             texts.append(r["text"])
             pairs.append(r.get("text_pair"))
             gold, problem = reader.read(gold_text(r["labels"]))
-            if problem is not None:
-                raise ValueError(f"{path}:{n}: {problem}")
+            if problem is not None or gold is None:
+                raise ValueError(f"{path}:{n}: {problem or 'no labels (an empty list is the empty label set)'}")
             rows.append(np.isin(labels, gold.split(";")).astype(np.int64))
     return texts, pairs, np.stack(rows)
 

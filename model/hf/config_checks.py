@@ -204,14 +204,25 @@ def file_layers(shapes: dict[str, tuple[int, ...]]) -> int:
     return max(indices) + 1 if indices else 0
 
 
+def embedding_rows(shapes: dict[str, tuple[int, ...]]) -> int | None:
+    """The rows of the word-embedding table in the weights' header (``...word_embeddings.weight``), or None."""
+    rows = [s[0] for key, s in shapes.items() if key.endswith("word_embeddings.weight") and len(s) == 2]
+    return rows[0] if len(rows) == 1 else None
+
+
 def check_sizes(hf_config, shapes: dict[str, tuple[int, ...]], path: Path) -> None:
     """Check the resolved sizes of ``hf_config`` against each other, the weights' header and the machine's RAM.
 
     Raises:
-        ValueError: heads that do not divide the width, a layer count the weights do not hold, or a model whose
-            float32 parameters would not fit in RAM or far exceed the weights (the message names ``path``).
+        ValueError: heads that do not divide the width, a ``vocab_size`` other than the weights' embedding rows, a
+            layer count the weights do not hold, or a model whose float32 parameters would not fit in RAM or far
+            exceed the weights (the message names ``path``).
     """
     hidden, heads, layers = hf_config.hidden_size, hf_config.num_attention_heads, hf_config.num_hidden_layers
+    rows = embedding_rows(shapes)
+    if rows is not None and rows != hf_config.vocab_size:
+        raise ValueError(f"{path}: vocab_size is {hf_config.vocab_size} but the weights' word-embedding table has "
+                         f"{rows} rows (one per token id); config.json does not belong to these weights")
     if hidden % heads:
         raise ValueError(f"{path}: num_attention_heads ({heads}) does not divide hidden_size ({hidden}); each head "
                          "takes an equal slice of the hidden width, so config.json is damaged")

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import torch
 
+from ..core.tokenizer_check import check_tokenizer_file
 from ..core.weights import read_metrics
 from .backend import FAMILY_NAMES, HFEncoder, HFModelSummary, position_offset, positional_kind
 from .config_checks import check_config_fields, check_sizes, read_json_file, read_weights_header
@@ -158,6 +159,19 @@ def _summary(hf_config, tok, has_head: bool) -> HFModelSummary:
     )
 
 
+def _check_room(max_len: int, specials: int, tok, model_dir: Path) -> None:
+    """Refuse a maximum length that leaves no token for text between the special tokens, naming the file that set
+    it: ``tokenizer_config.json`` (``model_max_length``) when it is below the model's positions, else
+    ``config.json`` (``max_position_embeddings``)."""
+    if max_len - specials >= 1:
+        return
+    if 1 < (tok.model_max_length or 0) == max_len:
+        where = f"{model_dir / 'tokenizer_config.json'}: model_max_length is {max_len}"
+    else:
+        where = f"{model_dir / 'config.json'}: max_position_embeddings gives {max_len} positions"
+    raise ValueError(f"{where}, which leaves no room for text between the {specials} special tokens")
+
+
 def one_paragraph(exc: BaseException, limit: int = 300) -> str:
     """An exception from ``transformers`` or ``tokenizers`` as one short paragraph: its lines joined, the lines that
     point at a console report the user never sees ("look at the above report") left out, cut at ``limit``."""
@@ -281,6 +295,7 @@ def load_hf_folder(model_dir: str | Path, device: torch.device) -> tuple[HFEncod
     shapes = read_weights_header(model_dir)
     hf_config = _load_config(model_dir, safe)
     check_sizes(hf_config, shapes, model_dir / "config.json")
+    check_tokenizer_file(model_dir / "tokenizer.json", hf_config.vocab_size)  # before the Rust library sees it
     tok, encoder_probe = _load_tokenizer(model_dir, safe)
     top_id = max([len(tok) - 1, *tok.get_vocab().values()])
     if top_id >= hf_config.vocab_size:
@@ -291,6 +306,7 @@ def load_hf_folder(model_dir: str | Path, device: torch.device) -> tuple[HFEncod
     hf_model, note = _load_weights(model_dir, hf_config, has_head, shapes, safe)
     summary = _summary(hf_config, tok, has_head)
     summary = HFModelSummary(**{**summary.__dict__, "cls_id": encoder_probe.cls_id, "load_note": note})
+    _check_room(summary.max_len, sum(encoder_probe.specials), tok, model_dir)
     model = HFEncoder(hf_model.to(device).eval(), summary)
     encoder = encoder_for(tok, summary.max_len)
     check_probe(model, encoder, hf_model.get_input_embeddings().weight.shape[0], model_dir)

@@ -146,7 +146,7 @@ def targets(task: str, golds: list, names: tuple[str, ...]) -> np.ndarray:
     for row, gold in enumerate(golds):
         text = gold_text(gold)
         value, problem = reader.read(text)
-        if problem is not None or (not value and task != "multi_label"):
+        if problem is not None or value is None:  # multi-label "" is the empty label set, a gold like any other
             why = f"unknown label {text!r} ({problem or 'no gold label'})" if task != "regression" else \
                 problem or "no gold value"
             raise UsageError(f"row {row + 1}: bad {task} gold label: {why}")
