@@ -24,6 +24,10 @@ and 45):
   - CUDA: ``fp32`` (bf16 measured 0.7-0.9 times float32's speed for these small encoders on an H100);
   - any other device: ``fp32``.
 
+The flags are read from ``/proc/cpuinfo``, or from the file the environment variable :data:`CPUINFO_ENV` names (the
+tests give every process, Ray actors and pipeline stages included, an empty one, so ``auto`` is float32 there; a
+user can point it at another machine's ``/proc/cpuinfo`` to see what ``auto`` would decide there).
+
 Measurements (label agreement on IMDB, throughput, the CPU flags): docs/performance.md. This module imports torch
 only inside :func:`bf16_copy`, so the command line and the window can read :data:`PRECISIONS` without it.
 """
@@ -32,6 +36,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -42,6 +47,7 @@ PRECISIONS: tuple[str, ...] = ("auto", "fp32", "bf16")
 AMX_FLAG = "amx_bf16"  # the /proc/cpuinfo flag that makes auto pick bf16 on any CPU ...
 AVX512_BF16_FLAG = "avx512_bf16"  # ... and this one on an AMD CPU
 AMD_VENDOR = "AuthenticAMD"
+CPUINFO_ENV = "ATTENTION_EXPLORER_CPUINFO"  # a file read instead of /proc/cpuinfo (see the module docstring)
 
 
 def check_precision(name: str) -> str:
@@ -53,10 +59,11 @@ def check_precision(name: str) -> str:
 
 @functools.cache
 def _cpuinfo() -> dict[str, str]:
-    """The first processor's fields in ``/proc/cpuinfo`` (Linux), e.g. ``{"vendor_id": "AuthenticAMD", "flags":
-    "fpu ... avx512_bf16"}``; empty where it cannot be read (other systems)."""
+    """The first processor's fields in ``/proc/cpuinfo`` (Linux; or the file :data:`CPUINFO_ENV` names), e.g.
+    ``{"vendor_id": "AuthenticAMD", "flags": "fpu ... avx512_bf16"}``; empty where it cannot be read (other
+    systems)."""
     try:
-        text = Path("/proc/cpuinfo").read_text(encoding="ascii", errors="replace")
+        text = Path(os.environ.get(CPUINFO_ENV) or "/proc/cpuinfo").read_text(encoding="ascii", errors="replace")
     except OSError:
         return {}
     fields: dict[str, str] = {}

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Every process the tests start (the scorer, Ray actors, pipeline stages) reads an empty CPU description, so auto
+# precision is float32 there as in this process (the fixture cpu_without_amx below; model.precision.CPUINFO_ENV).
+_NO_FLAGS = Path(tempfile.mkdtemp(prefix="ae-cpuinfo-")) / "cpuinfo"
+_NO_FLAGS.write_text("processor\t: 0\n", encoding="ascii")
+os.environ["ATTENTION_EXPLORER_CPUINFO"] = str(_NO_FLAGS)
+atexit.register(shutil.rmtree, _NO_FLAGS.parent, True)
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED_MODEL = ROOT / "resources" / "model"

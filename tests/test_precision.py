@@ -97,6 +97,27 @@ def test_cpu_flags_and_vendor_are_read_from_the_first_processor(monkeypatch, tmp
         _cpuinfo.cache_clear()
 
 
+def test_the_cpu_description_can_come_from_another_file(monkeypatch, tmp_path):
+    """ATTENTION_EXPLORER_CPUINFO names the file read instead of /proc/cpuinfo (every process the tests start reads
+    an empty one, tests/conftest.py); what auto decides follows it."""
+    from model.precision import CPUINFO_ENV, _cpuinfo
+
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: fpu avx512_bf16 amx_tile amx_bf16\n")
+    monkeypatch.undo()  # the real cpu_flags, reading the file named below
+    monkeypatch.setenv(CPUINFO_ENV, str(info))
+    _cpuinfo.cache_clear()
+    try:
+        assert precision.cpu_vendor() == "GenuineIntel" and precision.AMX_FLAG in precision.cpu_flags()
+        assert auto_precision(torch.device("cpu"), has_head=True) == "bf16"
+        info.write_text("processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: fpu avx2\n")
+        _cpuinfo.cache_clear()
+        assert auto_precision(torch.device("cpu"), has_head=True) == "fp32"
+    finally:
+        monkeypatch.undo()
+        _cpuinfo.cache_clear()
+
+
 def test_bf16_and_fp32_give_the_same_labels_on_a_fixed_set(bundled_predictor):
     """The bundled model on :data:`FIXED_TEXTS` and the 80 committed IMDB test reviews (tests/data): probabilities
     within 0.02 and summing to 1 in bf16 (read out in float32), so the same labels wherever float32's two
