@@ -102,8 +102,9 @@ class AttentionHeatmap(DeferredRender, QWidget):
         self.causal_check.setToolTip(f"Causal mask (decoder what-if): {CAUSAL_NOTE}")
         self.causal_check.toggled.connect(state.set_causal)
         top.addWidget(self.causal_check)
-        top.addWidget(self.title, 1)
+        top.addStretch(1)
         lay.addLayout(top)
+        lay.addWidget(self.title)  # a row of its own: the whole width for "Layer 2, mean of heads: ..."
         lay.addWidget(self.glw, 1)
         self.causal_label = QLabel(f"<i>Causal mask (decoder what-if)</i>: {CAUSAL_NOTE}; grey keys (j > i) are masked.")
         self.causal_label.setWordWrap(True)
