@@ -59,6 +59,13 @@ def test_the_heatmap_header_and_token_legend_have_a_row_of_their_own(window):
         assert label.shown_text() == label.text() or label.shown_text().endswith("\u2026")
 
 
+def test_the_heatmap_key_axis_shows_a_nine_letter_word_whole(window):
+    axis = window.heatmap.x_axis
+    axis.set_tokens(["[CLS]", "recommend", "emotional", "unforgettable!"])
+    assert axis._labels[:3] == ["[CLS]", "recommend", "emotional"]  # not "recomme…"
+    assert axis._labels[3].endswith("…")  # longer tokens still end in "…"
+
+
 def test_batch_progress_columns_and_summary_fit_the_default_window(window, qtbot):
     batch = window.panels["batch"]
     bar = batch.progress_bar

@@ -51,7 +51,7 @@ class AttentionHeatmap(DeferredRender, QWidget):
         self.glw = pg.GraphicsLayoutWidget()
         self.glw.setBackground("w")
         self.glw.setAcceptDrops(False)
-        self.x_axis = TokenAxis("bottom", max_chars=8)
+        self.x_axis = TokenAxis("bottom", max_chars=12)  # "recommend", "emotional" whole (issue 46)
         self.y_axis = TokenAxis("left", max_chars=12)
         self.plot = self.glw.addPlot(row=0, col=0, axisItems={"bottom": self.x_axis, "left": self.y_axis})
         self.plot.setLabel("bottom", "key token j")
