@@ -16,7 +16,8 @@ Prints one JSON object, in seconds from the request:
 * ``shown_s``: ... and every visible view has drawn it (the render queue is empty): the model is shown;
 * ``split``: the stages (seconds, summed over the switch), named by the thread they ran on where that varies
   (``inference``, ``hf-preload``, ``gui``): ``from_pretrained_s`` (the whole load on the inference thread),
-  within it ``import_transformers_*_s`` (the import, or the wait for the one under way ahead),
+  within it ``import_transformers_*_s`` (the import, or the wait for the one under way ahead;
+  ``import_transformers_cpu_s``: the CPU time of the threads that imported or waited),
   ``tokenizer_s``, ``weights_s`` (``from_pretrained`` of the weights: the model's own modules are imported
   there), ``load_hf_folder_rest_s``; ``model_info_s``; ``on_loaded_gui_s`` (the window's slot, ``gc`` and
   ``set_model`` included: the model view's grid is built there); ``forward_*_s`` (``predict``); ``render_*_s``
@@ -52,16 +53,17 @@ def _add(name: str, seconds: float) -> None:
         TIMES[name] += seconds
 
 
-def _timed(name_of, fn):
-    """``fn`` wrapped to add its wall time to ``TIMES[name_of(args)]``."""
+def _timed(name_of, fn, clock=time.perf_counter):
+    """``fn`` wrapped to add its time on ``clock`` (wall time; ``time.thread_time``: its thread's CPU time) to
+    ``TIMES[name_of(args)]``."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        t0 = time.perf_counter()
+        t0 = clock()
         try:
             return fn(*args, **kwargs)
         finally:
-            _add(name_of(args), time.perf_counter() - t0)
+            _add(name_of(args), clock() - t0)
 
     return wrapper
 
@@ -112,7 +114,8 @@ def instrument() -> None:
 
     predictor_mod.load_hf_folder = load_hf_folder
     if hasattr(loading, "warm_up"):
-        loading.warm_up = _timed(lambda a: f"import_transformers_{_thread()}_s", loading.warm_up)
+        cpu = _timed(lambda a: "import_transformers_cpu_s", loading.warm_up, time.thread_time)
+        loading.warm_up = _timed(lambda a: f"import_transformers_{_thread()}_s", cpu)
     cls = predictor_mod.Predictor
     cls.from_pretrained = classmethod(_timed(lambda a: "from_pretrained_s", cls.from_pretrained.__func__))
     cls.model_info = _timed(lambda a: "model_info_s", cls.model_info)

@@ -252,9 +252,8 @@ def main(argv: list[str] | None = None) -> int:
         wait_until(app, lambda: bool(finished), 600)
         from PySide6.QtCore import Qt
 
-        from desktop_app.panels.batch_model import P_POSITIVE
-
-        batch.view.sortByColumn(P_POSITIVE, Qt.SortOrder.AscendingOrder)  # the most negative reviews first
+        p_positive = batch.table_model.column_of("positive")
+        batch.view.sortByColumn(p_positive, Qt.SortOrder.AscendingOrder)  # the most negative reviews first
         settle()
         batch.grab().save(str(out / "batch.png"))
         scratch.cleanup()

@@ -95,6 +95,31 @@ def test_attention_only_folder_may_lack_the_pooler_and_notes_an_unused_classifie
     assert not any("pooler" in name for name, _ in p.model.hf.named_parameters())  # not built: nothing random
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64"])
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_the_finiteness_check_finds_one_bad_value_in_any_dtype_and_layout(dtype, bad):
+    """check_finite reads float32/16/64 through NumPy and bfloat16 through torch: one bad value anywhere, also in a
+    transposed (non-contiguous) view, refuses the model."""
+    import torch
+
+    from model.hf.strict import check_finite
+
+    layer = torch.nn.Linear(6, 4).to(getattr(torch, dtype))
+    check_finite(layer, "w.safetensors")  # finite: accepted
+    with torch.no_grad():
+        layer.weight[3, 5] = bad
+    layer.weight = torch.nn.Parameter(layer.weight.detach().t())  # a strided view
+    with pytest.raises(ValueError, match="weight holds NaN or infinite"):
+        check_finite(layer, "w.safetensors")
+
+
+def test_the_pair_tokenizer_copy_is_built_only_when_a_pair_is_read(bert_dir):
+    p = Predictor.from_pretrained(bert_dir, device="cpu")
+    assert p.encoder.reads_pairs and p.encoder._pair_twin is None  # not at load: copying a tokenizer costs
+    enc = p.encoder.encode_pair("A good film.", "It was fine.")
+    assert p.encoder._pair_twin is not None and enc.segment_ids.max() == 1
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
 def test_a_pipe_in_the_folder_is_refused_at_once(bert_dir, tmp_path):
     import shutil

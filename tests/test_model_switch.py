@@ -240,6 +240,42 @@ def test_folder_dialog_imports_the_hf_backend_ahead(qtbot, tiny_model_dir, monke
     win.close()
 
 
+def test_pointing_at_open_model_folder_imports_the_hf_backend_once(qtbot, tiny_model_dir):
+    """Issue 46: the import starts as the pointer reaches File > Open model folder..., before the dialog opens;
+    more hovers ask for nothing more."""
+    pytest.importorskip("transformers")
+    win = loaded_window(qtbot, tiny_model_dir)
+    preloader = win.model_menu.preloader
+    assert not preloader.warm
+    win.model_menu.open_action.hovered.emit()
+    assert not preloader.start()  # asked once already
+    qtbot.waitUntil(lambda: preloader.warm, timeout=TIMEOUT_MS)
+    win.close()
+
+
+def test_the_collector_is_paused_during_the_import_and_restored_after():
+    """Issue 46: warm_up imports with the cyclic collector off (a fifth of the import's time), and leaves it as it
+    found it, also after an error."""
+    import gc
+
+    from model.hf.loading import gc_paused
+
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), gc_paused():
+        raise RuntimeError("boom")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()  # off before: stays off
+    finally:
+        gc.enable()
+
+
 def test_warm_up_lets_one_thread_import_at_a_time():
     pytest.importorskip("transformers")
     import sys

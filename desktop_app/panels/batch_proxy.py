@@ -268,9 +268,12 @@ def results_view(proxy: BatchFilterProxy) -> QTableView:
     for c in range(len(COLUMNS)):
         hh.resizeSection(c, 72)
     hh.resizeSection(SOURCE, 150)
-    hh.resizeSection(EXCERPT, 340)
+    hh.resizeSection(EXCERPT, 260)
     hh.resizeSection(LABEL, 92)  # the class swatch and "positive"
     hh.resizeSection(GOLD, 92)
     hh.resizeSection(CONFIDENCE, 84)
+    metrics = hh.fontMetrics()
+    for c, name in enumerate(COLUMNS):  # every header whole in its column, the sort arrow beside it
+        hh.resizeSection(c, max(hh.sectionSize(c), metrics.horizontalAdvance(name) + 28))
     view.setToolTip("Double-click a row to analyse the review")
     return view

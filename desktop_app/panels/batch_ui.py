@@ -1,14 +1,17 @@
 """The batch panel's widgets: :class:`BatchPanelUI`, mixed into :class:`desktop_app.panels.batch_panel.BatchPanel`.
 
-Four rows, each one line high whatever it says, so the panel's minimum height never changes while a job runs
+Five rows, each one line high whatever it says, so the panel's minimum height never changes while a job runs
 (a word-wrapped message label that went from empty to one line grew the dock, and the window, by 6 px):
 
 * the actions and filters: Add files, Add folder, the category, Errors first, the corpus dock's word / cell
   filter (a button that clears it; hidden when there is none), the search box, Export, Clear;
 * the results table, which takes the remaining height;
-* the progress bar, Cancel, the text column and the largest one-review file;
-* the summary of the shown rows (it names the model that scored them), Re-score (shown when that is not the
-  model in use) and the last message (one-line labels: the whole text is their tooltip).
+* the progress bar (its text on one line), Cancel and Columns (a popup: the text, second-text and gold-label
+  columns, each box wide enough for its "auto (...)" hint, and the largest one-review file);
+* the summary of the shown rows (it names the model that scored them) and Re-score (shown when that is not the
+  model in use);
+* the last message. The summary and the message each have a row's whole width: one-line labels that end a cut
+  text at a whole word and show the whole text as their tooltip (issue 46: they were cut at 1400 x 860).
 """
 
 from __future__ import annotations
@@ -16,13 +19,16 @@ from __future__ import annotations
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
+    QFormLayout,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
+    QMenu,
     QProgressBar,
     QPushButton,
     QToolButton,
     QVBoxLayout,
+    QWidget,
+    QWidgetAction,
 )
 
 from model.batch import DEFAULT_MAX_FILE_BYTES
@@ -33,6 +39,13 @@ from .batch_proxy import results_view
 from .row_filter import FILTERS
 
 DROP_HINT = "Drop files or folders of reviews here (.txt, .csv, .tsv, .jsonl, .json)."
+PROGRESS_TEXT_SAMPLE = "Cancelled: 100,000 reviews in 10:00:00"
+"""The longest progress text the bar is sized for (a finished job's)."""
+
+
+def fitting_width(widget, text: str) -> int:
+    """Pixels ``widget`` needs to show ``text`` on one line in its font: the text, its frame and margins."""
+    return widget.fontMetrics().horizontalAdvance(text) + 24
 
 
 class BatchPanelUI:
@@ -54,11 +67,11 @@ class BatchPanelUI:
                                        "in use")
         self.rescore_button.clicked.connect(self.rescore)
         self.rescore_button.setVisible(False)
-        status = QHBoxLayout()
-        status.addWidget(self.summary_label, 3)
+        status = QHBoxLayout()  # the summary and the last message: each has a row's whole width
+        status.addWidget(self.summary_label, 1)
         status.addWidget(self.rescore_button)
-        status.addWidget(self.message_label, 2)
         layout.addLayout(status)
+        layout.addWidget(self.message_label)
 
     def _build_top_row(self) -> QHBoxLayout:
         """Add files, Add folder, the category filter, Errors first, the corpus filter, search, Export, Clear."""
@@ -116,44 +129,62 @@ class BatchPanelUI:
             self._on_category(names[0])
 
     def _build_progress_row(self) -> QHBoxLayout:
-        """The progress bar, Cancel, the text, second-text and gold-label columns and the largest one-review file."""
+        """The progress bar (wide enough for "Cancelled: 100,000 reviews in 10:00:00" on one line), Cancel and the
+        Columns button (the reading options, in a popup: each box wide enough for its "auto (...)" hint)."""
         self.progress_bar = QProgressBar()
         self.progress_bar.setRange(0, 1)
         self.progress_bar.setValue(0)
         self.progress_bar.setTextVisible(True)
         self.progress_bar.setFormat("idle")
+        self.progress_bar.setMinimumWidth(fitting_width(self.progress_bar, PROGRESS_TEXT_SAMPLE))
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.cancel_button.setToolTip("Stop after the current batch; rows scored so far are kept")
         self.cancel_button.clicked.connect(self.cancel)
+        self.columns_button = QToolButton()
+        self.columns_button.setText("Columns")
+        self.columns_button.setToolTip("Which CSV/TSV columns or JSON fields hold the text, the second text and the "
+                                       "gold label (empty: found by name), and the largest one-review file")
+        self.columns_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(self.columns_button)
+        form = QWidgetAction(menu)
+        form.setDefaultWidget(self._build_columns_form())
+        menu.addAction(form)
+        self.columns_button.setMenu(menu)
+        row = QHBoxLayout()
+        row.addWidget(self.progress_bar, 1)
+        row.addWidget(self.cancel_button)
+        row.addWidget(self.columns_button)
+        return row
+
+    def _build_columns_form(self) -> QWidget:
+        """The text, second-text and gold-label columns and the largest one-review file (the Columns popup)."""
         self.text_column_edit = QLineEdit()
         self.text_column_edit.setPlaceholderText("auto (text / review / content)")
         self.text_column_edit.setToolTip("CSV/TSV column or JSON field with the text; empty detects it")
-        self.text_column_edit.setMaximumWidth(190)
         self.pair_column_edit = QLineEdit()
         self.pair_column_edit.setPlaceholderText("auto (text_pair)")
         self.pair_column_edit.setToolTip("CSV/TSV column or JSON field with a sentence pair's second text (a pair "
                                          "model, e.g. NLI); empty: a 'text_pair' column when there is one")
-        self.pair_column_edit.setMaximumWidth(130)
         self.label_column_edit = QLineEdit()
         self.label_column_edit.setPlaceholderText("auto (label / labels)")
         self.label_column_edit.setToolTip("CSV/TSV column or JSON field with the gold label: a class name or id, "
                                           "';'-separated labels (multi-label) or a number (regression); empty: "
                                           "label / labels / sentiment / gold")
-        self.label_column_edit.setMaximumWidth(130)
         self.max_mb_spin = QDoubleSpinBox()
         self.max_mb_spin.setRange(0.1, 1024.0)
         self.max_mb_spin.setDecimals(1)
         self.max_mb_spin.setSuffix(" MB")
         self.max_mb_spin.setValue(DEFAULT_MAX_FILE_BYTES / 2**20)
         self.max_mb_spin.setToolTip("One-review files larger than this are reported, not read")
-        row = QHBoxLayout()
-        row.addWidget(self.progress_bar, 1)
-        row.addWidget(self.cancel_button)
+        widget = QWidget()
+        form = QFormLayout(widget)
+        form.setContentsMargins(8, 6, 8, 6)
+        width = max(fitting_width(e, e.placeholderText())
+                    for e in (self.text_column_edit, self.pair_column_edit, self.label_column_edit))
         for name, edit in (("Text column:", self.text_column_edit), ("Second text:", self.pair_column_edit),
                            ("Gold label:", self.label_column_edit)):
-            row.addWidget(QLabel(name))
-            row.addWidget(edit)
-        row.addWidget(QLabel("Max file size:"))
-        row.addWidget(self.max_mb_spin)
-        return row
+            edit.setMinimumWidth(width)
+            form.addRow(name, edit)
+        form.addRow("Max file size:", self.max_mb_spin)
+        return widget

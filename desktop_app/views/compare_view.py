@@ -308,7 +308,9 @@ class CompareView(DeferredRender, QWidget):
                 t.setItem(2, col, QTableWidgetItem(text))
         t.resizeRowsToContents()
         rows = sum(t.rowHeight(i) for i in range(t.rowCount()))
-        t.setFixedHeight(t.horizontalHeader().sizeHint().height() + rows + 2 * t.frameWidth())
+        # room for the horizontal scroll bar too: in a narrow dock it appears, and it covered the delta row
+        bar = t.horizontalScrollBar().sizeHint().height()
+        t.setFixedHeight(t.horizontalHeader().sizeHint().height() + rows + bar + 2 * t.frameWidth())
 
     def _fill_words(self, r) -> None:
         t = self.words_table

@@ -14,14 +14,18 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QPen
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPen
 from PySide6.QtWidgets import QGraphicsRectItem
 
 from .colours import NEUTRAL, class_colour
 from .render import DeferredRender
-from .widgets import TokenAxis, style_plot
+from .widgets import TokenAxis, style_plot, wrap_words
 
 TEXT_COLOUR = "#222222"
+TITLE_POINTS = 9.0
+"""The corpus plots' title size in points."""
+TEXT_MARGIN_PX = 24
+"""Pixels of a plot's width left free beside its title and its message."""
 READABLE_SIZE = (250, 150)
 """Pixels (width, height) below which a corpus plot's text would overlap (title, two axes, a 2 x 2 confusion matrix
 with two lines per cell, the histogram's key above its bars): the corpus dock scrolls rather than squash a plot."""
@@ -63,7 +67,8 @@ class CorpusPlot(DeferredRender, pg.PlotWidget):
         self.setMinimumSize(100, 80)
         item = self.getPlotItem()
         style_plot(item)
-        item.setTitle(title, color=TEXT_COLOUR, size="9pt")
+        self._title_text = title
+        self._message_text = ""
         item.setMouseEnabled(False, False)
         item.setMenuEnabled(False)
         item.hideButtons()
@@ -72,6 +77,9 @@ class CorpusPlot(DeferredRender, pg.PlotWidget):
         item.addItem(self._message, ignoreBounds=True)
         self._init_deferred()
         self._pending = None
+        item.layout.removeItem(item.titleLabel)  # the title spans the axes' columns too: the plot's whole width
+        item.layout.addItem(item.titleLabel, 0, 0, 1, 3)
+        self.set_title(title)
 
     def defer(self, draw, *args) -> None:
         """Draw ``draw(*args)`` on a later event-loop turn (when visible); a newer call replaces an undrawn one."""
@@ -94,13 +102,36 @@ class CorpusPlot(DeferredRender, pg.PlotWidget):
         return self.getPlotItem()
 
     def set_title(self, text: str) -> None:
-        """Replace the title shown above the plot (the export name stays :attr:`title`)."""
-        self.getPlotItem().setTitle(text, color=TEXT_COLOUR, size="9pt")
+        """Replace the title shown above the plot (the export name stays :attr:`title`); plain text is broken at
+        spaces into lines that fit the plot's width (it ran off the edge in the default window), HTML is kept."""
+        self._title_text = text
+        if "<" not in text:
+            font = QFont()
+            font.setPointSizeF(TITLE_POINTS)
+            text = "<br>".join(wrap_words(text, QFontMetrics(font), self.text_width())) or text
+        self.getPlotItem().setTitle(text, color=TEXT_COLOUR, size=f"{TITLE_POINTS:g}pt")
 
     def show_message(self, text: str, x: float = 0.5, y: float = 0.5) -> None:
-        """Show ``text`` at view position (x, y) ("" hides it)."""
-        self._message.setText(text)
+        """Show ``text`` at view position (x, y) ("" hides it), broken into lines that fit the plot's width."""
+        self._message_text = text
+        self._message.setText("\n".join(wrap_words(text, self.fontMetrics(), self.text_width())))
         self._message.setPos(x, y)
+
+    def text_width(self) -> int:
+        """Pixels the title and the message may take: the plot's width less a margin."""
+        return max(40, self.width() - TEXT_MARGIN_PX)
+
+    def resizeEvent(self, event) -> None:
+        """Break the title and the message again for the new width."""
+        super().resizeEvent(event)
+        if "_title_text" in self.__dict__ and self.getPlotItem() is not None:  # not in pg.PlotWidget's __init__/close
+            self._refit_text()
+
+    def _refit_text(self) -> None:
+        self.set_title(self._title_text)
+        if self._message_text:
+            pos = self._message.pos()
+            self.show_message(self._message_text, pos.x(), pos.y())
 
     def show_empty(self, message: str) -> None:
         """Nothing to draw: an empty frame under the title with ``message`` (the hint) centred, and no axes (on an

@@ -33,6 +33,14 @@ from .colours import DIVERGING_CMAP, HEATMAP_CMAP, colormap
 from .render import DeferredRender
 from .widgets import fit_table_height, style_plot
 
+NORM_TITLE = ("norms per position: <span style='color:#d62728'>‖PE(pos)‖</span>, "
+              "<span style='color:#1f77b4'>‖token embedding × √d‖</span>")
+"""The norm plot's title: it names the two curves in their colours (no legend over them)."""
+NORM_PLOT_MIN_HEIGHT = 130
+"""The norm plot's smallest height in pixels (it was ~50 px in the default window, its legend over the curves)."""
+PLOTS_MIN_HEIGHT = 420
+"""The plots' smallest height in pixels: the PE matrix and the similarity above the norm plot, each readable."""
+
 
 def similarity(pe: np.ndarray, kind: str = "cosine") -> np.ndarray:
     """Position-by-position similarity of PE rows.
@@ -149,17 +157,19 @@ class PositionalEncodingView(DeferredRender, QWidget):
         ):
             plot.addItem(item)
             item.setZValue(10)
-        self.norm_plot = self.glw.addPlot(row=1, col=0, colspan=2, title="norms per position")
+        # the curves are named in the title, in their colours: a legend inside covered them (issue 46)
+        self.norm_plot = self.glw.addPlot(row=1, col=0, colspan=2, title=NORM_TITLE)
+        self.norm_plot.setMinimumHeight(NORM_PLOT_MIN_HEIGHT)
         self.norm_plot.setLabel("bottom", "position (token index)")
         self.norm_plot.setLabel("left", "L2 norm")
         style_plot(self.norm_plot)
-        self.norm_plot.addLegend(offset=(60, 1), colCount=2)
         self.pe_norm_curve = self.norm_plot.plot([], [], pen=pg.mkPen("#d62728", width=2), name="‖PE(pos)‖")
         self.tok_norm_curve = self.norm_plot.plot(
             [], [], pen=pg.mkPen("#1f77b4", width=1.5), name="‖token embedding × √d‖"
         )
         self.glw.ci.layout.setRowStretchFactor(0, 3)
         self.glw.ci.layout.setRowStretchFactor(1, 1)
+        self.glw.setMinimumHeight(PLOTS_MIN_HEIGHT)  # the dock scrolls (registry) rather than squash the plots
 
     def _build_worked_table(self) -> None:
         """The tutorial's 4 x 4 worked example (filled by :meth:`set_worked_example`)."""
@@ -217,7 +227,7 @@ class PositionalEncodingView(DeferredRender, QWidget):
         self.pe_norm_curve.setData(x, norms.pe_norm)
         self.tok_norm_curve.setData(x, norms.token_norm)
         ratio = float(np.median(norms.token_norm / np.maximum(norms.pe_norm, 1e-9)))
-        self.norm_plot.setYRange(0.0, 1.4 * float(max(norms.token_norm.max(), norms.pe_norm.max())), padding=0)
+        self.norm_plot.setYRange(0.0, 1.1 * float(max(norms.token_norm.max(), norms.pe_norm.max())), padding=0)
         self.norm_label.setText(
             f"Below: in the current text the scaled token embedding is ~{ratio:.2g}× as long as the positional "
             "encoding (median over positions): position shifts each input vector noticeably without drowning the word."

@@ -50,7 +50,7 @@ DOCKED_VIEWS: tuple[ViewSpec, ...] = (
     ViewSpec("Attention heatmap", "Heatmap", "heatmap", "heatmap_dock", AttentionHeatmap),
     ViewSpec("Token links", "Links", "links_view", "links_dock", AttentionLinksView),
     ViewSpec("Model view", "Model", "model_view", "model_dock", ModelView),
-    ViewSpec("Positional encoding", "Positions", "pe_view", "pe_dock", PositionalEncodingView),
+    ViewSpec("Positional encoding", "Positions", "pe_view", "pe_dock", PositionalEncodingView, scroll=True),
     ViewSpec("Neuron view", "Neurons", "neuron_view", "neuron_dock", NeuronView),
     ViewSpec("Attention steps", "Steps", "steps_view", "steps_dock", AttentionStepsView, scroll=True),
     ViewSpec("Compare", "Compare", "compare_view", "compare_dock", CompareView, scroll=True),

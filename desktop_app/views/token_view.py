@@ -269,13 +269,15 @@ class TokenView(DeferredRender, QWidget):
         self.legend = QLabel()
         self.legend_lo = QLabel("0")
         self.legend_hi = QLabel("")
-        head = QHBoxLayout()
-        head.addWidget(self.caption, 1)
+        head = QHBoxLayout()  # the colour scale, on a row under the caption
         head.addWidget(self.legend_lo)
         head.addWidget(self.legend)
         head.addWidget(self.legend_hi)
+        head.addStretch(1)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
+        lay.setSpacing(2)
+        lay.addWidget(self.caption)  # the whole width: "Colour: ..." no longer shrinks when a neighbouring dock widens
         lay.addLayout(head)
         lay.addWidget(self.scroll, 1)
         self.values = np.zeros(0, np.float32)

@@ -158,6 +158,36 @@ class FittedValueAxis(pg.AxisItem):
         return spans
 
 
+def elide_words(text: str, metrics, width: int) -> str:
+    """``text`` if it fits ``width`` pixels in ``metrics`` (a ``QFontMetrics``), else its longest run of whole words
+    that fits with "…" after it; a first word too long on its own is cut within it (Qt's own eliding)."""
+    if metrics.horizontalAdvance(text) <= width:
+        return text
+    cut = metrics.elidedText(text, Qt.ElideRight, width)  # the most characters that fit, "…" included
+    head = cut[:-1] if cut.endswith("…") else cut
+    if head and len(head) < len(text) and not text[len(head)].isspace():
+        words = head.rsplit(None, 1)
+        if len(words) > 1:
+            head = words[0]
+    head = head.rstrip(" ,;:·—-(")
+    return head + "…" if head else cut
+
+
+def wrap_words(text: str, metrics, width: int) -> list[str]:
+    """``text`` broken at spaces into lines of at most ``width`` pixels in ``metrics`` (a ``QFontMetrics``) where
+    the words allow it (a word longer than ``width`` keeps a line of its own); [] for no text."""
+    lines: list[str] = []
+    line = ""
+    for word in text.split():
+        trial = f"{line} {word}" if line else word
+        if line and metrics.horizontalAdvance(trial) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = trial
+    return [*lines, line] if line else lines
+
+
 class ElidedLabel(QLabel):
     """A one-line label: text too long for its width ends in "…"; the full text is the tooltip.
 
@@ -186,8 +216,7 @@ class ElidedLabel(QLabel):
         return super().text()
 
     def _elide(self) -> None:
-        width = max(10, self.width())
-        super().setText(self.fontMetrics().elidedText(self._full, Qt.ElideRight, width))
+        super().setText(elide_words(self._full, self.fontMetrics(), max(10, self.width())))
 
     def resizeEvent(self, event) -> None:
         """Re-elide to the new width."""

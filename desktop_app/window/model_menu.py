@@ -73,6 +73,8 @@ class ModelMenu(QObject):
         self.open_action.setShortcut("Ctrl+Shift+M")
         self.open_action.setStatusTip("Open one of our model folders or a local Hugging Face encoder folder")
         self.open_action.triggered.connect(self.open_model_folder)
+        # the backend's import starts as the pointer reaches the item, a moment before the dialog (see open_model_folder)
+        self.open_action.hovered.connect(self.preloader.start)
         actions = file_menu.actions()
         file_menu.insertAction(actions[2] if len(actions) > 2 else None, self.open_action)
         self.menu = QMenu("&Model", window)
@@ -83,6 +85,7 @@ class ModelMenu(QObject):
             bar.addMenu(self.menu)
         self._group = QActionGroup(self)
         self.menu.aboutToShow.connect(self.rebuild)
+        self.menu.aboutToShow.connect(lambda: self.preloader.start(self.recent()))  # a recent folder may be picked
         window.predictor_loaded.connect(self._on_loaded)
         self.tasks = TaskMenu(window, lambda: self.current)  # Model > Task, the second text (after _on_loaded)
         self.rebuild()

@@ -66,12 +66,14 @@ class HFPreloader(QObject):
         self.handle = WorkerHandle(PreloadWorker(), "hf-preload", PRELOAD_NICE, parent=self, wait_ms=None)
         self.handle.worker.ready.connect(self._on_ready)
         self.warm = False
+        self._asked = False
 
     def start(self, folders: list[str] | None = None) -> bool:
         """Import the Hugging Face backend in the background (``folders``: only if one of them is a Hugging Face
-        folder). Returns False when it is already imported (nothing to do)."""
-        if self.warm:
+        folder). Returns False when it is already imported or its import already asked for (nothing to do)."""
+        if self.warm or self._asked:
             return False
+        self._asked = folders is None  # an unconditional import is asked once; a conditional one may be again
         self.handle.submit(self.handle.worker.warm_up, list(folders) if folders is not None else None)
         return True
 
