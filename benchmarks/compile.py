@@ -31,7 +31,8 @@ import torch
 from model.inputs import token_budget_batches
 from model.precision import bf16_copy
 from model.predictor import Predictor
-from model.textio import read_labelled
+
+from .sample import seeded_reviews
 
 
 def batches(p: Predictor, texts: list[str]) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -65,8 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
-    texts = read_labelled(args.data)[0]
-    sample = [texts[i] for i in np.random.default_rng(0).permutation(len(texts))[: args.n]]
+    sample = seeded_reviews(args.data, args.n)
     p = Predictor.from_pretrained(device="cpu")
     data = batches(p, sample)
     eager = {"fp32": p.model, "bf16": bf16_copy(p.model)}

@@ -31,15 +31,7 @@ import sys
 import time
 from pathlib import Path
 
-
-def _sample(path: str, n: int) -> list[str]:
-    """``n`` seeded IMDB reviews of ``path`` (the same ones in every mode and tree)."""
-    import numpy as np
-
-    from model.textio import read_labelled
-
-    texts = read_labelled(path)[0]
-    return [texts[i] for i in np.random.default_rng(0).permutation(len(texts))[:n]]
+from .sample import seeded_reviews
 
 
 def _sync(device) -> None:
@@ -58,7 +50,7 @@ def split(args) -> dict:
     from model.predictor import MAX_TOKENS_CPU, MAX_TOKENS_GPU, Predictor
 
     pred = Predictor.from_pretrained(args.model, args.device)
-    texts = _sample(args.data, args.n)
+    texts = seeded_reviews(args.data, args.n)
     pred.score_many(texts[:500])  # warm-up
     dev, took = pred.device, dict.fromkeys(("tokenize", "pad_and_copy", "forward", "back_and_read_out"), 0.0)
     max_tokens = MAX_TOKENS_CPU if dev.type == "cpu" else MAX_TOKENS_GPU
@@ -150,7 +142,7 @@ def rate(args) -> dict:
         pred.encoder = PooledEncoder(pred.encoder, args.token_processes)
     if args.precision != "fp32":
         pred.use_precision(args.precision)
-    texts = _sample(args.data, args.n)
+    texts = seeded_reviews(args.data, args.n)
     kw = {k: v for k, v in (("batch_size", args.batch_size), ("max_tokens", args.max_tokens)) if v is not None}
     pred.score_many(texts[:2000], **kw)  # warm-up
     best, scores = float("inf"), None
@@ -188,7 +180,7 @@ def tokenize(args) -> dict:
     from model.predictor import Predictor
 
     pred = Predictor.from_pretrained(args.model, "cpu")
-    texts = _sample(args.data, args.n)
+    texts = seeded_reviews(args.data, args.n)
     out = {"mode": "tokenize", "reviews": len(texts), "cpu_count": os.cpu_count()}
     t = time.perf_counter()
     for w0 in range(0, len(texts), 1024):

@@ -28,7 +28,8 @@ import numpy as np
 import torch
 
 from model.predictor import Predictor
-from model.textio import read_labelled
+
+from .sample import seeded_reviews
 
 
 class Logits(torch.nn.Module):
@@ -76,8 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
-    texts, _ = read_labelled(args.data)
-    sample = [texts[i] for i in np.random.default_rng(0).permutation(len(texts))[:args.n]]
+    sample = seeded_reviews(args.data, args.n)
     p = Predictor.from_pretrained(device="cpu")
     data = batches(p, sample, args.batch)
     opts = ort.SessionOptions()

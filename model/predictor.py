@@ -172,9 +172,10 @@ class Predictor(PredictorReading, PredictorAnalysis, PredictorInternals):
         """The model ``predict`` and ``score_many`` run (:attr:`model`, or its bfloat16 copy under bf16), with
         :attr:`forward_lock` held and the validated ``head_mask`` (or None) applied inside the ``with`` block.
         Its logits may be bfloat16: read them with ``.float()``."""
-        model = self._bf16 if self._precision == "bf16" else self.model
-        with self.masked(head_mask, model):
-            yield model
+        with self.forward_lock:  # the model chosen under the lock use_precision changes it under (re-entrant)
+            model = self._bf16 if self._precision == "bf16" else self.model
+            with self.masked(head_mask, model):
+                yield model
 
     @torch.inference_mode()
     def predict(self, text: str, head_mask=None, long_text: str | None = None, text_pair: str | None = None

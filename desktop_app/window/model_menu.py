@@ -135,8 +135,8 @@ class ModelMenu(QObject):
         sub.setToolTipsVisible(True)
         group = QActionGroup(sub)
         chosen = self.window.controller.precision
-        for key, text in (("auto", "&Auto (bfloat16 on a CPU with AMX, else float32)"), ("fp32", "&float32"),
-                          ("bf16", "&bfloat16")):
+        for key, text in (("auto", "&Auto (bfloat16 on a CPU with AMX or AMD's AVX512-BF16, else float32)"),
+                          ("fp32", "&float32"), ("bf16", "&bfloat16")):
             act = sub.addAction(text)
             act.setCheckable(True)
             act.setChecked(key == chosen)
