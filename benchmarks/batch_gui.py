@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 from benchmarks.batch_cli import DEFAULT_DATA
-from model.textio import read_labelled
+from model.files.textio import read_labelled
 
 
 def prepare(data: Path) -> bool:

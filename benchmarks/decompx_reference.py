@@ -1,5 +1,5 @@
 """The DecompX implementation before issue 34 (row blocks, float32), kept verbatim as the reference that
-:mod:`model.explain.decompx` is tested and benchmarked against (tests/test_decompx.py, benchmarks/flow.py).
+:mod:`model.explain.decompx` is tested and benchmarked against (tests/model/explain/test_decompx.py, benchmarks/flow.py).
 Not used by the product.
 
 Same method and outputs as :mod:`model.explain.decompx` (see its docstring); only the arithmetic differs: the

@@ -62,8 +62,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from model.core.config import EncoderConfig
-    from model.predictor import Predictor
-    from model.testing import make_random_model_dir
+    from model.predictor.predictor import Predictor
+    from tests.fixtures.tiny_models import make_random_model_dir
 
     if args.model is None:
         tmp = tempfile.mkdtemp(prefix="bench_explain_")

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from model.predictor import Predictor
+from model.predictor.predictor import Predictor
 
 
 def longest_review(path: str, first: int = 300) -> str:
@@ -45,7 +45,7 @@ def one_window(predictor: Predictor, text: str) -> str:
     """``text`` cut at a word start to the most word pieces ``predictor`` reads in one window (511 for the bundled
     model, 510 for a BERT), so that every method here, ``explain`` included, reads one input of about 512 tokens
     (a longer text is explained window by window since issue 31)."""
-    from model.testing import cut_at_word_start
+    from tests.fixtures.tiny_models import cut_at_word_start
 
     P, S = predictor.encoder.specials
     return cut_at_word_start(predictor, text, predictor.encoder.max_len - P - S)[0]
@@ -122,7 +122,7 @@ COST_METHODS = ("grad_x_input", "integrated_gradients", "value_norm", "alti", "d
 def explain_cost(predictor: Predictor, data: str, n: int, seed: int = 0) -> list[dict]:
     """Mean wall time of ``explain`` per review for :data:`COST_METHODS` on the faithfulness CLI's sample (the first
     ``n`` of its 500 reviews), the methods taking turns on each review so a busy machine slows them alike."""
-    from model.textio import read_labelled
+    from model.files.textio import read_labelled
 
     texts, _ = read_labelled(data)
     pick = np.random.default_rng(seed).choice(len(texts), size=min(500, len(texts)), replace=False)[:n]

@@ -2,7 +2,7 @@
 
 ``python -m benchmarks.fuzz_folders [--n 300] [--seed 0] [--timeout 60] [--show 0]``
 
-Builds tiny random folders of every family (:func:`model.testing_hf.make_tiny_hf_dir`, with and without a
+Builds tiny random folders of every family (:func:`tests.fixtures.tiny_hf.make_tiny_hf_dir`, with and without a
 classification head), damages copies at random (one or two mutations each: config fields set to wrong types,
 out-of-range, non-finite or absurd values, fields deleted, ``model_type`` swapped; tensors dropped, renamed,
 reshaped, re-typed, poisoned with NaN/Inf/1e38 or added; weights, config or tokenizer truncated, garbled, deleted
@@ -263,7 +263,7 @@ def prepare(root: Path, rng: random.Random):
     """The sources (a tiny folder of every family, with and without a head) and the case maker."""
     import transformers
 
-    from model.testing_hf import FAMILIES, make_tiny_hf_dir
+    from tests.fixtures.tiny_hf import FAMILIES, make_tiny_hf_dir
 
     transformers.utils.logging.disable_progress_bar()
     sources = [make_tiny_hf_dir(root / f"src-{f}-{h}", f, head=h) for f in FAMILIES for h in (True, False)]

@@ -223,7 +223,7 @@ def serve() -> None:
 
 def prepare(root: Path, rng: random.Random):
     """A tiny random model (``$FUZZ_MODEL_DIR`` for the server), its full session, and the case maker."""
-    from model.testing import make_random_model_dir
+    from tests.fixtures.tiny_models import make_random_model_dir
 
     os.environ["FUZZ_MODEL_DIR"] = str(make_random_model_dir(root / "model"))
     base = base_session(Path(os.environ["FUZZ_MODEL_DIR"]))

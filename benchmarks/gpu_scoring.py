@@ -46,8 +46,8 @@ def split(args) -> dict:
     import numpy as np
     import torch
 
-    from model.inputs import token_budget_batches
-    from model.predictor import MAX_TOKENS_CPU, MAX_TOKENS_GPU, Predictor
+    from model.text.inputs import token_budget_batches
+    from model.predictor.predictor import MAX_TOKENS_CPU, MAX_TOKENS_GPU, Predictor
 
     pred = Predictor.from_pretrained(args.model, args.device)
     texts = seeded_reviews(args.data, args.n)
@@ -135,7 +135,7 @@ def rate(args) -> dict:
     """Best reviews/s of ``score_many`` (see the module docstring)."""
     import numpy as np
 
-    from model.predictor import Predictor
+    from model.predictor.predictor import Predictor
 
     pred = Predictor.from_pretrained(args.model, args.device)
     if args.token_processes:
@@ -177,7 +177,7 @@ def tokenize(args) -> dict:
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
 
-    from model.predictor import Predictor
+    from model.predictor.predictor import Predictor
 
     pred = Predictor.from_pretrained(args.model, "cpu")
     texts = seeded_reviews(args.data, args.n)

@@ -35,7 +35,7 @@ import numpy as np
 
 from benchmarks.batch_cli import DEFAULT_DATA
 from benchmarks.batch_gui import prepare
-from model.textio import read_labelled
+from model.files.textio import read_labelled
 
 
 def reviews_of_lengths(predictor, texts: list[str], lengths: list[int]) -> dict[int, str]:

@@ -30,8 +30,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from model.predictor import Predictor
-from model.textio import read_labelled
+from model.predictor.predictor import Predictor
+from model.files.textio import read_labelled
 
 from .predict import review_of_about
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from model.predictor import Predictor
+from model.predictor.predictor import Predictor
 
 from .sample import seeded_reviews
 

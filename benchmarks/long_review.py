@@ -25,7 +25,7 @@ from pathlib import Path
 
 from benchmarks.batch_cli import DEFAULT_DATA
 from benchmarks.batch_gui import open_loaded_window, prepare
-from model.textio import read_labelled
+from model.files.textio import read_labelled
 
 
 def main(argv: list[str] | None = None) -> int:

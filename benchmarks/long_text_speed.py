@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from model import Predictor
-    from model.textio import read_labelled
+    from model.files.textio import read_labelled
 
     texts = read_labelled(args.data)[0]
     idx = np.random.default_rng(0).permutation(len(texts))[: args.n]

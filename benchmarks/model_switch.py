@@ -86,7 +86,7 @@ def _thread() -> str:
 def instrument() -> None:
     """Wrap the stages of a switch with timers (before the window exists, so its connections see the wrappers)."""
     import model.hf.loading as loading
-    import model.predictor as predictor_mod
+    import model.predictor.predictor as predictor_mod
     from desktop_app.views.render import DeferredRender
     from desktop_app.window.main_window import MainWindow
 

@@ -1,6 +1,6 @@
 """Neuron-view rendering benchmark: ``python -m benchmarks.neuron_view [--tokens 512] [--d-head 64] [--repeats N]``.
 
-Shows synthetic :class:`model.internals.AttentionInternals` (4 heads, 512 tokens, d_head 64, consistent:
+Shows synthetic :class:`model.records.internals.AttentionInternals` (4 heads, 512 tokens, d_head 64, consistent:
 scores = Q K^T / sqrt(d), outputs = softmax(scores) V) in a 1000 x 800 :class:`NeuronView` and times
 a new query token: ``set_data`` (q_i, q_i * k_j for every key, the scaled dot products and softmax
 bars, scrolling to the most attended key) plus the event-loop turn that paints it (``processEvents``;
@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     from desktop_app.state import ExplorerState
     from desktop_app.views.neuron_view import NeuronView
-    from model.internals import AttentionInternals
+    from model.records.internals import AttentionInternals
 
     internals = AttentionInternals.synthetic(n_heads=4, num_tokens=args.tokens, d_head=args.d_head)
     view = NeuronView(ExplorerState())

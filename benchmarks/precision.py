@@ -6,12 +6,12 @@ Usage::
         [--device cuda] [--no-minilm] [--threads N]
 
 * the machine: the CPU's name and the flags that decide ``auto`` (``avx512_bf16``, ``amx_bf16``, ``amx_tile``), what
-  ``auto`` picks here (:func:`model.precision.auto_precision`: the flags only), the float32 / bfloat16 speed of a
+  ``auto`` picks here (:func:`model.predictor.precision.auto_precision`: the flags only), the float32 / bfloat16 speed of a
   (512 x 2048) @ (2048 x 512) matrix product (measured here, never by the product);
 * speed, for the bundled model and all-MiniLM-L6-v2 with a random 2-class head (:func:`benchmarks.hf.minilm_folders`;
   ``--no-minilm`` leaves it out): ``score_many`` reviews/s on ``--n`` seeded reviews and ``predict`` p50 on a review
   of about 250 tokens, four routes taking turns ``--rounds`` times (same load for all): ``fp32``; ``bf16`` (the
-  product: the weights converted once, :func:`model.precision.bf16_copy`); ``autocast`` (float32 weights under
+  product: the weights converted once, :func:`model.predictor.precision.bf16_copy`); ``autocast`` (float32 weights under
   ``torch.autocast`` to bfloat16: the route of issue 34, removed from the product in issue 45); ``bf16_ln32`` (the
   bf16 copy with its LayerNorms back in float32, a variant that was not kept);
 * agreement: the bundled model scores the first ``--agree`` reviews of ``--data`` in fp32 and bf16 (chunks of 1,000
@@ -31,9 +31,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from model import precision
-from model.predictor import Predictor
-from model.textio import read_labelled
+from model.predictor import precision
+from model.predictor.predictor import Predictor
+from model.files.textio import read_labelled
 
 from .predict import review_of_about
 

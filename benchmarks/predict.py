@@ -25,8 +25,8 @@ import time
 import numpy as np
 import torch
 
-from model.predictor import Predictor
-from model.textio import read_labelled
+from model.predictor.predictor import Predictor
+from model.files.textio import read_labelled
 
 
 def review_of_about(predictor: Predictor, texts: list[str], n_tokens: int) -> str:

@@ -23,8 +23,8 @@ import numpy as np
 
 
 def _prediction(labels, logits, task):
-    from model.prediction import Prediction
-    from model.task import label_text, predicted_labels, probabilities_of
+    from model.records.prediction import Prediction
+    from model.tasks.task import label_text, predicted_labels, probabilities_of
 
     probs = probabilities_of(logits, task)
     tokens = ["[CLS]", "i", "am", "so", "happy", "[SEP]"]
@@ -41,7 +41,7 @@ def measure(labels: tuple[str, ...], task: str, show_all: bool, repeats: int, se
 
     from desktop_app.state import ExplorerState
     from desktop_app.views.prediction_panel import PredictionPanel
-    from model.info import ModelInfo
+    from model.records.info import ModelInfo
 
     state = ExplorerState()
     panel = PredictionPanel(state)

@@ -88,12 +88,12 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     os.environ.setdefault("ATTENTION_EXPLORER_SETTINGS", os.path.join(tempfile.mkdtemp(), "settings.ini"))
 
-    from model.testing import SAMPLE_TEXTS
+    from tests.fixtures.tiny_models import SAMPLE_TEXTS
 
     model_dir = args.model
     if model_dir is None:
         from model import EncoderConfig
-        from model.testing import make_random_model_dir
+        from tests.fixtures.tiny_models import make_random_model_dir
 
         cfg = EncoderConfig(max_len=512, d_model=128, n_heads=4, n_layers=2, d_ff=512)
         model_dir = str(make_random_model_dir(os.path.join(tempfile.mkdtemp(), "model512"), config=cfg))

@@ -29,8 +29,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from model.predictor import Predictor
-from model.textio import read_labelled_rows
+from model.predictor.predictor import Predictor
+from model.files.textio import read_labelled_rows
 
 from .hf import minilm_folders
 

@@ -59,7 +59,7 @@ class _Model:
     """What the panels read of a predictor: labels, task, reads_pairs."""
 
     def __init__(self, labels):
-        from model.task import Task
+        from model.tasks.task import Task
 
         self.labels, self.task, self.reads_pairs = labels, Task("single_label"), False
 

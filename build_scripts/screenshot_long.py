@@ -5,7 +5,7 @@ Run under a virtual X server::
     xvfb-run -a -s "-screen 0 1600x1000x24" python build_scripts/screenshot_long.py [--data test.jsonl.gz] [--out DIR]
 
 Picks a long IMDB test review (800-2,000 words) whose windows disagree most (the largest spread of
-P(positive) along the document, :mod:`model.windows`), analyses it with the bundled model as a user would (fresh
+P(positive) along the document, :mod:`model.text.document_windows`), analyses it with the bundled model as a user would (fresh
 settings, the default layout), shows its second window (as a click on the second point of the plot does) and saves
 ``long_review.png``: the whole review in the token view with the window marks, the window selector beside layer and
 head, and the class probability along the document in the prediction panel.
@@ -30,7 +30,7 @@ def pick_review(data: Path, limit: int = 40) -> str:
     """Among the first ``limit`` reviews of 800-2,000 words (three windows or more), the one whose windows'
     P(positive) spread most."""
     from model import Predictor
-    from model.textio import read_labelled
+    from model.files.textio import read_labelled
 
     predictor = Predictor.from_pretrained(device="cpu")
     texts = [t for t in read_labelled(data)[0] if 800 < len(t.split()) < 2000][:limit]

@@ -48,7 +48,7 @@ def write_review_folder(imdb: Path, n: int, root: Path) -> Path:
     Reviews come from ``imdb`` (IMDB ``test.jsonl.gz``) when it exists, else from ``resources/samples``.
     """
     from model.core.paths import samples_dir
-    from model.textio import read_labelled
+    from model.files.textio import read_labelled
 
     rows = []
     if imdb.is_file():
@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
             model_dir = str(default_model_dir())
         else:
             from model import EncoderConfig
-            from model.testing import make_random_model_dir
+            from tests.fixtures.tiny_models import make_random_model_dir
 
             model_dir = str(
                 make_random_model_dir(

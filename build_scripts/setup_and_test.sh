@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install everything needed to test (system packages, .venv with the CPU torch build and the
-# test + build + cluster + hf extras; cluster = Ray, for tests/test_ray_engine.py; hf = transformers, for
-# tests/test_hf_backend.py) and run the whole
+# test + build + cluster + hf extras; cluster = Ray, for tests/model/batch/test_ray_engine.py; hf = transformers, for
+# tests/model/hf/test_hf_backend.py) and run the whole
 # test suite, the PyInstaller packaging test included.
 #
 #   bash build_scripts/setup_and_test.sh [extra pytest arguments, e.g. -m "not packaging"]

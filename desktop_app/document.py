@@ -1,7 +1,7 @@
 """Whole documents in the explorer: which window of a long review the attention views show (:class:`WindowChoice`)
 and the mapping of one window's per-token values onto the whole review (:func:`document_values`).
 
-A review longer than the model's maximum length is read in side-by-side windows (:mod:`model.windows`). The state's
+A review longer than the model's maximum length is read in side-by-side windows (:mod:`model.text.document_windows`). The state's
 prediction (:attr:`desktop_app.state.ExplorerState.prediction`) is then the prediction of one window (its attention,
 its tokens: every attention view works on it unchanged) and carries the whole review's prediction in
 ``prediction.document`` (``prediction.whole``): the token view, the prediction panel, the explanations and Compare

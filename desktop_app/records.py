@@ -17,7 +17,7 @@ MAX_HEADS = -2  # head choice: element-wise max over heads
 SHOW_ATTENTION = "attention"
 SHOW_CHOICES: tuple[str, ...] = ("attention", "value_norm", "alti")
 """What the attention views show: the attention weights alpha, the value-weighted norms ||alpha f(x)|| (Kobayashi
-et al. 2020) or the ALTI contributions (Ferrando et al. 2022); the last two are :data:`model.flow.FLOW_METHODS`."""
+et al. 2020) or the ALTI contributions (Ferrando et al. 2022); the last two are :data:`model.records.flow.FLOW_METHODS`."""
 SHOW_TITLES: dict[str, str] = {
     "attention": "attention weights",
     "value_norm": "value-weighted (\u2016\u03b1f(x)\u2016)",
@@ -50,7 +50,7 @@ class LayerProbabilities:
             head mask in force (the last row is the prediction's probabilities).
         reference: float32 (L + 1, C), read-only, the same with every head on; None when no head is off.
         labels: the C class names.
-        task: the model's task (:data:`model.task.TASKS`); for ``"regression"`` the rows hold the predicted value
+        task: the model's task (:data:`model.tasks.task.TASKS`); for ``"regression"`` the rows hold the predicted value
             (C = 1, the raw output) instead of probabilities.
     """
 
@@ -66,7 +66,7 @@ class Pin:
 
     Attributes:
         text: the review text as analysed.
-        prediction: its :class:`model.prediction.Prediction` (with the head mask then in force).
+        prediction: its :class:`model.records.prediction.Prediction` (with the head mask then in force).
         head_mask: the (L, H) head mask it was analysed with, read-only, or None (all heads on).
     """
 

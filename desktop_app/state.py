@@ -2,7 +2,7 @@
 
 Everything on screen is drawn from this one object and changes only through its setters, each announced by a signal:
 
-* the model: :attr:`ExplorerState.info`, the :class:`model.info.ModelInfo` of the loaded model;
+* the model: :attr:`ExplorerState.info`, the :class:`model.records.info.ModelInfo` of the loaded model;
 * the text: :attr:`~ExplorerState.prediction` and what was computed for it on the workers
   (:attr:`~ExplorerState.explanations`, :attr:`~ExplorerState.internals`, :attr:`~ExplorerState.embedding_norms`);
 * the selection: :attr:`~ExplorerState.layer`, :attr:`~ExplorerState.head` (a head, or :data:`MEAN_HEADS` /
@@ -10,7 +10,7 @@ Everything on screen is drawn from this one object and changes only through its 
 * the token colouring: :attr:`~ExplorerState.importance` (None: attention; else one explanation's scores); the
   highlighted words :attr:`~ExplorerState.highlighted_words` (marked by the token view wherever they occur);
 * what the attention views show (:attr:`~ExplorerState.show`: attention weights, or what flows, :data:`SHOW_CHOICES`)
-  and the flow of the current text (:attr:`~ExplorerState.flow`, from :mod:`desktop_app.workers.flow`),
+  and the flow of the current text (:attr:`~ExplorerState.flow`, from :mod:`desktop_app.workers.attention_flow`),
   the value-vector norms ||f(x_j)|| beside the weights (:attr:`~ExplorerState.value_norms`), the causal-mask what-if
   of the heatmap and the attention steps (:attr:`~ExplorerState.causal`: a lesson; no prediction ever uses it);
 * the head mask (:attr:`~ExplorerState.head_mask`: heads off, for the prediction and every result), a head importance
@@ -31,9 +31,9 @@ import numpy as np
 from PySide6.QtCore import QObject, Signal
 
 if TYPE_CHECKING:  # pragma: no cover - the records import no torch, but model.explain's package does
-    from model.explain.records import ExplanationResult
-    from model.info import ModelInfo
-    from model.prediction import Prediction
+    from model.records.explanation import ExplanationResult
+    from model.records.info import ModelInfo
+    from model.records.prediction import Prediction
 
 from .document import WindowChoice
 from .task_choice import TaskChoice
@@ -46,20 +46,20 @@ class ExplorerState(QObject):
     """The model, the prediction and its results, the selection and the token colouring (see the module docstring).
 
     Signals:
-        model_changed(object): a new :class:`model.info.ModelInfo`.
+        model_changed(object): a new :class:`model.records.info.ModelInfo`.
         prediction_changed(object): a new Prediction (or None when cleared).
         explanation_added(object): an :class:`model.explain.ExplanationResult` for the current text.
         explanations_cleared(): the explanations no longer fit (new text or model).
-        internals_changed(object): new :class:`model.internals.AttentionInternals` for the current text and
+        internals_changed(object): new :class:`model.records.internals.AttentionInternals` for the current text and
             layer (computed on a worker, :mod:`desktop_app.workers.internals`), or None.
-        embedding_norms_changed(object): new :class:`model.internals.EmbeddingNorms` for the current text.
+        embedding_norms_changed(object): new :class:`model.records.internals.EmbeddingNorms` for the current text.
         layer_head_changed(int, int): (layer, head choice); head is 0-based or
             :data:`MEAN_HEADS` / :data:`MAX_HEADS`.
         selection_changed(tuple): the selected query token indices (sorted; empty = none).
         importance_changed(object): the new :class:`TokenImportance`, or None (colour by attention).
         highlighted_words_changed(frozenset): the new set of highlighted words (lower case; may be empty).
         show_changed(str): the new :data:`SHOW_CHOICES` entry.
-        flow_changed(object): the new :class:`model.flow.AttentionFlow` for the current text, method and head mask,
+        flow_changed(object): the new :class:`model.records.flow.AttentionFlow` for the current text, method and head mask,
             or None (none yet, or it cannot be computed: :attr:`ExplorerState.flow_note` says why).
         value_norms_changed(object): float32 (L, H, T) ||f^h(x_j)|| of the current text, or None.
         head_mask_changed(object): the new head mask, float32 (L, H) read-only with a 0 for each head off, or None
@@ -94,15 +94,15 @@ class ExplorerState(QObject):
         self.info: ModelInfo | None = None
         self.prediction: Prediction | None = None
         self.explanations: dict[str, ExplanationResult] = {}  # method -> result, for the current text
-        self.internals = None  # model.internals.AttentionInternals of (current text, some layer), or None
-        self.embedding_norms = None  # model.internals.EmbeddingNorms of the current text, or None
+        self.internals = None  # model.records.internals.AttentionInternals of (current text, some layer), or None
+        self.embedding_norms = None  # model.records.internals.EmbeddingNorms of the current text, or None
         self.layer = 0
         self.head = MEAN_HEADS
         self.selection: tuple[int, ...] = ()
         self.importance: TokenImportance | None = None
         self.highlighted_words: frozenset[str] = frozenset()
         self.show = SHOW_ATTENTION
-        self.flow = None  # model.flow.AttentionFlow of (current text, show, head mask), or None
+        self.flow = None  # model.records.flow.AttentionFlow of (current text, show, head mask), or None
         self.flow_note = ""  # why no flow is shown ("Computing ALTI..." or the reason it cannot be), "" otherwise
         self.value_norms: np.ndarray | None = None  # (L, H, T) ||f^h(x_j)|| of the current text
         self.head_mask: np.ndarray | None = None  # (L, H), 0 = head off; None = every head on
@@ -110,7 +110,7 @@ class ExplorerState(QObject):
         self.head_importance_name = ""
         self.layer_probabilities: LayerProbabilities | None = None
         self.pins: tuple[Pin, ...] = ()
-        self.causal = False  # the causal-mask what-if (model.lessons) in the heatmap and the attention steps
+        self.causal = False  # the causal-mask what-if (model.attention.lessons) in the heatmap and the attention steps
         self.windows = WindowChoice(self)  # the window of a long review shown (desktop_app.document)
         self.task = TaskChoice(self)  # the class to explain, the threshold, the second text (desktop_app.task_choice)
 
@@ -126,7 +126,7 @@ class ExplorerState(QObject):
         return self.info.n_heads if self.info is not None else 0
 
     def set_model(self, info: ModelInfo) -> None:
-        """Adopt a newly loaded model's :class:`model.info.ModelInfo`; clamps layer/head to its size."""
+        """Adopt a newly loaded model's :class:`model.records.info.ModelInfo`; clamps layer/head to its size."""
         self.info = info
         if self.head_mask is not None and self.head_mask.shape != (info.n_layers, info.n_heads):
             self.set_head_mask(None)
@@ -171,12 +171,12 @@ class ExplorerState(QObject):
         self.clear_explanations()
 
     def set_internals(self, internals) -> None:
-        """Adopt one layer's :class:`model.internals.AttentionInternals` (or None) and announce it."""
+        """Adopt one layer's :class:`model.records.internals.AttentionInternals` (or None) and announce it."""
         self.internals = internals
         self.internals_changed.emit(internals)
 
     def set_embedding_norms(self, norms) -> None:
-        """Adopt the current text's :class:`model.internals.EmbeddingNorms` (or None) and announce them."""
+        """Adopt the current text's :class:`model.records.internals.EmbeddingNorms` (or None) and announce them."""
         self.embedding_norms = norms
         self.embedding_norms_changed.emit(norms)
 
@@ -284,7 +284,7 @@ class ExplorerState(QObject):
             self.show_changed.emit(show)
 
     def flow_fits(self, flow) -> bool:
-        """True when ``flow`` (an :class:`model.flow.AttentionFlow`) is of the current text's tokens, the chosen
+        """True when ``flow`` (an :class:`model.records.flow.AttentionFlow`) is of the current text's tokens, the chosen
         :attr:`show` and the current head mask."""
         pred = self.prediction
         if flow is None or pred is None or flow.method != self.show or flow.tokens != tuple(pred.tokens):
@@ -303,7 +303,7 @@ class ExplorerState(QObject):
         self.value_norms_changed.emit(norms)
 
     def set_causal(self, on: bool) -> None:
-        """Show (True) or hide the causal-mask what-if, :mod:`model.lessons`: a lesson; the prediction is unchanged."""
+        """Show (True) or hide the causal-mask what-if, :mod:`model.attention.lessons`: a lesson; the prediction is unchanged."""
         if bool(on) != self.causal:
             self.causal = bool(on)
             self.causal_changed.emit(self.causal)

@@ -2,7 +2,7 @@
 
 :class:`TaskChoice` lives in :class:`desktop_app.state.ExplorerState` as ``state.task`` (as ``state.windows`` holds
 the window choice). One "Explain class" choice serves the explanations, the token colours, DecompX, Compare and the
-by-layer plot: it defaults to the predicted class (:attr:`model.prediction.Prediction.label_index`, the argmax of the
+by-layer plot: it defaults to the predicted class (:attr:`model.records.prediction.Prediction.label_index`, the argmax of the
 logits) and follows it from text to text until the user picks a class; then it stays on the user's class until the
 model changes or the user picks "predicted" again (``pick(None)``). Qt signals only; no torch.
 """
@@ -18,10 +18,10 @@ PREDICTED = None  # ``TaskChoice.pick(PREDICTED)``: follow the predicted class a
 
 
 def relabelled(pred, threshold: float):
-    """``pred`` (a :class:`model.prediction.Prediction`) read with another multi-label ``threshold``: a
+    """``pred`` (a :class:`model.records.prediction.Prediction`) read with another multi-label ``threshold``: a
     ``dataclasses.replace`` with the new ``threshold`` and ``label`` (the labels at or above it, ";"-joined), its
     whole document's too; no forward pass (the sigmoids are unchanged). Other tasks: ``pred`` unchanged."""
-    from model.task import MULTI_LABEL, label_text, predicted_labels
+    from model.tasks.task import MULTI_LABEL, label_text, predicted_labels
 
     if pred is None or pred.task != MULTI_LABEL:
         return pred
@@ -147,9 +147,9 @@ class TaskChoice(QObject):
         (:func:`relabelled`, no forward pass) and announced through the state.
 
         Raises:
-            ValueError: a threshold outside (0, 1) (:func:`model.task.check_threshold`).
+            ValueError: a threshold outside (0, 1) (:func:`model.tasks.task.check_threshold`).
         """
-        from model.task import check_threshold
+        from model.tasks.task import check_threshold
 
         t = check_threshold(threshold)
         if t == self.threshold:

@@ -15,15 +15,16 @@ import importlib
 from typing import TYPE_CHECKING
 
 __all__ = ["EncoderConfig", "ModelInfo", "PairNotSupported", "Prediction", "Predictor", "Score", "Task"]
-_HOMES = {"EncoderConfig": ".core.config", "ModelInfo": ".info", "Prediction": ".predictor", "Predictor": ".predictor",
-          "Score": ".predictor", "Task": ".task", "PairNotSupported": ".prediction"}
+_HOMES = {"EncoderConfig": ".core.config", "ModelInfo": ".records.info", "Prediction": ".records.prediction",
+          "Predictor": ".predictor.predictor", "Score": ".records.prediction", "Task": ".tasks.task",
+          "PairNotSupported": ".records.prediction"}
 
 if TYPE_CHECKING:  # pragma: no cover
     from .core.config import EncoderConfig
-    from .info import ModelInfo
-    from .prediction import PairNotSupported
-    from .predictor import Prediction, Predictor, Score
-    from .task import Task
+    from model.records.info import ModelInfo
+    from model.records.prediction import PairNotSupported
+    from model.predictor.predictor import Prediction, Predictor, Score
+    from model.tasks.task import Task
 
 
 def __getattr__(name: str):

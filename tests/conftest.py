@@ -12,7 +12,7 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # Every process the tests start (the scorer, Ray actors, pipeline stages) reads an empty CPU description, so auto
-# precision is float32 there as in this process (the fixture cpu_without_amx below; model.precision.CPUINFO_ENV).
+# precision is float32 there as in this process (the fixture cpu_without_amx below; model.predictor.precision.CPUINFO_ENV).
 _NO_FLAGS = Path(tempfile.mkdtemp(prefix="ae-cpuinfo-")) / "cpuinfo"
 _NO_FLAGS.write_text("processor\t: 0\n", encoding="ascii")
 os.environ["ATTENTION_EXPLORER_CPUINFO"] = str(_NO_FLAGS)
@@ -35,8 +35,8 @@ def cpu_without_amx(monkeypatch) -> None:
     """Every test sees a CPU that reports no feature flags (no AMX, no AVX512-BF16), so ``auto`` precision means
     float32 (issue 45: tests that compare values pin float32, and the suite passes the same on an AMX CPU, an AMD
     CPU with AVX512-BF16 and one without bf16). Tests of the bf16 route set the flags they need
-    (tests/test_precision.py); ``model.precision`` imports no torch."""
-    from model import precision
+    (tests/model/predictor/test_precision.py); ``model.predictor.precision`` imports no torch."""
+    from model.predictor import precision
 
     monkeypatch.setattr(precision, "cpu_flags", lambda: frozenset())
 
@@ -44,7 +44,7 @@ def cpu_without_amx(monkeypatch) -> None:
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory) -> Path:
     """A randomly initialised, tiny model folder (max_len 64, d_model 16, 2 layers, 2 heads)."""
-    from model.testing import make_random_model_dir
+    from tests.fixtures.tiny_models import make_random_model_dir
 
     return make_random_model_dir(tmp_path_factory.mktemp("tiny_model"))
 

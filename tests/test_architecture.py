@@ -60,10 +60,10 @@ def test_contracts_cover_the_layering_rules():
     assert "torch" in forbidden["desktop_app.views"]
     assert {"desktop_app.window", "desktop_app.panels", "desktop_app.workers"} <= forbidden["desktop_app.views"]
     assert {"desktop_app.window", "desktop_app.panels", "desktop_app.views"} <= forbidden["desktop_app.workers"]
-    assert all("torch" in forbidden[m] for m in ("model.prediction", "model.internals", "model.info"))
+    assert "torch" in forbidden["model.records"]
     assert "benchmarks" in forbidden["model"] and "benchmarks" in forbidden["desktop_app"]
-    runtime = ("model.core", "model.predictor", "model.prediction", "model.internals", "model.info", "model.hf",
-               "model.explain", "model.batch", "model.textio", "model.atomic")
+    runtime = ("model.core", "model.predictor", "model.records", "model.tasks", "model.text", "model.files", "model.hf",
+               "model.explain", "model.batch")
     assert all({"model.training", "model.evaluation"} <= forbidden[m] for m in runtime)
     layers = [c["layers"] for c in _contracts().values() if c["type"] == "layers"]
     assert ["desktop_app", "model.batch", "model.predictor", "model.explain", "model.core"] in layers

@@ -17,7 +17,7 @@ OUTSIDE = re.compile(r"ROOT\.parent\b|/\s*\"shared\"|\.\./shared")
 def test_no_test_reads_data_beside_the_clone():
     """No test module (nor conftest) builds a path outside the clone such as ``ROOT.parent / "shared"``."""
     here = Path(__file__).resolve()
-    offenders = [f"{f.relative_to(ROOT)}:{n}" for f in sorted((ROOT / "tests").glob("*.py")) if f != here
+    offenders = [f"{f.relative_to(ROOT)}:{n}" for f in sorted((ROOT / "tests").rglob("*.py")) if f != here
                  for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1) if OUTSIDE.search(line)]
     assert not offenders, f"tests reading data beside the clone (use tests/imdb_data.py): {offenders}"
 

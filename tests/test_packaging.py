@@ -86,7 +86,7 @@ def test_bundle_self_test_without_python(bundle_exe):
 def test_bundle_opens_a_hugging_face_folder(bundle_exe, tmp_path):
     """The executable (not the source) opens a tiny Hugging Face folder, analyses the sample with it and runs the
     corpus words child process on it: the bundle carries ``transformers`` (issue 33)."""
-    from model.testing_hf import make_tiny_hf_dir
+    from tests.fixtures.tiny_hf import make_tiny_hf_dir
 
     hf_dir = make_tiny_hf_dir(tmp_path / "tiny-bert", family="bert")
     report = _build_module().run_self_test(bundle_exe, model_dir=hf_dir, timeout_s=600)

@@ -6,7 +6,7 @@
 #   .gpud/captum-*.whl (the explanation tests need captum; the GPU image lacks it).
 # Runs: the tokenizer's ceiling, score_many's profile, score_many of the tree before/after (alternating, 64 texts
 # per pass, probabilities saved and compared), the GPU default of 256, token processes, bf16; then
-# tests/test_cuda.py and the non-GUI tests (each result printed, -v, so a run cut by its time still names them).
+# tests/model/predictor/test_cuda.py and the non-GUI tests (each result printed, -v, so a run cut by its time still names them).
 # The numbers of 2026-11-27 (H200): docs/performance.md, "GPU batch scoring".
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -46,8 +46,8 @@ print(json.dumps({"old_vs_new_identical": bool((old == new).all()), "old_runs_id
 PY
 rm -f "$OUT"/*.npy
 echo "bench done at $((SECONDS - t0)) s"; [ -n "${SKIP_TESTS:-}" ] && exit 0
-timeout 120 python3 -m pytest -q -p no:cacheprovider tests/test_cuda.py 2>&1 | tee "$OUT/test_cuda.log" | tail -5
-ign=$(grep -lE "PySide6|pyqtgraph|desktop_app|gui_helpers|qtbot" tests/test_*.py | sed 's/^/--ignore=/')  # no Qt there
+timeout 120 python3 -m pytest -q -p no:cacheprovider tests/model/predictor/test_cuda.py 2>&1 | tee "$OUT/test_cuda.log" | tail -5
+ign=$(grep -rlE "PySide6|pyqtgraph|desktop_app|gui_helpers|qtbot" tests --include="test_*.py" | sed 's/^/--ignore=/')  # no Qt there
 left=$(( 560 - (SECONDS - t0) )); echo "non-GUI tests with ${left} s"
 timeout "$left" python3 -m pytest -v -p no:cacheprovider -n 14 $ign --ignore=tests/test_architecture.py tests \
     > "$OUT/tests.log" 2>&1; echo "tests rc=$?"

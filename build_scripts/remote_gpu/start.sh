@@ -13,7 +13,7 @@ cat /root/r/bench_cuda.json; tail -3 /root/r/bench.log
 setsid nohup python3 -m model.training.pipeline gpu --data /root/data --work /root/r --device cuda \
     --set teacher.base=/root/stash/minilm --set v3.init=/root/repo/.gpud/step4 > /root/r/pipeline.log 2>&1 < /dev/null &
 sleep 3
-ign=$(grep -lE "PySide6|pyqtgraph|desktop_app|gui_helpers|qtbot" tests/test_*.py | sed 's/^/--ignore=/')  # no Qt there
+ign=$(grep -rlE "PySide6|pyqtgraph|desktop_app|gui_helpers|qtbot" tests --include="test_*.py" | sed 's/^/--ignore=/')  # no Qt there
 timeout 360 python3 -m pytest -q -p no:cacheprovider $ign tests > /root/r/tests.log 2>&1
 echo "tests rc=$?"; tail -15 /root/r/tests.log
 bash /root/repo/.gpud/poll.sh $((560 - (SECONDS - t0))) light

@@ -20,7 +20,7 @@ from PySide6.QtGui import QColor
 
 from model.batch import ResultRow, Summary
 from model.palette import BINARY_LABELS, class_colours
-from model.task import REGRESSION, SINGLE_LABEL
+from model.tasks.task import REGRESSION, SINGLE_LABEL
 
 from .row_filter import FILTERS, confidence  # noqa: F401 - FILTERS: re-exported
 
@@ -229,7 +229,7 @@ class BatchTableModel(QAbstractTableModel):
             return str(r.num_tokens) if r.ok else ""
         if c == TRUNCATED:
             return ("yes" if r.truncated else "no") if r.ok else ""
-        if c == WINDOWS:  # a long review read whole: the windows of the model's maximum length it took (model.windows)
+        if c == WINDOWS:  # a long review read whole: the windows of the model's maximum length it took (model.text.document_windows)
             return str(r.num_windows) if r.ok else ""
         if c == GOLD:
             return r.gold

@@ -37,7 +37,7 @@ from model.batch import SUPPORTED_EXTENSIONS, Columns, Summary, write_rows
 from model.batch.columns import check_columns
 from model.batch.engine import model_id
 from model.batch.export import SPREADSHEET_CELL_LIMIT, excerpt_rows
-from model.task import REGRESSION, SINGLE_LABEL
+from model.tasks.task import REGRESSION, SINGLE_LABEL
 
 from ..workers.batch import DEFAULT_BATCH_SIZE, DEFAULT_CHUNK, BatchWorker
 from ..workers.handle import BATCH_NICE, WorkerHandle

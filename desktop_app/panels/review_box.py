@@ -1,7 +1,7 @@
 """The "Review" dock: the review editor, the second text of a sentence pair, and the Analyze button.
 
 The second text box ("Second text (sentence pair)") is switched on by :attr:`ReviewBox.pair_action` (checkable),
-which is enabled only for a model whose tokenizer reads pairs (:attr:`model.info.ModelInfo.reads_pairs`; NLI,
+which is enabled only for a model whose tokenizer reads pairs (:attr:`model.records.info.ModelInfo.reads_pairs`; NLI,
 paraphrase and STS models). While it is on, every analysis sends both texts (``Predictor.predict(text,
 text_pair=...)``); the window remembers the switch per model folder (:mod:`desktop_app.window.task_menu`).
 """

@@ -194,7 +194,7 @@ class ClassBars(QWidget):
             bar.set_probability(None)
 
     def show_prediction(self, pred) -> None:
-        """Fill the bars from ``pred`` (a :class:`model.prediction.Prediction`; its whole text's), sorted as the
+        """Fill the bars from ``pred`` (a :class:`model.records.prediction.Prediction`; its whole text's), sorted as the
         module docstring says; multi-label: the threshold line, the labels at or above it in bold."""
         multi = pred.task == "multi_label"
         self.threshold_row.setVisible(multi)

@@ -1,7 +1,7 @@
 """The windows of a long review on screen: the class probability along the document (:class:`DocumentPlot`, in the
 prediction panel) and the window marks of the token view (:func:`paint_window_marks`).
 
-A review longer than the model's maximum length is read in side-by-side windows (:mod:`model.windows`); each window
+A review longer than the model's maximum length is read in side-by-side windows (:mod:`model.text.document_windows`); each window
 has its own class probabilities (``Prediction.window_probabilities``), so the plot shows where a review turns, e.g.
 from praise to complaint. One point per window at the window's middle token; a click on a point shows that window
 in the attention views (``state.windows.request``). Custom-painted: a few dozen points need no plotting library.

@@ -17,7 +17,7 @@ COLUMNS = ("Method", "Compr. \u2191", "Suff. \u2193", "Time (ms)")
 REGRESSION_COLUMNS = ("Method", "Compr. \u2191 (\u0394 value)", "Suff. \u2193 (\u0394 value)", "Time (ms)")
 MEASURED = {"single_label": "p(class)", "multi_label": "the label's sigmoid p(label)",
             "regression": "the predicted value (in the output's units, not a probability)"}
-"""What the AOPC columns measure the drop of, per task (:data:`model.task.TASKS`)."""
+"""What the AOPC columns measure the drop of, per task (:data:`model.tasks.task.TASKS`)."""
 
 
 class FaithfulnessTable(QTableWidget):

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from model.pruning import pruning_mask
+from model.attention.pruning import pruning_mask
 
 OFF_COLOUR = "#9e9e9e"  # the background of a switched-off head's toggle
 IMPORTANCE_COLOUR = QColor("#e67e22")  # the tint of the most important head (orange; white for the least)

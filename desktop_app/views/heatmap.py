@@ -19,7 +19,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPainterPath, QPen, QPolygonF
 from PySide6.QtWidgets import QCheckBox, QComboBox, QGraphicsPathItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from model.lessons import CAUSAL_NOTE
+from model.attention.lessons import CAUSAL_NOTE
 
 from .colours import HEATMAP_CMAP, colormap
 from ..state import MAX_HEADS, MEAN_HEADS, SHOW_ATTENTION

@@ -13,7 +13,7 @@ For the selected layer, head and query token i it shows, top to bottom and left 
 Source: Vaswani et al. 2017, section 3.2.1, equation 1; the layout follows Vig 2019 ("A Multiscale
 Visualization of Attention in the Transformer Model", bertviz's neuron view).
 
-The numbers come from :class:`model.internals.AttentionInternals` in the explorer state (computed on a
+The numbers come from :class:`model.records.internals.AttentionInternals` in the explorer state (computed on a
 worker, :mod:`desktop_app.workers.internals`); the view never imports torch. Hover shows values;
 clicking a key row selects that token in every view.
 """

@@ -1,9 +1,9 @@
 """Where a sentence pair's second text starts, in the token views (issue 30), and the links' A/B filter.
 
 A pair is read as one sequence, ``[CLS] A [SEP] B [SEP]`` (BERT) or ``<s> A </s></s> B </s>`` (RoBERTa);
-:attr:`model.prediction.Prediction.segment_ids` says which text each token belongs to (0: the first text and the
+:attr:`model.records.prediction.Prediction.segment_ids` says which text each token belongs to (0: the first text and the
 special tokens before and around it; 1: the second text and the special tokens after it) and
-:attr:`~model.prediction.Prediction.pair_start` where the second begins. The token view starts the second text on a
+:attr:`~model.records.prediction.Prediction.pair_start` where the second begins. The token view starts the second text on a
 new line under a dashed separator and tints its tokens (:data:`PAIR_TINT`); the links view draws a separator at
 ``pair_start`` on both columns and can show only the links from A to B, from B to A, or all, as bertviz's
 ``sentence_b_start`` does (:class:`PairLinkFilter`). NumPy and Qt only.

@@ -9,7 +9,7 @@ Positions used by the current text (0..T-1) are marked.
 Teaching aids: the positional-encoding tutorial's worked table (d_model = 4, base n = 100,
 positions 0-3; :attr:`ModelInfo.pe_worked_example`, computed by the model's own function) beside
 the formula, and below, the norm of the positional encoding against the norm of the scaled token
-embedding at each position of the current text (:class:`model.internals.EmbeddingNorms`).
+embedding at each position of the current text (:class:`model.records.internals.EmbeddingNorms`).
 """
 
 from __future__ import annotations
@@ -182,7 +182,7 @@ class PositionalEncodingView(DeferredRender, QWidget):
         self.worked.resizeColumnsToContents()
 
     def set_model(self, info) -> None:
-        """Adopt a :class:`model.info.ModelInfo`: its PE matrix [max_len, d_model], base and d_model.
+        """Adopt a :class:`model.records.info.ModelInfo`: its PE matrix [max_len, d_model], base and d_model.
 
         A model without a positional matrix (``info.positional_encoding`` None, e.g. DeBERTa's relative
         positions) gets its explanation (``info.pe_note``) in place of the formula and empty plots.
@@ -217,7 +217,7 @@ class PositionalEncodingView(DeferredRender, QWidget):
         )
 
     def set_norms(self, norms) -> None:
-        """Plot ||PE(pos)|| and ||token embedding x sqrt(d)|| per position (a model.internals.EmbeddingNorms or None)."""
+        """Plot ||PE(pos)|| and ||token embedding x sqrt(d)|| per position (a model.records.internals.EmbeddingNorms or None)."""
         if norms is None:
             self.pe_norm_curve.setData([], [])
             self.tok_norm_curve.setData([], [])

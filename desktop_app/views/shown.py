@@ -5,7 +5,7 @@
 ``attention``
     the attention weights alpha_ij of ``Prediction.attention`` (rows sum to 1).
 ``value_norm``
-    ||alpha_ij^h f^h(x_j)|| of the state's :class:`model.flow.AttentionFlow` (Kobayashi et al. 2020): a head's matrix,
+    ||alpha_ij^h f^h(x_j)|| of the state's :class:`model.records.flow.AttentionFlow` (Kobayashi et al. 2020): a head's matrix,
     the norm of the heads' summed vectors for "mean of heads", the element-wise max of the heads' norms for "max".
 ``alti``
     the ALTI contributions c_ij of the layer (Ferrando et al. 2022; residual and LayerNorm included, rows sum to 1):
@@ -16,7 +16,7 @@ computed on its worker, or cannot be computed for this model: ``state.flow_note`
 per-head matrices of one layer (the token links); :func:`read_out_row` the per-token values of the classification
 read-out (the token colours when no token is selected); :func:`token_values` what the token view colours by;
 :func:`head_value_norms` the ||f(x_j)|| of one head that the neuron view and the attention steps show beside alpha_ij;
-:func:`causal_shown` the heatmap's causal-mask what-if (``state.causal``, :mod:`model.lessons`).
+:func:`causal_shown` the heatmap's causal-mask what-if (``state.causal``, :mod:`model.attention.lessons`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from model.lessons import causal_weights
+from model.attention.lessons import causal_weights
 
 from ..state import MAX_HEADS, MEAN_HEADS, SHOW_ATTENTION, SHOW_TITLES
 from .heads import head_matrix, head_name
@@ -183,7 +183,7 @@ def head_value_norms(state, layer: int, head: int, num_tokens: int) -> np.ndarra
 def causal_shown(state, shown: Shown) -> Shown:
     """``shown`` as a causal (decoder) layer would give it, when ``state.causal`` is on (else ``shown`` itself).
 
-    Attention weights: every head's row renormalised over keys j <= i (:func:`model.lessons.causal_weights`, equal to
+    Attention weights: every head's row renormalised over keys j <= i (:func:`model.attention.lessons.causal_weights`, equal to
     the softmax of the scores with keys j > i at -inf), then the head choice (mean, max) as usual. A flow: its keys
     after the query set to 0, not renormalised (renormalising is defined for the softmax weights only; the caption
     says so). Only a lesson: the prediction and every other view are unchanged.

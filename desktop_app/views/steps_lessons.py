@@ -1,4 +1,4 @@
-"""The attention steps' other lessons, drawn from the records of :mod:`model.lessons` (the views compute nothing).
+"""The attention steps' other lessons, drawn from the records of :mod:`model.attention.lessons` (the views compute nothing).
 
 * :class:`PlainSection`, "step 0": attention without trainable weights, x_i . x_j of the layer's input states and
   their softmax beside q_i . k_j and w_j for the same keys, and the context vector z_i = sum_j w_j x_j;
@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from model.lessons import CAUSAL_NOTE
+from model.attention.lessons import CAUSAL_NOTE
 
 from .colours import DIVERGING_CMAP, colormap
 from .widgets import TokenAxis, fit_table_height, style_plot
@@ -103,7 +103,7 @@ class PlainSection(QWidget):
     Attributes:
         table: one row per key shown: j, token, x_i . x_j, its softmax, q_i . k_j, w_j.
         vectors: :class:`VectorRows` of z_i (the context vector) and x_i (the query's own input state).
-        plain: the :class:`model.lessons.PlainAttention` on display, or None.
+        plain: the :class:`model.attention.lessons.PlainAttention` on display, or None.
     """
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -129,8 +129,8 @@ class PlainSection(QWidget):
         lay.addWidget(self.note)
 
     def set_data(self, plain, steps, internals) -> None:
-        """Show ``plain`` (:class:`model.lessons.PlainAttention`) for the keys of ``steps``
-        (:class:`model.internals.AttentionSteps` of the same query) of ``internals`` (their AttentionInternals)."""
+        """Show ``plain`` (:class:`model.attention.lessons.PlainAttention`) for the keys of ``steps``
+        (:class:`model.records.internals.AttentionSteps` of the same query) of ``internals`` (their AttentionInternals)."""
         self.plain = plain
         tokens = internals.tokens
         keys = [int(j) for j in steps.keys]
@@ -168,7 +168,7 @@ class CausalSection(QWidget):
 
     Attributes:
         vectors: :class:`VectorRows` of o_i (real), o'_i (causal) and o'_i - o_i.
-        causal: the :class:`model.lessons.CausalWhatIf` on display, or None.
+        causal: the :class:`model.attention.lessons.CausalWhatIf` on display, or None.
     """
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -186,7 +186,7 @@ class CausalSection(QWidget):
         lay.addWidget(self.note)
 
     def set_data(self, causal, tokens) -> None:
-        """Show ``causal`` (:class:`model.lessons.CausalWhatIf`); ``tokens`` the T token strings."""
+        """Show ``causal`` (:class:`model.attention.lessons.CausalWhatIf`); ``tokens`` the T token strings."""
         self.causal = causal
         self.vectors.set_rows(np.stack([causal.real_output, causal.output, causal.difference]),
                               ["o\u1d62 (real)", "o\u2032\u1d62 (causal)", "o\u2032\u1d62 \u2212 o\u1d62"])
@@ -212,7 +212,7 @@ class HeadsSection(QWidget):
     Attributes:
         vectors: :class:`VectorRows`: one row per head o_h W^O_h, then b^O, their sum, the model's attention output.
         slice_rows: :class:`VectorRows` of the selected head's slice W^O_h (d_head rows of W^O, each d_model wide).
-        joined: the :class:`model.lessons.HeadsJoined` on display, or None.
+        joined: the :class:`model.attention.lessons.HeadsJoined` on display, or None.
     """
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -232,7 +232,7 @@ class HeadsSection(QWidget):
         lay.addWidget(self.note)
 
     def set_data(self, joined, tokens, selected_head: int | None = None, output_weight=None) -> None:
-        """Show ``joined`` (:class:`model.lessons.HeadsJoined`); ``tokens`` the T token strings; ``selected_head``
+        """Show ``joined`` (:class:`model.attention.lessons.HeadsJoined`); ``tokens`` the T token strings; ``selected_head``
         (0-based, or None) is marked in its row name and, with ``output_weight`` (float32 [H, d, D], W^O by head),
         its slice W^O_h is drawn."""
         self.joined = joined

@@ -8,13 +8,13 @@ Raschka, "Build a Large Language Model (From Scratch)"):
 4. softmax -> weights w_j, 5. weighted value vectors w_j v_j, 6. their sum: the head's output o_i.
 
 Steps 1-4 are a table (one row per key; the top keys by weight when the text is long), steps 5-6 are
-heatmaps of the vectors. Numbers come from :meth:`model.internals.AttentionInternals.steps`. Beside the weight w_j
+heatmaps of the vectors. Numbers come from :meth:`model.records.internals.AttentionInternals.steps`. Beside the weight w_j
 the table shows ||f(x_j)||, the norm of key j's value vector as the head writes it into the residual stream
 (f^h(x) = (x W_V + b_V)^h W_O^h, Kobayashi et al. 2020; ``state.value_norms``), and w_j ||f(x_j)||, how much
 of it the head actually moves: a large weight on a small vector moves little. "\u2014" until they are computed.
 
 The rest of the chapter, in tabs below the table (:mod:`desktop_app.views.steps_lessons`, numbers from
-:mod:`model.lessons`): "step 0", attention without trainable weights (x_i . x_j of the layer's input states) beside
+:mod:`model.attention.lessons`): "step 0", attention without trainable weights (x_i . x_j of the layer's input states) beside
 q_i . k_j; the heads joined by W^O into the layer's attention output. The "Causal mask (decoder what-if)" switch
 (``state.causal``, shared with the heatmap) greys the keys after the query, adds the renormalised row w'_j to the
 table and the head output it would give beside the real one: a lesson, never the model's behaviour.
@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from model.lessons import CAUSAL_NOTE, causal_what_if, heads_joined, plain_attention
+from model.attention.lessons import CAUSAL_NOTE, causal_what_if, heads_joined, plain_attention
 
 from .colours import DIVERGING_CMAP, colormap
 from .render import DeferredRender
@@ -81,7 +81,7 @@ def _norm_cells(st, value_norms) -> list[tuple[str, str]]:
     """The ||f(x_j)|| and w_j ||f(x_j)|| cells of each listed key, then of the other keys (blank, their total).
 
     Args:
-        st: :class:`model.internals.AttentionSteps` (``keys`` [k], ``weights`` [T]).
+        st: :class:`model.records.internals.AttentionSteps` (``keys`` [k], ``weights`` [T]).
         value_norms: float32 [T] ||f(x_j)||, or None ("\u2014" in every cell).
     """
     keys = [int(j) for j in st.keys]
@@ -98,13 +98,13 @@ class AttentionStepsView(DeferredRender, QWidget):
     Attributes:
         table: steps 1-4, one row per key shown (+ one row for the other keys' total weight).
         weighted_image / output_image: ``pg.ImageItem`` of w_j v_j (k x d_head) and o_i (1 x d_head).
-        steps: the :class:`model.internals.AttentionSteps` on display, or None.
+        steps: the :class:`model.records.internals.AttentionSteps` on display, or None.
         highlighted_row: the table row highlighted as the selected key's (:meth:`highlight_key`), or None.
         causal_check: the "Causal mask (decoder what-if)" switch (``state.causal``).
         tabs: "1\u20136" (steps 5-6, and the causal what-if's output while it is on), "0. without weights"
             (:class:`~desktop_app.views.steps_lessons.PlainSection`), "Heads joined" (``HeadsSection``).
         plain_section, causal_section, heads_section: the three lesson sections.
-        causal: the :class:`model.lessons.CausalWhatIf` on display (the switch on), or None.
+        causal: the :class:`model.attention.lessons.CausalWhatIf` on display (the switch on), or None.
     """
 
     def __init__(self, state, parent: QWidget | None = None) -> None:

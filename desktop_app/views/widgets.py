@@ -1,7 +1,7 @@
 """Widgets shared by the views: token-labelled plot axes, a numeric axis whose labels never overlap, an eliding
 label, plot and table styling.
 
-Views receive immutable NumPy results (``model.Prediction``, :class:`model.info.ModelInfo`) and never import
+Views receive immutable NumPy results (``model.Prediction``, :class:`model.records.info.ModelInfo`) and never import
 torch; their colours are in :mod:`desktop_app.views.colours`, their render scheduling in
 :mod:`desktop_app.views.render`.
 """

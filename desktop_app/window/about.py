@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QTextBrowser, QVBoxLayout, QWidget
 
-from model.info import ModelInfo
+from model.records.info import ModelInfo
 
 from .settings import APP_NAME
 

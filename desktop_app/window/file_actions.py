@@ -3,8 +3,8 @@
 :class:`FileActionsMixin` is mixed into :class:`desktop_app.window.main_window.MainWindow`; it uses the
 window's ``settings``, ``state``, ``statusBar()``, ``paths_dropped``, ``open_review``,
 ``view_widgets``/``export_view`` and ``show_error``; panels add exportable plots with ``register_view``.
-Review files are decoded by :func:`model.textio.read_text_file` (at most :data:`MAX_REVIEW_FILE_BYTES` bytes);
-every file is written atomically (:mod:`model.atomic`). Errors reach the user as a message box, never a traceback.
+Review files are decoded by :func:`model.files.textio.read_text_file` (at most :data:`MAX_REVIEW_FILE_BYTES` bytes);
+every file is written atomically (:mod:`model.files.atomic`). Errors reach the user as a message box, never a traceback.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog, QWidget
 
-from model.atomic import atomic_write_bytes
+from model.files.atomic import atomic_write_bytes
 from model.batch import SUPPORTED_EXTENSIONS
-from model.textio import read_text_file
+from model.files.textio import read_text_file
 
 from ..views.registry import CENTRAL_VIEW_TITLE, DOCKED_VIEWS, WHOLE_WINDOW_TITLE
 from .view_export import export_widget

@@ -39,7 +39,7 @@ from ..views.token_view import TokenView
 from ..views.widgets import scrollable
 from ..workers.handle import WorkerHandle
 from ..workers.compare import CompareController
-from ..workers.flow import FlowController
+from desktop_app.workers.attention_flow import FlowController
 from ..workers.inference import InferenceController
 from ..workers.internals import InternalsController
 from .about import about_dialog, about_html
@@ -212,7 +212,7 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
 
     @property
     def model_info(self):
-        """The :class:`model.info.ModelInfo` of the model in use (the state's), or None before it loaded."""
+        """The :class:`model.records.info.ModelInfo` of the model in use (the state's), or None before it loaded."""
         return self.state.info
 
     @property

@@ -130,7 +130,7 @@ class ModelMenu(QObject):
         self.tasks.add_to(self.menu)
 
     def _precision_menu(self) -> None:
-        """Model > Precision: auto / float32 / bfloat16 for predict and batch scoring (model/precision.py)."""
+        """Model > Precision: auto / float32 / bfloat16 for predict and batch scoring (model/predictor/precision.py)."""
         sub = self.menu.addMenu("&Precision")
         sub.setToolTipsVisible(True)
         group = QActionGroup(sub)

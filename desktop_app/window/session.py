@@ -5,7 +5,7 @@ review text, the model folder ("" for the bundled model, so the session works fr
 the selected layer, head and tokens, the active view, the explanation results (token scores and
 faithfulness), what the attention views show (``show``), the heads switched off (``head_mask``, (L, H) of 0/1, or
 null) and the pinned texts (``pins``: text and head mask each), written atomically
-(:func:`model.atomic.atomic_write_bytes`). Opening one analyses the pinned texts and pins them, then analyses the
+(:func:`model.files.atomic.atomic_write_bytes`). Opening one analyses the pinned texts and pins them, then analyses the
 text again with the model in use (the status bar says so when the session names another) and, once its
 prediction arrives, restores the selection, the layer/head, the active view and the explanations (when the tokens
 are unchanged). A session saved with another model first offers to switch to it when its folder exists
@@ -23,7 +23,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from model.atomic import atomic_write_bytes
+from model.files.atomic import atomic_write_bytes
 
 from . import session_fields
 from .model_menu import folder_key
@@ -147,7 +147,7 @@ def explanation_from_json(data: dict):
     """The :class:`model.explain.ExplanationResult` of :func:`explanation_to_json`. Raises KeyError/TypeError/ValueError."""
     import numpy as np
 
-    from model.explain.records import Explanation, ExplanationResult, Faithfulness
+    from model.records.explanation import Explanation, ExplanationResult, Faithfulness
 
     e, f = data["explanation"], data["faithfulness"]
     explanation = Explanation(

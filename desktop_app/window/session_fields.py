@@ -15,8 +15,8 @@ import json
 import math
 from pathlib import Path
 
-from model.inputs import MAX_TEXT_CHARS
-from model.textio import read_regular_bytes
+from model.text.inputs import MAX_TEXT_CHARS
+from model.files.textio import read_regular_bytes
 
 MAX_SESSION_BYTES = 16 * 2**20
 """The largest session file read (a session holds texts of at most ``MAX_TEXT_CHARS`` plus a few scores)."""

@@ -10,13 +10,13 @@ import os
 
 from PySide6.QtCore import QSettings
 
-from model.precision import PRECISIONS
+from model.predictor.precision import PRECISIONS
 
 APP_NAME = "Attention Explorer"
 SETTINGS_ENV = "ATTENTION_EXPLORER_SETTINGS"  # path of an .ini file to use instead of the user's settings
 
 
-PRECISION_KEY = "inference/precision"  # "auto" (default), "fp32" or "bf16": see model/precision.py
+PRECISION_KEY = "inference/precision"  # "auto" (default), "fp32" or "bf16": see model/predictor/precision.py
 
 
 def precision_setting() -> str:

@@ -1,7 +1,7 @@
 """Model > Task and Model > Second text: how the model's outputs are read, and the sentence-pair switch, per folder.
 
 Many shared ``config.json`` files leave ``problem_type`` out, so the task decided from the config
-(:func:`model.task.task_from_config`, as ``transformers``' pipeline decides) may be wrong for a model: Model > Task
+(:func:`model.tasks.task.task_from_config`, as ``transformers``' pipeline decides) may be wrong for a model: Model > Task
 lets the user read it as single-label (softmax), multi-label (sigmoid per label) or regression (the raw value); the
 config's choice is marked "(config)". The choice goes to ``Predictor.set_task`` on the inference thread
 (:meth:`desktop_app.workers.inference.InferenceController.set_task`), the model summary is replaced
@@ -21,7 +21,7 @@ import json
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QActionGroup
 
-from model.task import TASK_TITLES, TASKS, check_threshold
+from model.tasks.task import TASK_TITLES, TASKS, check_threshold
 
 TASKS_KEY = "models/tasks"  # JSON {folder key: task kind} (the user's override)
 THRESHOLDS_KEY = "models/thresholds"  # JSON {folder key: threshold} (the multi-label threshold, if not the model's)

@@ -1,4 +1,4 @@
-"""Export of a view as PNG or SVG, written atomically (:func:`model.atomic.atomic_path`).
+"""Export of a view as PNG or SVG, written atomically (:func:`model.files.atomic.atomic_path`).
 
 PNG: pyqtgraph's ImageExporter for plots (widgets with ``export_item()``), ``QWidget.grab``
 otherwise. SVG: pyqtgraph's SVGExporter, falling back to ``QSvgGenerator``. Errors: ValueError for
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QWidget
 
-from model.atomic import atomic_path
+from model.files.atomic import atomic_path
 
 from .settings import APP_NAME
 

@@ -26,7 +26,7 @@ import numpy as np
 from PySide6.QtCore import QObject, Signal
 
 from ..compare_records import CompareResult, CompareSide, align_words, focus_class, text_words, word_sums
-from .flow import mask_key
+from desktop_app.workers.attention_flow import mask_key
 from .handle import EXPLANATION_NICE, BackgroundWorker, WorkerHandle, one_line
 
 log = logging.getLogger(__name__)

@@ -30,7 +30,7 @@ class InferenceWorker(BackgroundWorker):
     """Loads the model and runs ``Predictor.predict``; lives on a background QThread.
 
     Signals:
-        loaded(object, object): (Predictor, :class:`model.info.ModelInfo`) once the model is ready.
+        loaded(object, object): (Predictor, :class:`model.records.info.ModelInfo`) once the model is ready.
         load_failed(str): a one-line reason (missing folder, corrupt weights, ...).
         result(int, object): (generation, ``model.Prediction``), sent as soon as it is computed.
         layer_result(int, object): (generation, its :class:`~desktop_app.records.LayerProbabilities`), sent after
@@ -38,7 +38,7 @@ class InferenceWorker(BackgroundWorker):
         failed(int, str): (generation, one-line reason), e.g. "the text is empty".
         started(int): the request of this generation is now being computed.
         progress(str): the loading stage now under way, for the status bar ("Loading weights\u2026").
-        task_set(object): the :class:`model.info.ModelInfo` after ``Predictor.set_task`` (the task override).
+        task_set(object): the :class:`model.records.info.ModelInfo` after ``Predictor.set_task`` (the task override).
         task_failed(str): why the task could not be set (e.g. regression asked of a model with several outputs).
     """
 
@@ -64,7 +64,7 @@ class InferenceWorker(BackgroundWorker):
         t0 = time.perf_counter()
         try:
             from model.hf.loading import is_hf_folder, is_warm, warm_up
-            from model.predictor import Predictor  # torch is imported here, on the worker thread
+            from model.predictor.predictor import Predictor  # torch is imported here, on the worker thread
 
             if model_dir is not None and is_hf_folder(model_dir) and not is_warm():
                 self.progress.emit("Importing the Hugging Face backend (transformers)\u2026")
@@ -72,7 +72,7 @@ class InferenceWorker(BackgroundWorker):
                 gc.freeze()  # the modules stay: keep them out of the window's gc.collect() on the GUI thread
             self.progress.emit("Loading weights\u2026")
             predictor = Predictor.from_pretrained(model_dir, device=device)
-            predictor.use_precision(precision)  # auto: from the CPU's reported features (model.precision)
+            predictor.use_precision(precision)  # auto: from the CPU's reported features (model.predictor.precision)
             info = predictor.model_info(load_s=time.perf_counter() - t0)
         except Exception as exc:  # noqa: BLE001 - any failure becomes a message, never a traceback in the GUI
             log.debug("model load failed:\n%s", traceback.format_exc())
@@ -82,8 +82,8 @@ class InferenceWorker(BackgroundWorker):
         self.loaded.emit(predictor, info)
 
     def set_task(self, kind: str | None, threshold: float | None = None) -> None:
-        """``Predictor.set_task(kind, threshold)`` (the user's task override, :mod:`model.task`); emits ``task_set``
-        with the new :class:`model.info.ModelInfo`, or ``task_failed`` with a one-line reason."""
+        """``Predictor.set_task(kind, threshold)`` (the user's task override, :mod:`model.tasks.task`); emits ``task_set``
+        with the new :class:`model.records.info.ModelInfo`, or ``task_failed`` with a one-line reason."""
         if self.predictor is None:
             self.task_failed.emit("the model is not loaded")
             return
@@ -101,7 +101,7 @@ class InferenceWorker(BackgroundWorker):
         """Run ``predict(text, head_mask=head_mask)`` and the prediction by layer (with the mask and, when heads are
         off, without) unless a newer request has been made; emits ``result`` or ``failed``.
 
-        A text read in several windows (:mod:`model.windows`) answers with the prediction of its window ``window``
+        A text read in several windows (:mod:`model.text.document_windows`) answers with the prediction of its window ``window``
         (``predict(whole.window_text(window))``, ``document`` the whole text's; :mod:`desktop_app.document`); a given
         ``document`` (the whole prediction of ``text``, another window asked for) is not computed again.
         ``text_pair``: the second text of a sentence pair (None: a single text; a pair is never read in windows)."""
@@ -151,7 +151,7 @@ class InferenceController(QObject):
     """GUI-thread front end of :class:`InferenceWorker`: owns its handle, numbers requests, drops stale results.
 
     Signals:
-        loaded(object, object): (Predictor, :class:`model.info.ModelInfo`).
+        loaded(object, object): (Predictor, :class:`model.records.info.ModelInfo`).
         load_failed(str): why the model could not be loaded.
         prediction(object): the newest ``model.Prediction`` (stale ones never arrive).
         layer_probabilities(object): the newest prediction's :class:`~desktop_app.records.LayerProbabilities`,
@@ -159,7 +159,7 @@ class InferenceController(QObject):
         error(str): why the newest request failed.
         busy_changed(bool): True while a request is outstanding.
         progress(str): the loading stage under way (see :class:`InferenceWorker`).
-        task_set(object): the new :class:`model.info.ModelInfo` after :meth:`set_task`.
+        task_set(object): the new :class:`model.records.info.ModelInfo` after :meth:`set_task`.
         task_failed(str): why :meth:`set_task` failed.
 
     Attributes:
@@ -218,7 +218,7 @@ class InferenceController(QObject):
         self.load(model_dir, device)
 
     def set_task(self, kind: str | None, threshold: float | None = None) -> None:
-        """Read the model's outputs as task ``kind`` (:data:`model.task.TASKS`; None: keep) with ``threshold`` on
+        """Read the model's outputs as task ``kind`` (:data:`model.tasks.task.TASKS`; None: keep) with ``threshold`` on
         the inference thread (queued before any later analysis); answers ``task_set`` or ``task_failed``."""
         self.handle.submit(self.handle.worker.set_task, kind, threshold)
 

@@ -5,7 +5,7 @@ The worker pattern of :mod:`desktop_app.workers.handle`: :class:`InternalsWorker
 its own QThread, owned by a :class:`~desktop_app.workers.handle.WorkerHandle`; :class:`InternalsController`,
 on the GUI thread, asks for the internals of the current text and the selected layer whenever either
 changes, tags each request with a generation (latest request wins: the worker skips stale requests, the
-controller drops stale results) and hands the :class:`model.internals.AttentionInternals` record to the
+controller drops stale results) and hands the :class:`model.records.internals.AttentionInternals` record to the
 :class:`~desktop_app.state.ExplorerState`, from which the neuron view and the step-by-step panel draw.
 """
 
@@ -15,7 +15,7 @@ import logging
 
 from PySide6.QtCore import QObject, Signal
 
-from .flow import mask_key
+from desktop_app.workers.attention_flow import mask_key
 from .handle import INTERNALS_NICE, BackgroundWorker, WorkerHandle
 
 log = logging.getLogger(__name__)
@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 class InternalsWorker(BackgroundWorker):
     """Runs ``Predictor.attention_internals(text, layer)`` on its own thread.
 
-    Also computes the text's :class:`model.internals.EmbeddingNorms` (for the positional-encoding view) and, once
+    Also computes the text's :class:`model.records.internals.EmbeddingNorms` (for the positional-encoding view) and, once
     per text and head mask, the value-vector norms ||f^h(x_j)|| of every layer (float32 (L, H, T), from
     ``Predictor.attention_flow(text, "value_norm")``; None where the model's family is not covered), which the neuron
     view and the attention steps show beside the weights.

@@ -1,7 +1,7 @@
 """Batch scoring: files and folders in, one result row per review out.
 
 Data flow: paths -> :mod:`.walk` (folder walker) -> :mod:`.readers` (one reader per file extension,
-:data:`~model.batch.readers.READERS`; bytes decoded by :mod:`model.textio`) -> :class:`Record` ->
+:data:`~model.batch.readers.READERS`; bytes decoded by :mod:`model.files.textio`) -> :class:`Record` ->
 :mod:`.engine` (:func:`score_records`, chunked ``Predictor.score_many``; :mod:`.gold` reads the gold labels for
 the model) -> :class:`ResultRow` (:mod:`.rows`; its columns, :class:`RowSchema`, follow the model's labels and task) ->
 :mod:`.export` (CSV / JSON Lines / Parquet, atomic) or the GUI's table; :mod:`.corpus` (metrics of the rows,

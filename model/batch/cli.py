@@ -40,8 +40,8 @@ from .readers import DEFAULT_MAX_FILE_BYTES
 from .rows import RowSchema
 from .shards import ShardWriter, is_shard_folder
 from .walk import estimate_count, iter_records
-from ..precision import PRECISIONS
-from ..task import TASKS
+from model.predictor.precision import PRECISIONS
+from model.tasks.task import TASKS
 
 MAX_LISTED_FAILURES = 50
 
@@ -115,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", metavar="DEV", help="cpu, cuda, cuda:1, ... (default: CUDA when available)")
     p.add_argument("--precision", choices=PRECISIONS, default="auto",
                    help="fp32, bf16 (the weights converted once) or auto: bf16 on a CPU that reports AMX (amx_bf16), or "
-                   "AVX512-BF16 on an AMD CPU, else fp32; decided from the hardware's reported features, never timed (model/precision.py; "
+                   "AVX512-BF16 on an AMD CPU, else fp32; decided from the hardware's reported features, never timed (model/predictor/precision.py; "
                    "default auto). The summary line and each row's precision column say what ran")
     p.add_argument("--max-file-mb", type=_positive_float, default=DEFAULT_MAX_FILE_BYTES / 2**20, metavar="M",
                    help="refuse one-review files larger than M MiB (default %(default)g)")
@@ -223,7 +223,7 @@ def _output_format(parser: argparse.ArgumentParser, args: argparse.Namespace, sh
 
 def _load_predictor(prog: str, args: argparse.Namespace):
     """The :class:`model.Predictor` of ``--model``; raises :class:`_Stop` (1) when it cannot load or has no head."""
-    from model.predictor import Predictor  # imported late: --help and usage errors stay fast
+    from model.predictor.predictor import Predictor  # imported late: --help and usage errors stay fast
 
     try:
         predictor = Predictor.from_pretrained(args.model, device="cpu" if args.engine == "ray" else args.device)

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from model.task import MULTI_LABEL, REGRESSION, SINGLE_LABEL
+from model.tasks.task import MULTI_LABEL, REGRESSION, SINGLE_LABEL
 
 from .corpus_stats import (  # noqa: F401 - PerClass, RegressionMetrics, ReliabilityBins: re-exported
     PerClass,
@@ -57,7 +57,7 @@ from .engine import ResultRow
 BINARY_LABELS = ("negative", "positive")
 HIST_BINS = 20  # bins of the P(positive) histogram, equal width on [0, 1]
 LENGTH_EDGES = (128, 256, 384, 512, 1024)  # token-count bin edges; the last bin holds the longer reviews not truncated
-# (read in windows, model.windows: a review above 512 tokens of the bundled model)
+# (read in windows, model.text.document_windows: a review above 512 tokens of the bundled model)
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ class CorpusMetrics:
         labels: C class names, the row/column order of ``confusion``, ``per_class`` and
             ``Histogram.counts_by_gold``: the ``labels`` given, else the model's (the first scored row's), else
             ``("negative", "positive")`` when every label seen is one of those, else the sorted labels seen.
-        task: :data:`model.task.TASKS`, the first scored row's.
+        task: :data:`model.tasks.task.TASKS`, the first scored row's.
         positive_share: fraction of scored rows predicted ``"positive"`` (None when nothing was scored or the model
             has no class of that name).
         accuracy: fraction correct of the gold rows (multi-label: subset accuracy); None without gold and for
@@ -125,7 +125,7 @@ class CorpusMetrics:
         histogram: the ``score`` :class:`Histogram` (``counts_by_gold`` None without gold or for regression).
         by_length: :class:`SliceAccuracy` over token-count bins (``num_tokens``, the classification token included):
             1-128, 129-256, 257-384, 385-512, 513-1024, 1025+ (not truncated: reviews above the model's limit are read
-            in windows, :mod:`model.windows`) and "truncated" (cut to the model's limit).
+            in windows, :mod:`model.text.document_windows`) and "truncated" (cut to the model's limit).
         by_truncation: :class:`SliceAccuracy` over ``("not truncated", "truncated")``.
         n_bins: the ECE's bin count M.
         per_class: :class:`~model.batch.corpus_stats.PerClass` (single- and multi-label, gold rows); else None.

@@ -1,7 +1,7 @@
 """The per-task metrics of batch rows in NumPy (issue 30): per-class precision/recall/F1, multi-label and regression.
 
 The runtime may not import scikit-learn (an import-linter contract; the bundle leaves it out), so each metric is a
-few vectorised NumPy lines here; ``tests/test_corpus_stats.py`` checks every one against scikit-learn / SciPy:
+few vectorised NumPy lines here; ``tests/model/batch/test_corpus_stats.py`` checks every one against scikit-learn / SciPy:
 
 * :func:`per_class` from a C x C confusion matrix (rows gold, columns predicted): precision TP / (TP + FP), recall
   TP / (TP + FN), F1 2 TP / (2 TP + FP + FN), support TP + FN, 0 where a ratio is 0/0 (scikit-learn's

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..inputs import check_text, token_budget_batches
+from model.text.inputs import check_text, token_budget_batches
 
 WORD_RE = re.compile(r"\w+(?:['\u2019]\w+)*")
 METHODS = ("grad_x_input", "integrated_gradients")

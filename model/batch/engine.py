@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from model.task import MULTI_LABEL, REGRESSION, SINGLE_LABEL
+from model.tasks.task import MULTI_LABEL, REGRESSION, SINGLE_LABEL
 
 from .gold import GoldReader
 from .readers import Record

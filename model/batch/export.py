@@ -2,7 +2,7 @@
 (the model's labels and task decide them; docs/batch_schema.md).
 
 :class:`RowWriter` writes rows incrementally through a temporary file in the destination
-folder and an atomic :func:`os.replace` (:mod:`model.atomic`), so a reader never sees a
+folder and an atomic :func:`os.replace` (:mod:`model.files.atomic`), so a reader never sees a
 half-written export; :func:`write_rows` writes a list at once; :func:`read_results` reads an
 export back into :class:`~model.batch.engine.ResultRow` objects. Parquet needs pyarrow (the
 ``parquet`` extra); without it a RuntimeError says how to install it.
@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
-from model.atomic import commit, discard, temp_beside
+from model.files.atomic import commit, discard, temp_beside
 
 from .rows import ResultRow, RowSchema, row_from_mapping
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from model.task import MULTI_LABEL, REGRESSION, SINGLE_LABEL, check_task
+from model.tasks.task import MULTI_LABEL, REGRESSION, SINGLE_LABEL, check_task
 
 BINARY_LABELS = ("negative", "positive")
 BINARY_ALIASES = {"pos": "positive", "neg": "negative", "true": "positive", "false": "negative", "+1": "positive"}
@@ -40,7 +40,7 @@ class GoldReader:
 
     Attributes:
         labels: the model's C class names, in its output order (``Predictor.labels``).
-        task: one of :data:`model.task.TASKS`.
+        task: one of :data:`model.tasks.task.TASKS`.
     """
 
     labels: tuple[str, ...]

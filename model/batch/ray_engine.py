@@ -161,7 +161,7 @@ class ScoringActor:
                  task: tuple[str | None, float | None] = (None, None), precision: str = "auto") -> None:
         import torch
 
-        from ..predictor import Predictor
+        from model.predictor.predictor import Predictor
 
         torch.set_num_threads(max(1, int(torch_threads)))
         if device.startswith("cuda") and not torch.cuda.is_available():
@@ -266,7 +266,7 @@ def score_paths_ray(
             :class:`~model.batch.gold.GoldReader` and reports the ones the model does not know, as the local engine
             does (the actors' rows leave those golds empty).
         task, precision: every actor's :meth:`model.Predictor.set_task` ``(kind, threshold)`` (``(None, None)``: the
-            config's) and :meth:`model.Predictor.use_precision` (:data:`model.precision.PRECISIONS`).
+            config's) and :meth:`model.Predictor.use_precision` (:data:`model.predictor.precision.PRECISIONS`).
 
     Raises:
         RuntimeError: Ray is not installed (:data:`CLUSTER_HINT`).

@@ -67,7 +67,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO
 
-from model.textio import SAMPLE_BYTES, binary_kind, decode_bytes, detect_stream_encoding
+from model.files.textio import SAMPLE_BYTES, binary_kind, decode_bytes, detect_stream_encoding
 
 from .columns import LABEL_COLUMNS, PAIR_COLUMNS, TEXT_COLUMNS, Columns, pick_columns
 from .gold import gold_text, normalize_gold

@@ -8,7 +8,7 @@
        "ece": float | null,
        "top_tokens": {"positive": [{"token": str, "score": float, "count": int}, ...], "negative": [...]} | null,
        "task": "single_label" | "multi_label" | "regression", "labels": [str, ...],
-       "precision": "fp32" | "bf16" | "bf16 (n), fp32 (m)" | null,   # what the rows ran in (model/precision.py)
+       "precision": "fp32" | "bf16" | "bf16 (n), fp32 (m)" | null,   # what the rows ran in (model/predictor/precision.py)
        # single-label:
        "macro_f1": float, "weighted_f1": float,
        "per_class": {label: {"precision": float, "recall": float, "f1": float, "support": int}, ...},
@@ -27,7 +27,7 @@
   accuracy by length and truncation; a regression's predicted-vs-gold scatter and error by length; the two ranked token lists with a bar plot. No network access, no
   scripts, no external fonts or images; every string from the data (model name, tokens, labels) is escaped.
 
-Both writes are atomic (:mod:`model.atomic`); OSError propagates.
+Both writes are atomic (:mod:`model.files.atomic`); OSError propagates.
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ import math
 import os
 from collections.abc import Sequence
 
-from ..atomic import atomic_write_bytes
+from model.files.atomic import atomic_write_bytes
 from ..palette import NEUTRAL, class_colour
-from ..task import MULTI_LABEL, REGRESSION, SINGLE_LABEL
+from model.tasks.task import MULTI_LABEL, REGRESSION, SINGLE_LABEL
 from .corpus import CorpusMetrics
 from .corpus_tokens import CorpusTokens
 from .svg import (

@@ -21,7 +21,7 @@ from dataclasses import dataclass, fields
 from functools import cached_property
 from typing import Any
 
-from model.task import MULTI_LABEL, REGRESSION, SINGLE_LABEL
+from model.tasks.task import MULTI_LABEL, REGRESSION, SINGLE_LABEL
 
 from .readers import Record
 
@@ -47,16 +47,16 @@ class ResultRow:
         correct: single-label ``label == gold``; multi-label the exact set (subset accuracy); None for regression
             and when the gold is unknown.
         status: ``"ok"`` or why the input was not scored.
-        num_windows: the windows the text was read in (:mod:`model.windows`; 1 when it fits or was cut, 0 when
+        num_windows: the windows the text was read in (:mod:`model.text.document_windows`; 1 when it fits or was cut, 0 when
             not scored).
         model: the folder of the model that scored the row (absolute path; "" when not scored or unknown).
         text_pair: the second text of a sentence pair, or None.
         value: the regression output (raw), or None.
         labels: the model's C class names (``Predictor.labels``), naming ``probabilities``; ``()`` for regression
             and when not scored.
-        task: :data:`model.task.TASKS`.
+        task: :data:`model.tasks.task.TASKS`.
         precision: what the model ran in when it scored the row, ``"fp32"`` or ``"bf16"``
-            (:mod:`model.precision`; "" when not scored or unknown).
+            (:mod:`model.predictor.precision`; "" when not scored or unknown).
     """
 
     source: str
@@ -144,7 +144,7 @@ class RowSchema:
     """The exported columns of one model's rows (module docstring).
 
     Attributes:
-        labels: the model's class names, in order. task: :data:`model.task.TASKS`.
+        labels: the model's class names, in order. task: :data:`model.tasks.task.TASKS`.
         pairs: the rows hold sentence pairs (a ``text_pair`` column); None: not known yet (a writer decides from the
             first rows it writes, :class:`model.batch.export.RowWriter`).
     """

@@ -69,8 +69,8 @@ class EncoderConfig:
         return self.d_model // self.n_heads
 
     def to_json(self, path: str | Path) -> None:
-        """Write the config as pretty JSON to ``path`` (UTF-8), atomically (:mod:`model.atomic`)."""
-        from model.atomic import atomic_write_bytes
+        """Write the config as pretty JSON to ``path`` (UTF-8), atomically (:mod:`model.files.atomic`)."""
+        from model.files.atomic import atomic_write_bytes
 
         atomic_write_bytes(path, (json.dumps(asdict(self), indent=2) + "\n").encode("utf-8"))
 

@@ -1,5 +1,5 @@
 """The sinusoidal positional encoding of Vaswani et al. 2017, section 3.5 (the matrix the encoder adds to its
-token embeddings; also the positional-encoding tutorial's worked table, :mod:`model.info`)."""
+token embeddings; also the positional-encoding tutorial's worked table, :mod:`model.records.info`)."""
 
 from __future__ import annotations
 

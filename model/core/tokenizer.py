@@ -198,7 +198,7 @@ class TextEncoder:
         return 1, 0
 
     def word_starts(self, piece_ids: np.ndarray) -> np.ndarray:
-        """bool [n]: True where a piece begins a word, for the windows' boundaries (:func:`model.windows.window_ranges`).
+        """bool [n]: True where a piece begins a word, for the windows' boundaries (:func:`model.text.document_windows.window_ranges`).
 
         The vocabulary says which pieces continue a word: WordPiece marks continuations (``##``); byte-level BPE
         (RoBERTa, GPT-2: ``\u0120``, a space before) and SentencePiece (XLM-R, ALBERT, DeBERTa-v3: ``\u2581``) mark
@@ -245,7 +245,7 @@ class TextEncoder:
 
     def encode(self, text: str, whole: bool = False) -> Encoded:
         """Tokenize one text (any length; truncated to ``max_len``, or every piece with ``whole``: the document
-        that :mod:`model.windows` reads in windows).
+        that :mod:`model.text.document_windows` reads in windows).
 
         Goes through ``encode_batch``, which releases the GIL while the Rust tokenizer works
         (``Tokenizer.encode`` keeps it: a 1 MB review froze the GUI thread for 0.8 s).

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..textio import read_regular_bytes
+from model.files.textio import read_regular_bytes
 
 MAX_TOKENIZER_BYTES = 64 * 2**20
 """The largest ``tokenizer.json`` read (the largest shared ones, 250,000-piece vocabularies, are about 17 MB)."""

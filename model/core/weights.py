@@ -12,7 +12,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
-from model.atomic import atomic_path
+from model.files.atomic import atomic_path
 
 from .config import EncoderConfig
 from .encoder import TransformerClassifier

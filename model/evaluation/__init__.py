@@ -13,7 +13,7 @@ Modules (each a ``python -m`` command that prints one JSON line or a table):
 * :mod:`.checklist`: CheckList-style behavioural tests (``python -m model.evaluation.checklist``), also used by the
   training pipeline to choose between candidates.
 
-The labelled-data reader they share is :func:`model.textio.read_labelled`. This package sits above the runtime:
-``model.core``, ``model.predictor``, ``model.explain``, ``model.batch``, ... never import it, nor does the GUI
+The labelled-data reader they share is :func:`model.files.textio.read_labelled`. This package sits above the runtime:
+``model.core``, ``model.predictor.predictor``, ``model.explain``, ``model.batch``, ... never import it, nor does the GUI
 (import-linter contracts in ``pyproject.toml``); it is left out of the desktop bundle.
 """

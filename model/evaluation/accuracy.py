@@ -17,8 +17,8 @@ import time
 
 import numpy as np
 
-from ..predictor import Predictor
-from ..textio import read_labelled
+from model.predictor.predictor import Predictor
+from model.files.textio import read_labelled
 
 
 def evaluate(predictor: Predictor, texts: list[str], labels: np.ndarray, batch_size: int = 64,
@@ -26,7 +26,7 @@ def evaluate(predictor: Predictor, texts: list[str], labels: np.ndarray, batch_s
     """Accuracy and positive-class F1 of ``predictor`` on ``texts``.
 
     Args:
-        long_text: the long-text policy (``"windows"``, the default, or ``"head_tail"``; :mod:`model.windows`).
+        long_text: the long-text policy (``"windows"``, the default, or ``"head_tail"``; :mod:`model.text.document_windows`).
 
     Returns:
         dict with accuracy, f1, count, reviews_per_s, elapsed_s (seconds of

@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true", help="print one JSON line")
     p.add_argument("--dev", action="store_true", help="the development set (for choosing between models)")
     args = p.parse_args(argv)
-    from ..predictor import Predictor
+    from model.predictor.predictor import Predictor
 
     result = run_checklist(Predictor.from_pretrained(args.model, device="cpu"), build_cases(dev=args.dev))
     if args.json:

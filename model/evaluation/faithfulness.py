@@ -7,7 +7,7 @@ Usage::
 Samples ``--n`` reviews, explains each with every method and measures ERASER comprehensiveness / sufficiency AOPC
 (:mod:`model.explain.erasure`, probability units) through the app's own path, ``Predictor.explain`` and
 ``Predictor.faithfulness``: a review longer than the model's maximum length is explained and measured window by
-window (:mod:`model.long_text`; docs/long_documents.md), as the Explanations panel does. Prints
+window (:mod:`model.predictor.long_text`; docs/long_documents.md), as the Explanations panel does. Prints
 a Markdown table plus one JSON line with means and 95% percentile-bootstrap intervals.
 Exit codes: 0 ok, 2 bad arguments or unreadable data.
 """
@@ -27,7 +27,7 @@ from ..explain import DEFAULT_IG_STEPS, EXPLANATION_METHODS, METHOD_TITLES
 from ..explain.erasure import AOPC_PERCENTS
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..predictor import Predictor
+    from model.predictor.predictor import Predictor
 
 def bootstrap_ci(
     values: np.ndarray, n_resamples: int = 1000, seed: int = 0, level: float = 0.95
@@ -171,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = ap.parse_args(argv)
 
-    from ..atomic import atomic_write_bytes
+    from model.files.atomic import atomic_write_bytes
     from .loading import load_for_cli
 
     if args.n < 1 or args.ig_steps < 1:

@@ -32,10 +32,10 @@ import numpy as np
 import torch
 
 from ..explain.heads import head_mask_hooks
-from ..pruning import pruning_mask, pruning_order
+from model.attention.pruning import pruning_mask, pruning_order
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..predictor import Predictor
+    from model.predictor.predictor import Predictor
 
 DEFAULT_PERCENTS: tuple[int, ...] = (0, 10, 20, 30, 40, 50, 60, 70, 80, 90)
 
@@ -122,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     args = ap.parse_args(argv)
 
-    from ..atomic import atomic_write_bytes
+    from model.files.atomic import atomic_write_bytes
     from .loading import load_for_cli
 
     if args.n < 1 or args.batch_size < 1 or any(not 0 <= p <= 100 for p in args.percents):

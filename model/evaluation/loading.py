@@ -12,7 +12,7 @@ def load_for_cli(model: str | None, device: str | None, data: str, need_head: st
         model: a model folder, ours or Hugging Face; None for the bundled model.
         device: "cpu", "cuda", ... or None (CUDA when available).
         data: a ``.jsonl`` / ``.jsonl.gz`` file of ``{"text": ..., "label": ...}`` rows
-            (:func:`model.textio.read_labelled`).
+            (:func:`model.files.textio.read_labelled`).
         need_head: when given, the model must have a classification head; the name of the task goes into the
             error message (:meth:`model.Predictor.require_head`).
 
@@ -21,8 +21,8 @@ def load_for_cli(model: str | None, device: str | None, data: str, need_head: st
         ``error: ...`` line to stderr: a missing or unreadable model folder or data file, a file with no reviews,
         or an attention-only model where ``need_head`` asks for a head. The caller exits with code 2.
     """
-    from ..predictor import Predictor
-    from ..textio import read_labelled
+    from model.predictor.predictor import Predictor
+    from model.files.textio import read_labelled
 
     try:
         predictor = Predictor.from_pretrained(model, device=device)

@@ -25,7 +25,7 @@ import numpy as np
 from sklearn.metrics import f1_score
 
 from ..batch.gold import GoldReader, gold_text
-from ..predictor import Predictor
+from model.predictor.predictor import Predictor
 
 THRESHOLDS = tuple(round(0.05 * k, 2) for k in range(1, 11))
 

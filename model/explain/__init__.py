@@ -13,7 +13,7 @@ Modules:
   lens), :mod:`.decompx` (DecompX), :mod:`.heads` (head masks).
 
 The dataset-level faithfulness table is the CLI :mod:`model.evaluation.faithfulness`. This package imports
-:mod:`model.core` only, never :mod:`model.predictor`.
+:mod:`model.core` only, never :mod:`model.predictor.predictor`.
 """
 
 from .gradients import (
@@ -38,7 +38,7 @@ from .methods import (
     Method,
     explain,
 )
-from .records import Explanation, ExplanationCancelled, ExplanationResult, Faithfulness
+from model.records.explanation import Explanation, ExplanationCancelled, ExplanationResult, Faithfulness
 from .rollout import attention_rollout, random_importance, readout_row, rollout_importance
 
 __all__ = [

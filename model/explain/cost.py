@@ -43,7 +43,7 @@ def decompx_macs(n_layers: int, d_model: int, d_ff: int, tokens: int, cls_explan
 
 def long_text_views(config, tokens: int) -> int:
     """How many windows an explanation of a ``tokens``-token text runs on: 1 for a text that fits; a longer one is
-    explained in side-by-side windows of nearly equal length (:mod:`model.windows`), about
+    explained in side-by-side windows of nearly equal length (:mod:`model.text.document_windows`), about
     ceil((T - 2) / (max_len - 2)) of them (an estimate: the model's special tokens and word starts move it)."""
     max_len = int(getattr(config, "max_len", 0) or 0)
     if max_len <= 2 or tokens <= max_len:

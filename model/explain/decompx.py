@@ -250,13 +250,13 @@ def decompx(caps: list[LayerCapture], taps: ModelTaps, rows: list, logits: torch
     Returns:
         ``contributions`` (T, C), summing over the tokens to ``logits``; ``matrices`` (L, T, T) = ||x_i^(l)[k]||;
         ``aggregated``: those rows normalised to sum to 1; ``importance`` (T,): the contributions to class
-        ``target`` (minus the mean of the other classes' for a single-label head; :func:`model.flow.class_scores`).
+        ``target`` (minus the mean of the other classes' for a single-label head; :func:`model.records.flow.class_scores`).
 
     Raises:
         ValueError: the model has no classification head. ExplanationCancelled: ``should_stop()`` returned True.
     """
-    from ..flow import class_scores
-    from .records import ExplanationCancelled
+    from model.records.flow import class_scores
+    from model.records.explanation import ExplanationCancelled
 
     if not taps.head:
         raise ValueError("DecompX explains the logits, and this model has no classification head")

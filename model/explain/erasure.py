@@ -19,7 +19,7 @@ nor counted. Of the n real (non-special) tokens, m = max(1, round(k n / 100))
 are removed/kept, chosen as the m highest scores (for signed methods, the
 highest signed value, i.e. the strongest evidence *for* c; ties go to the
 earlier token). In a sentence pair every kept token keeps its segment id (its ``token_type_ids``).
-"p" is what the task reads (:func:`model.readout.outputs`): the softmax probability of c, a multi-label head's
+"p" is what the task reads (:func:`model.tasks.readout.outputs`): the softmax probability of c, a multi-label head's
 sigmoid of label c, or a regression head's value. All 1 + 2 |K| inputs of one text go through one padded
 forward pass on the fast SDPA path.
 
@@ -38,10 +38,10 @@ import numpy as np
 import torch
 
 from ..core.tokenizer import pad_sequences
-from ..readout import outputs
-from ..segments import types_kw
+from model.tasks.readout import outputs
+from model.text.segments import types_kw
 from .methods import encode_of, forward_lock_of, task_kind_of
-from .records import Explanation, Faithfulness
+from model.records.explanation import Explanation, Faithfulness
 
 if TYPE_CHECKING:  # pragma: no cover
     from .methods import ExplainablePredictor as Predictor
@@ -200,7 +200,7 @@ def erasure_scores(
 
 def predictor_prob_fn(predictor: Predictor) -> ProbFn:
     """A :data:`ProbFn` running ``predictor.model`` (SDPA path, inference mode, under its ``forward_lock``): what
-    the predictor's task reads (:func:`model.readout.outputs`: softmax, sigmoids, or the regression value)."""
+    the predictor's task reads (:func:`model.tasks.readout.outputs`: softmax, sigmoids, or the regression value)."""
     kind = task_kind_of(predictor)
 
     def prob_fn(ids: np.ndarray, mask: np.ndarray, segment_ids: np.ndarray | None = None) -> np.ndarray:

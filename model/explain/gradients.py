@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from ..task import SINGLE_LABEL
-from .records import ExplanationCancelled
+from model.tasks.task import SINGLE_LABEL
+from model.records.explanation import ExplanationCancelled
 from .rollout import readout_row
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,7 +54,7 @@ def class_log_odds(logits: torch.Tensor, target: int) -> torch.Tensor:
 
 
 def target_score(logits: torch.Tensor, target: int, kind: str = SINGLE_LABEL) -> torch.Tensor:
-    """The explained scalar of class ``target`` for a head read as ``kind`` (:data:`model.task.TASKS`), (B,):
+    """The explained scalar of class ``target`` for a head read as ``kind`` (:data:`model.tasks.task.TASKS`), (B,):
     single-label, :func:`class_log_odds`; multi-label, the label's logit (= log(p / (1 - p)) of its sigmoid p);
     regression (or a single output), the output itself.
 

@@ -45,7 +45,7 @@ model saw (T tokens, ``[CLS]`` included, aligned with
     Value-weighted norms (Kobayashi et al. 2020, section 3) aggregated like
     rollout: per layer N = the row-normalised ||sum_h alpha_ij^h f^h(x_j)||,
     A' = 0.5 N + 0.5 I, R = A'_L ... A'_1; the read-out row of R
-    (:mod:`model.explain.flow`). Unsigned, sums to 1.
+    (:mod:`model.explain.value_flow`). Unsigned, sums to 1.
 ``alti``
     ALTI (Ferrando et al. 2022, section 3): the rollout of the attention
     blocks' contribution matrices (residual and LayerNorm included); the
@@ -78,7 +78,7 @@ The methods live in one registry, :data:`METHODS` (one :class:`Method` record pe
 method: id, title, signed or not, cost class, function); :func:`explain` looks the
 method up there. The tuples below are derived from it.
 
-This package never imports :mod:`model.predictor`: :func:`explain` takes any object
+This package never imports :mod:`model.predictor.predictor`: :func:`explain` takes any object
 with the :class:`ExplainablePredictor` shape, so the inference façade may call it
 without an import cycle.
 """
@@ -94,11 +94,11 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
-from ..flow import class_scores
-from ..segments import one_text_inputs
+from model.records.flow import class_scores
+from model.text.segments import one_text_inputs
 from .gradients import DEFAULT_IG_STEPS, gradient_weighted_rollout, gradient_x_input, integrated_gradients
 from .heads import head_mask_hooks
-from .records import Explanation, ExplanationCancelled
+from model.records.explanation import Explanation, ExplanationCancelled
 from .rollout import random_importance, rollout_importance
 
 
@@ -250,7 +250,7 @@ def _integrated_gradients(r: Request) -> MethodResult:
 
 def _flow(method: str) -> Callable[[Request], MethodResult]:
     def run(r: Request) -> MethodResult:
-        from .flow import compute_flow
+        from model.explain.value_flow import compute_flow
 
         enc = r.encode()
         ids, mask, types = one_text_inputs(r.predictor, enc)

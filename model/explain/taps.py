@@ -93,7 +93,7 @@ def taps_of(model) -> ModelTaps:
     """The model's :class:`ModelTaps`: ``model.flow_taps()`` when the backend has one, else our encoder's.
 
     Raises:
-        model.flow.FlowNotSupported: the backend's architecture is not covered (the message says which are).
+        model.records.flow.FlowNotSupported: the backend's architecture is not covered (the message says which are).
     """
     if hasattr(model, "flow_taps"):
         return model.flow_taps()
@@ -167,7 +167,7 @@ def capture(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, taps: 
         input_ids: int64 (1, T). attention_mask: bool (1, T).
         taps: ``taps_of(model)``.
         full: record every module (:class:`LayerCapture`); False: only each layer's (input, output).
-        types: the token-type keyword of a sentence pair for ``model`` (:func:`model.segments.types_kw`), or None.
+        types: the token-type keyword of a sentence pair for ``model`` (:func:`model.text.segments.types_kw`), or None.
 
     Returns:
         ``(layers, logits (C,))``: per layer a :class:`LayerCapture` (``full``) or ``(x_in (T, D), out (T, D))``.

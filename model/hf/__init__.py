@@ -4,7 +4,7 @@ MiniLM-style BERTs) behind the :class:`model.Predictor` API.
 Modules: :mod:`.loading` (safe, offline loading and the refusals), :mod:`.backend` (:class:`HFEncoder`, the model
 adapter, and :class:`HFModelSummary`), :mod:`.encoding` (fast-tokenizer encoding with offsets and head+tail
 truncation, shared with ``model.training.finetune_hf``), :mod:`.projections` (one layer's Q/K/V read by forward hooks,
-for :meth:`model.Predictor.attention_internals`). Never imports ``model.predictor``, Qt or training code.
+for :meth:`model.Predictor.attention_internals`). Never imports ``model.predictor.predictor``, Qt or training code.
 """
 
 from .backend import FAMILY_NAMES, HFEncoder, HFModelSummary

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..prediction import NoPositionalMatrix
+from model.records.prediction import NoPositionalMatrix
 
 FAMILY_NAMES: dict[str, str] = {
     "bert": "BERT", "distilbert": "DistilBERT", "roberta": "RoBERTa", "xlm-roberta": "XLM-RoBERTa",
@@ -54,7 +54,7 @@ class HFModelSummary:
         has_head: whether the folder has a sequence-classification head.
         load_note: what loading noticed but allowed, for the status bar (e.g. extra weights not used), or "".
         problem_type: the config's ``problem_type`` (None when absent): with C it decides the task
-            (:func:`model.task.task_from_config`).
+            (:func:`model.tasks.task.task_from_config`).
         token_types: the model adds a token-type (segment) embedding (``type_vocab_size`` >= 2) and its tokenizer
             gives ``token_type_ids`` (they are in its ``model_input_names``), as ``transformers`` would feed them.
     """
@@ -200,7 +200,7 @@ class HFEncoder(nn.Module):
         """The position-embedding rows the model adds for positions 0..P-1, or why there are none.
 
         Returns:
-            float32 [P, E] (a copy), or :class:`~model.prediction.NoPositionalMatrix` for relative-position models.
+            float32 [P, E] (a copy), or :class:`~model.records.prediction.NoPositionalMatrix` for relative-position models.
 
         Raises:
             ValueError: if ``num_positions`` < 0 or exceeds the model's ``max_len``.
@@ -236,7 +236,7 @@ class HFEncoder(nn.Module):
         """The modules the attention-flow methods read (see :func:`model.hf.flow_taps.flow_taps`).
 
         Raises:
-            model.flow.FlowNotSupported: a family not covered.
+            model.records.flow.FlowNotSupported: a family not covered.
         """
         from .flow_taps import flow_taps
 

@@ -23,7 +23,7 @@ import os
 import re
 from pathlib import Path
 
-from ..textio import read_regular_bytes
+from model.files.textio import read_regular_bytes
 
 MAX_CONFIG_BYTES = 10 * 2**20
 """The largest ``config.json`` read (real ones are a few kB)."""

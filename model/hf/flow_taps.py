@@ -4,7 +4,7 @@
 Covered (all post-LayerNorm): BERT and MiniLM-style BERTs, RoBERTa, XLM-RoBERTa, CamemBERT, ELECTRA, DistilBERT,
 DeBERTa-v2/v3 (its relative-position terms change the attention weights only, which the flows take from the
 forward pass) and ALBERT (one layer shared by all L: its modules are read call by call). DeBERTa (v1) fuses its
-projections with separate biases and is refused with :class:`model.flow.FlowNotSupported`. The head mask reaches
+projections with separate biases and is refused with :class:`model.records.flow.FlowNotSupported`. The head mask reaches
 every family, DeBERTa v1 included (:func:`output_projections`).
 
 The read-out chains, checked against the model's own logits by the tests:
@@ -24,7 +24,7 @@ import re
 import torch
 
 from ..explain.taps import LayerTaps, ModelTaps, ReadOutOp
-from ..flow import FlowNotSupported
+from model.records.flow import FlowNotSupported
 
 _BERT_ROLES = {"value": "attention.self.value", "out_proj": "attention.output.dense",
                "ln1": "attention.output.LayerNorm", "fc1": "intermediate.dense", "fc2": "output.dense",

@@ -1,5 +1,5 @@
 """Q/K/V projections of a Hugging Face encoder read by forward hooks: one layer's queries, keys, values and
-pre-softmax scores (the Hugging Face side of :class:`model.internals.AttentionInternals`).
+pre-softmax scores (the Hugging Face side of :class:`model.records.internals.AttentionInternals`).
 
 The projections are read with forward hooks on the layer's query/key/value ``nn.Linear`` modules during one
 forward pass without attention maps (``transformers``' own code runs; nothing is re-implemented but the scaled dot product):
@@ -20,7 +20,7 @@ from contextlib import contextmanager
 
 import torch
 
-from ..flow import FlowNotSupported
+from model.records.flow import FlowNotSupported
 from .flow_taps import output_projections
 
 #: The query, key and value projection module names of one attention layer, by family (regex over

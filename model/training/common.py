@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .. import precision
+from model.predictor import precision
 from ..core.tokenizer import pad_sequences
-from ..textio import read_labelled_rows
+from model.files.textio import read_labelled_rows
 
 VAL_SIZE = 1250  # reviews of the official train split held out for validation (seeded; never trained on)
 ROOT = Path(__file__).resolve().parents[2]  # the repository root
@@ -135,7 +135,7 @@ def pick_device(name: str = "auto") -> torch.device:
 
 def cpu_has_native_bf16() -> bool:
     """Whether this CPU has bf16 matrix instructions (AVX512-BF16 or AMX), read from ``/proc/cpuinfo`` (Linux;
-    :func:`model.precision.cpu_flags`); False when it cannot be read. Without them bf16 autocast *slows* training:
+    :func:`model.predictor.precision.cpu_flags`); False when it cannot be read. Without them bf16 autocast *slows* training:
     24 s against 5 s in float32 for a 36,000-token distillation step on this project's 2-core AVX2 EPYC
     (``python -m benchmarks.train_step``)."""
     flags = precision.cpu_flags()

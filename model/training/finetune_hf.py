@@ -35,9 +35,9 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from ..atomic import atomic_write_bytes
+from model.files.atomic import atomic_write_bytes
 from ..hf.encoding import encode_head_tail
-from ..task import PROBLEM_TYPES, TASKS
+from model.tasks.task import PROBLEM_TYPES, TASKS
 from . import common as c
 from . import tasks_data as td
 

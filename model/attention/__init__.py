@@ -1,0 +1,1 @@
+"""NumPy attention maths the views and the evaluation share: the attention chapter's lessons and head pruning."""

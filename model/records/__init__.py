@@ -1,0 +1,7 @@
+"""One home for the result records: immutable, NumPy-only dataclasses that cross threads and reach the views.
+
+Importable without torch (an import-linter contract says so). Each field is documented with its shape and dtype in
+its module: :mod:`.prediction` (``Prediction``, ``Score``, the typed refusals), :mod:`.internals`
+(``AttentionInternals``, ``EmbeddingNorms``), :mod:`.flow` (``AttentionFlow``), :mod:`.explanation`
+(``Explanation``, ``Faithfulness``, ``ExplanationResult``) and :mod:`.info` (``ModelInfo``).
+"""

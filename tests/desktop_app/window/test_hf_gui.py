@@ -1,0 +1,126 @@
+"""GUI: open Hugging Face encoder folders through the Model menu (pytest-qt, offscreen; tiny local models)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("transformers")
+
+from test_gui_explorer import open_window
+
+pytestmark = pytest.mark.gui
+
+ROOT = Path(__file__).resolve().parents[3]
+BUNDLED = ROOT / "resources" / "model" / "model.safetensors"
+TIMEOUT_MS = 120_000
+
+
+
+@pytest.fixture(scope="module")
+def hf12_dir(tmp_path_factory) -> Path:
+    """A tiny random BERT classifier with 12 layers x 12 heads and 512 positions."""
+    from tests.fixtures.tiny_hf import make_tiny_hf_dir
+
+    return make_tiny_hf_dir(tmp_path_factory.mktemp("hf12") / "bert12", "bert", layers=12, heads=12, positions=512)
+
+
+@pytest.fixture(scope="module")
+def deberta_base_dir(tmp_path_factory) -> Path:
+    """A tiny DeBERTa-v2 encoder without a classification head (relative positions: no PE matrix)."""
+    from tests.fixtures.tiny_hf import make_tiny_hf_dir
+
+    return make_tiny_hf_dir(tmp_path_factory.mktemp("deb") / "deberta_base", "deberta-v2", head=False)
+
+
+def _open_via_menu(qtbot, win, folder, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", staticmethod(lambda *a, **k: str(folder)))
+    with qtbot.waitSignal(win.predictor_loaded, timeout=TIMEOUT_MS):
+        win.model_menu.open_action.trigger()
+
+
+def _analyze(qtbot, win, text):
+    with qtbot.waitSignal(win.state.prediction_changed, timeout=TIMEOUT_MS,
+                          check_params_cb=lambda p: p is not None) as blocker:
+        win.open_review(text)
+    for v in (win.token_view, win.heatmap, win.links_view, win.model_view, win.pe_view):
+        v.flush()
+    return blocker.args[0]
+
+
+def test_open_hf_folder_analyse_switch_heads_and_back_to_bundled(qtbot, tiny_model_dir, hf12_dir, monkeypatch):
+    start = tiny_model_dir if not BUNDLED.is_file() else None
+    win = open_window(qtbot, start)
+    _open_via_menu(qtbot, win, hf12_dir, monkeypatch)
+    info = win.model_info
+    assert (info.n_layers, info.n_heads, info.family) == (12, 12, "BERT")
+    assert "BERT" in win.model_label.text() and "12 layers" in win.model_label.text() and "learned" in info.pe_kind
+    from tests.fixtures.tiny_models import text_of_pieces
+
+    pred = _analyze(qtbot, win, text_of_pieces(win.predictor, 2 * 510))  # two full windows of 512 tokens
+    assert pred.attention.shape == (12, 12, 512, 512) and pred.whole.num_windows > 1 and pred.tokens[-1] == "[SEP]"
+    assert win.head_combo.count() >= 12 and win.layer_combo.count() >= 12
+    for head in range(12):
+        win.set_layer_head(11, head)
+        for v in (win.heatmap, win.links_view, win.model_view):
+            v.flush()
+    assert win.state.layer == 11 and win.state.head == 11
+    np.testing.assert_allclose(win.heatmap.image_item.image, pred.attention[11, 11], atol=1e-6)
+    assert win.pe_view.pe_matrix.shape == (512, 96)
+    colours = {b.styleSheet() for b in win.links_view.head_boxes}
+    assert len(win.links_view.head_boxes) == 12 and len(colours) == 12  # 12 distinct head colours
+    win.links_view.set_head_enabled(11, False)
+    assert 11 not in win.links_view.enabled_heads
+    assert str(hf12_dir.resolve()) in win.model_menu.recent()
+    _, about_metrics = win.about_html()
+    assert "BERT" in about_metrics and "learned absolute" in about_metrics
+
+    # back to the bundled (or the start-up) model through the Model menu
+    with qtbot.waitSignal(win.predictor_loaded, timeout=TIMEOUT_MS):
+        if start is None:
+            next(a for a in win.model_menu.menu.actions() if a.text().startswith("&Bundled")).trigger()
+        else:
+            win.model_menu.open_model(start)
+    assert win.model_info.n_layers != 12
+    pred = _analyze(qtbot, win, "A wonderful film.")
+    assert pred.attention.shape[0] == win.model_info.n_layers and pred.probabilities.shape == (2,)
+    win.close()
+
+
+def test_attention_only_model_and_a_failing_folder_keep_the_app_usable(qtbot, tiny_model_dir, deberta_base_dir,
+                                                                        tmp_path, monkeypatch):
+    win = open_window(qtbot, tiny_model_dir)
+    _open_via_menu(qtbot, win, deberta_base_dir, monkeypatch)
+    info = win.model_info
+    assert not info.has_head and info.positional_encoding is None and "relative" in info.pe_kind
+    pred = _analyze(qtbot, win, "A wonderful film.<br />Great cast!")
+    assert pred.probabilities.shape == (0,) and pred.labels == ()
+    assert "attention only" in win.prediction_panel.label.text()
+    assert "No positional matrix" in win.pe_view.formula.text()
+    assert "attention only" in win.model_label.text()
+
+    broken = shutil.copytree(deberta_base_dir, tmp_path / "bin_only")
+    (broken / "model.safetensors").unlink()
+    (broken / "pytorch_model.bin").write_bytes(b"x")
+    with qtbot.waitSignal(win.model_load_failed, timeout=TIMEOUT_MS) as blocker:
+        win.model_menu.open_model(broken)
+    assert "pickled" in blocker.args[0]
+    assert win.model_menu.error_box is not None and win.model_menu.error_box.isVisible()
+    win.model_menu.error_box.close()
+    assert win.model_info.family == "DeBERTa-v2/v3" and win.predictor is not None
+    assert "DeBERTa" in win.model_label.text()
+
+    gpt2 = shutil.copytree(deberta_base_dir, tmp_path / "gpt2")
+    cfg = json.loads((gpt2 / "config.json").read_text())
+    (gpt2 / "config.json").write_text(json.dumps({**cfg, "model_type": "gpt2"}))
+    with qtbot.waitSignal(win.model_load_failed, timeout=TIMEOUT_MS) as blocker:
+        win.model_menu.open_model(gpt2)
+    assert "unsupported architecture 'gpt2'" in blocker.args[0]
+    win.model_menu.error_box.close()
+    win.close()
