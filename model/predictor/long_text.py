@@ -156,7 +156,7 @@ def faithfulness_document(predictor: Predictor, text: str, explanation, predicti
         return float(sum(wt * v for wt, v in zip(weights, values, strict=True)))
 
     first = parts[0]
-    read = task_type(prediction.task).measured(prediction.logits, prediction.probabilities)  # what p measures
+    read = task_type(prediction.task).measured_values(prediction.logits, prediction.probabilities)  # what p measures
     per_k = {k: {m: mean([p.per_k[k][m] for p in parts]) for m in first.per_k[k]} for k in first.per_k}
     return dataclasses.replace(
         first, comprehensiveness_aopc=mean([p.comprehensiveness_aopc for p in parts]),

@@ -5,7 +5,7 @@ each :class:`TaskType` owns what differs between the tasks, so that the rest of 
 comparing strings, and adding a task kind means adding one subclass here:
 
 * how logits become scores (:meth:`~TaskType.scores` on NumPy, :meth:`~TaskType.torch_scores` on tensors for
-  :mod:`model.tasks.readout`), what a faithfulness measure reads (:meth:`~TaskType.measured`);
+  :mod:`model.tasks.readout`), what a faithfulness measure reads (:meth:`~TaskType.measured_values`);
 * how scores become labels (:meth:`~TaskType.labels_of`, with the multi-label threshold), the value
   (:meth:`~TaskType.value_of`), the one-line texts of a prediction (:meth:`~TaskType.verdict`,
   :meth:`~TaskType.headline`) and whether a prediction is right (:meth:`~TaskType.correct`);
@@ -107,7 +107,7 @@ class TaskType:
         value) when the task reads no probabilities; :func:`model.tasks.readout.outputs`."""
         return self.torch_scores(logits) if self.reads_probabilities else logits
 
-    def measured(self, logits: np.ndarray, probabilities: np.ndarray) -> np.ndarray:
+    def measured_values(self, logits: np.ndarray, probabilities: np.ndarray) -> np.ndarray:
         """What a faithfulness measure reads from one prediction's float [C] ``logits`` and their ``probabilities``:
         the probabilities, or the logits (the value) when the task reads no probabilities."""
         return probabilities if self.reads_probabilities else logits
@@ -140,6 +140,10 @@ class TaskType:
 
     def headline(self, pred: Any) -> str:
         """The prediction panel's big label for ``pred`` (a prediction with classes)."""
+        return pred.label
+
+    def headline_label(self, pred: Any) -> str | None:
+        """The one label whose colour the big label wears (:meth:`headline`), or None: a neutral colour."""
         return pred.label
 
     # ------------------------------------------------------------------ explanations
@@ -258,6 +262,10 @@ class MultiLabel(TaskType):
         extra = f" +{len(names) - most} more" if len(names) > most else ""
         return ", ".join(names[:most]) + extra
 
+    def headline_label(self, pred: Any) -> str | None:
+        chosen = pred.predicted_labels
+        return chosen[0] if len(chosen) == 1 else None
+
 
 class Regression(TaskType):
     """The head's one raw output is the predicted value; no probabilities, no labels (``RegressionScore``)."""
@@ -297,6 +305,9 @@ class Regression(TaskType):
     def headline(self, pred: Any) -> str:
         name = pred.labels[0] if pred.labels and pred.labels[0] not in ("LABEL_0", "") else "value"
         return f"{name} = {pred.value:.3g}"
+
+    def headline_label(self, pred: Any) -> str | None:
+        return None
 
     def score_columns(self, labels: Sequence[str]) -> tuple[str, ...]:
         return ("value",)
