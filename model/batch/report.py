@@ -152,7 +152,6 @@ def _f(x: float | None, digits: int = 4) -> str:
 
 
 def _cards(m: CorpusMetrics) -> str:
-    f1_name = {"positive": "F1 (positive class)", "micro": "micro-F1"}.get(m.f1_kind or "", "macro-F1")
     cards = [(f"{m.n_scored:,}", "texts scored"), (f"{m.n_failed:,}", "failed"),
              (f"{m.n_with_gold:,}", "with gold labels")]
     if m.positive_share is not None:

@@ -96,7 +96,7 @@ import torch
 
 from model.records.flow import class_scores
 from model.tasks.task import task_of
-from model.tasks.types import SINGLE_LABEL, TaskType, task_type
+from model.tasks.types import SINGLE_LABEL, TaskType
 from model.text.segments import one_text_inputs
 from .gradients import DEFAULT_IG_STEPS, gradient_weighted_rollout, gradient_x_input, integrated_gradients
 from .heads import head_mask_hooks
@@ -139,7 +139,7 @@ class Request:
     internal_batch_size: int | None
     head_mask: np.ndarray | None = None
     text_pair: str | None = None
-    kind: TaskType = task_type(SINGLE_LABEL)
+    kind: str | TaskType = SINGLE_LABEL
 
     def encode(self) -> Any:
         """The predictor's encoding of the text (or the pair)."""

@@ -36,7 +36,11 @@ _REGISTRY: dict[str, TaskType] = {}
 
 class TaskType:
     """How one task reads a head's C logits (see the module docstring); subclasses are stateless singletons,
-    registered under their :attr:`id` when defined (:data:`TASK_TYPES`).
+    registered under their :attr:`id` when defined (:data:`TASK_TYPES`; a subclass without its own ``id`` is a shared
+    base, not registered). Instances compare equal when they are of the same class.
+
+    Raises:
+        ValueError: (when a subclass is defined) its ``id`` is registered already.
 
     Attributes:
         id: the serialisation id (config, session, JSON, ``--task``).
@@ -66,6 +70,8 @@ class TaskType:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        if "id" not in cls.__dict__:  # a shared base of several kinds, not a kind itself
+            return
         if cls.id in _REGISTRY:
             raise ValueError(f"task id {cls.id!r} is registered twice")
         _REGISTRY[cls.id] = cls()

@@ -250,3 +250,10 @@ def test_the_input_spec_is_the_one_check_of_a_second_text():
     assert InputSpec.of(SimpleNamespace(reads_pairs=True, model_dir="/x")) == InputSpec(True, "the model in /x")
     assert InputSpec.of(object()) == InputSpec(False, "this model")
     assert InputSpec.of(None, "this model").refusal("col") is not None
+
+
+def test_a_shared_base_without_an_id_is_not_a_kind():
+    class Softmaxed(TaskType):
+        """A base of kinds that read a softmax."""
+
+    assert Softmaxed not in {type(t) for t in TASK_TYPES.values()} and len(TASK_TYPES) == len(TASKS)
