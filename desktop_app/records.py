@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from model.tasks.types import SINGLE_LABEL
+
 MEAN_HEADS = -1  # head choice: mean over heads
 MAX_HEADS = -2  # head choice: element-wise max over heads
 
@@ -50,14 +52,14 @@ class LayerProbabilities:
             head mask in force (the last row is the prediction's probabilities).
         reference: float32 (L + 1, C), read-only, the same with every head on; None when no head is off.
         labels: the C class names.
-        task: the model's task (:data:`model.tasks.task.TASKS`); for ``"regression"`` the rows hold the predicted value
+        task: the model's task (:data:`model.tasks.task.TASKS`); for regression the rows hold the predicted value
             (C = 1, the raw output) instead of probabilities.
     """
 
     probabilities: np.ndarray
     reference: np.ndarray | None
     labels: tuple[str, ...]
-    task: str = "single_label"
+    task: str = SINGLE_LABEL
 
 
 @dataclass(frozen=True)

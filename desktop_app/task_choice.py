@@ -14,19 +14,21 @@ import dataclasses
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
+from model.tasks.task import label_text
+from model.tasks.types import task_type
+
 PREDICTED = None  # ``TaskChoice.pick(PREDICTED)``: follow the predicted class again
 
 
 def relabelled(pred, threshold: float):
     """``pred`` (a :class:`model.records.prediction.Prediction`) read with another multi-label ``threshold``: a
     ``dataclasses.replace`` with the new ``threshold`` and ``label`` (the labels at or above it, ";"-joined), its
-    whole document's too; no forward pass (the sigmoids are unchanged). Other tasks: ``pred`` unchanged."""
-    from model.tasks.task import MULTI_LABEL, label_text, predicted_labels
-
-    if pred is None or pred.task != MULTI_LABEL:
+    whole document's too; no forward pass (the sigmoids are unchanged). Tasks whose labels do not depend on a
+    threshold (:attr:`model.tasks.types.TaskType.label_set` False): ``pred`` unchanged."""
+    if pred is None or not task_type(pred.task).label_set:
         return pred
     doc = relabelled(pred.document, threshold) if pred.document is not None else None
-    label = label_text(predicted_labels(pred.probabilities, pred.labels, MULTI_LABEL, threshold))
+    label = label_text(task_type(pred.task).labels_of(pred.probabilities, pred.labels, threshold))
     return dataclasses.replace(pred, threshold=float(threshold), label=label, document=doc)
 
 
@@ -41,26 +43,9 @@ def same_input(a, b) -> bool:
 
 def verdict_text(pred) -> str:
     """One line for the status bar: "positive (97.3 %)" (single-label), "joy, love" or "no label >= 0.50"
-    (multi-label), "value 3.42" (regression), "attention only" (no classification head)."""
-    if pred.attention_only:
-        return "attention only"
-    if pred.task == "regression":
-        return f"value {pred.value:.3g}"
-    if pred.task == "multi_label":
-        return multi_label_text(pred)
-    return f"{pred.label} ({pred.probabilities.max() * 100:.1f} %)"
-
-
-def multi_label_text(pred, most: int = 3) -> str:
-    """A multi-label prediction in a few words: the labels at or above the threshold, most probable first, at most
-    ``most`` named ("joy, love, gratitude +4 more"), or "no label >= 0.50"."""
-    names = pred.predicted_labels
-    if not names:
-        return f"no label \u2265 {pred.threshold:.2f}"
-    probs = dict(zip(pred.labels, pred.probabilities.tolist()))
-    names = sorted(names, key=lambda n: -probs[n])
-    extra = f" +{len(names) - most} more" if len(names) > most else ""
-    return ", ".join(names[:most]) + extra
+    (multi-label), "value 3.42" (regression), "attention only" (no classification head):
+    :meth:`model.tasks.types.TaskType.verdict`."""
+    return "attention only" if pred.attention_only else task_type(pred.task).verdict(pred)
 
 
 class TaskChoice(QObject):
@@ -157,9 +142,10 @@ class TaskChoice(QObject):
         self.threshold = t
         self.threshold_changed.emit(t)
         pred = self.state.prediction
-        if pred is not None and pred.task == "multi_label" and pred.threshold != t:
+        new = relabelled(pred, t) if pred is not None and pred.threshold != t else pred
+        if new is not pred:
             by_layer = self.state.layer_probabilities  # the sigmoids by layer do not depend on the threshold
-            self.state.set_prediction(relabelled(pred, t))
+            self.state.set_prediction(new)
             self.state.set_layer_probabilities(by_layer)
 
     def follow_model(self, info) -> None:
@@ -173,7 +159,7 @@ class TaskChoice(QObject):
     def adopt(self, pred):
         """``pred`` (a new prediction from the worker) read with the user's threshold (:func:`relabelled`), or
         ``pred`` itself when it already is (or is not multi-label)."""
-        if pred is not None and pred.task == "multi_label" and pred.threshold != self.threshold:
+        if pred is not None and pred.threshold != self.threshold:
             return relabelled(pred, self.threshold)
         return pred
 

@@ -20,7 +20,7 @@ from PySide6.QtGui import QColor
 
 from model.batch import ResultRow, Summary
 from model.palette import BINARY_LABELS, class_colours
-from model.tasks.task import REGRESSION, SINGLE_LABEL
+from model.tasks.types import SINGLE_LABEL, task_type
 
 from .row_filter import FILTERS, confidence  # noqa: F401 - FILTERS: re-exported
 
@@ -107,8 +107,8 @@ class BatchTableModel(QAbstractTableModel):
             return
         self.beginResetModel()
         self._schema = schema
-        self._extra = ([(PAIR, "")] if pairs else []) + ([(VALUE, "")] if task == REGRESSION else
-                                                        [(PROBABILITY, name) for name in labels])
+        self._extra = ([(PAIR, "")] if pairs else []) + ([(PROBABILITY, name) for name in labels]
+                                                        if task_type(task).reads_probabilities else [(VALUE, "")])
         self._keys = {c: self._column_keys(c, 0, len(self._rows)) for c in range(self.columnCount())}
         self.endResetModel()
 

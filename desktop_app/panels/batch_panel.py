@@ -37,7 +37,8 @@ from model.batch import SUPPORTED_EXTENSIONS, Columns, Summary, write_rows
 from model.batch.columns import check_columns
 from model.batch.engine import model_id
 from model.batch.export import SPREADSHEET_CELL_LIMIT, excerpt_rows
-from model.tasks.task import REGRESSION, SINGLE_LABEL
+from model.tasks.task import task_of
+from model.text.inputs import InputSpec
 
 from ..workers.batch import DEFAULT_BATCH_SIZE, DEFAULT_CHUNK, BatchWorker
 from ..workers.handle import BATCH_NICE, WorkerHandle
@@ -107,11 +108,11 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         self._update_summary()  # the rows may now be another model's
         if predictor is not None:
             labels = tuple(getattr(predictor, "labels", ()) or ())
-            task = getattr(getattr(predictor, "task", None), "kind", SINGLE_LABEL)
-            self.table_model.set_schema(labels, task, bool(getattr(predictor, "reads_pairs", False)))
+            task = task_of(predictor)
+            self.table_model.set_schema(labels, task.kind, InputSpec.of(predictor).reads_pairs)
             for col in (LABEL, CONFIDENCE):  # a regression row has no class and no confidence: its Value says it
-                self.view.setColumnHidden(col, task == REGRESSION)
-            self.set_categories(categories(labels, task))
+                self.view.setColumnHidden(col, not task.type.reads_probabilities)
+            self.set_categories(categories(labels, task.kind))
             self._start_next()
 
     def add_paths(self, paths: list[str]) -> None:
@@ -215,9 +216,9 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
 
     def _column_problem(self, paths: list[str], columns: Columns) -> str | None:
         """Why a job cannot start with these columns (one message, nothing scored), or None."""
-        if columns.pair is not None and not getattr(self._predictor, "reads_pairs", False):
-            return (f"Second text column {columns.pair!r}: this model reads single texts, not sentence pairs; "
-                    "clear the field or load a pair model.")
+        refused = InputSpec.of(self._predictor, "this model").refusal(columns.pair)
+        if refused is not None:
+            return f"Second text column {columns.pair!r}: {refused}; clear the field or load a pair model."
         problem = check_columns(paths, columns)
         return None if problem is None else f"Not scored: {problem}."
 

@@ -22,6 +22,8 @@ from __future__ import annotations
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QMenu, QTabWidget, QToolButton, QVBoxLayout, QWidget
 
+from model.tasks.types import SINGLE_LABEL, MultiLabel, Regression, SingleLabel, task_type
+
 from ..views.corpus_plots import (
     NUMBERED,
     READABLE_SIZE,
@@ -48,20 +50,32 @@ def _num(x: float | None) -> str:
     return "\u2013" if x is None else f"{x:.3f}"
 
 
-def _gold_numbers(m) -> list[str]:
-    """The gold-dependent numbers of ``m``, as its task reads them."""
-    if m.task == "regression":
-        r = m.regression
-        return [f"MAE {_num(r.mae)}", f"RMSE {_num(r.rmse)}", f"Pearson {_num(r.pearson)}",
-                f"Spearman {_num(r.spearman)}"]
-    if m.task == "multi_label":
-        return [f"subset accuracy {_pct(m.subset_accuracy)}", f"micro-F1 {_num(m.micro_f1)}",
-                f"macro-F1 {_num(m.macro_f1)}", f"Hamming loss {_num(m.hamming_loss)}"]
+def _regression_numbers(m) -> list[str]:
+    r = m.regression
+    return [f"MAE {_num(r.mae)}", f"RMSE {_num(r.rmse)}", f"Pearson {_num(r.pearson)}", f"Spearman {_num(r.spearman)}"]
+
+
+def _multi_label_numbers(m) -> list[str]:
+    return [f"subset accuracy {_pct(m.subset_accuracy)}", f"micro-F1 {_num(m.micro_f1)}",
+            f"macro-F1 {_num(m.macro_f1)}", f"Hamming loss {_num(m.hamming_loss)}"]
+
+
+def _single_label_numbers(m) -> list[str]:
     f1 = "F1" if m.f1_kind == "positive" else "macro-F1"
     parts = [f"accuracy {_pct(m.accuracy)}", f"{f1} {m.f1:.3f}"]
     if m.ece is not None:
         parts.append(f"ECE {_pct(m.ece)}")
     return parts
+
+
+GOLD_NUMBERS = {SingleLabel: _single_label_numbers, MultiLabel: _multi_label_numbers, Regression: _regression_numbers}
+"""The gold-dependent numbers of a :class:`model.batch.corpus.CorpusMetrics`, as each task type reads them
+(selected by :meth:`model.tasks.types.TaskType.pick`)."""
+
+
+def _gold_numbers(m) -> list[str]:
+    """The gold-dependent numbers of ``m``, as its task reads them (:data:`GOLD_NUMBERS`)."""
+    return task_type(m.task).pick(GOLD_NUMBERS)(m)
 
 
 def metrics_line(m) -> str:
@@ -137,7 +151,7 @@ class CorpusPanel(QWidget):
         grid.setSpacing(4)
         for plot in (self.confusion, self.per_class, self.histogram, self.reliability, self.slices, self.scatter):
             plot.setMinimumSize(*READABLE_SIZE)  # never squashed until its text overlaps: the page scrolls instead
-        self._arrange("single_label", 2)
+        self._arrange(SINGLE_LABEL, 2)
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.metrics_scroll = scrollable(page)
@@ -176,20 +190,21 @@ class CorpusPanel(QWidget):
         """The plots that fit the task, in the grid: single-label the confusion matrix (the full width from
         :data:`NUMBERED` classes), per-class scores, histogram, reliability, accuracy by length; multi-label
         per-label scores, histogram, accuracy by length; regression the predicted-vs-gold scatter, the histogram of
-        the values and the error by length."""
-        shown = {"single_label": (self.confusion, self.per_class, self.histogram, self.reliability, self.slices),
-                 "multi_label": (self.per_class, self.histogram, self.slices),
-                 "regression": (self.scatter, self.histogram, self.slices)}[task]
-        wide = task == "single_label" and n_classes > NUMBERED
+        the values and the error by length (:attr:`model.tasks.types.TaskType.corpus_plots`, names of this panel's
+        plot attributes)."""
+        shown = tuple(getattr(self, name) for name in task_type(task).corpus_plots)
+        wide = self.confusion in shown and n_classes > NUMBERED
         cell = 0
-        for plot in (self.confusion, self.per_class, self.histogram, self.reliability, self.slices, self.scatter):
+        every = (self.confusion, self.per_class, self.histogram, self.reliability, self.slices, self.scatter)
+        for plot in every:
             self.grid.removeWidget(plot)
-            plot.setVisible(plot in shown)
         for plot in shown:  # in the task's order: a regression model's scatter first
             span = 2 if wide and plot in (self.confusion, self.per_class) else 1
             cell += cell % 2 if span == 2 else 0
             self.grid.addWidget(plot, cell // 2, cell % 2, 1, span)
             cell += span
+        for plot in every:  # after the grid adopted them: a widget shown before it has a parent is a window, and
+            plot.setVisible(plot in shown)  # adopting a widget hides it (QWidget.setParent)
 
     def set_predictor(self, predictor) -> None:
         """The model for "What drives it" (the metrics need none); the scope line says again whether the rows are
@@ -255,7 +270,7 @@ class CorpusPanel(QWidget):
         self.per_class.set_per_class(m.labels, m.per_class)
         self.histogram.set_histogram(m.histogram, m.labels, m.score_name)
         self.reliability.set_reliability(m.reliability, m.ece)
-        if m.task == "regression":
+        if not task_type(m.task).reads_probabilities:  # a value: predicted against gold, the error by length
             reg = m.regression
             self.scatter.set_regression(reg)
             self.slices.set_slices(m.error_by_length or m.by_length, m.by_truncation, reg.mae if reg else None,

@@ -10,6 +10,7 @@ import numpy as np
 from PySide6.QtWidgets import QComboBox, QGroupBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from model.explain import EXPLANATION_METHODS, METHOD_TITLES, SIGNED_METHODS
+from model.tasks.types import SINGLE_LABEL, task_type
 
 from ..views.colours import DIVERGING_CMAP, SEQUENTIAL_CMAP, gradient_pixmap
 from ..views.comparison_view import ComparisonView
@@ -82,7 +83,8 @@ class MethodComparison(QGroupBox):
                 continue
             f = res.faithfulness
             detail = (f"comprehensiveness {f.comprehensiveness_aopc:.3f}, sufficiency {f.sufficiency_aopc:.3f}"
-                      + (" in the output value" if getattr(self._prediction, "task", "") == "regression" else "")
+                      + ("" if task_type(getattr(self._prediction, "task", SINGLE_LABEL)).reads_probabilities
+                         else " in the output value")
                       + (" (signed)" if m in SIGNED_METHODS else ""))
             entries.append((METHOD_TITLES[m], detail, res.explanation.scores, bool(res.explanation.signed)))
         self.view.set_entries(self._prediction, entries)

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from model.tasks.types import SINGLE_LABEL, task_type
+
 from ..words import contains_word
 
 ALL = "All"
@@ -30,10 +32,10 @@ FILTERS = (ALL, "Predicted positive", "Predicted negative", MISCLASSIFIED, "Fail
 :func:`categories` (one "Predicted <class>" per class)."""
 
 
-def categories(labels, task: str = "single_label") -> tuple[str, ...]:
+def categories(labels, task: str = SINGLE_LABEL) -> tuple[str, ...]:
     """The filter box's categories for a model's class names and task: All, "Predicted <class>" per class (none for
     regression), Misclassified, Failed."""
-    per_class = () if task == "regression" else tuple(PREDICTED + str(n) for n in labels)
+    per_class = tuple(PREDICTED + str(n) for n in labels) if task_type(task).reads_probabilities else ()
     return (ALL, *per_class, MISCLASSIFIED, "Failed")
 
 

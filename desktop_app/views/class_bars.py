@@ -28,6 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from model.tasks.types import task_type
+
 from .colours import label_colour
 
 TOP_N = 5  # classes shown before "Show all N" (single-label and multi-label with more than TOP_N classes)
@@ -196,9 +198,10 @@ class ClassBars(QWidget):
     def show_prediction(self, pred) -> None:
         """Fill the bars from ``pred`` (a :class:`model.records.prediction.Prediction`; its whole text's), sorted as the
         module docstring says; multi-label: the threshold line, the labels at or above it in bold."""
-        multi = pred.task == "multi_label"
+        kind = task_type(pred.task)
+        multi = kind.label_set
         self.threshold_row.setVisible(multi)
-        self.setVisible(pred.task != "regression" and bool(pred.labels))
+        self.setVisible(kind.reads_probabilities and bool(pred.labels))
         if multi and abs(self.threshold_box.value() - pred.threshold) > 1e-9:
             self.threshold_box.blockSignals(True)
             self.threshold_box.setValue(pred.threshold)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QComboBox
 
+from model.tasks.types import task_type
+
 PREDICTED_DATA = -1  # the "Predicted (...)" entry's data
 
 
@@ -49,7 +51,7 @@ class ClassPicker(QComboBox):
         self.setItemText(0, f"Predicted ({name})")
         self.setCurrentIndex(0 if task.following else task.target + 1)
         info = self.state.info
-        self.setEnabled(bool(labels) and not (info is not None and info.task == "regression"))
+        self.setEnabled(bool(labels) and (info is None or task_type(info.task).reads_probabilities))
         self.blockSignals(False)
 
     def _on_activated(self, index: int) -> None:

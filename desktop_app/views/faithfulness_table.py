@@ -13,11 +13,12 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
+from model.tasks.types import SINGLE_LABEL, TASK_TYPES, task_type
+
 COLUMNS = ("Method", "Compr. \u2191", "Suff. \u2193", "Time (ms)")
 REGRESSION_COLUMNS = ("Method", "Compr. \u2191 (\u0394 value)", "Suff. \u2193 (\u0394 value)", "Time (ms)")
-MEASURED = {"single_label": "p(class)", "multi_label": "the label's sigmoid p(label)",
-            "regression": "the predicted value (in the output's units, not a probability)"}
-"""What the AOPC columns measure the drop of, per task (:data:`model.tasks.task.TASKS`)."""
+MEASURED = {kind: t.measured for kind, t in TASK_TYPES.items()}
+"""What the AOPC columns measure the drop of, per task id (:attr:`model.tasks.types.TaskType.measured`)."""
 
 
 class FaithfulnessTable(QTableWidget):
@@ -31,7 +32,7 @@ class FaithfulnessTable(QTableWidget):
         super().__init__(len(methods), len(COLUMNS))
         self.methods = tuple(methods)
         self.task = ""
-        self.set_task("single_label")
+        self.set_task(SINGLE_LABEL)
         if state is not None:
             state.model_changed.connect(lambda info: self.set_task(info.task))
         self.verticalHeader().setVisible(False)
@@ -49,12 +50,14 @@ class FaithfulnessTable(QTableWidget):
 
     def set_task(self, task: str) -> None:
         """Name what the AOPC columns measure for ``task`` (:data:`MEASURED`): a regression head's drops are in its
-        output value ("\u0394 value" in the header), a classifier's in a probability."""
+        output value ("\u0394 value" in the header), a classifier's in a probability. Raises ValueError for an
+        unknown task id (:func:`model.tasks.types.task_type`)."""
         if task == self.task:
             return
         self.task = task
-        self.setHorizontalHeaderLabels(list(REGRESSION_COLUMNS if task == "regression" else COLUMNS))
-        what = MEASURED.get(task, MEASURED["single_label"])
+        kind = task_type(task)
+        self.setHorizontalHeaderLabels(list(COLUMNS if kind.reads_probabilities else REGRESSION_COLUMNS))
+        what = kind.measured
         self.setToolTip(
             f"Comprehensiveness: drop in {what} when the top-k% tokens are deleted (higher = more faithful).\n"
             f"Sufficiency: drop in {what} when only the top-k% tokens are kept (lower = more faithful).\n"

@@ -16,6 +16,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
+from model.tasks.types import task_type
+
 from ..compare_records import focus_class
 from .widgets import style_plot
 
@@ -120,9 +122,10 @@ class LayerPlot(pg.PlotWidget):
         else:
             self.reference_curve.setData([], [])
         name = record.labels[c] if c < len(record.labels) else str(c)
-        what = "value" if record.task == "regression" else f"P({name})"
+        values = not task_type(record.task).reads_probabilities  # a regression's predicted value by layer
+        what = "value" if values else f"P({name})"
         self._set_title(f"{what} by layer" + (" \u2014 dashed: all heads" if ref is not None else ""))
-        self._scale_y(record.task == "regression", probs[:, c] if ref is None else np.r_[probs[:, c], ref[:, c]])
+        self._scale_y(values, probs[:, c] if ref is None else np.r_[probs[:, c], ref[:, c]])
         self.getPlotItem().setXRange(0.0, float(max(1, probs.shape[0] - 1)), padding=0.06)
 
     def _scale_y(self, values: bool, y: np.ndarray) -> None:

@@ -11,10 +11,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from model.tasks.types import task_type
+
 from .class_bars import ClassBars, ProbabilityBar  # noqa: F401 - ProbabilityBar re-exported
 from .colours import label_colour
 from .document_plot import DocumentPlot
-from ..task_choice import multi_label_text
 from .layer_plot import LayerPlot
 
 PIN_SHORTCUT = "Ctrl+Shift+P"
@@ -151,7 +152,7 @@ class PredictionPanel(QWidget):
         if many:
             self.document_plot.set_document(pred.whole, pred.window)
         pred = pred.whole  # the label, bars and details are the whole review's
-        self.layer_plot.half_line.setValue(pred.threshold if pred.task == "multi_label" else 0.5)  # the decision
+        self.layer_plot.half_line.setValue(pred.threshold if task_type(pred.task).label_set else 0.5)  # the decision
         if self.bars_box.labels != tuple(pred.labels):
             self.set_labels(pred.labels, self.device_name)
         self._show_verdict(pred)
@@ -176,16 +177,12 @@ class PredictionPanel(QWidget):
 
     def _show_verdict(self, pred) -> None:
         """The big label: the class (single-label), the labels at or above the threshold (multi-label) or the
-        value (regression)."""
+        value (regression): :meth:`model.tasks.types.TaskType.headline`, in the colour of its one label if any."""
         if not pred.labels:  # attention-only mode: a bare encoder has no classes to show
             self._show_label("attention only", "palette(mid)")
-        elif pred.task == "regression":
-            name = pred.labels[0] if pred.labels and pred.labels[0] not in ("LABEL_0", "") else "value"
-            self._show_label(f"{name} = {pred.value:.3g}", "palette(text)")
-        elif pred.task == "multi_label":
-            chosen = pred.predicted_labels
-            colour = label_colour(chosen[0], pred.labels) if len(chosen) == 1 else "palette(text)"
-            self._show_label(multi_label_text(pred), colour)
+            return
+        kind = task_type(pred.task)
+        name = kind.headline_label(pred)
+        self._show_label(kind.headline(pred), "palette(text)" if name is None else label_colour(name, pred.labels))
+        if kind.label_set:  # a list of labels may not fit one line
             self.label.setWordWrap(True)
-        else:
-            self._show_label(pred.label, label_colour(pred.label, pred.labels))

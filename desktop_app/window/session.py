@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from model.files.atomic import atomic_write_bytes
+from model.tasks.types import task_type
 
 from . import session_fields
 from .model_menu import folder_key
@@ -178,7 +179,7 @@ def capture(window) -> Session:
         pins=tuple({"text": p.text, "head_mask": _mask_json(p.head_mask),
                     "text_pair": getattr(p.prediction, "text_pair", None)} for p in state.pins),
         text_pair=window.review_box.text_pair(), target=None if state.task.following else state.task.target,
-        threshold=state.task.threshold if info is not None and info.task == "multi_label" else None,
+        threshold=state.task.threshold if info is not None and task_type(info.task).label_set else None,
         window=state.windows.current,
     )
 

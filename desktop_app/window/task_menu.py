@@ -22,12 +22,13 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QActionGroup
 
 from model.tasks.task import TASK_TITLES, TASKS, check_threshold
+from model.tasks.types import TASK_TYPES
 
 TASKS_KEY = "models/tasks"  # JSON {folder key: task kind} (the user's override)
 THRESHOLDS_KEY = "models/thresholds"  # JSON {folder key: threshold} (the multi-label threshold, if not the model's)
 PAIRS_KEY = "models/pairs"  # JSON {folder key: true} (the second text box switched on)
-TASK_MENU_TITLES = {"single_label": "&Single-label (softmax)", "multi_label": "&Multi-label (sigmoid per label)",
-                    "regression": "&Regression (the raw value)"}
+TASK_MENU_TITLES = {kind: t.menu_title for kind, t in TASK_TYPES.items()}
+"""Model > Task's entries by task id (:attr:`model.tasks.types.TaskType.menu_title`)."""
 
 
 class TaskMenu(QObject):

@@ -41,7 +41,8 @@ from .rows import RowSchema
 from .shards import ShardWriter, is_shard_folder
 from .walk import estimate_count, iter_records
 from model.predictor.precision import PRECISIONS
-from model.tasks.task import TASKS
+from model.tasks.task import TASKS, task_of
+from model.text.inputs import InputSpec
 
 MAX_LISTED_FAILURES = 50
 
@@ -292,9 +293,8 @@ def _score_into(prog: str, args: argparse.Namespace, predictor, writer, max_byte
     chunks = None
     try:
         if args.engine == "ray":
-            task = getattr(getattr(predictor, "task", None), "kind", "single_label")
             chunks = _ray_chunks(args, max_bytes, progress,
-                                 (GoldReader(tuple(predictor.labels), task), summary.gold_problem))
+                                 (GoldReader(tuple(predictor.labels), task_of(predictor).kind), summary.gold_problem))
         else:
             records = iter_records(args.paths, text_column=args.text_column, max_file_bytes=max_bytes,
                                    pair_column=args.pair_column, label_column=args.label_column)
@@ -372,9 +372,9 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if (bad := check_columns(args.paths, Columns(args.text_column, args.pair_column, args.label_column))) is not None:
         raise _usage_error(parser, bad)
     predictor = _load_predictor(parser.prog, args)
-    if args.pair_column and not getattr(predictor, "reads_pairs", False):
-        raise _usage_error(parser, f"--pair-column {args.pair_column}: the model in {args.model or 'resources/model'} "
-                           "reads single texts, not sentence pairs")
+    refused = InputSpec.of(predictor, f"the model in {args.model or 'resources/model'}").refusal(args.pair_column or None)
+    if refused is not None:
+        raise _usage_error(parser, f"--pair-column {args.pair_column}: {refused}")
     if args.token_class is not None and args.token_class not in predictor.labels:
         raise _usage_error(parser, f"--token-class {args.token_class}: not one of the model's classes "
                            f"({', '.join(predictor.labels)})")

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from model.tasks.task import MULTI_LABEL, REGRESSION, SINGLE_LABEL
+from model.tasks.types import SINGLE_LABEL, MultiLabel, Regression, SingleLabel, task_type
 
 from .corpus_stats import (  # noqa: F401 - PerClass, RegressionMetrics, ReliabilityBins: re-exported
     PerClass,
@@ -269,8 +269,8 @@ def corpus_metrics(rows: Sequence[ResultRow], n_bins: int = 10, labels: Sequence
     if n_bins < 1:
         raise ValueError(f"n_bins must be >= 1, got {n_bins}")
     c = _columns(rows)
-    task = c.ok[0].task if c.ok else (task or SINGLE_LABEL)
-    if task == REGRESSION:  # the gold values are no labels: no label set, no probabilities
+    kind = task_type(c.ok[0].task if c.ok else (task or SINGLE_LABEL))
+    if not kind.reads_probabilities:  # the gold values are no labels: no label set, no probabilities
         names = tuple(labels) if labels is not None else next((r.labels for r in c.ok if r.labels), ())
         probs = np.zeros((len(c.ok), 0))
     else:
@@ -279,13 +279,9 @@ def corpus_metrics(rows: Sequence[ResultRow], n_bins: int = 10, labels: Sequence
     has_gold = np.fromiter((r.has_gold for r in c.ok), dtype=bool, count=len(c.ok))  # a multi-label [] too
     n_positive = int(np.sum(c.label == c.vocab.index("positive"))) if "positive" in c.vocab else 0
     common = {"n_rows": len(rows), "n_scored": len(c.ok), "n_failed": c.n_failed, "n_with_gold": int(has_gold.sum()),
-              "labels": names, "task": task, "n_bins": n_bins,
+              "labels": names, "task": kind.id, "n_bins": n_bins,
               "positive_share": n_positive / len(c.ok) if c.ok and "positive" in names else None}
-    if task == REGRESSION:
-        return _regression(c, common, has_gold)
-    if task == MULTI_LABEL:
-        return _multi_label(c, common, has_gold, probs, names)
-    return _single_label(c, common, has_gold, probs, names)
+    return kind.pick(TASK_METRICS)(c, common, has_gold, probs, names)
 
 
 def _histogram(values: np.ndarray, gold_index: np.ndarray | None, C: int, edges: np.ndarray) -> Histogram:
@@ -372,7 +368,8 @@ def _multi_label(c: _Columns, common: dict, has_gold: np.ndarray, probs: np.ndar
         **extra)
 
 
-def _regression(c: _Columns, common: dict, has_gold: np.ndarray) -> CorpusMetrics:
+def _regression(c: _Columns, common: dict, has_gold: np.ndarray, _probs: np.ndarray,
+                _names: tuple[str, ...]) -> CorpusMetrics:
     value = np.array([np.nan if r.value is None else r.value for r in c.ok], np.float64)
     gold = np.array([float(r.gold) if r.gold else np.nan for r in c.ok], np.float64)
     has_gold = has_gold & np.isfinite(gold) & np.isfinite(value)
@@ -390,6 +387,10 @@ def _regression(c: _Columns, common: dict, has_gold: np.ndarray) -> CorpusMetric
         by_truncation=_slices([~c.truncated, c.truncated], ("not truncated", "truncated"), never, never),
         regression=reg, error_by_length=_length_slices(c, has_gold, abs_err) if reg is not None else None)
 
+
+TASK_METRICS = {SingleLabel: _single_label, MultiLabel: _multi_label, Regression: _regression}
+"""The corpus metrics of each task type: ``f(columns, common fields, has_gold [N], probabilities [N, C], labels)``
+-> :class:`CorpusMetrics` (selected by :meth:`model.tasks.types.TaskType.pick`)."""
 
 __all__ = [
     "BINARY_LABELS", "HIST_BINS", "LENGTH_EDGES", "CorpusMetrics", "CorpusTokens", "Histogram", "PerClass",

@@ -25,7 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from model.tasks.task import MULTI_LABEL, REGRESSION, SINGLE_LABEL
+from model.tasks.task import task_of
+from model.tasks.types import TaskType, task_type
+from model.text.inputs import InputSpec
 
 from .gold import GoldReader
 from .readers import Record
@@ -45,18 +47,18 @@ class _Context:
     """What every row of one run shares: the model's labels, task, folder and precision, and its gold-label reader."""
 
     labels: tuple[str, ...]
-    task: str
+    task: TaskType
     model: str
     gold: GoldReader
-    reads_pairs: bool
+    inputs: InputSpec
     precision: str
 
 
 def _context(predictor: Any) -> _Context:
     labels = tuple(predictor.labels)
-    task = getattr(getattr(predictor, "task", None), "kind", SINGLE_LABEL)
-    return _Context(labels, task, model_id(predictor), GoldReader(labels, task),
-                    bool(getattr(predictor, "reads_pairs", False)), str(getattr(predictor, "precision", "")))
+    task = task_of(predictor).type
+    return _Context(labels, task, model_id(predictor), GoldReader(labels, task.id),
+                    InputSpec.of(predictor, "this model"), str(getattr(predictor, "precision", "")))
 
 
 GoldProblem = Callable[[str, str], None]
@@ -113,7 +115,7 @@ def score_records(
         if not block:
             return
         golds = [_gold(ctx, r, on_gold_problem) for r in block]
-        ok_idx = [i for i, r in enumerate(block) if r.ok and (r.text_pair is None or ctx.reads_pairs)]
+        ok_idx = [i for i, r in enumerate(block) if r.ok and ctx.inputs.refusal(r.text_pair) is None]
         texts = [block[i].text for i in ok_idx]
 
         def chunk_progress(done: int, _total: int, _base: int = base, _failed: int = len(block) - len(ok_idx)) -> None:
@@ -164,9 +166,10 @@ def _block_rows(block: list[Record], score_at: dict[int, Any], ctx: _Context,
         if not rec.ok:
             rows.append(failed_row(rec, gold=golds[i] or ""))
             continue
-        if rec.text_pair is not None and not ctx.reads_pairs:
-            rows.append(failed_row(rec, "this model reads single texts, not sentence pairs: drop the second text "
-                                   "(--pair-column) or choose a pair model", golds[i] or ""))
+        refused = ctx.inputs.refusal(rec.text_pair)
+        if refused is not None:
+            rows.append(failed_row(rec, f"{refused}: drop the second text (--pair-column) or choose a pair model",
+                                   golds[i] or ""))
             continue
         if i not in score_at:
             break  # stopped: keep only the scored prefix
@@ -181,21 +184,17 @@ def _block_rows(block: list[Record], score_at: dict[int, Any], ctx: _Context,
 def scored_row(rec: Record, s: Any, ctx: _Context, gold: str | None) -> ResultRow:
     """The row of a record scored as :class:`model.Score` ``s`` (its ``task``, ``probabilities``, ``value``);
     ``gold``: :func:`_gold`'s (None: unknown; multi-label ``""``: the empty label set, which sets ``correct``)."""
-    task = getattr(s, "task", ctx.task)
+    task = task_type(getattr(s, "task", ctx.task))
     value = getattr(s, "value", None)
-    if task == REGRESSION or gold is None:
-        correct = None
-    elif task == MULTI_LABEL:
-        correct = set(filter(None, s.label.split(";"))) == set(filter(None, gold.split(";")))
-    else:
-        correct = s.label == gold
+    correct = None if gold is None else task.correct(s.label, gold)
     gold = gold or ""
     return ResultRow(
         source=rec.source, text=rec.text or "", label=s.label,
-        probabilities=tuple(float(p) for p in s.probabilities) if task != REGRESSION else (),
+        probabilities=tuple(float(p) for p in s.probabilities) if task.reads_probabilities else (),
         num_tokens=int(s.num_tokens), truncated=bool(s.truncated), gold=gold, correct=correct, status="ok",
         num_windows=int(getattr(s, "num_windows", 1)), model=ctx.model, text_pair=rec.text_pair,
-        value=None if value is None else float(value), labels=ctx.labels if task != REGRESSION else (), task=task,
+        value=None if value is None else float(value), labels=ctx.labels if task.reads_probabilities else (),
+        task=task.id,
         precision=ctx.precision,
     )
 

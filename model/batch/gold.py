@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from model.tasks.task import MULTI_LABEL, REGRESSION, SINGLE_LABEL, check_task
+from model.tasks.types import SINGLE_LABEL, TaskType, task_type
 
 BINARY_LABELS = ("negative", "positive")
 BINARY_ALIASES = {"pos": "positive", "neg": "negative", "true": "positive", "false": "negative", "+1": "positive"}
@@ -40,15 +40,20 @@ class GoldReader:
 
     Attributes:
         labels: the model's C class names, in its output order (``Predictor.labels``).
-        task: one of :data:`model.tasks.task.TASKS`.
+        task: one of :data:`model.tasks.task.TASKS` (a :class:`~model.tasks.types.TaskType` is stored as its id).
+
+    Raises:
+        ValueError: an unknown task.
     """
 
     labels: tuple[str, ...]
     task: str = SINGLE_LABEL
     _index: dict[str, str] = field(init=False, repr=False, compare=False)
+    _type: TaskType = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        check_task(self.task)
+        object.__setattr__(self, "_type", task_type(self.task))
+        object.__setattr__(self, "task", self._type.id)
         index = {name.strip().lower(): name for name in self.labels}
         if {"negative", "positive"} <= set(self.labels):
             index = {**{k: v for k, v in BINARY_ALIASES.items()}, **index}
@@ -71,19 +76,19 @@ class GoldReader:
             return None, None
         text = str(raw).strip()
         if not text:
-            return ("" if self.task == MULTI_LABEL and source != "folder" else None), None
-        if self.task == REGRESSION:
+            return ("" if self._type.label_set and source != "folder" else None), None
+        if not self._type.reads_probabilities:  # a value
             if source == "folder":
                 return None, None
             return _number(text)
-        parts = [p.strip() for p in text.split(";")] if self.task == MULTI_LABEL else [text]
+        parts = [p.strip() for p in text.split(";")] if self._type.label_set else [text]
         names = [self._name(p) for p in parts if p]
         if None in names:
             if source == "folder":
                 return None, None
             bad = next(p for p, n in zip([p for p in parts if p], names) if n is None)
             return None, f"gold label {bad!r} is not one of the model's labels ({self._shown()})"
-        if self.task == MULTI_LABEL:
+        if self._type.label_set:
             chosen = set(names)
             return ";".join(n for n in self.labels if n in chosen), None
         return names[0], None

@@ -39,7 +39,7 @@ from collections.abc import Sequence
 
 from model.files.atomic import atomic_write_bytes
 from ..palette import NEUTRAL, class_colour
-from model.tasks.task import MULTI_LABEL, REGRESSION, SINGLE_LABEL
+from model.tasks.types import TASK_TYPES, MultiLabel, Regression, SingleLabel, task_type
 from .corpus import CorpusMetrics
 from .corpus_tokens import CorpusTokens
 from .svg import (
@@ -61,12 +61,9 @@ FEW_REVIEWS_PER_MIN_COUNT = 10
 "What drives the corpus" says the corpus is too small for its ranking (issue 46: 8 reviews ranked only stopwords)."""
 METRICS_KEYS = ("n_scored", "n_failed", "n_with_gold", "accuracy", "f1", "confusion_matrix", "ece", "top_tokens",
                 "task", "labels", "precision")
-TASK_KEYS = {
-    SINGLE_LABEL: ("macro_f1", "weighted_f1", "per_class"),
-    MULTI_LABEL: ("micro_f1", "macro_f1", "subset_accuracy", "hamming_loss", "per_class"),
-    REGRESSION: ("mae", "rmse", "pearson", "spearman"),
-}
-"""The keys each task adds after :data:`METRICS_KEYS` (null without gold labels)."""
+TASK_KEYS = {kind: t.metric_keys for kind, t in TASK_TYPES.items()}
+"""The keys each task adds after :data:`METRICS_KEYS` (null without gold labels), by task id
+(:attr:`model.tasks.types.TaskType.metric_keys`)."""
 
 
 def _num(x: float | None) -> float | None:
@@ -155,25 +152,37 @@ def _f(x: float | None, digits: int = 4) -> str:
 
 
 def _cards(m: CorpusMetrics) -> str:
-    f1_name = {"positive": "F1 (positive class)", "micro": "micro-F1"}.get(m.f1_kind or "", "macro-F1")
     cards = [(f"{m.n_scored:,}", "texts scored"), (f"{m.n_failed:,}", "failed"),
              (f"{m.n_with_gold:,}", "with gold labels")]
     if m.positive_share is not None:
         cards.append((_pct(m.positive_share), "predicted positive"))
-    if m.task == REGRESSION:
-        reg = m.regression
-        cards += [(_f(reg and reg.mae), "MAE"), (_f(reg and reg.rmse), "RMSE"), (_f(reg and reg.pearson), "Pearson r"),
-                  (_f(reg and reg.spearman), "Spearman ρ")]
-    elif m.task == MULTI_LABEL:
-        cards += [(_pct(m.subset_accuracy), "subset accuracy"), (_f(m.micro_f1), "micro-F1"),
-                  (_f(m.macro_f1), "macro-F1"), (_f(m.hamming_loss), "Hamming loss")]
-    else:
-        cards += [(_pct(m.accuracy), "accuracy"), (_f(m.f1), f1_name if m.f1_kind else "F1")]
-        if m.f1_kind == "macro":
-            cards.append((_f(m.weighted_f1), "weighted F1"))
-        cards.append((_f(m.ece), "ECE (10 bins)"))
+    cards += task_type(m.task).pick(TASK_CARDS)(m)
     return '<div class="cards">' + "".join(f"<div class=\"card\"><b>{esc(v)}</b><span>{esc(k)}</span></div>"
                                          for v, k in cards) + "</div>"
+
+
+def _regression_cards(m: CorpusMetrics) -> list[tuple[str, str]]:
+    reg = m.regression
+    return [(_f(reg and reg.mae), "MAE"), (_f(reg and reg.rmse), "RMSE"), (_f(reg and reg.pearson), "Pearson r"),
+            (_f(reg and reg.spearman), "Spearman ρ")]
+
+
+def _multi_label_cards(m: CorpusMetrics) -> list[tuple[str, str]]:
+    return [(_pct(m.subset_accuracy), "subset accuracy"), (_f(m.micro_f1), "micro-F1"),
+            (_f(m.macro_f1), "macro-F1"), (_f(m.hamming_loss), "Hamming loss")]
+
+
+def _single_label_cards(m: CorpusMetrics) -> list[tuple[str, str]]:
+    f1_name = {"positive": "F1 (positive class)", "micro": "micro-F1"}.get(m.f1_kind or "", "macro-F1")
+    cards = [(_pct(m.accuracy), "accuracy"), (_f(m.f1), f1_name if m.f1_kind else "F1")]
+    if m.f1_kind == "macro":
+        cards.append((_f(m.weighted_f1), "weighted F1"))
+    return [*cards, (_f(m.ece), "ECE (10 bins)")]
+
+
+TASK_CARDS = {SingleLabel: _single_label_cards, MultiLabel: _multi_label_cards, Regression: _regression_cards}
+"""The report's headline numbers of each task type, ``(value, caption)`` pairs after the counts (selected by
+:meth:`model.tasks.types.TaskType.pick`)."""
 
 
 def _section(title: str, svg: str, note: str = "") -> str:
@@ -209,7 +218,7 @@ def _gold_sections(m: CorpusMetrics) -> list[str]:
         return ["<section><h2>Accuracy, confusion matrix, calibration</h2><p>No gold labels: these need texts "
                 "with known labels (pos/ and neg/ folders, folders named after the classes, or a label column)."
                 "</p></section>"]
-    if m.task == REGRESSION:
+    if not task_type(m.task).reads_probabilities:  # a value: predicted against gold, the error by length
         return _regression_sections(m)
     out = []
     if m.confusion is not None:
@@ -236,7 +245,7 @@ def _histogram(m: CorpusMetrics) -> str:
 
 
 def _length_section(m: CorpusMetrics) -> str:
-    if not m.has_gold or m.task == REGRESSION:
+    if not m.has_gold or not task_type(m.task).reads_probabilities:
         return ""
     bl, bt = m.by_length, m.by_truncation
     groups = [("by length in tokens", bl.names, bl.accuracy, bl.gold_counts),

@@ -21,11 +21,11 @@ from dataclasses import dataclass, fields
 from functools import cached_property
 from typing import Any
 
-from model.tasks.task import MULTI_LABEL, REGRESSION, SINGLE_LABEL
+from model.tasks.task import task_of
+from model.tasks.types import PROBABILITY_PREFIX, SINGLE_LABEL, task_type, task_type_of_columns
 
 from .readers import Record
 
-PROBABILITY_PREFIX = "p_"
 BINARY_LABELS = ("negative", "positive")
 
 
@@ -85,7 +85,7 @@ class ResultRow:
     def has_gold(self) -> bool:
         """True when the row's gold label is known: a non-empty ``gold``, or a scored multi-label row whose gold is
         the empty label set (``gold`` "" with ``correct`` set: an explicit ``[]`` or empty label cell, issue 46)."""
-        return bool(self.gold) or (self.task == MULTI_LABEL and self.correct is not None)
+        return bool(self.gold) or (task_type(self.task).label_set and self.correct is not None)
 
     def probability(self, name: str) -> float | None:
         """The probability of class ``name`` (softmax or sigmoid), or None (not scored, regression, no such class)."""
@@ -96,7 +96,7 @@ class ResultRow:
     @property
     def confidence(self) -> float | None:
         """Single-label: the predicted class's probability (the top one); None otherwise."""
-        if self.task != SINGLE_LABEL or not self.probabilities:
+        if not task_type(self.task).exclusive or not self.probabilities:
             return None
         return max(self.probabilities)
 
@@ -164,24 +164,18 @@ class RowSchema:
     @classmethod
     def of_predictor(cls, predictor: Any, pairs: bool | None = False) -> RowSchema:
         """The schema of a :class:`model.Predictor`'s rows (its labels and ``task.kind``; single-label without)."""
-        task = getattr(getattr(predictor, "task", None), "kind", SINGLE_LABEL)
-        return cls(tuple(predictor.labels), task, pairs)
+        return cls(tuple(predictor.labels), task_of(predictor).kind, pairs)
 
     @cached_property
-    def _probability_columns(self) -> tuple[str, ...]:
-        return tuple(PROBABILITY_PREFIX + name for name in self.labels)
+    def _score_columns(self) -> tuple[str, ...]:
+        return task_type(self.task).score_columns(self.labels)
 
     @property
     def columns(self) -> tuple[str, ...]:
-        """The column names, in order."""
+        """The column names, in order (the task's own: :meth:`model.tasks.types.TaskType.score_columns`)."""
         cols = ["source", "text"] + (["text_pair"] if self.pairs else []) + ["label"]
-        if self.task == SINGLE_LABEL:
-            cols.append("confidence")
-        if self.task != REGRESSION:
-            cols += self._probability_columns
-        else:
-            cols.append("value")
-        return (*cols, "num_tokens", "truncated", "gold", "correct", "status", "num_windows", "model", "precision")
+        return (*cols, *self._score_columns, "num_tokens", "truncated", "gold", "correct", "status", "num_windows",
+                "model", "precision")
 
     def values(self, row: ResultRow) -> dict[str, Any]:
         """``row`` as a dict keyed by :attr:`columns`, in order (None for unknown values)."""
@@ -189,15 +183,7 @@ class RowSchema:
         if self.pairs:
             out["text_pair"] = row.text_pair
         out["label"] = row.label
-        if self.task == SINGLE_LABEL:
-            out["confidence"] = row.confidence
-        if self.task != REGRESSION:
-            if row.labels == self.labels and row.probabilities:  # the usual case: one pass, no lookup per class
-                out.update(zip(self._probability_columns, row.probabilities))
-            else:
-                out.update((PROBABILITY_PREFIX + n, row.probability(n)) for n in self.labels)
-        else:
-            out["value"] = row.value
+        out.update(task_type(self.task).score_values(row, self.labels))
         out.update(num_tokens=row.num_tokens, truncated=row.truncated, gold=row.gold, correct=row.correct,
                    status=row.status, num_windows=row.num_windows, model=row.model, precision=row.precision)
         return out
@@ -235,7 +221,7 @@ def row_from_mapping(d: dict[str, Any]) -> ResultRow:
     probs = tuple(_float(d.get(PROBABILITY_PREFIX + n)) for n in names)
     if names == ("positive",) and "confidence" not in d:  # before issue 30: P(positive) of the bundled model
         names, probs = BINARY_LABELS, ((None if probs[0] is None else 1.0 - probs[0]), probs[0])
-    task = REGRESSION if "value" in d else SINGLE_LABEL if "confidence" in d or names == BINARY_LABELS else MULTI_LABEL
+    task = task_type_of_columns(tuple(d), names, BINARY_LABELS).id
     pair = d.get("text_pair")
     return ResultRow(
         source=str(d.get("source") or ""), text=str(d.get("text") or ""), label=str(d.get("label") or ""),

@@ -45,6 +45,8 @@ from dataclasses import replace
 
 import torch
 
+from model.tasks.types import SINGLE_LABEL, TaskType
+
 from .taps import LayerCapture, LayerTaps, ModelTaps
 
 FFN_BLOCK_ROWS = 16  # rows whose (D, F) products W_1^T diag(theta_i) are formed at once
@@ -214,28 +216,28 @@ def head_decompose(x: torch.Tensor, taps: ModelTaps) -> torch.Tensor:
         ValueError: a read-out step DecompX does not cover (a final LayerNorm: pre-LN encoders).
     """
     v = None
-    for kind, op in taps.head:
-        if kind == "pool":
+    for step, op in taps.head:
+        if step == "pool":
             v = x[0].float() if op == "cls" else torch.mean(x, 0, dtype=torch.float32)  # (K, D)
-        elif kind == "linear":
+        elif step == "linear":
             v = v @ op.weight.detach().float().T  # (K, out)
             if op.bias is not None:
                 b = op.bias.detach().float()
                 v = v + _shares((v @ b)[None])[0, :, None] * b
-        elif kind == "act":
+        elif step == "act":
             pre = v.sum(0)  # the head's real pre-activation
             theta = torch.where(pre.abs() > 1e-12, op(pre) / torch.where(pre == 0, torch.ones_like(pre), pre),
                                 torch.zeros_like(pre))
             v = v * theta
         else:
-            raise ValueError(f"DecompX does not decompose the read-out step {kind!r}")
+            raise ValueError(f"DecompX does not decompose the read-out step {step!r}")
     return v
 
 
 def decompx(caps: list[LayerCapture], taps: ModelTaps, rows: list, logits: torch.Tensor,
             dtype: torch.dtype = torch.float32, contributions_only: bool = False,
             progress: Callable[[int, int], None] | None = None, should_stop: Callable[[], bool] | None = None,
-            target: int | None = None, kind: str = "single_label") -> dict:
+            target: int | None = None, kind: str | TaskType = SINGLE_LABEL) -> dict:
     """DecompX of one text (see the module docstring).
 
     Args:
@@ -261,7 +263,7 @@ def decompx(caps: list[LayerCapture], taps: ModelTaps, rows: list, logits: torch
     if not taps.head:
         raise ValueError("DecompX explains the logits, and this model has no classification head")
     x, norms = None, []
-    cls = next((op for kind, op in taps.head if kind == "pool"), None) == "cls"
+    cls = next((op for step, op in taps.head if step == "pool"), None) == "cls"
     for n, (cap, lt, row) in enumerate(zip(caps, taps.layers, rows)):
         if should_stop is not None and should_stop():
             raise ExplanationCancelled("DecompX was cancelled")

@@ -40,7 +40,9 @@ import torch
 from ..core.tokenizer import pad_sequences
 from model.tasks.readout import outputs
 from model.text.segments import types_kw
-from .methods import encode_of, forward_lock_of, task_kind_of
+from model.tasks.task import task_of
+
+from .methods import encode_of, forward_lock_of
 from model.records.explanation import Explanation, Faithfulness
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -201,7 +203,7 @@ def erasure_scores(
 def predictor_prob_fn(predictor: Predictor) -> ProbFn:
     """A :data:`ProbFn` running ``predictor.model`` (SDPA path, inference mode, under its ``forward_lock``): what
     the predictor's task reads (:func:`model.tasks.readout.outputs`: softmax, sigmoids, or the regression value)."""
-    kind = task_kind_of(predictor)
+    kind = task_of(predictor).type
 
     def prob_fn(ids: np.ndarray, mask: np.ndarray, segment_ids: np.ndarray | None = None) -> np.ndarray:
         with torch.inference_mode(), forward_lock_of(predictor):

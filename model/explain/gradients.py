@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from model.tasks.task import SINGLE_LABEL
+from model.tasks.types import SINGLE_LABEL, TaskType, task_type
 from model.records.explanation import ExplanationCancelled
 from .rollout import readout_row
 
@@ -53,7 +53,7 @@ def class_log_odds(logits: torch.Tensor, target: int) -> torch.Tensor:
     return logits[:, target] - torch.logsumexp(others, dim=1)
 
 
-def target_score(logits: torch.Tensor, target: int, kind: str = SINGLE_LABEL) -> torch.Tensor:
+def target_score(logits: torch.Tensor, target: int, kind: str | TaskType = SINGLE_LABEL) -> torch.Tensor:
     """The explained scalar of class ``target`` for a head read as ``kind`` (:data:`model.tasks.task.TASKS`), (B,):
     single-label, :func:`class_log_odds`; multi-label, the label's logit (= log(p / (1 - p)) of its sigmoid p);
     regression (or a single output), the output itself.
@@ -61,7 +61,7 @@ def target_score(logits: torch.Tensor, target: int, kind: str = SINGLE_LABEL) ->
     Args:
         logits: (B, C). target: the class (output) index in [0, C). kind: the task.
     """
-    if kind != SINGLE_LABEL or logits.shape[1] == 1:
+    if not task_type(kind).explains_log_odds or logits.shape[1] == 1:
         return logits[:, target]
     return class_log_odds(logits, target)
 
@@ -93,7 +93,7 @@ def _check_eval(model: torch.nn.Module) -> None:
 
 
 def gradient_x_input(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, target: int,
-                     kind: str = SINGLE_LABEL, token_type_ids: torch.Tensor | None = None) -> np.ndarray:
+                     kind: str | TaskType = SINGLE_LABEL, token_type_ids: torch.Tensor | None = None) -> np.ndarray:
     """Gradient x input on the embedding output (Shrikumar et al. 2016).
 
     score_t = sum_d x[t, d] * df/dx[t, d], where x = ``model.embed(input_ids)``
@@ -126,7 +126,7 @@ def gradient_x_input(model, input_ids: torch.Tensor, attention_mask: torch.Tenso
 
 
 def gradient_x_input_batch(
-    model, input_ids: torch.Tensor, attention_mask: torch.Tensor, target: int, kind: str = SINGLE_LABEL,
+    model, input_ids: torch.Tensor, attention_mask: torch.Tensor, target: int, kind: str | TaskType = SINGLE_LABEL,
     token_type_ids: torch.Tensor | None = None,
 ) -> np.ndarray:
     """Gradient x input for a padded batch: :func:`gradient_x_input` of every row in one forward + backward pass.
@@ -183,7 +183,7 @@ def forward_with_attention(
 
 def gradient_weighted_rollout(
     model: TransformerClassifier, input_ids: torch.Tensor, attention_mask: torch.Tensor, target: int,
-    kind: str = SINGLE_LABEL, token_type_ids: torch.Tensor | None = None,
+    kind: str | TaskType = SINGLE_LABEL, token_type_ids: torch.Tensor | None = None,
 ) -> np.ndarray:
     """Gradient-weighted attention rollout (Chefer, Gur & Wolf 2021, eqs. 13-14, gradient variant).
 
@@ -250,7 +250,7 @@ def integrated_gradients(
     progress: Callable[[int, int], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     lock: AbstractContextManager | None = None,
-    kind: str = SINGLE_LABEL,
+    kind: str | TaskType = SINGLE_LABEL,
     token_type_ids: torch.Tensor | None = None,
 ) -> tuple[np.ndarray, float]:
     """Integrated gradients (Sundararajan et al. 2017, eq. 1) on the embedding output, via captum.

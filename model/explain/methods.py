@@ -95,6 +95,8 @@ import numpy as np
 import torch
 
 from model.records.flow import class_scores
+from model.tasks.task import task_of
+from model.tasks.types import SINGLE_LABEL, TaskType
 from model.text.segments import one_text_inputs
 from .gradients import DEFAULT_IG_STEPS, gradient_weighted_rollout, gradient_x_input, integrated_gradients
 from .heads import head_mask_hooks
@@ -137,7 +139,7 @@ class Request:
     internal_batch_size: int | None
     head_mask: np.ndarray | None = None
     text_pair: str | None = None
-    kind: str = "single_label"
+    kind: str | TaskType = SINGLE_LABEL
 
     def encode(self) -> Any:
         """The predictor's encoding of the text (or the pair)."""
@@ -186,12 +188,6 @@ def encode_of(predictor: Any, text: str, text_pair: str | None) -> Any:
 def predict_of(predictor: Any, text: str, text_pair: str | None) -> Any:
     """``predictor.predict(text)``, or with ``text_pair=`` for a sentence pair."""
     return predictor.predict(text) if text_pair is None else predictor.predict(text, text_pair=text_pair)
-
-
-def task_kind_of(predictor: Any) -> str:
-    """The task the predictor reads its head as (``predictor.task.kind``; single-label for test doubles)."""
-    task = getattr(predictor, "task", None)
-    return getattr(task, "kind", "single_label")
 
 
 def _attention(r: Request) -> MethodResult:
@@ -366,7 +362,7 @@ def explain(
         else:
             tgt = None if target is None else int(target)
         request = Request(predictor, text, tgt, prediction, layer, n_steps, progress, should_stop, seed,
-                          internal_batch_size, head_mask, text_pair, task_kind_of(predictor))
+                          internal_batch_size, head_mask, text_pair, task_of(predictor).type)
         scores, tokens, tgt, delta = spec.function(request)
     if progress is not None and method != "integrated_gradients":
         progress(1, 1)

@@ -226,16 +226,16 @@ def read_out(head: tuple[ReadOutOp, ...], hidden: torch.Tensor, attention_mask: 
     if not head:
         raise ValueError("the model has no classification head")
     h = hidden
-    for kind, op in head:
-        if kind == "pool":
+    for step, op in head:
+        if step == "pool":
             if op == "cls":
                 h = h[:, 0]  # (B, D)
             else:
                 m = attention_mask.unsqueeze(-1).to(h.dtype)  # (B, T, 1)
                 h = (h * m).sum(1) / m.sum(1).clamp_min(1.0)  # (B, D)
-        elif kind in ("norm", "linear", "act"):
+        elif step in ("norm", "linear", "act"):
             h = op(h)
         else:
-            raise ValueError(f"unknown read-out step {kind!r}")
+            raise ValueError(f"unknown read-out step {step!r}")
     return h
 

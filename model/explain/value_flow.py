@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from model.records.flow import FlowNotSupported, check_flow_method
+from model.tasks.types import SINGLE_LABEL, TaskType
 from model.explain.heads import head_mask_hooks
 from model.explain.rollout import readout_row
 from model.explain.taps import LayerCapture, LayerTaps, ModelTaps, capture, read_out, taps_of
@@ -186,7 +187,7 @@ def supported_taps(model, method: str) -> ModelTaps:
 def compute_flow(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, method: str,
                  head_mask: np.ndarray | None = None, lock: AbstractContextManager | None = None,
                  contributions_only: bool = False, progress=None, should_stop=None, types: dict | None = None,
-                 target: int | None = None, kind: str = "single_label") -> dict:
+                 target: int | None = None, kind: str | TaskType = SINGLE_LABEL) -> dict:
     """The attention flow of one text.
 
     Args:
@@ -225,7 +226,7 @@ def compute_flow(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, m
             out = decompx(caps, taps, rows, logits, contributions_only=contributions_only, progress=progress,
                           should_stop=should_stop, target=target, kind=kind)
     out = {k: v.cpu() if isinstance(v, torch.Tensor) else v for k, v in out.items()}  # the arithmetic ran on the device
-    pooling = next((op for kind, op in taps.head if kind == "pool"), "cls")
+    pooling = next((op for step, op in taps.head if step == "pool"), "cls")
     if "importance" not in out:
         out["importance"] = torch.from_numpy(readout_row(out["aggregated"][-1].numpy(), pooling))
     logits = logits.cpu()

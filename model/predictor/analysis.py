@@ -81,7 +81,7 @@ class PredictorAnalysis:
         enc = self.encode(text, text_pair)
         ids, att, types = one_text_inputs(self, enc)
         out = compute_flow(self.model, ids, att, method, mask, lock=self.forward_lock, types=types, target=target,
-                           kind=self.task.kind)
+                           kind=self.task.type)
         tokens = enc.tokens
         if target is None:
             target = int(torch.as_tensor(out["logits"]).argmax()) if len(out["logits"]) else -1
@@ -134,7 +134,7 @@ class PredictorAnalysis:
         ids, att, types = one_text_inputs(self, self.encode(text, text_pair))
         with self.masked(mask):
             logits = layer_logits(self.model, ids, att, types)  # (L + 1, C)
-        probs = outputs(logits.float(), self.task.kind).cpu().numpy().astype(np.float32)
+        probs = outputs(logits.float(), self.task.type).cpu().numpy().astype(np.float32)
         probs.setflags(write=False)
         return probs
 

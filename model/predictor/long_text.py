@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from model.core.tokenizer import Encoded
+from model.tasks.types import task_type
 from model.text.document_windows import DocumentWindows, aggregate, document_windows, merge_token_scores, window_ranges, window_weights
 
 Predictor = Any  # a model.Predictor (not imported: model.predictor.predictor imports this module)
@@ -155,7 +156,7 @@ def faithfulness_document(predictor: Predictor, text: str, explanation, predicti
         return float(sum(wt * v for wt, v in zip(weights, values, strict=True)))
 
     first = parts[0]
-    read = prediction.logits if prediction.task == "regression" else prediction.probabilities  # what p measures
+    read = task_type(prediction.task).measured_values(prediction.logits, prediction.probabilities)  # what p measures
     per_k = {k: {m: mean([p.per_k[k][m] for p in parts]) for m in first.per_k[k]} for k in first.per_k}
     return dataclasses.replace(
         first, comprehensiveness_aopc=mean([p.comprehensiveness_aopc for p in parts]),

@@ -278,8 +278,8 @@ class Predictor(PredictorReading, PredictorAnalysis, PredictorInternals):
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         if text_pairs is not None and len(text_pairs) != len(texts):
             raise ValueError(f"text_pairs has {len(text_pairs)} entries for {len(texts)} texts")
-        if text_pairs is not None and not self.reads_pairs and any(p is not None for p in text_pairs):
-            self.check_pair("")  # raises PairNotSupported, naming the model
+        if text_pairs is not None:  # a pair on a single-text model: PairNotSupported, naming the model
+            self.input_spec.allow(next((p for p in text_pairs if p is not None), None))
         window = window or max(1024, 8 * batch_size)
         total, results, done = len(texts), [], 0
         for w0 in range(0, total, window):
@@ -328,7 +328,7 @@ class Predictor(PredictorReading, PredictorAnalysis, PredictorInternals):
                 (twins if p is not None else singles).append((i, text, self.check_pair(p)))
                 good.append(i)
             except ValueError as exc:
-                slots[i] = Score("", np.zeros(0 if self._task.kind == "regression" else C, np.float32), False, 0,
+                slots[i] = Score("", np.zeros(self._task.type.score_width(C), np.float32), False, 0,
                                  str(exc), task=self._task.kind)
         encoded: dict[int, tuple] = {}
         if singles:  # (ids int64 [T_i], truncated)

@@ -15,11 +15,10 @@ import numpy as np
 import torch
 
 from model.core.tokenizer import Encoded
-from model.text.inputs import check_text
-from model.records.prediction import PairNotSupported
+from model.text.inputs import InputSpec, check_text
 from model.tasks.readout import probabilities
-from model.tasks.task import REGRESSION, SINGLE_LABEL, Task, check_task, check_threshold, label_text, predicted_labels
-from model.tasks.task import task_from_config
+from model.tasks.task import SINGLE_LABEL, Task, check_threshold, label_text, task_from_config
+from model.tasks.types import task_type
 
 
 def config_task(config) -> Task:
@@ -53,11 +52,10 @@ class PredictorReading:
             ValueError: an unknown task or a threshold outside (0, 1); regression on a head with more than one
                 output.
         """
-        kind = self._task.kind if kind is None else check_task(kind)
+        new = self._task.type if kind is None else task_type(kind)
         threshold = self._task.threshold if threshold is None else check_threshold(threshold)
-        if kind == REGRESSION and len(self.labels) != 1:
-            raise ValueError(f"regression reads one output, and this model has {len(self.labels)}")
-        self._task = Task(kind, threshold, "user")
+        new.check_outputs(len(self.labels))
+        self._task = Task(new.id, threshold, "user")
         return self._task
 
     @property
@@ -65,23 +63,20 @@ class PredictorReading:
         """True when the model's tokenizer encodes sentence pairs (a pair template); False for the bundled model."""
         return bool(getattr(self.encoder, "reads_pairs", False))
 
+    @property
+    def input_spec(self) -> InputSpec:
+        """What the model reads (:class:`model.text.inputs.InputSpec`: one text, or a pair when :attr:`reads_pairs`),
+        naming the model by its folder in messages."""
+        return InputSpec.of(self)
+
     def check_pair(self, text_pair) -> str | None:
-        """``text_pair`` checked (None stays None).
+        """``text_pair`` checked (None stays None): :meth:`model.text.inputs.InputSpec.check_pair`.
 
         Raises:
             PairNotSupported: a pair on a model that reads single texts (the message names the model).
             ValueError: an empty or bad second text (see :func:`~model.text.inputs.check_text`).
         """
-        if text_pair is None:
-            return None
-        if not self.reads_pairs:
-            where = f"the model in {self.model_dir}" if self.model_dir is not None else "this model"
-            raise PairNotSupported(f"{where} reads single texts: it has no sentence-pair template, so a second "
-                                   "text cannot be given")
-        try:
-            return check_text(text_pair)
-        except ValueError as exc:
-            raise ValueError(f"second text: {exc}") from None
+        return self.input_spec.check_pair(text_pair)
 
     def encode(self, text: str, text_pair: str | None = None) -> Encoded:
         """Tokenize ``text`` (or the pair ``text``, ``text_pair``) as the model will see it
@@ -99,12 +94,10 @@ class PredictorReading:
         """float32 [..., C] probabilities of float logits [..., C] (float32 or bfloat16) under :attr:`task` (softmax,
         sigmoid; [..., 0] for regression), computed in float32 from the logits converted to float32 whatever the
         precision (so a softmax row sums to 1 within float32 rounding), as :func:`model.tasks.readout.probabilities`."""
-        return probabilities(logits.float(), self._task.kind).cpu().numpy().astype(np.float32)
+        return probabilities(logits.float(), self._task.type).cpu().numpy().astype(np.float32)
 
     def read_out(self, logits: np.ndarray, probs: np.ndarray) -> tuple[str, float | None]:
         """``(label, value)`` of one text's float [C] logits and their probabilities under :attr:`task`
         (``label`` as :attr:`model.Prediction.label`; ``value`` the raw output for regression, else None)."""
-        kind = self._task.kind
-        names = predicted_labels(probs, self.labels, kind, self._task.threshold) if len(logits) else ()
-        value = float(logits[0]) if kind == REGRESSION and len(logits) else None
-        return label_text(names), value
+        names = self._task.labels_of(probs, self.labels) if len(logits) else ()
+        return label_text(names), self._task.type.value_of(logits)

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from model.records.prediction import freeze_arrays
+from model.tasks.types import SINGLE_LABEL, TaskType, task_type
 
 FLOW_METHODS: tuple[str, ...] = ("value_norm", "alti", "decompx")
 """The methods :meth:`model.Predictor.attention_flow` accepts."""
@@ -61,16 +62,12 @@ def check_flow_method(method: str) -> str:
     return method
 
 
-def class_scores(contributions: np.ndarray, target: int, kind: str = "single_label") -> np.ndarray:
+def class_scores(contributions: np.ndarray, target: int, kind: str | TaskType = SINGLE_LABEL) -> np.ndarray:
     """Signed token scores for class ``target`` from per-class contributions (T, C), float32 [T]: single-label,
     the contribution to logit ``target`` minus the mean contribution to the other logits (for two classes, to the
     logit difference, the log-odds the gradient methods explain); multi-label (the label's logit is the log-odds
     of its sigmoid), regression or a single output: the contribution to that output itself."""
-    c = np.asarray(contributions, dtype=np.float64)
-    if kind != "single_label" or c.shape[1] == 1:
-        return c[:, target].astype(np.float32)
-    others = np.delete(c, target, axis=1)
-    return (c[:, target] - others.mean(axis=1)).astype(np.float32)
+    return task_type(kind).class_scores(contributions, target)
 
 
 @dataclass(frozen=True)
@@ -119,7 +116,7 @@ class AttentionFlow:
     head_mask: np.ndarray | None = None
     elapsed_s: float = 0.0
     target: int = -1
-    task: str = "single_label"
+    task: str = SINGLE_LABEL
     segment_ids: np.ndarray | None = None
 
     def __post_init__(self) -> None:

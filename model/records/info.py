@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from model.records.prediction import freeze_arrays
+from model.tasks.types import SINGLE_LABEL
 
 PE_WORKED_EXAMPLE = (4, 4, 100.0)
 """(positions, d_model, base n) of the positional-encoding tutorial's worked table."""
@@ -79,7 +80,7 @@ class ModelInfo:
     has_head: bool = True
     load_note: str = ""
     precision: str = "fp32"
-    task: str = "single_label"
+    task: str = SINGLE_LABEL
     threshold: float = 0.5
     task_source: str = "config"
     reads_pairs: bool = False

@@ -11,6 +11,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from model.tasks.types import SINGLE_LABEL, task_type
+
 
 def freeze_arrays(record: object) -> None:
     """Make every NumPy array field of a dataclass ``record`` read-only (in place; views stay views)."""
@@ -90,7 +92,7 @@ class Prediction:
     window_probabilities: np.ndarray | None = None
     document: Prediction | None = None
     window: int = 0
-    task: str = "single_label"
+    task: str = SINGLE_LABEL
     threshold: float = 0.5
     text_pair: str | None = None
     segment_ids: np.ndarray | None = None
@@ -182,15 +184,13 @@ class Prediction:
     @property
     def value(self) -> float | None:
         """Regression: the predicted value (the raw output, ``logits[0]``); None for the other tasks."""
-        return float(self.logits[0]) if self.task == "regression" and len(self.logits) else None
+        return task_type(self.task).value_of(self.logits)
 
     @property
     def predicted_labels(self) -> tuple[str, ...]:
         """Single-label: ``(label,)``; multi-label: the labels at or above ``threshold`` (model order); regression
-        and attention-only mode: ``()`` (:func:`model.tasks.task.predicted_labels`)."""
-        from model.tasks.task import predicted_labels
-
-        return predicted_labels(self.probabilities, self.labels, self.task, self.threshold)
+        and attention-only mode: ``()`` (:meth:`model.tasks.types.TaskType.labels_of`)."""
+        return task_type(self.task).labels_of(self.probabilities, self.labels, self.threshold)
 
     def classification_attention(self, layer: int) -> np.ndarray:
         """Attention that the classification read-out pays to each token, mean of heads.
@@ -282,7 +282,7 @@ class Score:
     num_tokens: int
     error: str | None = None
     num_windows: int = 1
-    task: str = "single_label"
+    task: str = SINGLE_LABEL
     value: float | None = None
     pair_truncated: str = ""
 

@@ -1,5 +1,5 @@
-"""What a classification head's logits mean, on torch tensors: the task's read-out (:mod:`model.tasks.task` is the NumPy
-side, which the GUI imports).
+"""What a classification head's logits mean, on torch tensors: the task's read-out (:mod:`model.tasks.types` is the
+NumPy side, which the GUI imports, and owns both: :meth:`~model.tasks.types.TaskType.torch_scores`).
 
 * :func:`probabilities`: softmax (single-label), sigmoid per label (multi-label), none (regression), as
   ``transformers``' text-classification pipeline applies its ``function_to_apply``;
@@ -13,17 +13,16 @@ from __future__ import annotations
 
 import torch
 
-from model.tasks.task import MULTI_LABEL, REGRESSION
+from model.tasks.types import TaskType, task_type
 
 
-def probabilities(logits: torch.Tensor, kind: str) -> torch.Tensor:
-    """(B, C) logits -> (B, C) softmax or sigmoid probabilities; (B, 0) for regression."""
-    if kind == REGRESSION:
-        return logits[..., :0]
-    return logits.sigmoid() if kind == MULTI_LABEL else logits.softmax(-1)
+def probabilities(logits: torch.Tensor, kind: str | TaskType) -> torch.Tensor:
+    """(B, C) logits -> (B, C) softmax or sigmoid probabilities; (B, 0) for regression. Raises ValueError for an
+    unknown task id."""
+    return task_type(kind).torch_scores(logits)
 
 
-def outputs(logits: torch.Tensor, kind: str) -> torch.Tensor:
+def outputs(logits: torch.Tensor, kind: str | TaskType) -> torch.Tensor:
     """(B, C) logits -> (B, C) what the task reads: :func:`probabilities`, or the logits themselves (the predicted
-    value) for regression."""
-    return logits if kind == REGRESSION else probabilities(logits, kind)
+    value) for regression. Raises ValueError for an unknown task id."""
+    return task_type(kind).torch_outputs(logits)

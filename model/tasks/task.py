@@ -16,31 +16,23 @@ Many shared configs leave ``problem_type`` out, so a user may override the task 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-SINGLE_LABEL = "single_label"
-MULTI_LABEL = "multi_label"
-REGRESSION = "regression"
-TASKS = (SINGLE_LABEL, MULTI_LABEL, REGRESSION)
-TASK_TITLES = {
-    SINGLE_LABEL: "Single-label classification (softmax)",
-    MULTI_LABEL: "Multi-label classification (sigmoid per label)",
-    REGRESSION: "Regression (the raw output)",
-}
-PROBLEM_TYPES = {
-    SINGLE_LABEL: "single_label_classification",
-    MULTI_LABEL: "multi_label_classification",
-    REGRESSION: "regression",
-}
+from model.tasks.types import MULTI_LABEL, REGRESSION, SINGLE_LABEL, TASK_TYPES, TaskType, task_type
+
+TASKS = tuple(TASK_TYPES)
+"""The serialisation ids of every task type (:data:`model.tasks.types.TASK_TYPES`), in the menu's order."""
+TASK_TITLES = {t.id: t.title for t in TASK_TYPES.values()}
+PROBLEM_TYPES = {t.id: t.problem_type for t in TASK_TYPES.values()}
 DEFAULT_THRESHOLD = 0.5
 
 
 def check_task(kind: str) -> str:
-    """``kind`` when it is one of :data:`TASKS`. Raises ValueError naming the known tasks otherwise."""
-    if kind not in TASKS:
-        raise ValueError(f"unknown task {kind!r}; expected one of {', '.join(TASKS)}")
-    return kind
+    """``kind`` when it is one of :data:`TASKS`. Raises ValueError naming the known tasks otherwise
+    (:func:`model.tasks.types.task_type`)."""
+    return task_type(kind).id
 
 
 def check_threshold(threshold: float) -> float:
@@ -61,11 +53,10 @@ def task_from_config(problem_type: str | None, num_labels: int) -> str:
     ``multi_label_classification`` or a single output -> multi-label (sigmoid); otherwise single-label (softmax).
     An unknown ``problem_type`` string is treated as absent.
     """
-    if problem_type == PROBLEM_TYPES[REGRESSION]:
-        return REGRESSION
-    if problem_type == PROBLEM_TYPES[MULTI_LABEL] or (problem_type != PROBLEM_TYPES[SINGLE_LABEL] and num_labels == 1):
-        return MULTI_LABEL
-    return SINGLE_LABEL
+    by_problem = {t.problem_type: t for t in TASK_TYPES.values()}
+    if problem_type in by_problem:
+        return by_problem[problem_type].id
+    return MULTI_LABEL if num_labels == 1 else SINGLE_LABEL
 
 
 @dataclass(frozen=True)
@@ -73,7 +64,7 @@ class Task:
     """The task a loaded model is read as.
 
     Attributes:
-        kind: one of :data:`TASKS`.
+        kind: one of :data:`TASKS` (a :class:`~model.tasks.types.TaskType` given here is stored as its id).
         threshold: the multi-label decision threshold in (0, 1) (kept, unused, for the other tasks).
         source: ``"config"`` (decided from ``config.json``), ``"user"`` (overridden by the user) or ``"bundled"``.
     """
@@ -83,36 +74,51 @@ class Task:
     source: str = "config"
 
     def __post_init__(self) -> None:
-        check_task(self.kind)
+        object.__setattr__(self, "kind", check_task(self.kind))
         object.__setattr__(self, "threshold", check_threshold(self.threshold))
 
+    @property
+    def type(self) -> TaskType:
+        """The :class:`~model.tasks.types.TaskType` that reads the head (parsed from :attr:`kind`)."""
+        return task_type(self.kind)
 
-def probabilities_of(logits: np.ndarray, kind: str) -> np.ndarray:
+    def labels_of(self, probabilities: np.ndarray, labels: tuple[str, ...]) -> tuple[str, ...]:
+        """The predicted labels of one row of scores [C] under this task and threshold
+        (:meth:`model.tasks.types.TaskType.labels_of`)."""
+        return self.type.labels_of(probabilities, labels, self.threshold)
+
+
+def task_of(model: Any) -> Task:
+    """The :class:`Task` an object reads its head as: ``model.task`` (a :class:`model.Predictor`'s), or the default
+    single-label task for an object without one (a bare encoder's stand-in, a test double). The one place that
+    asks."""
+    task = getattr(model, "task", None)
+    return task if isinstance(task, Task) else Task()
+
+
+def probabilities_of(logits: np.ndarray, kind: str | TaskType) -> np.ndarray:
     """What the task makes of logits: float32 [..., C] softmax (single-label) or sigmoid (multi-label) of
     ``logits`` [..., C]; for regression an empty float32 [..., 0] (the value is the raw output, no probability).
-    Numerically stable (max-shifted softmax; sigmoid through ``exp(-|z|)``)."""
-    z = np.asarray(logits, dtype=np.float64)
-    if kind == REGRESSION:
-        return np.zeros(z.shape[:-1] + (0,), np.float32)
-    if kind == MULTI_LABEL:
-        e = np.exp(-np.abs(z))
-        return np.where(z >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(np.float32)
-    e = np.exp(z - z.max(axis=-1, keepdims=True)) if z.shape[-1] else z
-    return (e / e.sum(axis=-1, keepdims=True)).astype(np.float32) if z.shape[-1] else z.astype(np.float32)
+    Numerically stable (max-shifted softmax; sigmoid through ``exp(-|z|)``). :meth:`TaskType.scores`.
+
+    Raises:
+        ValueError: an unknown task id."""
+    return task_type(kind).scores(logits)
 
 
-def predicted_labels(probabilities: np.ndarray, labels: tuple[str, ...], kind: str,
+def predicted_labels(probabilities: np.ndarray, labels: tuple[str, ...], kind: str | TaskType,
                      threshold: float = DEFAULT_THRESHOLD) -> tuple[str, ...]:
     """The predicted labels: single-label, the argmax class (one name); multi-label, every label whose sigmoid is
-    at or above ``threshold``, in the model's label order (possibly none); regression, ``()``."""
-    p = np.asarray(probabilities)
-    if kind == REGRESSION or p.size == 0:
-        return ()
-    if kind == MULTI_LABEL:
-        return tuple(labels[i] for i in np.flatnonzero(p >= threshold))
-    return (labels[int(p.argmax())],)
+    at or above ``threshold``, in the model's label order (possibly none); regression, ``()``
+    (:meth:`TaskType.labels_of`). Raises ValueError for an unknown task id."""
+    return task_type(kind).labels_of(probabilities, labels, threshold)
 
 
 def label_text(names: tuple[str, ...]) -> str:
     """The one-string form of predicted labels, as the batch table and exports write it: joined by ``";"``."""
     return ";".join(names)
+
+
+__all__ = ["DEFAULT_THRESHOLD", "MULTI_LABEL", "PROBLEM_TYPES", "REGRESSION", "SINGLE_LABEL", "TASKS", "TASK_TITLES",
+           "Task", "TaskType", "check_task", "check_threshold", "label_text", "predicted_labels", "probabilities_of",
+           "task_from_config", "task_of", "task_type"]

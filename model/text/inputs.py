@@ -1,5 +1,5 @@
 """What goes into the model, checked and cut before any forward pass: the text check (:func:`check_text`), the
-device choice (:func:`resolve_device`) and the token-budget batches of bulk scoring (:func:`token_budget_batches`).
+input spec (:class:`InputSpec`: one text, or a text and a second text), the device choice (:func:`resolve_device`) and the token-budget batches of bulk scoring (:func:`token_budget_batches`).
 
 Used by :class:`model.Predictor`; torch is needed only by :func:`resolve_device`, which imports it (so the batch
 and corpus modules that check texts here stay free of torch: the app's window paints before torch is imported).
@@ -8,10 +8,12 @@ and corpus modules that check texts here stay free of torch: the app's window pa
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from model.records.prediction import PairNotSupported
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -61,6 +63,62 @@ def check_text(text: object) -> str:
     return text
 
 
+@dataclass(frozen=True)
+class InputSpec:
+    """What one model reads: a single text, or a text and a second text (``text_pair``, a sentence pair). The one
+    place that decides whether a second text may be given; the Predictor, batch scoring, the command line and the
+    Batch scoring dock ask it (each adding what the user can do about it to :meth:`refusal`'s message).
+
+    Attributes:
+        reads_pairs: True when the model's tokenizer has a sentence-pair template.
+        name: how messages name the model ("this model", "the model in /path/to/folder").
+    """
+
+    reads_pairs: bool = False
+    name: str = "this model"
+
+    @classmethod
+    def of(cls, model: Any, name: str | None = None) -> InputSpec:
+        """The spec of a :class:`model.Predictor` (``reads_pairs``; False for an object without it, or None).
+        ``name`` overrides the model's name in messages; default "the model in <model_dir>", or "this model"."""
+        if name is None:
+            folder = getattr(model, "model_dir", None)
+            name = f"the model in {folder}" if folder is not None else "this model"
+        return cls(bool(getattr(model, "reads_pairs", False)), name)
+
+    def refusal(self, pair: object) -> str | None:
+        """Why a second text (``pair``: the text, or the column that holds them; None: none given) cannot be given:
+        "<name> reads single texts, not sentence pairs"; None when there is none or the model reads pairs."""
+        if pair is None or self.reads_pairs:
+            return None
+        return f"{self.name} reads single texts, not sentence pairs"
+
+    def allow(self, pair: object) -> None:
+        """Nothing when :meth:`refusal` has no objection to ``pair`` (a second text, or None: none given).
+
+        Raises:
+            PairNotSupported: a second text for a model that reads single texts (the message names the model).
+        """
+        refused = self.refusal(pair)
+        if refused is not None:
+            raise PairNotSupported(f"{refused}: it has no sentence-pair template, so a second text cannot be given")
+
+    def check_pair(self, text_pair: object) -> str | None:
+        """``text_pair`` checked (None stays None).
+
+        Raises:
+            PairNotSupported: see :meth:`allow`.
+            ValueError: an empty or bad second text, "second text: ..." (:func:`check_text`).
+        """
+        self.allow(text_pair)
+        if text_pair is None:
+            return None
+        try:
+            return check_text(text_pair)
+        except ValueError as exc:
+            raise ValueError(f"second text: {exc}") from None
+
+
 def resolve_device(device: str | torch.device | None) -> torch.device:
     """``None`` -> CUDA when available, else CPU; strings pass to ``torch.device``.
 
@@ -80,4 +138,4 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
     return dev
 
 
-__all__ = ["MAX_TEXT_CHARS", "check_text", "resolve_device", "token_budget_batches"]
+__all__ = ["MAX_TEXT_CHARS", "InputSpec", "check_text", "resolve_device", "token_budget_batches"]

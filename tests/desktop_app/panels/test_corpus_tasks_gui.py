@@ -207,3 +207,23 @@ def test_an_empty_table_shows_the_models_plots_not_p_positive(qtbot, panels):
     assert batch.view.isColumnHidden(LABEL) and batch.view.isColumnHidden(CONFIDENCE)  # no class, no confidence
     batch.set_predictor(LabelsOnly(("a", "b", "c")))
     assert not batch.view.isColumnHidden(LABEL) and not batch.view.isColumnHidden(CONFIDENCE)
+
+
+def test_each_task_type_names_the_corpus_plots_it_shows(qtbot, panels):
+    """``TaskType.corpus_plots`` picks the dock's plots, in order; the confusion matrix takes the full width from
+    ``NUMBERED`` classes on."""
+    from desktop_app.views.corpus_plots import NUMBERED
+    from model.tasks.types import TASK_TYPES
+
+    _, corpus = panels
+    every = (corpus.confusion, corpus.per_class, corpus.histogram, corpus.reliability, corpus.slices, corpus.scatter)
+    for t in TASK_TYPES.values():
+        corpus._arrange(t.id, 3)
+        shown = [getattr(corpus, name) for name in t.corpus_plots]
+        assert [p for p in every if not p.isHidden()] == [p for p in every if p in shown], t.id
+        cells = [corpus.grid.getItemPosition(corpus.grid.indexOf(p)) for p in shown]
+        assert cells == sorted(cells) and cells[0][:2] == (0, 0), t.id  # in the type's order, row by row
+    corpus._arrange("single_label", NUMBERED + 1)
+    assert corpus.grid.getItemPosition(corpus.grid.indexOf(corpus.confusion)) == (0, 0, 1, 2)
+    corpus._arrange("single_label", 3)
+    assert corpus.grid.getItemPosition(corpus.grid.indexOf(corpus.confusion)) == (0, 0, 1, 1)
