@@ -1,7 +1,8 @@
-"""The result row of batch scoring and its columns, which depend on the model (issue 30; docs/batch_schema.md).
+"""The columns of batch scoring's result rows, which depend on the model (issue 30; docs/batch_schema.md).
 
-One record, :class:`ResultRow`, holds every task's result: the predicted label(s), the class probabilities in the
-model's label order (``labels``), the regression ``value``, the second text of a pair. One schema,
+One record, :class:`model.records.batch.ResultRow` (defined there, imported here), holds every task's result: the
+predicted label(s), the class probabilities in the model's label order (``labels``), the regression ``value``, the
+second text of a pair. One schema,
 :class:`RowSchema` (the model's labels, its task, whether texts are pairs), names the exported columns::
 
     source, text, [text_pair], label, [confidence], [p_<label> per class], [value],
@@ -17,94 +18,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from model.records.batch import BLOCK_FIELDS, ResultRow
 from model.tasks.task import task_of
 from model.tasks.types import PROBABILITY_PREFIX, SINGLE_LABEL, task_type, task_type_of_columns
 
 from .readers import Record
 
 BINARY_LABELS = ("negative", "positive")
-
-
-@dataclass(frozen=True, slots=True)
-class ResultRow:
-    """One exported row: a scored text (or pair) or the reason an input was not scored.
-
-    Attributes:
-        source: where the text came from (see :class:`model.batch.Record`).
-        text: the full text ("" when it could not be read).
-        label: the prediction: the class (single-label), the labels at or above the threshold joined by ``";"``
-            (multi-label, maybe ""), "" for regression and when not scored.
-        probabilities: float [C] as a tuple, in the order of ``labels``: softmax (single-label) or independent
-            sigmoids (multi-label); ``()`` for regression and when not scored.
-        num_tokens: tokens the model saw, ``[CLS]`` included (0 when not scored).
-        truncated: the text was longer than ``max_len`` tokens and cut (head+tail; a pair: longest side first).
-        gold: the known true label in the model's names (multi-label ``";"``-joined; regression the value as text),
-            or "" when unknown; a multi-label row whose gold is the empty label set also has "" (:attr:`has_gold`).
-        correct: single-label ``label == gold``; multi-label the exact set (subset accuracy); None for regression
-            and when the gold is unknown.
-        status: ``"ok"`` or why the input was not scored.
-        num_windows: the windows the text was read in (:mod:`model.text.document_windows`; 1 when it fits or was cut, 0 when
-            not scored).
-        model: the folder of the model that scored the row (absolute path; "" when not scored or unknown).
-        text_pair: the second text of a sentence pair, or None.
-        value: the regression output (raw), or None.
-        labels: the model's C class names (``Predictor.labels``), naming ``probabilities``; ``()`` for regression
-            and when not scored.
-        task: :data:`model.tasks.task.TASKS`.
-        precision: what the model ran in when it scored the row, ``"fp32"`` or ``"bf16"``
-            (:mod:`model.predictor.precision`; "" when not scored or unknown).
-    """
-
-    source: str
-    text: str
-    label: str
-    probabilities: tuple[float, ...]
-    num_tokens: int
-    truncated: bool
-    gold: str
-    correct: bool | None
-    status: str
-    num_windows: int = 1
-    model: str = ""
-    text_pair: str | None = None
-    value: float | None = None
-    labels: tuple[str, ...] = ()
-    task: str = SINGLE_LABEL
-    precision: str = ""
-
-    @property
-    def ok(self) -> bool:
-        """True when the text was scored."""
-        return self.status == "ok"
-
-    @property
-    def has_gold(self) -> bool:
-        """True when the row's gold label is known: a non-empty ``gold``, or a scored multi-label row whose gold is
-        the empty label set (``gold`` "" with ``correct`` set: an explicit ``[]`` or empty label cell, issue 46)."""
-        return bool(self.gold) or (task_type(self.task).label_set and self.correct is not None)
-
-    def probability(self, name: str) -> float | None:
-        """The probability of class ``name`` (softmax or sigmoid), or None (not scored, regression, no such class)."""
-        if not self.probabilities or name not in self.labels:
-            return None
-        return self.probabilities[self.labels.index(name)]
-
-    @property
-    def confidence(self) -> float | None:
-        """Single-label: the predicted class's probability (the top one); None otherwise."""
-        if not task_type(self.task).exclusive or not self.probabilities:
-            return None
-        return max(self.probabilities)
-
-
-BLOCK_FIELDS = ("source", "text", "label", "probabilities", "num_tokens", "truncated", "gold", "correct", "status",
-                "num_windows", "model", "text_pair", "value", "labels", "task", "precision")
-"""Every :class:`ResultRow` field, in order (the Ray engine's blocks carry them all)."""
-assert tuple(f.name for f in fields(ResultRow)) == BLOCK_FIELDS
 
 
 def precision_of(rows: Sequence[ResultRow]) -> str | None:

@@ -3,5 +3,6 @@
 Importable without torch (an import-linter contract says so). Each field is documented with its shape and dtype in
 its module: :mod:`.prediction` (``Prediction``, ``Score``, the typed refusals), :mod:`.internals`
 (``AttentionInternals``, ``EmbeddingNorms``), :mod:`.flow` (``AttentionFlow``), :mod:`.explanation`
-(``Explanation``, ``Faithfulness``, ``ExplanationResult``) and :mod:`.info` (``ModelInfo``).
+(``Explanation``, ``Faithfulness``, ``ExplanationResult``), :mod:`.info` (``ModelInfo``), :mod:`.batch` (``ResultRow``,
+one batch-scored input) and :mod:`.document` (``DocumentWindows``, how a long text is read).
 """

@@ -130,8 +130,8 @@ class Prediction:
         return len(self.windows)
 
     def document_windows(self):
-        """The :class:`model.text.document_windows.DocumentWindows` of this prediction."""
-        from model.text.document_windows import DocumentWindows
+        """The :class:`model.records.document.DocumentWindows` of this prediction."""
+        from .document import DocumentWindows
 
         T = len(self.tokens)
         return DocumentWindows(self.windows, self.window_chars, int(self.windows[0, 0]), T - int(self.windows[-1, 1]), T)
