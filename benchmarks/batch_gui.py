@@ -156,7 +156,7 @@ def _run(args: argparse.Namespace, tmp: Path) -> int:
     typer = QTimer()
     typer.setInterval(int(args.type_every * 1000))
     typer.timeout.connect(type_review)
-    window.state.prediction_changed.connect(on_prediction)
+    window.state.events.prediction.connect(on_prediction)
     batch.scoring_finished.connect(lambda _summary: state.update(done=True))
 
     if args.fill:

@@ -89,7 +89,7 @@ class ExplanationPanel(QWidget):
         self._ig_running = False  # an on-demand method (integrated gradients or DecompX) runs
         self._running_method = "integrated_gradients"
         self._pending = False
-        self.state = state if state is not None else ExplorerState(self)  # holds the results
+        self.state = state if state is not None else ExplorerState()  # holds the results
         self._build_ui()
         self.handle = WorkerHandle(ExplanationWorker(), "explanation-worker", EXPLANATION_NICE, parent=self,
                                    wait_ms=None)
@@ -99,10 +99,10 @@ class ExplanationPanel(QWidget):
         worker.batch_finished.connect(self._on_batch_finished)
         worker.ig_progress.connect(self._on_ig_progress)
         worker.ig_cancelled.connect(self._on_ig_cancelled)
-        self.state.prediction_changed.connect(self.set_prediction)
-        self.state.layer_head_changed.connect(self._on_layer_head)
+        self.state.events.prediction.connect(self.set_prediction)
+        self.state.events.layer_head.connect(lambda layer_head: self._on_layer_head(*layer_head))
         self.state.task.target_changed.connect(self._on_target)
-        self.state.explanation_added.connect(self._show_result)
+        self.state.events.explanation_added.connect(self._show_result)
         self._update_enabled()
 
     # ----------------------------------------------------------------- UI

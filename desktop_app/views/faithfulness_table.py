@@ -23,7 +23,7 @@ MEASURED = {"single_label": "p(class)", "multi_label": "the label's sigmoid p(la
 class FaithfulnessTable(QTableWidget):
     """Rows in the order of ``methods`` (ids), titled by ``titles[id]``; single-row selection.
 
-    ``state``: an :class:`~desktop_app.state.ExplorerState` whose model's task (``model_changed``) names what the
+    ``state``: an :class:`~desktop_app.state.ExplorerState` whose model's task (``events.info``) names what the
     AOPC columns measure (:meth:`set_task`); None: a classifier's p(class).
     """
 
@@ -33,7 +33,7 @@ class FaithfulnessTable(QTableWidget):
         self.task = ""
         self.set_task("single_label")
         if state is not None:
-            state.model_changed.connect(lambda info: self.set_task(info.task))
+            state.events.info.connect(lambda info: self.set_task(info.task))
         self.verticalHeader().setVisible(False)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)

@@ -77,9 +77,9 @@ class FlowController(QObject):
         self.handle = WorkerHandle(FlowWorker(), "attention-flow", INTERNALS_NICE, parent=self)
         self.handle.worker.result.connect(self._on_result)
         self.handle.worker.failed.connect(self._on_failed)
-        state.prediction_changed.connect(lambda _pred: self.refresh())
-        state.show_changed.connect(lambda _show: self.refresh())
-        state.head_mask_changed.connect(lambda _mask: self.refresh())
+        state.events.prediction.connect(lambda _pred: self.refresh())
+        state.events.show.connect(lambda _show: self.refresh())
+        state.events.head_mask.connect(lambda _mask: self.refresh())
 
     def set_predictor(self, predictor) -> None:
         """Use ``predictor`` (a newly loaded :class:`model.Predictor`): forget the old model's flows and refresh."""

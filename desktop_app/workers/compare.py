@@ -242,9 +242,9 @@ class CompareController(QObject):
         self.handle.worker.result.connect(self._on_result)
         self.handle.worker.failed.connect(self._on_failed)
         self.handle.worker.progress.connect(self._on_progress)
-        state.pins_changed.connect(self._on_pins)
-        state.prediction_changed.connect(self._on_prediction)
-        state.head_mask_changed.connect(self._on_head_mask)
+        state.events.pins.connect(self._on_pins)
+        state.events.prediction.connect(self._on_prediction)
+        state.events.head_mask.connect(self._on_head_mask)
         state.task.target_changed.connect(lambda _k: self.refresh())
 
     def connect_view(self, view) -> None:

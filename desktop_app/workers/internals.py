@@ -85,9 +85,9 @@ class InternalsController(QObject):
         self.handle = WorkerHandle(InternalsWorker(), "attention-internals", INTERNALS_NICE, parent=self)
         self.handle.worker.result.connect(self._on_result)
         self.handle.worker.failed.connect(self._on_failed)
-        state.prediction_changed.connect(lambda _pred: self.refresh())
-        state.layer_head_changed.connect(lambda *_: self.refresh())
-        state.head_mask_changed.connect(lambda *_: self.refresh())
+        state.events.prediction.connect(lambda _pred: self.refresh())
+        state.events.layer_head.connect(lambda *_: self.refresh())
+        state.events.head_mask.connect(lambda *_: self.refresh())
 
     def set_predictor(self, predictor) -> None:
         """Use ``predictor`` (a loaded :class:`model.Predictor`) and refresh."""

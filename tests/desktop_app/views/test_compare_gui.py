@@ -87,8 +87,8 @@ def test_focus_class():
 # ---------------------------------------------------------------------------------------------- the GUI
 def analyze(qtbot, win, text: str):
     """Analyse ``text`` and wait for its prediction."""
-    with qtbot.waitSignal(win.state.prediction_changed, timeout=TIMEOUT_MS,
-                          check_params_cb=lambda p: p is not None and p.text == text) as blocker:
+    with qtbot.waitSignal(win.state.events.prediction, timeout=TIMEOUT_MS,
+                          check_params_cb=lambda p, *_: p is not None and p.text == text) as blocker:
         win.analyze_text(text)
     return blocker.args[0]
 
