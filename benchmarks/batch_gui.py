@@ -208,7 +208,7 @@ def _fill(app, batch, texts: list[str], labels: list[int], chunk: int = 256) -> 
             part.append(binary_row(f"reviews.jsonl:line {i + 1}", texts[i], label, p, 256, False, gold, label == gold,
                                   "ok"))
         t = time.perf_counter()
-        batch._on_rows(batch.handle.generation, part)
+        batch._on_rows(part)
         app.processEvents()
         stalls.append(time.perf_counter() - t)
     return {"rows": batch.table_model.rowCount(), "fill_max_append_stall_ms": round(max(stalls) * 1000, 1)}

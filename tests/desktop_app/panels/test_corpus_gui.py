@@ -202,11 +202,11 @@ def test_word_scores_run_off_the_gui_thread_and_a_word_click_filters_the_table(q
     words = corpus.words
     progress, threads = [], []
 
-    def on_progress(_generation, done, total):  # runs on the worker's thread (direct connection)
+    def on_progress(_request, done_total):  # runs on the worker's thread (direct connection)
         threads.append(threading.get_ident())
-        progress.append((done, total))
+        progress.append(done_total)
 
-    words.handle.worker.progress.connect(on_progress, Qt.ConnectionType.DirectConnection)
+    words.handle.worker.yielded.connect(on_progress, Qt.ConnectionType.DirectConnection)
     words.min_count_spin.setValue(3)
     with qtbot.waitSignal(words.finished, timeout=WAIT_MS) as blocker:
         assert words.start()
@@ -241,8 +241,8 @@ def test_cancelling_word_scores_keeps_what_was_explained(qtbot, panels, tiny_pre
     with qtbot.waitSignal(batch.scoring_finished, timeout=WAIT_MS):
         batch.add_paths([str(make_reviews(tmp_path / "reviews", 3000))])
     words = corpus.words
-    words.handle.worker.progress.connect(lambda _g, done, _t: done and words.handle.request_stop(),
-                                         Qt.ConnectionType.DirectConnection)  # Cancel once the first batch is done
+    words.handle.worker.yielded.connect(lambda _request, done_total: done_total[0] and words.handle.request_stop(),
+                                        Qt.ConnectionType.DirectConnection)  # Cancel once the first batch is done
     with qtbot.waitSignal(words.finished, timeout=WAIT_MS) as blocker:
         words.start()
     result = blocker.args[0]
