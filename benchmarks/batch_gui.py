@@ -156,7 +156,7 @@ def _run(args: argparse.Namespace, tmp: Path) -> int:
     typer = QTimer()
     typer.setInterval(int(args.type_every * 1000))
     typer.timeout.connect(type_review)
-    window.state.prediction_changed.connect(on_prediction)
+    window.state.events.prediction.connect(on_prediction)
     batch.scoring_finished.connect(lambda _summary: state.update(done=True))
 
     if args.fill:
@@ -208,7 +208,7 @@ def _fill(app, batch, texts: list[str], labels: list[int], chunk: int = 256) -> 
             part.append(binary_row(f"reviews.jsonl:line {i + 1}", texts[i], label, p, 256, False, gold, label == gold,
                                   "ok"))
         t = time.perf_counter()
-        batch._on_rows(batch.handle.generation, part)
+        batch._on_rows(part)
         app.processEvents()
         stalls.append(time.perf_counter() - t)
     return {"rows": batch.table_model.rowCount(), "fill_max_append_stall_ms": round(max(stalls) * 1000, 1)}

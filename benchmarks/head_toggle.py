@@ -10,7 +10,7 @@ again with ``state.toggle_head`` (the call the model view's toggles, Ctrl+click 
 through the heads. For each toggle it records, in ms from the call:
 
 * ``panel_ms``: the new prediction is in the prediction panel (its bars hold the new probabilities: the panel
-  updates in its ``prediction_changed`` slot);
+  updates in its ``events.prediction`` slot);
 * ``painted_ms``: the panel's first probability bar has painted it (the next paint event after ``panel_ms``);
 * ``views_ms``: every visible view has drawn it (the shared render queue is empty).
 
@@ -79,7 +79,7 @@ class Recorder:
         self.panel: float | None = None
         self.painted: float | None = None
         self.pred = None
-        window.state.prediction_changed.connect(self._on_prediction)  # after the panel's own slot (connected first)
+        window.state.events.prediction.connect(self._on_prediction)  # after the panel's own slot (connected first)
         rec = self
 
         class PaintSpy(QObject):

@@ -57,7 +57,7 @@ def _run(args: argparse.Namespace) -> int:
         print(json.dumps({"ok": False, "error": "the model did not load"}))
         return 1
     shown: list = []
-    window.state.prediction_changed.connect(lambda pred: shown.append(pred) if pred is not None else None)
+    window.state.events.prediction.connect(lambda pred: shown.append(pred) if pred is not None else None)
     ticks: list[float] = []
     timer = QTimer()
     timer.setInterval(5)

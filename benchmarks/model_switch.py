@@ -178,7 +178,7 @@ def switch(app, window, folder: str | None, dialog_s: float = 0.0) -> dict:
             marks["first_result"] = time.perf_counter()
 
     window.statusBar().messageChanged.connect(on_message)
-    window.state.prediction_changed.connect(on_prediction)
+    window.state.events.prediction.connect(on_prediction)
     window.predictor_loaded.connect(lambda _p: marks.setdefault("loaded", time.perf_counter()))
     if dialog_s > 0:
         def dialog(*_args, **_kwargs) -> str:
@@ -205,7 +205,7 @@ def switch(app, window, folder: str | None, dialog_s: float = 0.0) -> dict:
     t_shown = time.perf_counter()
     timer.stop()
     window.statusBar().messageChanged.disconnect(on_message)
-    window.state.prediction_changed.disconnect(on_prediction)
+    window.state.events.prediction.disconnect(on_prediction)
     gaps = [b - a for a, b in zip(ticks, ticks[1:])]
     ticks = [t for t in ticks if t >= t0]
     return {

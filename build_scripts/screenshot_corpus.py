@@ -80,7 +80,7 @@ def drive(window, panels, folder: Path, out: Path, words: bool) -> None:
     window.raise_()
     settle(app, 0.5)
     analysed = []
-    window.state.prediction_changed.connect(analysed.append)
+    window.state.events.prediction.connect(analysed.append)
     QTest.keyClick(window, Qt.Key.Key_F8)  # the next error opens in the explorer
     wait_until(app, lambda: bool(analysed), 60)
     settle(app, 3.0)

@@ -12,7 +12,7 @@ Layout:
     window/      :class:`MainWindow` (docks, menus, settings, drops), the Model menu, sessions, export, About
     words.py     whole-word matching (the batch table's word filter, the token view's highlighted words)
     panels/      the review editor, the Explanations panel, the Batch scoring panel, the Corpus dock
-    workers/     background jobs: one :class:`WorkerHandle` each (inference, internals, explanations, batch, corpus)
+    workers/     background jobs: functions run by one worker class, :class:`~desktop_app.workers.jobs.Jobs`
     views/       the read-only views (the state's NumPy results in, pixels out)
 """
 

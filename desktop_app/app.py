@@ -161,7 +161,7 @@ def run_self_test(app, window) -> dict:
     window.predictor_loaded.connect(on_loaded)
     window.model_load_failed.connect(fail)
     window.analysis_failed.connect(fail)
-    window.state.prediction_changed.connect(on_prediction)
+    window.state.events.prediction.connect(on_prediction)
     QTimer.singleShot(int(SELF_TEST_TIMEOUT_S * 1000), lambda: fail(f"timed out after {SELF_TEST_TIMEOUT_S:.0f} s"))
     if window.predictor is not None:
         on_loaded(window.predictor)

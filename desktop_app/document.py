@@ -27,10 +27,10 @@ class WindowChoice(QObject):
     requested = Signal(int)
 
     def __init__(self, state) -> None:
-        super().__init__(state)
+        super().__init__()  # owned by the state (a plain object, not a QObject parent)
         self.state = state
         self.pending_token: int | None = None  # a document token to select once its window is shown
-        state.prediction_changed.connect(self._on_prediction)
+        state.events.prediction.connect(self._on_prediction)
 
     @property
     def count(self) -> int:

@@ -52,8 +52,8 @@ class TaskChoice(QObject):
     """The class to explain, the multi-label threshold and the second text of a pair (see the module docstring).
 
     Args:
-        state: the :class:`~desktop_app.state.ExplorerState` it belongs to (followed: ``prediction_changed``,
-            ``model_changed``).
+        state: the :class:`~desktop_app.state.ExplorerState` it belongs to (followed: ``events.prediction``,
+            ``events.info``).
 
     Signals:
         target_changed(int): the class to explain changed (an index into the labels; -1 when there is none).
@@ -66,14 +66,14 @@ class TaskChoice(QObject):
     text_pair_changed = Signal(object)
 
     def __init__(self, state) -> None:
-        super().__init__(state)
+        super().__init__()  # owned by the state (a plain object, not a QObject parent)
         self.state = state
         self.user: int | None = None  # the user's class, or None: follow the predicted one
         self._target = -1
         self.threshold = 0.5
         self.text_pair: str | None = None
-        state.prediction_changed.connect(self._follow)
-        state.model_changed.connect(self._on_model)
+        state.events.prediction.connect(self._follow)
+        state.events.info.connect(self._on_model)
 
     # ---------------------------------------------------------------- the class to explain
     @property
@@ -152,7 +152,8 @@ class TaskChoice(QObject):
         """The predictor now reads its outputs with ``info.threshold`` (``Predictor.set_task(threshold=...)``, the
         task unchanged): ``state.info`` becomes ``info`` without a model change (the views, the class pick and the
         pins stay), and the threshold on display follows it unless the user has moved it since it was asked for."""
-        old, self.state.info = self.state.info, info
+        old = self.state.info
+        self.state.reread_model(info)
         if old is None or self.threshold == old.threshold:
             self.set_threshold(info.threshold)
 

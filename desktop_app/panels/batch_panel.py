@@ -1,9 +1,8 @@
 """The batch panel: drop files or folders of reviews, score them all, sort/filter/open/export the results.
 
-Scoring runs on a :class:`~desktop_app.workers.batch.BatchWorker` on its own QThread, owned by the panel's
-:class:`~desktop_app.workers.handle.WorkerHandle`: one job per request, each with a new generation (the job
-id). The worker streams :func:`model.batch.iter_records` through :func:`model.batch.score_records` and sends
-rows back in chunks. The GUI thread only appends rows to the
+Scoring runs :func:`~desktop_app.workers.batch.batch_job` on the panel's own thread
+(:class:`~desktop_app.workers.jobs.Jobs`): one job per request, each with a new generation. The job streams
+:func:`model.batch.iter_records` through :func:`model.batch.score_records` and sends rows back in chunks. The GUI thread only appends rows to the
 :class:`~desktop_app.panels.batch_model.BatchTableModel`.
 
 * ``add_paths`` while a job runs queues the paths as the next job;
@@ -40,8 +39,9 @@ from model.batch.export import SPREADSHEET_CELL_LIMIT, excerpt_rows
 from model.tasks.task import task_of
 from model.text.inputs import InputSpec
 
-from ..workers.batch import DEFAULT_BATCH_SIZE, DEFAULT_CHUNK, BatchWorker
-from ..workers.handle import BATCH_NICE, WorkerHandle
+from ..workers.batch import DEFAULT_BATCH_SIZE, DEFAULT_CHUNK, BatchProgress, BatchRun, batch_job
+from ..workers.handle import BATCH_NICE
+from ..workers.jobs import Jobs
 from .batch_export import ask_export_path, export_hint
 from .batch_model import CONFIDENCE, LABEL, BatchTableModel, format_duration
 from .batch_proxy import BatchFilterProxy
@@ -90,13 +90,8 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         self.proxy.setSourceModel(self.table_model)
         self._build_ui()
         self.proxy.filter_changed.connect(self._on_filter_changed)
-        self.handle = WorkerHandle(BatchWorker(batch_size, chunk), "batch-scoring", BATCH_NICE, parent=self,
-                                   wait_ms=10000)
-        worker = self.handle.worker
-        worker.progress.connect(self._on_progress)
-        worker.rows_ready.connect(self._on_rows)
-        worker.finished.connect(self._on_finished)
-        worker.failed.connect(self._on_failed)
+        self._batch_size, self._chunk = batch_size, chunk
+        self.handle = Jobs("batch-scoring", BATCH_NICE, parent=self, wait_ms=10000)
 
     # -- public API -------------------------------------------------------------------------------------------
     def set_predictor(self, predictor) -> None:
@@ -244,11 +239,19 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         self._set_message(f"Scoring {names}…")
         self.scoring_started.emit(job)
         self.handle.reset_stop()  # the previous job has finished: a Cancel of it must not stop this one
-        self.handle.submit(self.handle.worker.run, job, self._predictor, paths, columns, max_bytes)
+        run = BatchRun()
+        self.handle.run(batch_job, self._predictor, paths, run, columns, max_bytes, self._batch_size, self._chunk,
+                        generation=job, on_progress=self._on_job_output, on_error=self._on_failed,
+                        on_end=lambda: self._on_finished(job, run.summary, run.cancelled))
 
-    def _on_progress(self, job: int, done: int, total: int) -> None:
-        if not self.handle.is_current(job):
-            return
+    def _on_job_output(self, output: BatchProgress | list) -> None:
+        """What the running (current) job yields: its progress, or a chunk of rows."""
+        if isinstance(output, BatchProgress):
+            self._on_progress(output.done, output.total)
+        else:
+            self._on_rows(output)
+
+    def _on_progress(self, done: int, total: int) -> None:
         total = max(total, done, 1)
         self.progress_bar.setRange(0, total)
         self.progress_bar.setValue(done)
@@ -263,23 +266,21 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         self._update_summary()
         self.progress_changed.emit(done, total)
 
-    def _on_rows(self, job: int, rows: list) -> None:
-        if not self.handle.is_current(job):
-            return  # stale: the table was cleared after this job started
+    def _on_rows(self, rows: list) -> None:
         self.table_model.append_rows(rows)
         self._update_summary()
 
-    def _on_failed(self, job: int, message: str) -> None:
-        if self.handle.is_current(job):
-            self._set_message(f"Scoring stopped by an error: {message}", error=True)
+    def _on_failed(self, exc: Exception) -> None:
+        self._set_message(f"Scoring stopped by an error: {type(exc).__name__}: {exc}", error=True)
 
     def _on_finished(self, job: int, summary: Summary, cancelled: bool) -> None:
+        """Job ``job`` ended (however it ended, cleared or not): the next queued job starts."""
         self._running = None
         self._scoring_s += summary.elapsed_s
         self.cancel_button.setEnabled(False)
         self.progress_bar.setRange(0, 1)
         self.progress_bar.setValue(1 if not cancelled else 0)
-        if self.handle.is_current(job):
+        if self.handle.is_current(job):  # else the table was cleared meanwhile: no message of it
             word = "Cancelled" if cancelled else "Done"
             self.progress_bar.setFormat(f"{word}: {summary.count:,} reviews in {format_duration(summary.elapsed_s)}")
             if not self.message_label.text().startswith("Scoring stopped by an error"):

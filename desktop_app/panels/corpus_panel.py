@@ -5,7 +5,7 @@ arriving, Clear) and its filter proxy (category, search, the word filter). Updat
 starts a single-shot QTimer of :data:`THROTTLE_MS` (a running timer is not restarted), so a job that streams
 25,000 rows recomputes at most twice a second, never per row. The metrics
 (:func:`model.batch.corpus.corpus_metrics`) are computed on a background worker
-(:class:`~desktop_app.workers.corpus.CorpusMetricsWorker`); the GUI thread only copies the row list and draws.
+(:func:`~desktop_app.workers.corpus.corpus_metrics_job`); the GUI thread only copies the row list and draws.
 
 Shown, as the task fits (issue 30): counts, accuracy, F1 and ECE (with gold labels; multi-label subset accuracy,
 micro/macro-F1 and Hamming loss; regression MAE, RMSE, Pearson, Spearman), failures; the N x N confusion matrix (up
@@ -34,8 +34,9 @@ from ..views.corpus_plots import (
 )
 from ..views.corpus_task_plots import PerClassPlot, RegressionScatterPlot
 from ..views.widgets import ElidedLabel, scrollable
-from ..workers.corpus import CorpusMetricsWorker
-from ..workers.handle import EXPLANATION_NICE, WorkerHandle
+from ..workers.corpus import corpus_metrics_job
+from ..workers.handle import EXPLANATION_NICE
+from ..workers.jobs import Jobs
 from .corpus_words import CorpusWordsPanel
 
 THROTTLE_MS = 500  # at most two metric updates per second while rows arrive
@@ -125,9 +126,7 @@ class CorpusPanel(QWidget):
         self.timer.setSingleShot(True)
         self.timer.setInterval(throttle_ms)
         self.timer.timeout.connect(self.refresh_now)
-        self.handle = WorkerHandle(CorpusMetricsWorker(), "corpus-metrics", METRICS_NICE, parent=self)
-        self.handle.worker.ready.connect(self._on_ready)
-        self.handle.worker.failed.connect(self._on_failed)
+        self.handle = Jobs("corpus-metrics", METRICS_NICE, parent=self)
         self._build_ui()
         batch.table_model.rowsInserted.connect(lambda *_: self.schedule())
         batch.table_model.modelReset.connect(self.schedule)
@@ -227,11 +226,11 @@ class CorpusPanel(QWidget):
         self.updates += 1
         keep = self.batch.proxy.row_filter.population()
         self._pending_filter = keep
-        generation = self.handle.next_generation()
         rows = self.batch.table_model.rows()  # a list copy: the worker gets a snapshot
         labels, task, _pairs = self.batch.table_model.schema if not rows else (None, None, False)  # empty: the model's
-        self.handle.submit(self.handle.worker.compute, generation, rows, keep.accepts if keep.is_filtering() else None,
-                           10, labels, task)
+        self.handle.run(corpus_metrics_job, rows, keep.accepts if keep.is_filtering() else None, 10, labels, task,
+                        on_result=self._on_ready, on_error=self._on_failed, on_stale_error=self._on_failed,
+                        on_end=self._on_computed)
 
     def shutdown(self) -> None:
         """Stop both workers (also done on application quit and when the main window closes)."""
@@ -240,18 +239,17 @@ class CorpusPanel(QWidget):
         self.handle.shutdown()
 
     # -- results ----------------------------------------------------------------------------------------------
-    def _on_ready(self, generation: int, metrics, n_total: int) -> None:
-        self._in_flight = False
-        if self.handle.is_current(generation):
-            self._shown_filter = self._pending_filter
-            self.show_metrics(metrics, n_total)
-        if self._again:
-            self._again = False
-            self.schedule()
+    def _on_ready(self, result: tuple) -> None:
+        metrics, n_total = result
+        self._shown_filter = self._pending_filter
+        self.show_metrics(metrics, n_total)
 
-    def _on_failed(self, generation: int, message: str) -> None:
+    def _on_failed(self, exc: Exception) -> None:
+        self.numbers_label.setText(f"Corpus metrics failed: {type(exc).__name__}: {exc}")
+
+    def _on_computed(self) -> None:
+        """A computation ended (current or not): the next one may start."""
         self._in_flight = False
-        self.numbers_label.setText(f"Corpus metrics failed: {message}")
         if self._again:
             self._again = False
             self.schedule()

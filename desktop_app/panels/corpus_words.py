@@ -4,7 +4,7 @@
 word and bigram over the reviews that contain it; words in fewer than the minimum count of reviews are left out)
 over the scored reviews the batch table shows, toward the class chosen in the class box (any classifier's; issue 30), off the
 GUI thread
-(:class:`~desktop_app.workers.corpus.CorpusTokensWorker`, which runs them in a child process reniced like batch
+(:func:`~desktop_app.workers.corpus.corpus_tokens_job`, which runs them in a child process reniced like batch
 scoring, so they share no GIL with the GUI; progress, Cancel). Then two
 ranked lists (toward positive, toward negative; score and count) and a bar plot
 (:class:`~desktop_app.views.word_plot.WordScoresPlot`). Clicking a word filters the batch table to the reviews that
@@ -33,8 +33,9 @@ from PySide6.QtWidgets import (
 
 from ..views.widgets import ElidedLabel
 from ..views.word_plot import WordScoresPlot
-from ..workers.corpus import CorpusTokensWorker
-from ..workers.handle import BATCH_NICE, WorkerHandle
+from ..workers.corpus import corpus_tokens_job, failure_message
+from ..workers.handle import BATCH_NICE
+from ..workers.jobs import Jobs
 
 TOP_LIST = 50  # words per ranked list
 TOP_PLOT = 8  # words per side in the bar plot (16 rows: every word labelled in a 400-pixel dock)
@@ -95,12 +96,7 @@ class CorpusWordsPanel(QWidget):
         self._running: int | None = None
         self._scope = ""
         self._build_ui()
-        self.handle = WorkerHandle(CorpusTokensWorker(BATCH_NICE), "corpus-tokens", BATCH_NICE, parent=self,
-                                   wait_ms=15000)
-        worker = self.handle.worker
-        worker.progress.connect(self._on_progress)
-        worker.finished.connect(self._on_finished)
-        worker.failed.connect(self._on_failed)
+        self.handle = Jobs("corpus-tokens", BATCH_NICE, parent=self, wait_ms=15000)
         batch.table_model.modelReset.connect(self._on_rows_cleared)
 
     def _build_ui(self) -> None:
@@ -200,8 +196,10 @@ class CorpusWordsPanel(QWidget):
         self.progress_bar.setFormat("starting\u2026")
         self.info_label.setText(f"Explaining the reviews shown ({self._scope})\u2026")
         keep = f.accepts if f.is_filtering() else None
-        self.handle.submit(self.handle.worker.run, generation, self._predictor, self.batch.table_model.rows(), keep,
-                           self.min_count_spin.value(), self.bigrams_check.isChecked(), self.target())
+        self.handle.run(corpus_tokens_job, self._predictor, self.batch.table_model.rows(), keep,
+                        self.min_count_spin.value(), self.bigrams_check.isChecked(), self.target(), BATCH_NICE,
+                        generation=generation, on_progress=self._on_progress, on_result=self._on_finished,
+                        on_error=self._on_failed)
         return True
 
     def cancel(self) -> None:
@@ -233,17 +231,14 @@ class CorpusWordsPanel(QWidget):
             f"{result.elapsed_s:.0f} s")
 
     # -- worker answers ---------------------------------------------------------------------------------------
-    def _on_progress(self, generation: int, done: int, total: int) -> None:
-        if generation != self._running:
-            return
+    def _on_progress(self, progress: tuple[int, int]) -> None:
+        done, total = progress
         self.progress_bar.setRange(0, max(1, total))
         self.progress_bar.setValue(done)
         if not self.handle.stop_requested():
             self.progress_bar.setFormat(f"{done:,} / {total:,} reviews (%p%)")
 
-    def _on_finished(self, generation: int, result) -> None:
-        if generation != self._running:
-            return
+    def _on_finished(self, result) -> None:
         self._end()
         self.progress_bar.setRange(0, 1)
         self.progress_bar.setValue(1 if result.complete else 0)
@@ -251,9 +246,8 @@ class CorpusWordsPanel(QWidget):
         self.show_tokens(result)
         self.finished.emit(result)
 
-    def _on_failed(self, generation: int, message: str) -> None:
-        if generation != self._running:
-            return
+    def _on_failed(self, exc: Exception) -> None:
+        message = failure_message(exc)
         self._end()
         self.progress_bar.setRange(0, 1)
         self.progress_bar.setValue(0)

@@ -6,9 +6,8 @@ prediction (:mod:`model.explain`) and measures each one's ERASER
 comprehensiveness and sufficiency (DeYoung et al. 2020,
 :mod:`model.explain.erasure`).
 
-Threading: :class:`~desktop_app.workers.explanations.ExplanationWorker` lives on its own
-``QThread``, owned by the panel's :class:`~desktop_app.workers.handle.WorkerHandle`; only it calls the
-model. The panel follows the explorer state (:class:`~desktop_app.state.ExplorerState`): each new
+Threading: the jobs of :mod:`desktop_app.workers.explanations` run on the panel's own thread
+(:class:`~desktop_app.workers.jobs.Jobs`); only they call the model. The panel follows the explorer state (:class:`~desktop_app.state.ExplorerState`): each new
 prediction is explained, the selected layer is the ``attention`` method's layer; it keeps the immutable
 NumPy results (:class:`model.explain.ExplanationResult`) in the state and shows what the state holds (so a
 result restored from a session shows like a computed one), and the method chosen under "Colour tokens by"
@@ -41,8 +40,9 @@ from ..task_choice import same_input
 from ..views.class_picker import ClassPicker
 from ..views.faithfulness_table import FaithfulnessTable
 from ..views.widgets import fit_table_height
-from ..workers.explanations import ExplanationWorker
-from ..workers.handle import EXPLANATION_NICE, WorkerHandle
+from ..workers.explanations import MethodFailed, explain_job, on_demand_job
+from ..workers.handle import EXPLANATION_NICE
+from ..workers.jobs import Jobs
 from .method_compare import MethodComparison
 
 NONE_ITEM = "(none: plain tokens)"
@@ -89,20 +89,13 @@ class ExplanationPanel(QWidget):
         self._ig_running = False  # an on-demand method (integrated gradients or DecompX) runs
         self._running_method = "integrated_gradients"
         self._pending = False
-        self.state = state if state is not None else ExplorerState(self)  # holds the results
+        self.state = state if state is not None else ExplorerState()  # holds the results
         self._build_ui()
-        self.handle = WorkerHandle(ExplanationWorker(), "explanation-worker", EXPLANATION_NICE, parent=self,
-                                   wait_ms=None)
-        worker = self.handle.worker
-        worker.result.connect(self._on_result)
-        worker.failed.connect(self._on_failed)
-        worker.batch_finished.connect(self._on_batch_finished)
-        worker.ig_progress.connect(self._on_ig_progress)
-        worker.ig_cancelled.connect(self._on_ig_cancelled)
-        self.state.prediction_changed.connect(self.set_prediction)
-        self.state.layer_head_changed.connect(self._on_layer_head)
+        self.handle = Jobs("explanation-worker", EXPLANATION_NICE, parent=self, wait_ms=None)
+        self.state.events.prediction.connect(self.set_prediction)
+        self.state.events.layer_head.connect(lambda layer_head: self._on_layer_head(*layer_head))
         self.state.task.target_changed.connect(self._on_target)
-        self.state.explanation_added.connect(self._show_result)
+        self.state.events.explanation_added.connect(self._show_result)
         self._update_enabled()
 
     # ----------------------------------------------------------------- UI
@@ -195,8 +188,7 @@ class ExplanationPanel(QWidget):
         if self._prediction is not None and self._predictor is not None:
             self.state.discard_explanation("attention")
             self._pending = True
-            self.handle.submit(self.handle.worker.compute, self.handle.generation, self._predictor, self._prediction,
-                               ("attention",), self._layer, self.state.head_mask, self.state.task.target)
+            self._explain(("attention",))
 
     def set_prediction(self, prediction) -> None:
         """Explain ``prediction`` (a :class:`model.Prediction`): the cheap methods start on the worker.
@@ -224,9 +216,14 @@ class ExplanationPanel(QWidget):
             return
         self._pending = True
         self.status.setText(f"Computing explanations for {prediction.num_tokens} tokens\u2026")
-        self.handle.submit(self.handle.worker.compute, self.handle.generation, self._predictor, prediction,
-                           CHEAP_METHODS, self._layer, self.state.head_mask, self.state.task.target)
+        self._explain(CHEAP_METHODS)
         self._update_enabled()
+
+    def _explain(self, methods) -> None:
+        """Compute ``methods`` (cheap ones) of the current prediction on the worker, in the current generation."""
+        self.handle.run(explain_job, self._predictor, self._prediction, tuple(methods), self._layer,
+                        self.state.head_mask, self.state.task.target, generation=self.handle.generation,
+                        on_progress=self._on_explained, on_result=self._on_batch_finished)
 
     def select_method(self, method: str | None) -> None:
         """Colour the main view by ``method`` (None: reset); same as choosing it in the combo box.
@@ -261,8 +258,10 @@ class ExplanationPanel(QWidget):
         what = f" ({steps} steps)" if method == "integrated_gradients" else ""
         self.status.setText(f"{METHOD_TITLES[method]}{what} running\u2026")
         self.table.set_cell(method, 1, "running\u2026")
-        self.handle.submit(self.handle.worker.compute_integrated_gradients, self.handle.generation, self._predictor,
-                           self._prediction, steps, self.state.head_mask, method, self.state.task.target)
+        self.handle.run(on_demand_job, self._predictor, self._prediction, steps, self.state.head_mask, method,
+                        self.state.task.target, generation=self.handle.generation, on_progress=self._on_ig_progress,
+                        on_result=self.state.add_explanation, on_stop=self._on_ig_cancelled,
+                        on_error=lambda exc: self._on_failed(MethodFailed(method, str(exc) or type(exc).__name__)))
         self._update_enabled()
 
     def cancel_integrated_gradients(self) -> None:
@@ -313,9 +312,12 @@ class ExplanationPanel(QWidget):
         self.ig_steps.setEnabled(not self._ig_running and self.slow_combo.currentData() == "integrated_gradients")
         self.ig_cancel_button.setEnabled(self._ig_running)
 
-    def _on_result(self, generation: int, res: ExplanationResult) -> None:
-        if self.handle.is_current(generation):  # else stale: a newer text was requested
-            self.state.add_explanation(res)  # shown by _show_result
+    def _on_explained(self, outcome: ExplanationResult | MethodFailed) -> None:
+        """One cheap method's outcome (of the current text: stale ones never arrive)."""
+        if isinstance(outcome, MethodFailed):
+            self._on_failed(outcome)
+        else:
+            self.state.add_explanation(outcome)  # shown by _show_result
 
     def _show_result(self, res: ExplanationResult) -> None:
         """A result reached the state (computed here or restored): its row, IG's controls, colours, comparison."""
@@ -336,9 +338,8 @@ class ExplanationPanel(QWidget):
             self.compare.render()
         self.method_computed.emit(res.method)
 
-    def _on_failed(self, generation: int, method: str, message: str) -> None:
-        if not self.handle.is_current(generation):
-            return
+    def _on_failed(self, failure: MethodFailed) -> None:
+        method, message = failure.method, failure.message
         self.table.set_cell(method, 1, "error")
         self.status.setText(f"{METHOD_TITLES.get(method, method)} failed: {message}")
         if method in ON_DEMAND:
@@ -348,9 +349,7 @@ class ExplanationPanel(QWidget):
             self._update_enabled()
             self.integrated_gradients_finished.emit(False)
 
-    def _on_batch_finished(self, generation: int) -> None:
-        if not self.handle.is_current(generation):
-            return
+    def _on_batch_finished(self, _result=None) -> None:
         self._pending = False
         if not self._ig_running and self._prediction is not None:
             self.status.setText(
@@ -358,15 +357,14 @@ class ExplanationPanel(QWidget):
                 "Integrated gradients and DecompX run on demand (Run)."
             )
 
-    def _on_ig_progress(self, generation: int, done: int, total: int) -> None:
-        if not self.handle.is_current(generation) or not self._ig_running:
+    def _on_ig_progress(self, steps: tuple[int, int]) -> None:
+        done, total = steps
+        if not self._ig_running:
             return
         self.ig_progress.setRange(0, total)
         self.ig_progress.setValue(done)
 
-    def _on_ig_cancelled(self, generation: int) -> None:
-        if not self.handle.is_current(generation):
-            return
+    def _on_ig_cancelled(self) -> None:
         self._ig_running = False
         self.ig_progress.setRange(0, 1)
         self.ig_progress.setValue(0)

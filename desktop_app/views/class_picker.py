@@ -31,7 +31,7 @@ class ClassPicker(QComboBox):
                         "the predicted one (it follows each new text) or one you pick (it stays)")
         self._labels: tuple[str, ...] = ()
         self.activated.connect(self._on_activated)
-        state.model_changed.connect(lambda _info: self.refill())
+        state.events.info.connect(lambda _info: self.refill())
         state.task.target_changed.connect(lambda _k: self.refill())
         self.refill()
 

@@ -144,7 +144,7 @@ class CompareView(DeferredRender, QWidget):
         self.clear_button.clicked.connect(state.clear_pins)
         self.cancel_button.clicked.connect(self.cancel_requested)
         self.retry_button.clicked.connect(self.retry_requested)
-        state.pins_changed.connect(self._on_pins)
+        state.events.pins.connect(self._on_pins)
         self._fill_pins(state.pins)
         self._fill_summary(None)
 

@@ -24,7 +24,7 @@ MEASURED = {kind: t.measured for kind, t in TASK_TYPES.items()}
 class FaithfulnessTable(QTableWidget):
     """Rows in the order of ``methods`` (ids), titled by ``titles[id]``; single-row selection.
 
-    ``state``: an :class:`~desktop_app.state.ExplorerState` whose model's task (``model_changed``) names what the
+    ``state``: an :class:`~desktop_app.state.ExplorerState` whose model's task (``events.info``) names what the
     AOPC columns measure (:meth:`set_task`); None: a classifier's p(class).
     """
 
@@ -34,7 +34,7 @@ class FaithfulnessTable(QTableWidget):
         self.task = ""
         self.set_task(SINGLE_LABEL)
         if state is not None:
-            state.model_changed.connect(lambda info: self.set_task(info.task))
+            state.events.info.connect(lambda info: self.set_task(info.task))
         self.verticalHeader().setVisible(False)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)

@@ -4,7 +4,7 @@ Each toggle is one head of the loaded model: checked (on) or not (switched off).
 :meth:`desktop_app.state.ExplorerState.toggle_head`; the window then analyses the review again with the head's
 context vector multiplied by 0 before the output projection (Michel, Levy & Neubig 2019, "Are Sixteen Heads Really
 Better than One?", section 2), so the prediction and every view are for the model without it. The grid follows the
-state's ``head_mask_changed`` (a restored session or another view changing the mask updates it).
+state's ``events.head_mask`` (a restored session or another view changing the mask updates it).
 
 A loaded head importance (:attr:`~desktop_app.state.ExplorerState.head_importance`, e.g. Michel et al. 2019 eq. 2
 normalised per layer, written by ``python -m model.evaluation.head_importance``) is written on each toggle, which is
@@ -129,9 +129,9 @@ class HeadGrid(QWidget):
         self.prune_button = QPushButton("Switch off the k least important")
         self.prune_button.clicked.connect(self.prune)
         self._build_layout()
-        state.model_changed.connect(lambda info: self._make_toggles(info.n_layers, info.n_heads))
-        state.head_mask_changed.connect(lambda *_: self.sync())
-        state.head_importance_changed.connect(lambda *_: self.sync())
+        state.events.info.connect(lambda info: self._make_toggles(info.n_layers, info.n_heads))
+        state.events.head_mask.connect(lambda *_: self.sync())
+        state.events.head_importance.connect(lambda *_: self.sync())
         if state.info is not None:
             self._make_toggles(state.n_layers, state.n_heads)
         self.sync()

@@ -119,10 +119,10 @@ class AttentionHeatmap(DeferredRender, QWidget):
         self.glw.scene().sigMouseMoved.connect(self._on_hover)
         self.hover_label = QLabel("")
         lay.addWidget(self.hover_label)
-        state.prediction_changed.connect(self._on_prediction)
-        for sig in (state.layer_head_changed, state.show_changed, state.flow_changed, state.causal_changed):
+        state.events.prediction.connect(self._on_prediction)
+        for sig in (state.events.layer_head, state.events.show, state.events.flow, state.events.causal):
             sig.connect(lambda *_: self.request_render())
-        state.selection_changed.connect(lambda *_: self._draw_selection())
+        state.events.selection.connect(lambda *_: self._draw_selection())
 
     def _on_prediction(self, pred) -> None:
         self.request_render()

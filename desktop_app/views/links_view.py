@@ -132,12 +132,12 @@ class AttentionLinksView(DeferredRender, QWidget):
         self._on_slider(self.slider.value())
         self.pw.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.pw.scene().sigMouseClicked.connect(self._on_click)
-        state.prediction_changed.connect(lambda *_: self.request_render())
-        state.layer_head_changed.connect(self._on_layer_head)
-        state.selection_changed.connect(lambda *_: self.request_render())
-        state.show_changed.connect(self._on_show)
-        state.flow_changed.connect(lambda *_: self.request_render())
-        state.model_changed.connect(lambda info: self._make_heads(info.n_heads))
+        state.events.prediction.connect(lambda *_: self.request_render())
+        state.events.layer_head.connect(lambda layer_head: self._on_layer_head(*layer_head))
+        state.events.selection.connect(lambda *_: self.request_render())
+        state.events.show.connect(self._on_show)
+        state.events.flow.connect(lambda *_: self.request_render())
+        state.events.info.connect(lambda info: self._make_heads(info.n_heads))
 
     # -- heads -----------------------------------------------------------------------------
     def _make_heads(self, n_heads: int) -> None:

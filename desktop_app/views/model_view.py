@@ -206,14 +206,14 @@ class ModelView(DeferredRender, QWidget):
         lay.addWidget(self.heads)
         lay.addWidget(self.caption)
         lay.addWidget(self.scroll, 1)
-        state.model_changed.connect(lambda info: self._make_grid(info.n_layers, info.n_heads))
-        state.prediction_changed.connect(lambda *_: self.request_render())
-        state.layer_head_changed.connect(lambda *_: self._mark_current())
-        state.show_changed.connect(lambda *_: self.request_render())
-        state.flow_changed.connect(lambda *_: self.request_render())
-        state.head_mask_changed.connect(lambda *_: self._mark_heads())
-        state.head_mask_changed.connect(lambda *_: self.request_render())
-        state.head_importance_changed.connect(lambda *_: self._mark_heads())
+        state.events.info.connect(lambda info: self._make_grid(info.n_layers, info.n_heads))
+        state.events.prediction.connect(lambda *_: self.request_render())
+        state.events.layer_head.connect(lambda *_: self._mark_current())
+        state.events.show.connect(lambda *_: self.request_render())
+        state.events.flow.connect(lambda *_: self.request_render())
+        state.events.head_mask.connect(lambda *_: self._mark_heads())
+        state.events.head_mask.connect(lambda *_: self.request_render())
+        state.events.head_importance.connect(lambda *_: self._mark_heads())
 
     def _new_grid_host(self) -> None:
         """An empty grid in the scroll area; the old one goes with all its labels and thumbnails."""

@@ -138,11 +138,11 @@ class NeuronView(DeferredRender, QWidget):
         lay.addWidget(self.hover_label)
         self.glw.scene().sigMouseMoved.connect(self._on_hover)
         self.glw.scene().sigMouseClicked.connect(self._on_click)
-        state.internals_changed.connect(lambda *_: self.request_render())
-        state.prediction_changed.connect(lambda *_: self.request_render())
-        state.layer_head_changed.connect(lambda *_: self.request_render())
-        state.selection_changed.connect(lambda *_: self.request_render())
-        state.value_norms_changed.connect(lambda *_: self.request_render())
+        state.events.internals.connect(lambda *_: self.request_render())
+        state.events.prediction.connect(lambda *_: self.request_render())
+        state.events.layer_head.connect(lambda *_: self.request_render())
+        state.events.selection.connect(lambda *_: self.request_render())
+        state.events.value_norms.connect(lambda *_: self.request_render())
 
     # -- drawing -------------------------------------------------------------------------------------------------
     def redraw(self) -> None:

@@ -117,9 +117,9 @@ class PositionalEncodingView(DeferredRender, QWidget):
         self.pe_matrix: np.ndarray | None = None  # [max_len, d_model] from ModelInfo
         self.positions.valueChanged.connect(lambda *_: self.request_render())
         self.kind.currentTextChanged.connect(lambda *_: self.request_render())
-        state.model_changed.connect(self.set_model)
-        state.prediction_changed.connect(lambda *_: self._mark_used())
-        state.embedding_norms_changed.connect(self.set_norms)
+        state.events.info.connect(self.set_model)
+        state.events.prediction.connect(lambda *_: self._mark_used())
+        state.events.embedding_norms.connect(self.set_norms)
 
     def _build_plots(self) -> None:
         """The PE matrix and the similarity heatmaps (with colour bars and used-positions lines), the norms plot."""

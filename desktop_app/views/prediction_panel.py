@@ -82,9 +82,9 @@ class PredictionPanel(QWidget):
         lay.addStretch(1)
         self.prediction = None
         self.device_name = ""
-        state.model_changed.connect(lambda info: self.set_labels(info.labels, info.device_name))
-        state.prediction_changed.connect(self._on_prediction)
-        state.layer_probabilities_changed.connect(self.layer_plot.set_layer_probabilities)
+        state.events.info.connect(lambda info: self.set_labels(info.labels, info.device_name))
+        state.events.prediction.connect(self._on_prediction)
+        state.events.layer_probabilities.connect(self.layer_plot.set_layer_probabilities)
         # the user's "Explain class" (following the prediction: the focus class, "positive" for the bundled model)
         state.task.target_changed.connect(lambda _k: self.layer_plot.set_class(
             -1 if state.task.following else state.task.target))

@@ -5,7 +5,7 @@ the mean and the element-wise max of the heads (data: 0-based head, :data:`MEAN_
 :data:`MAX_HEADS`); the show combo lists what the attention views draw (:data:`SHOW_CHOICES`: attention weights,
 value-weighted norms ||alpha f(x)||, ALTI contributions; data: the choice). Choosing an entry calls
 :meth:`ExplorerState.set_layer_head` or :meth:`ExplorerState.set_show`; the combos follow the state's
-``layer_head_changed`` and ``show_changed`` and are refilled on ``model_changed``. ALTI gives one matrix per layer
+``events.layer_head`` and ``events.show`` and are refilled on ``events.info``. ALTI gives one matrix per layer
 (all heads, the residual connection and the LayerNorm together), so under it the head combo is disabled and its
 tooltip says so. The window combo picks which window of a long review (:mod:`desktop_app.document`) the attention
 views show (``state.windows.request``); it lists "whole text", disabled, for a review that fits in one window.
@@ -53,7 +53,7 @@ class LayerHeadSelector(QObject):
         self.window_combo.setToolTip("The window of a long review the attention views show (the review is read in "
                                      "side-by-side windows of the model's maximum length)")
         self.window_combo.activated.connect(lambda *_: state.windows.request(int(self.window_combo.currentData())))
-        state.prediction_changed.connect(self.fill_windows)
+        state.events.prediction.connect(self.fill_windows)
         self.fill_windows(None)
         self.head_tooltip = "One head, the mean of heads, or the element-wise max of heads"
         for i, show in enumerate(SHOW_CHOICES):
@@ -63,9 +63,9 @@ class LayerHeadSelector(QObject):
         self.layer_combo.activated.connect(self._on_combo)
         self.head_combo.activated.connect(self._on_combo)
         self.show_combo.activated.connect(self._on_show_combo)
-        state.model_changed.connect(lambda info: self.fill(info.n_layers, info.n_heads))
-        state.layer_head_changed.connect(self.sync)
-        state.show_changed.connect(self.sync_show)
+        state.events.info.connect(lambda info: self.fill(info.n_layers, info.n_heads))
+        state.events.layer_head.connect(lambda layer_head: self.sync(*layer_head))
+        state.events.show.connect(self.sync_show)
         self.sync_show(state.show)
 
     def fill(self, n_layers: int, n_heads: int) -> None:

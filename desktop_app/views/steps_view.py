@@ -168,8 +168,8 @@ class AttentionStepsView(DeferredRender, QWidget):
         lay.addLayout(top)
         lay.addWidget(self.tabs, 1)
         lay.addWidget(self.hover_label)
-        for sig in (state.internals_changed, state.prediction_changed, state.layer_head_changed,
-                    state.selection_changed, state.value_norms_changed, state.causal_changed):
+        for sig in (state.events.internals, state.events.prediction, state.events.layer_head,
+                    state.events.selection, state.events.value_norms, state.events.causal):
             sig.connect(lambda *_: self.request_render())
 
     def _build_plots(self) -> None:

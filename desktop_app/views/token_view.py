@@ -283,12 +283,12 @@ class TokenView(DeferredRender, QWidget):
         self.values = np.zeros(0, np.float32)
         self._shown, self._lo = (None, 0), 0  # (whole review, first token) laid out; a huge one: around its window
         self.canvas.token_clicked.connect(lambda j, shift: state.windows.select_document_token(j + self._lo, shift))
-        state.prediction_changed.connect(self._on_prediction)
-        state.layer_head_changed.connect(lambda *_: self.request_render())
-        state.selection_changed.connect(self._on_selection)
-        for sig in (state.importance_changed, state.show_changed, state.flow_changed):
+        state.events.prediction.connect(self._on_prediction)
+        state.events.layer_head.connect(lambda *_: self.request_render())
+        state.events.selection.connect(self._on_selection)
+        for sig in (state.events.importance, state.events.show, state.events.flow):
             sig.connect(lambda *_: self.request_render())
-        state.highlighted_words_changed.connect(lambda *_: self.request_render())
+        state.events.highlighted_words.connect(lambda *_: self.request_render())
 
     def _on_prediction(self, pred) -> None:
         whole, (lo, hi) = (pred.whole if pred is not None else None), shown_range(pred)

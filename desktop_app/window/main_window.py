@@ -68,7 +68,7 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
 
     Attributes:
         state: the :class:`~desktop_app.state.ExplorerState`: the model summary, the prediction (its
-            ``prediction_changed`` announces each new one), its results, the selection and the token colours.
+            ``events.prediction`` announces each new one), its results, the selection and the token colours.
 
     Signals:
         predictor_loaded(object): the ``model.Predictor``, once loaded (off the GUI thread).
@@ -102,7 +102,7 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         # must not overwrite the user's layout (a self-test once saved every added panel as hidden).
         self.persist_settings = True
         self._shown = False
-        self.state = ExplorerState(self)
+        self.state = ExplorerState()
         self.controller = InferenceController(self)
         self.controller.precision = precision_setting()
         self.internals = InternalsController(self.state, self)  # Q, K, V of the selected layer, on a worker
@@ -197,7 +197,7 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         self.controller.progress.connect(lambda stage: self.statusBar().showMessage(stage))
         self.model_view.head_selected.connect(lambda *_: self._raise_dock(self.heatmap_dock))
         self.model_view.load_importance_requested.connect(lambda: load_head_importance_dialog(self))
-        self.state.head_mask_changed.connect(self._on_head_mask)
+        self.state.events.head_mask.connect(self._on_head_mask)
 
     # ------------------------------------------------------------------ public API
     @property

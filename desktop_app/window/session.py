@@ -224,7 +224,7 @@ def restore(window, session: Session, done=None, offer_switch: bool = True) -> N
             state.set_head_mask(None)
 
     def finish() -> None:
-        state.prediction_changed.disconnect(on_prediction)
+        state.events.prediction.disconnect(on_prediction)
         window.analysis_failed.disconnect(on_failed)
         if done is not None:
             done(session)
@@ -261,7 +261,7 @@ def restore(window, session: Session, done=None, offer_switch: bool = True) -> N
             if not expected["text"].strip():  # nothing the editor analyses (e.g. a byte-order mark only)
                 on_failed("the text is empty in the editor")
 
-    state.prediction_changed.connect(on_prediction)
+    state.events.prediction.connect(on_prediction)
     window.analysis_failed.connect(on_failed)
     next_step()
 

@@ -1,12 +1,12 @@
 """The attention flow of the current text (value norms or ALTI), computed off the GUI thread.
 
-The worker pattern of :mod:`desktop_app.workers.handle`: :class:`FlowWorker` runs
-:meth:`model.Predictor.attention_flow` on its own QThread with its own predictor replica; :class:`FlowController`,
-on the GUI thread, asks for the flow of (current text, the state's "Show" choice, the head mask) whenever one of
-them changes and the choice is a flow, and hands the :class:`model.records.flow.AttentionFlow` to the
-:class:`~desktop_app.state.ExplorerState`. Latest request wins: the worker skips stale requests, the controller drops
-stale results. The last few flows are kept, so switching the selector back and forth redraws at once without
-computing again. A method the model does not support (:class:`model.records.flow.FlowNotSupported`) becomes the state's
+A job of :mod:`desktop_app.workers.jobs`: :func:`flow_job` runs :meth:`model.Predictor.attention_flow` on the
+"attention-flow" thread of the :class:`FlowController`'s :class:`~desktop_app.workers.jobs.Jobs`. The controller, on
+the GUI thread, asks for the flow of (current text, the state's "Show" choice, the head mask) whenever one of them
+changes and the choice is a flow, and hands the :class:`model.records.flow.AttentionFlow` to the explorer state (as
+:class:`~desktop_app.workers.state_protocol.FlowState`). Latest request wins: stale requests are skipped and stale
+results kept in the cache only. The last few flows are kept, so switching the selector back and forth redraws at
+once without computing again. A method the model does not support (:class:`model.records.flow.FlowNotSupported`) becomes the state's
 ``flow_note``, shown by the views in place of a picture.
 """
 
@@ -18,7 +18,9 @@ from collections import OrderedDict
 from PySide6.QtCore import QObject, Signal
 
 from desktop_app.records import SHOW_ATTENTION, SHOW_TITLES
-from desktop_app.workers.handle import INTERNALS_NICE, BackgroundWorker, WorkerHandle, one_line
+from desktop_app.workers.handle import INTERNALS_NICE, one_line
+from desktop_app.workers.jobs import JobContext, Jobs
+from desktop_app.workers.state_protocol import FlowState
 
 log = logging.getLogger(__name__)
 
@@ -30,37 +32,26 @@ def mask_key(mask) -> bytes | None:
     return None if mask is None else mask.tobytes() + bytes(str(mask.shape), "ascii")
 
 
-class FlowWorker(BackgroundWorker):
-    """Runs ``Predictor.attention_flow(text, method, head_mask)`` on its own thread.
+def flow_job(ctx: JobContext, predictor, text: str, method: str, mask, text_pair: str | None = None):
+    """``Predictor.attention_flow(text, method, head_mask=mask)`` of ``text`` (with ``text_pair`` when given).
 
-    Signals:
-        result(int, object, object): (generation, key, AttentionFlow).
-        failed(int, object, str): (generation, key, one-line reason: the method does not cover this model, ...).
+    Returns:
+        the :class:`model.records.flow.AttentionFlow`.
+
+    Raises:
+        :class:`model.records.flow.FlowNotSupported` (the method does not cover this model) or whatever the Predictor
+        raises; the controller shows it in one line.
     """
-
-    result = Signal(int, object, object)
-    failed = Signal(int, object, str)
-
-    def compute(self, generation: int, predictor, key: tuple, text: str, method: str, mask,
-                text_pair: str | None = None) -> None:
-        """Compute the flow (of the pair ``text``, ``text_pair`` when one is given) unless ``generation`` is stale."""
-        if self.is_stale(generation):
-            return
-        try:
-            pair = {} if text_pair is None else {"text_pair": text_pair}
-            flow = self.own_predictor(predictor).attention_flow(text, method, head_mask=mask, **pair)
-        except Exception as exc:  # noqa: BLE001 - any failure becomes a message (FlowNotSupported says what is)
-            self.failed.emit(generation, key, one_line(exc))
-            return
-        self.result.emit(generation, key, flow)
+    pair = {} if text_pair is None else {"text_pair": text_pair}
+    return ctx.own_predictor(predictor).attention_flow(text, method, head_mask=mask, **pair)
 
 
 class FlowController(QObject):
     """GUI-thread side: keeps ``state.flow`` the flow of the current text, choice and head mask.
 
     Args:
-        state: the :class:`~desktop_app.state.ExplorerState` (read: prediction, show, head_mask; written:
-            :meth:`~desktop_app.state.ExplorerState.set_flow`).
+        state: the explorer state, as :class:`~desktop_app.workers.state_protocol.FlowState` (read: prediction,
+            show, head_mask, flow; written: ``set_flow``).
 
     Signals:
         error(str): a flow could not be computed (also in ``state.flow_note``).
@@ -68,18 +59,16 @@ class FlowController(QObject):
 
     error = Signal(str)
 
-    def __init__(self, state, parent: QObject | None = None) -> None:
+    def __init__(self, state: FlowState, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.state = state
         self.predictor = None
         self.cache: OrderedDict[tuple, object] = OrderedDict()  # key -> AttentionFlow or failure message (str)
         self._asked: tuple | None = None
-        self.handle = WorkerHandle(FlowWorker(), "attention-flow", INTERNALS_NICE, parent=self)
-        self.handle.worker.result.connect(self._on_result)
-        self.handle.worker.failed.connect(self._on_failed)
-        state.prediction_changed.connect(lambda _pred: self.refresh())
-        state.show_changed.connect(lambda _show: self.refresh())
-        state.head_mask_changed.connect(lambda _mask: self.refresh())
+        self.handle = Jobs("attention-flow", INTERNALS_NICE, parent=self)
+        state.events.prediction.connect(lambda _pred: self.refresh())
+        state.events.show.connect(lambda _show: self.refresh())
+        state.events.head_mask.connect(lambda _mask: self.refresh())
 
     def set_predictor(self, predictor) -> None:
         """Use ``predictor`` (a newly loaded :class:`model.Predictor`): forget the old model's flows and refresh."""
@@ -118,9 +107,11 @@ class FlowController(QObject):
         self._asked = key
         generation = self.handle.next_generation()
         self.state.set_flow(None, f"Computing {SHOW_TITLES[key[1]]}\u2026")
-        self.handle.submit(self.handle.worker.compute, generation, self.predictor, key, key[0], key[1],
-                           self.state.head_mask, key[3])
-        return generation
+        return self.handle.run(flow_job, self.predictor, key[0], key[1], self.state.head_mask, key[3],
+                               generation=generation, on_result=lambda flow: self._on_result(key, flow),
+                               on_stale=lambda flow: self._remember(key, flow),
+                               on_error=lambda exc: self._on_failed(key, exc),
+                               on_stale_error=lambda exc: self._remember(key, self._note(key, exc)))
 
     def shutdown(self) -> None:
         """Stop the worker thread."""
@@ -132,19 +123,21 @@ class FlowController(QObject):
         while len(self.cache) > CACHE_SIZE:
             self.cache.popitem(last=False)
 
-    def _on_result(self, generation: int, key: tuple, flow) -> None:
+    def _on_result(self, key: tuple, flow) -> None:
         self._remember(key, flow)
-        if self.handle.is_current(generation):
-            self._asked = None
-            if key == self.key() and self.state.flow_fits(flow):
-                self.state.set_flow(flow)
+        self._asked = None
+        if key == self.key() and self.state.flow_fits(flow):
+            self.state.set_flow(flow)
 
-    def _on_failed(self, generation: int, key: tuple, message: str) -> None:
-        note = f"{SHOW_TITLES[key[1]]} cannot be shown: {message}"
+    @staticmethod
+    def _note(key: tuple, exc: Exception) -> str:
+        return f"{SHOW_TITLES[key[1]]} cannot be shown: {one_line(exc)}"
+
+    def _on_failed(self, key: tuple, exc: Exception) -> None:
+        note = self._note(key, exc)
         self._remember(key, note)
-        if self.handle.is_current(generation):
-            self._asked = None
-            log.info("attention flow failed: %s", message)
-            if key == self.key():
-                self.state.set_flow(None, note)
-            self.error.emit(note)
+        self._asked = None
+        log.info("attention flow failed: %s", one_line(exc))
+        if key == self.key():
+            self.state.set_flow(None, note)
+        self.error.emit(note)

@@ -1,16 +1,16 @@
 """The comparison of a pinned analysis with the current one, computed off the GUI thread.
 
-The worker pattern of :mod:`desktop_app.workers.handle`: :class:`CompareWorker` runs on its own QThread with its own
-predictor replica. For each of the two texts it computes the prediction (the pin's is reused), one explanation
+A job of :mod:`desktop_app.workers.jobs`: :func:`compare_job` runs on the "compare" thread (nice +10) of the
+:class:`CompareController`'s :class:`~desktop_app.workers.jobs.Jobs`, with its own predictor replica. For each of the two texts it computes the prediction (the pin's is reused), one explanation
 method's token scores (``Predictor.explain``, both texts explaining the same class,
 :func:`desktop_app.compare_records.focus_class`) and the ALTI aggregated importance (``Predictor.attention_flow``),
 sums them into words and aligns the two word sequences (:func:`desktop_app.compare_records.align_words`); the
-answer is one immutable :class:`~desktop_app.compare_records.CompareResult`. Per-text results are cached, so
-switching pins or re-analysing an unchanged text costs nothing.
+answer is one immutable :class:`~desktop_app.compare_records.CompareResult`. Per-text results are cached
+(:class:`Comparer`, used on that thread only), so switching pins or re-analysing an unchanged text costs nothing.
 
 :class:`CompareController`, on the GUI thread, asks again whenever the pins, the current prediction, the chosen
-method or the head mask change. Latest request wins: the worker skips stale requests (and stops a running
-explanation between its steps), the controller drops stale answers. A running comparison can be cancelled
+method or the head mask change. Latest request wins: stale requests are skipped (and a running explanation stops
+between its steps), stale answers dropped. A running comparison can be cancelled
 (:meth:`CompareController.cancel`, the view's Cancel button): its generation becomes stale, DecompX and integrated
 gradients stop at their next check (a layer, a batch), and the view says so until the user asks again
 (:meth:`CompareController.retry`) or the pin, text, method or head mask change.
@@ -27,7 +27,9 @@ from PySide6.QtCore import QObject, Signal
 
 from ..compare_records import CompareResult, CompareSide, align_words, focus_class, text_words, word_sums
 from desktop_app.workers.attention_flow import mask_key
-from .handle import EXPLANATION_NICE, BackgroundWorker, WorkerHandle, one_line
+from .handle import EXPLANATION_NICE, one_line
+from .jobs import JobContext, Jobs, JobStopped
+from .state_protocol import CompareState
 
 log = logging.getLogger(__name__)
 
@@ -68,55 +70,41 @@ class SideRequest:
         return {} if self.text_pair is None else {"text_pair": self.text_pair}
 
 
-class CompareCancelled(Exception):
-    """A newer request made this one stale."""
+def compare_job(ctx: JobContext, comparer: Comparer, predictor, pinned: SideRequest, current: SideRequest,
+                method: str, auto: bool = False, target: int = -1) -> CompareResult:
+    """The job: ``comparer.compare`` on the jobs' thread (see :meth:`Comparer.compare`)."""
+    return comparer.compare(ctx, predictor, pinned, current, method, auto, target)
 
 
-class CompareWorker(BackgroundWorker):
-    """Computes :class:`~desktop_app.compare_records.CompareResult` records on its own thread.
+class Comparer:
+    """Computes :class:`~desktop_app.compare_records.CompareResult` records, keeping the per-text results (used on the
+    compare thread only).
 
-    Signals:
-        result(int, object): (generation, CompareResult).
-        failed(int, str): (generation, one-line reason).
-        progress(int, str): (generation, what runs now), for methods estimated to take over
-            :data:`model.explain.cost.SLOW_S` (DecompX, integrated gradients: per layer or batch).
+    Attributes:
+        cache: (text, mask, method, target, second text) -> (CompareSide, note), the last :data:`CACHE_SIZE`.
     """
 
-    result = Signal(int, object)
-    failed = Signal(int, str)
-    progress = Signal(int, str)
-
     def __init__(self) -> None:
-        super().__init__()
-        self.cache: OrderedDict[tuple, tuple] = OrderedDict()  # (text, mask, method, target) -> side results
+        self.cache: OrderedDict[tuple, tuple] = OrderedDict()
         self._cache_owner = None
 
-    def compute(self, generation: int, predictor, pinned: SideRequest, current: SideRequest, method: str,
-                auto: bool = False, target: int = -1) -> None:
-        """Compare ``pinned`` with ``current`` by ``method`` (a ``model.explain`` id) unless ``generation`` is stale;
-        emits ``result`` or ``failed`` (nothing when it became stale meanwhile). ``auto``: the method is the default,
-        not the user's choice: DecompX only where :func:`model.explain.cost.estimate_seconds` puts both texts under
-        :data:`model.explain.cost.COMPARE_DECOMPX_S`, else :data:`FALLBACK_METHOD` (the result's note says so).
-        ``target``: the class both texts explain (the state's "Explain class" pick; -1: the focus class)."""
-        if self.is_stale(generation):
-            return
-        try:
-            result = self._compare(generation, predictor, pinned, current, method, auto, target)
-        except CompareCancelled:
-            return
-        except Exception as exc:  # noqa: BLE001 - any failure becomes a message
-            log.debug("comparison failed", exc_info=True)
-            self.failed.emit(generation, one_line(exc))
-            return
-        if not self.is_stale(generation):
-            self.result.emit(generation, result)
+    def compare(self, ctx: JobContext, predictor, pinned: SideRequest, current: SideRequest, method: str,
+                auto: bool = False, target: int = -1) -> CompareResult:
+        """Compare ``pinned`` with ``current`` by ``method`` (a ``model.explain`` id). ``auto``: the method is the
+        default, not the user's choice: DecompX only where :func:`model.explain.cost.estimate_seconds` puts both texts
+        under :data:`model.explain.cost.COMPARE_DECOMPX_S`, else :data:`FALLBACK_METHOD` (the result's note says so).
+        ``target``: the class both texts explain (the state's "Explain class" pick; -1: the focus class). ``ctx``:
+        the job's :class:`~desktop_app.workers.jobs.JobContext` (its checks stop an explanation between its steps; its
+        progress says what runs, for methods estimated to take over :data:`model.explain.cost.SLOW_S`).
 
-    def _compare(self, generation: int, predictor, pinned: SideRequest, current: SideRequest,
-                 method: str, auto: bool = False, target: int = -1) -> CompareResult:
+        Raises:
+            :class:`~desktop_app.workers.jobs.JobStopped`: cancelled, or a newer request made it stale.
+            ValueError: a model without a classification head; or what the Predictor raises.
+        """
         from model.explain import METHOD_TITLES, SIGNED_METHODS
         from model.explain.cost import COMPARE_DECOMPX_S, estimate_seconds
 
-        p = self.own_predictor(predictor)
+        p = ctx.own_predictor(predictor)
         if self._cache_owner is not p:
             self.cache.clear()
             self._cache_owner = p
@@ -136,28 +124,27 @@ class CompareWorker(BackgroundWorker):
                              "compute it")
                 method = FALLBACK_METHOD
         try:
-            a = self._side(generation, p, pinned, method, target)
-            b = self._side(generation, p, replace(current, prediction=cur_pred), method, target)
+            a = self._side(ctx, p, pinned, method, target)
+            b = self._side(ctx, p, replace(current, prediction=cur_pred), method, target)
         except NotImplementedError as exc:  # DecompX (a flow method) does not cover this architecture
             if method == FALLBACK_METHOD:
                 raise
             notes.append(f"{METHOD_TITLES.get(method, method)} does not cover this model ({one_line(exc)}); "
                          f"showing {METHOD_TITLES[FALLBACK_METHOD]}")
             method = FALLBACK_METHOD
-            a = self._side(generation, p, pinned, method, target)
-            b = self._side(generation, p, replace(current, prediction=cur_pred), method, target)
+            a = self._side(ctx, p, pinned, method, target)
+            b = self._side(ctx, p, replace(current, prediction=cur_pred), method, target)
         notes += [n for n in dict.fromkeys((a[1], b[1])) if n]
         return CompareResult(a[0], b[0], align_words(a[0].words.words, b[0].words.words), method,
                              METHOD_TITLES.get(method, method), method in SIGNED_METHODS, target, tuple(notes))
 
-    def _side(self, generation: int, p, side: SideRequest, method: str, target: int) -> tuple[CompareSide, str]:
+    def _side(self, ctx: JobContext, p, side: SideRequest, method: str, target: int) -> tuple[CompareSide, str]:
         """(CompareSide, note about the flow or "") of one text, from the cache or computed."""
         key = (side.text, mask_key(side.head_mask), method, target, side.text_pair)
         if key in self.cache:
             self.cache.move_to_end(key)
             return self.cache[key]
-        if self.should_stop(generation):
-            raise CompareCancelled
+        ctx.check()
         from model.explain import METHOD_TITLES, ExplanationCancelled
         from model.explain.cost import SLOW_S, estimate_seconds
 
@@ -169,18 +156,17 @@ class CompareWorker(BackgroundWorker):
         report = None
         if estimate_seconds(method, p.config, pred.num_tokens) > SLOW_S:
             title = METHOD_TITLES.get(method, method)
-            report = lambda done, total: self.progress.emit(  # noqa: E731
-                generation, f"Comparing: {title} of {pred.num_tokens} tokens, {done}/{total}\u2026")
+            report = lambda done, total: ctx.report(  # noqa: E731
+                f"Comparing: {title} of {pred.num_tokens} tokens, {done}/{total}\u2026")
         try:
             expl = p.explain(side.text, method, target=target, head_mask=side.head_mask, **side.pair,
-                             should_stop=lambda: self.should_stop(generation), progress=report)
+                             should_stop=ctx.should_stop, progress=report)
         except ExplanationCancelled as exc:
-            raise CompareCancelled from exc
+            raise JobStopped from exc
         if len(expl.scores) != len(pred.tokens):
             raise ValueError(f"{method} gave {len(expl.scores)} scores for {len(pred.tokens)} tokens")
         flow, note = None, ""
-        if self.should_stop(generation):
-            raise CompareCancelled
+        ctx.check()
         try:
             importance = (p.explain(side.text, FLOW_METHOD, head_mask=side.head_mask).scores if pred.num_windows > 1
                           else p.attention_flow(side.text, FLOW_METHOD, head_mask=side.head_mask,
@@ -205,7 +191,8 @@ class CompareController(QObject):
     current side computed under the new mask at once (its prediction too), before the window's new analysis arrives.
 
     Args:
-        state: the :class:`~desktop_app.state.ExplorerState` (read: pins, prediction, head_mask; never written).
+        state: the explorer state, as :class:`~desktop_app.workers.state_protocol.CompareState` (read: pins,
+            prediction, head_mask, task; never written).
 
     Attributes:
         method: the chosen explanation method (a ``model.explain`` id; default :data:`DEFAULT_METHOD`).
@@ -225,7 +212,7 @@ class CompareController(QObject):
     status = Signal(str)
     activity_changed = Signal(str)
 
-    def __init__(self, state, parent: QObject | None = None) -> None:
+    def __init__(self, state: CompareState, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.state = state
         self.predictor = None
@@ -238,13 +225,11 @@ class CompareController(QObject):
         self.activity = IDLE
         self._asked: tuple | None = None  # the key of the request under way or answered
         self._mask_pending = False  # the head mask changed since the current prediction was made
-        self.handle = WorkerHandle(CompareWorker(), "compare", EXPLANATION_NICE, parent=self)
-        self.handle.worker.result.connect(self._on_result)
-        self.handle.worker.failed.connect(self._on_failed)
-        self.handle.worker.progress.connect(self._on_progress)
-        state.pins_changed.connect(self._on_pins)
-        state.prediction_changed.connect(self._on_prediction)
-        state.head_mask_changed.connect(self._on_head_mask)
+        self.handle = Jobs("compare", EXPLANATION_NICE, parent=self)
+        self.comparer = Comparer()  # its cache lives on (and is used by) the compare thread only
+        state.events.pins.connect(self._on_pins)
+        state.events.prediction.connect(self._on_prediction)
+        state.events.head_mask.connect(self._on_head_mask)
         state.task.target_changed.connect(lambda _k: self.refresh())
 
     def connect_view(self, view) -> None:
@@ -332,12 +317,12 @@ class CompareController(QObject):
         same = old is not None and (old.pinned.text, old.current.text) == (pin.text, pred.text)
         self._show(old if same else None, "Comparing\u2026")
         self._set_activity(RUNNING)
-        self.handle.submit(self.handle.worker.compute, generation, self.predictor,
-                           SideRequest(pin.text, pin.head_mask, pin.prediction, pin.prediction.text_pair),
-                           SideRequest(pred.text, self.state.head_mask, None if self._mask_pending else pred,
-                                       pred.text_pair),
-                           self.method, not self.method_chosen, self.target())
-        return generation
+        return self.handle.run(compare_job, self.comparer, self.predictor,
+                               SideRequest(pin.text, pin.head_mask, pin.prediction, pin.prediction.text_pair),
+                               SideRequest(pred.text, self.state.head_mask, None if self._mask_pending else pred,
+                                           pred.text_pair),
+                               self.method, not self.method_chosen, self.target(), generation=generation,
+                               on_result=self._on_result, on_progress=self._on_progress, on_error=self._on_failed)
 
     def cancel(self) -> None:
         """Stop the running comparison (nothing when none runs): its generation becomes stale, so the worker stops at
@@ -384,17 +369,14 @@ class CompareController(QObject):
         self._mask_pending = self.state.prediction is not None
         self.refresh()
 
-    def _on_result(self, generation: int, result) -> None:
-        if self.handle.is_current(generation):
-            self._show(result, "")
-            self._set_activity(IDLE)
+    def _on_result(self, result) -> None:
+        self._show(result, "")
+        self._set_activity(IDLE)
 
-    def _on_progress(self, generation: int, message: str) -> None:
-        if self.handle.is_current(generation):
-            self._show(self.latest, message)
+    def _on_progress(self, message: str) -> None:
+        self._show(self.latest, message)
 
-    def _on_failed(self, generation: int, message: str) -> None:
-        if self.handle.is_current(generation):
-            log.info("comparison failed: %s", message)
-            self._show(None, f"Comparison failed: {message}")
-            self._set_activity(IDLE)
+    def _on_failed(self, exc: Exception) -> None:
+        log.info("comparison failed: %s", one_line(exc))
+        self._show(None, f"Comparison failed: {one_line(exc)}")
+        self._set_activity(IDLE)

@@ -1,20 +1,32 @@
-"""The explanation worker: explanations and their faithfulness for the current prediction, off the GUI thread.
+"""The explanation jobs: explanations and their faithfulness for the current prediction, off the GUI thread.
 
-A :class:`~desktop_app.workers.handle.BackgroundWorker` (generation token + abort flag) on its own QThread,
-owned by the explanation panel's :class:`~desktop_app.workers.handle.WorkerHandle` and reniced to
-:data:`~desktop_app.workers.handle.EXPLANATION_NICE`; the only code of the explanation panel that calls the
-model. Results are immutable :class:`model.explain.ExplanationResult` records (NumPy only).
-The cheap methods stop between methods when their generation is stale; the on-demand methods (integrated
-gradients, DecompX) also check the abort flag (Cancel) between their internal batches (DecompX: layers).
+Jobs of :mod:`desktop_app.workers.jobs`, run on the explanation panel's :class:`~desktop_app.workers.jobs.Jobs`
+(thread "explanation-worker", reniced to :data:`~desktop_app.workers.handle.EXPLANATION_NICE`): the only code of the
+explanation panel that calls the model. Results are immutable :class:`model.explain.ExplanationResult` records (NumPy
+only). :func:`explain_job` (the cheap methods) stops between methods, and inside one, when its request is stale;
+:func:`on_demand_job` (integrated gradients, DecompX) also checks the abort flag (Cancel) between its internal batches
+(DecompX: layers).
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from dataclasses import dataclass
 
 from model.explain import ExplanationCancelled, ExplanationResult
 
-from .handle import BackgroundWorker
+from .jobs import JobContext, JobStopped
+
+
+@dataclass(frozen=True)
+class MethodFailed:
+    """One method of :func:`explain_job` failed (the others go on).
+
+    Attributes:
+        method: the method id. message: why, in one line.
+    """
+
+    method: str
+    message: str
 
 
 def task_args(prediction, target: int | None = None) -> dict:
@@ -29,76 +41,60 @@ def task_args(prediction, target: int | None = None) -> dict:
     return kw
 
 
-class ExplanationWorker(BackgroundWorker):
-    """Runs explanations and faithfulness on a worker thread; the only code here that calls the model.
+def explain_job(ctx: JobContext, predictor, prediction, methods, layer: int, head_mask=None, target: int = -1):
+    """Explain ``prediction.text`` with each method in ``methods`` and score its faithfulness, for the model with
+    ``head_mask`` ((L, H), 0 = head off; None: every head on), the mask ``prediction`` was made with; ``target``:
+    the class to explain (-1: the predicted one); a pair's second text comes from ``prediction.text_pair``.
 
-    Signals:
-        result(int generation, object :class:`model.explain.ExplanationResult`)
-        failed(int generation, str method, str message)
-        batch_finished(int generation): all requested cheap methods are done.
-        ig_progress(int generation, int done, int total): the on-demand method's steps done out of total
-            (integrated gradients: forward passes; DecompX: layers).
-        ig_cancelled(int generation)
+    A generator: yields one :class:`model.explain.ExplanationResult` or :class:`MethodFailed` per method, and returns
+    None once all are done. Stops (:class:`~desktop_app.workers.jobs.JobStopped`) when a newer request was made.
     """
-
-    result = Signal(int, object)
-    failed = Signal(int, str, str)
-    batch_finished = Signal(int)
-    ig_progress = Signal(int, int, int)
-    ig_cancelled = Signal(int)
-
-    def compute(self, generation: int, predictor, prediction, methods, layer: int, head_mask=None,
-                target: int = -1) -> None:
-        """Explain ``prediction.text`` with each method in ``methods`` and score its faithfulness, for the model with
-        ``head_mask`` ((L, H), 0 = head off; None: every head on), the mask ``prediction`` was made with; ``target``:
-        the class to explain (-1: the predicted one); a pair's second text comes from ``prediction.text_pair``.
-
-        Stops early (silently) when a newer generation was requested.
-        """
-        predictor = self.own_predictor(predictor)
-        for method in methods:
-            if self.is_stale(generation):
-                return
-            try:
-                e = predictor.explain(
-                    prediction.text,
-                    method,
-                    prediction=prediction,
-                    layer=layer,
-                    should_stop=lambda: self.is_stale(generation),
-                    head_mask=head_mask,
-                    **task_args(prediction, target),
-                )
-                f = predictor.faithfulness(prediction.text, e, head_mask=head_mask, **task_args(prediction))
-            except ExplanationCancelled:
-                return
-            except Exception as exc:  # noqa: BLE001 - shown to the user, never a crash
-                self.failed.emit(generation, method, str(exc) or type(exc).__name__)
-                continue
-            self.result.emit(generation, ExplanationResult(method, e, f))
-        self.batch_finished.emit(generation)
-
-    def compute_integrated_gradients(self, generation: int, predictor, prediction, n_steps: int,
-                                     head_mask=None, method: str = "integrated_gradients", target: int = -1) -> None:
-        """An on-demand method, integrated gradients (``n_steps`` steps) or DecompX (``method``), for the model with
-        ``head_mask``: progress per internal batch (DecompX: per layer) through ``ig_progress``, cancellable."""
-        predictor = self.own_predictor(predictor)
+    predictor = ctx.own_predictor(predictor)
+    for method in methods:
         try:
             e = predictor.explain(
                 prediction.text,
                 method,
                 prediction=prediction,
-                n_steps=n_steps,
-                progress=lambda done, total: self.ig_progress.emit(generation, done, total),
-                should_stop=lambda: self.should_stop(generation),
+                layer=layer,
+                should_stop=ctx.stale,
                 head_mask=head_mask,
                 **task_args(prediction, target),
             )
             f = predictor.faithfulness(prediction.text, e, head_mask=head_mask, **task_args(prediction))
-        except ExplanationCancelled:
-            self.ig_cancelled.emit(generation)
-            return
-        except Exception as exc:  # noqa: BLE001
-            self.failed.emit(generation, method, str(exc) or type(exc).__name__)
-            return
-        self.result.emit(generation, ExplanationResult(method, e, f))
+        except ExplanationCancelled as exc:
+            raise JobStopped from exc
+        except Exception as exc:  # noqa: BLE001 - one method's failure is shown in its row; the others go on
+            yield MethodFailed(method, str(exc) or type(exc).__name__)
+            continue
+        yield ExplanationResult(method, e, f)
+
+
+def on_demand_job(ctx: JobContext, predictor, prediction, n_steps: int, head_mask=None,
+                  method: str = "integrated_gradients", target: int = -1) -> ExplanationResult:
+    """An on-demand method, integrated gradients (``n_steps`` steps) or DecompX (``method``), for the model with
+    ``head_mask``: progress (done, total) per internal batch (DecompX: per layer) through ``ctx.report``.
+
+    Returns:
+        its :class:`model.explain.ExplanationResult`.
+
+    Raises:
+        :class:`~desktop_app.workers.jobs.JobStopped`: cancelled (the abort flag) or stale; else what the method
+        raises (the panel shows it in the method's row).
+    """
+    predictor = ctx.own_predictor(predictor)
+    try:
+        e = predictor.explain(
+            prediction.text,
+            method,
+            prediction=prediction,
+            n_steps=n_steps,
+            progress=lambda done, total: ctx.report((done, total)),
+            should_stop=ctx.should_stop,
+            head_mask=head_mask,
+            **task_args(prediction, target),
+        )
+        f = predictor.faithfulness(prediction.text, e, head_mask=head_mask, **task_args(prediction))
+    except ExplanationCancelled as exc:
+        raise JobStopped from exc
+    return ExplanationResult(method, e, f)

@@ -1,19 +1,17 @@
-"""The one worker pattern: a :class:`BackgroundWorker` on its own QThread, owned by a :class:`WorkerHandle`.
+"""The thread plumbing under the jobs (:mod:`desktop_app.workers.jobs`): a :class:`BackgroundWorker` on its own
+QThread, owned by a :class:`WorkerHandle`.
 
-* :class:`BackgroundWorker` (a QObject that is its own signals object) runs the job's steps on its thread.
-  It knows the newest generation the GUI asked for (``latest``) and has an abort flag; model code checks
-  :meth:`BackgroundWorker.should_stop` between steps, and a request whose generation is already stale is
-  skipped before it starts.
+* :class:`BackgroundWorker` (a QObject that is its own signals object) runs what is sent to it on its thread. It
+  knows the newest generation the GUI asked for (``latest``) and has an abort flag (Cancel).
+  :class:`~desktop_app.workers.jobs.JobRunner`, the one worker class of the app, is one.
 * :class:`WorkerHandle` (on the GUI thread) owns one worker: it moves the worker to a new QThread (reniced
   first on Linux, :func:`lower_thread_priority`), numbers the requests (:meth:`WorkerHandle.next_generation`:
-  the latest request wins), sends them to the worker's thread (:meth:`WorkerHandle.submit`), tells the GUI side
-  which results are current (:meth:`WorkerHandle.is_current`: stale ones are dropped when they arrive), and
-  stops it (:meth:`WorkerHandle.shutdown`: everything queued becomes stale, the abort flag is set, the thread
-  quits and is waited for). It shuts itself down when the application quits; the main window shuts down every
-  handle in its object tree when it closes (:meth:`desktop_app.window.main_window.MainWindow.shutdown_workers`).
-
-Every job uses it: inference (:mod:`.inference`), attention internals (:mod:`.internals`), explanations
-(:mod:`.explanations`), batch scoring (:mod:`.batch`) and importing the Hugging Face backend ahead (:mod:`.preload`).
+  the latest request wins), sends them to the worker's thread (:meth:`WorkerHandle.submit`), says which
+  generation is current (:meth:`WorkerHandle.is_current`), and stops it (:meth:`WorkerHandle.shutdown`:
+  everything queued becomes stale, the abort flag is set, the thread quits and is waited for). It shuts itself down
+  when the application quits; the main window shuts down every handle in its object tree when it closes
+  (:meth:`desktop_app.window.main_window.MainWindow.shutdown_workers`).
+  :class:`~desktop_app.workers.jobs.Jobs` is the one kind the app uses.
 """
 
 from __future__ import annotations
@@ -65,14 +63,12 @@ def one_line(exc: BaseException) -> str:
 
 
 class BackgroundWorker(QObject):
-    """Base of every background worker: a generation token and an abort flag, checked between steps.
+    """Base of a background worker: a generation token and an abort flag.
 
     ``latest`` is the newest generation the GUI asked for (written by the GUI thread through its
-    :class:`WorkerHandle`; an int store is atomic under the GIL). A request of an older generation is
-    stale: the worker skips it, or stops it at the next check. :meth:`request_stop` sets the abort flag
-    (thread-safe), which also stops the current step; :meth:`reset_stop` clears it for the next request.
-    Subclasses declare their own signals and carry the generation in every one of them so the GUI side
-    can drop stale results.
+    :class:`WorkerHandle`; an int store is atomic under the GIL); a request of an older generation is stale.
+    :meth:`request_stop` sets the abort flag (thread-safe); :meth:`reset_stop` clears it for the next request.
+    Subclasses declare their own signals (:class:`~desktop_app.workers.jobs.JobRunner`'s carry the request).
     """
 
     def __init__(self) -> None:
@@ -87,10 +83,6 @@ class BackgroundWorker(QObject):
         """Run ``method(*args)`` on this worker's thread (what :meth:`WorkerHandle.submit` queues)."""
         method(*args)
 
-    def is_stale(self, generation: int) -> bool:
-        """True if a newer generation was requested."""
-        return generation != self.latest
-
     def request_stop(self) -> None:
         """Ask the running step to stop at its next check (callable from any thread)."""
         self._abort.set()
@@ -102,10 +94,6 @@ class BackgroundWorker(QObject):
     def stop_requested(self) -> bool:
         """True once :meth:`request_stop` was called (until :meth:`reset_stop`)."""
         return self._abort.is_set()
-
-    def should_stop(self, generation: int) -> bool:
-        """What model code checks between steps: aborted, or ``generation`` is stale."""
-        return self._abort.is_set() or generation != self.latest
 
     def own_predictor(self, predictor):
         """This worker's own :meth:`model.Predictor.replica` of ``predictor`` (the Predictor's one-per-thread

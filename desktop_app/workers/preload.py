@@ -1,4 +1,4 @@
-"""Importing the Hugging Face backend ahead, off the GUI thread: :class:`PreloadWorker` and :class:`HFPreloader`.
+"""Importing the Hugging Face backend ahead, off the GUI thread: :func:`warm_up_job` and :class:`HFPreloader`.
 
 Opening the first Hugging Face folder of a session mostly waits for Python to import ``transformers`` (about 2-4 s
 on a 2-core CPU, against ~0.1 s for the weights of a 6 x 12 MiniLM: ``python -m benchmarks.model_switch``). The
@@ -13,9 +13,9 @@ from __future__ import annotations
 import gc
 import logging
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject
 
-from .handle import BackgroundWorker, WorkerHandle
+from .jobs import JobContext, Jobs
 
 log = logging.getLogger(__name__)
 
@@ -23,27 +23,22 @@ PRELOAD_NICE = 0  # not reniced: a model load may be waiting for this import (a 
 # loaded 2-core machine while the load waited); the GUI keeps its turns through the 1 ms GIL switch interval
 
 
-class PreloadWorker(BackgroundWorker):
-    """Imports the Hugging Face backend on its own thread.
+def warm_up_job(_ctx: JobContext, folders) -> bool | None:
+    """Import the backend (:func:`model.hf.loading.warm_up`); with ``folders`` (a list of paths) only when one of them
+    is a Hugging Face folder.
 
-    Signals:
-        ready(bool): the backend is imported (True), or ``transformers`` is not installed (False).
+    Returns:
+        True once imported, False when ``transformers`` is not installed, None when no folder asked for it.
     """
+    from model.hf.loading import is_hf_folder, warm_up
 
-    ready = Signal(bool)
-
-    def warm_up(self, folders) -> None:
-        """Import the backend (:func:`model.hf.loading.warm_up`); with ``folders`` (a list of paths) only when one
-        of them is a Hugging Face folder."""
-        from model.hf.loading import is_hf_folder, warm_up
-
-        if folders is not None and not any(_is_hf(is_hf_folder, f) for f in folders):
-            return
-        ok = warm_up()
-        # the imported modules live as long as the app: keep them out of the collector's full scans (the window
-        # collects and freezes once a model has loaded; without this that collection stalled the GUI ~0.25 s)
-        gc.freeze()
-        self.ready.emit(ok)
+    if folders is not None and not any(_is_hf(is_hf_folder, f) for f in folders):
+        return None
+    ok = warm_up()
+    # the imported modules live as long as the app: keep them out of the collector's full scans (the window
+    # collects and freezes once a model has loaded; without this that collection stalled the GUI ~0.25 s)
+    gc.freeze()
+    return ok
 
 
 def _is_hf(is_hf_folder, folder: str) -> bool:
@@ -54,7 +49,8 @@ def _is_hf(is_hf_folder, folder: str) -> bool:
 
 
 class HFPreloader(QObject):
-    """GUI-thread side of :class:`PreloadWorker`: asks for the import ahead, at most until it is done.
+    """GUI-thread side of :func:`warm_up_job` (thread "hf-preload"): asks for the import ahead, at most until it is
+    done.
 
     Attributes:
         warm: True once the backend has been imported.
@@ -63,8 +59,7 @@ class HFPreloader(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         # an import cannot be interrupted: shutdown waits for it (wait_ms None) rather than destroy a running thread
-        self.handle = WorkerHandle(PreloadWorker(), "hf-preload", PRELOAD_NICE, parent=self, wait_ms=None)
-        self.handle.worker.ready.connect(self._on_ready)
+        self.handle = Jobs("hf-preload", PRELOAD_NICE, parent=self, wait_ms=None)
         self.warm = False
         self._asked = False
 
@@ -74,10 +69,13 @@ class HFPreloader(QObject):
         if self.warm or self._asked:
             return False
         self._asked = folders is None  # an unconditional import is asked once; a conditional one may be again
-        self.handle.submit(self.handle.worker.warm_up, list(folders) if folders is not None else None)
+        self.handle.run(warm_up_job, list(folders) if folders is not None else None, latest=False,
+                        on_result=self._on_ready)
         return True
 
-    def _on_ready(self, ok: bool) -> None:
+    def _on_ready(self, ok: bool | None) -> None:
+        if ok is None:  # none of the folders is a Hugging Face one: nothing imported
+            return
         self.warm = bool(ok)
         if not ok:
             log.debug("transformers is not installed: Hugging Face folders cannot be opened")

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QApplication
 from desktop_app.panels.batch_model import CORRECT, EXCERPT, WINDOWS, BatchTableModel
 from desktop_app.panels.batch_proxy import BatchFilterProxy
 from desktop_app.panels.batch_panel import BatchPanel
+from desktop_app.workers.batch import BatchProgress
 from model.batch import read_results
 
 pytestmark = [pytest.mark.gui, pytest.mark.timeout(120)]
@@ -142,13 +143,13 @@ def test_cancel_midway_keeps_partial_rows(qtbot, panel, tmp_path):
         (folder / f"{i:04d}.txt").write_text("a good film with great acting")  # equal lengths: prefix order
     stopped = []
 
-    def stop_on_first_progress(_job, done, _total):
+    def stop_on_first_progress(_request, output):
         # runs on the worker thread (direct connection), right after the first batch reports progress
-        if done > 0 and not stopped:
+        if isinstance(output, BatchProgress) and output.done > 0 and not stopped:
             stopped.append(True)
             panel.handle.request_stop()
 
-    panel.handle.worker.progress.connect(stop_on_first_progress, Qt.ConnectionType.DirectConnection)
+    panel.handle.worker.yielded.connect(stop_on_first_progress, Qt.ConnectionType.DirectConnection)
     with qtbot.waitSignal(panel.scoring_finished, timeout=WAIT_MS) as blocker:
         panel.add_paths([str(folder)])
     summary = blocker.args[0]

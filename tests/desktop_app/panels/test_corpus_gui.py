@@ -202,11 +202,11 @@ def test_word_scores_run_off_the_gui_thread_and_a_word_click_filters_the_table(q
     words = corpus.words
     progress, threads = [], []
 
-    def on_progress(_generation, done, total):  # runs on the worker's thread (direct connection)
+    def on_progress(_request, done_total):  # runs on the worker's thread (direct connection)
         threads.append(threading.get_ident())
-        progress.append((done, total))
+        progress.append(done_total)
 
-    words.handle.worker.progress.connect(on_progress, Qt.ConnectionType.DirectConnection)
+    words.handle.worker.yielded.connect(on_progress, Qt.ConnectionType.DirectConnection)
     words.min_count_spin.setValue(3)
     with qtbot.waitSignal(words.finished, timeout=WAIT_MS) as blocker:
         assert words.start()
@@ -241,8 +241,8 @@ def test_cancelling_word_scores_keeps_what_was_explained(qtbot, panels, tiny_pre
     with qtbot.waitSignal(batch.scoring_finished, timeout=WAIT_MS):
         batch.add_paths([str(make_reviews(tmp_path / "reviews", 3000))])
     words = corpus.words
-    words.handle.worker.progress.connect(lambda _g, done, _t: done and words.handle.request_stop(),
-                                         Qt.ConnectionType.DirectConnection)  # Cancel once the first batch is done
+    words.handle.worker.yielded.connect(lambda _request, done_total: done_total[0] and words.handle.request_stop(),
+                                        Qt.ConnectionType.DirectConnection)  # Cancel once the first batch is done
     with qtbot.waitSignal(words.finished, timeout=WAIT_MS) as blocker:
         words.start()
     result = blocker.args[0]
@@ -266,7 +266,7 @@ def test_double_click_opens_the_review_in_every_view(qtbot, tiny_model_dir, tmp_
     index = batch.proxy.index(3, 1)
     row = batch.proxy.data(index, ROW_ROLE)
     at = batch.view.visualRect(index).center()
-    with qtbot.waitSignal(win.state.explanation_added, timeout=WAIT_MS):
+    with qtbot.waitSignal(win.state.events.explanation_added, timeout=WAIT_MS):
         qtbot.mouseClick(batch.view.viewport(), Qt.LeftButton, pos=at)  # a real double-click starts with a click
         qtbot.mouseDClick(batch.view.viewport(), Qt.LeftButton, pos=at)
     pred = win.state.prediction
@@ -291,18 +291,18 @@ def test_next_error_key_and_the_word_highlight(qtbot, tiny_model_dir, tmp_path):
     opened = []
     batch.row_opened.connect(opened.append)
     for want in (errors[0], errors[1 % len(errors)]):
-        with qtbot.waitSignal(win.state.prediction_changed, timeout=WAIT_MS):
+        with qtbot.waitSignal(win.state.events.prediction, timeout=WAIT_MS):
             qtbot.keyClick(win.editor, Qt.Key.Key_F8)  # a key press anywhere in the window (here: the editor)
         assert batch.view.currentIndex().row() == want
         assert win.state.prediction.text == opened[-1].text and opened[-1].correct is False
-    with qtbot.waitSignal(win.state.prediction_changed, timeout=WAIT_MS):
+    with qtbot.waitSignal(win.state.events.prediction, timeout=WAIT_MS):
         qtbot.keyClick(win.editor, Qt.Key.Key_F8, Qt.KeyboardModifier.ShiftModifier)  # Shift+F8: back
     assert batch.view.currentIndex().row() == errors[0]
     # a word filter: the explorer underlines the word in the review it opens
     batch.set_word_filter("Splendid")
     assert win.state.highlighted_words == frozenset({"splendid"})
     assert all("splendid" in r.text for r in batch.proxy.visible_rows())
-    with qtbot.waitSignal(win.state.prediction_changed, timeout=WAIT_MS):
+    with qtbot.waitSignal(win.state.events.prediction, timeout=WAIT_MS):
         batch.open_row(0)
     win.token_view.flush()
     marked = win.token_view.highlighted_tokens()
@@ -331,7 +331,7 @@ def test_window_stays_860_high_and_the_table_shows_12_rows_after_a_job(qtbot, ti
     A review is on display first, so every view has its content (the attention steps' table, whose height is fixed
     by its rows, once held the right-hand docks, and so the results, to a 408-pixel minimum)."""
     win = loaded_window(qtbot, tiny_model_dir, panels=True)
-    with qtbot.waitSignal(win.state.prediction_changed, timeout=WAIT_MS):
+    with qtbot.waitSignal(win.state.events.prediction, timeout=WAIT_MS):
         win.open_review("A splendid film with a dreadful ending. " * 8)
     qtbot.waitUntil(lambda: win.state.current_internals() is not None, timeout=WAIT_MS)
     for dock in (win.steps_dock, win.pe_dock, win.neuron_dock):

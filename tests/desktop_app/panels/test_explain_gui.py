@@ -174,7 +174,7 @@ def test_decompx_runs_on_demand_with_progress_and_cancel(qtbot, panel, tiny_pred
     panel.slow_combo.setCurrentIndex(panel.slow_combo.findData("decompx"))
     assert not panel.ig_steps.isEnabled()  # steps are integrated gradients' only
     steps = []
-    panel.handle.worker.ig_progress.connect(lambda _g, done, total: steps.append((done, total)))
+    panel.handle.worker.yielded.connect(lambda _request, done_total: steps.append(done_total))
     with qtbot.waitSignal(panel.integrated_gradients_finished, timeout=60000) as blocker:
         qtbot.mouseClick(panel.ig_button, Qt.LeftButton)
     assert blocker.args == [True] and "decompx" in panel.results

@@ -87,8 +87,8 @@ def test_focus_class():
 # ---------------------------------------------------------------------------------------------- the GUI
 def analyze(qtbot, win, text: str):
     """Analyse ``text`` and wait for its prediction."""
-    with qtbot.waitSignal(win.state.prediction_changed, timeout=TIMEOUT_MS,
-                          check_params_cb=lambda p: p is not None and p.text == text) as blocker:
+    with qtbot.waitSignal(win.state.events.prediction, timeout=TIMEOUT_MS,
+                          check_params_cb=lambda p, *_: p is not None and p.text == text) as blocker:
         win.analyze_text(text)
     return blocker.args[0]
 
@@ -282,26 +282,24 @@ def test_decompx_falls_back_where_it_does_not_cover_the_model(qtbot, tmp_path):
 def test_compare_uses_decompx_only_where_it_is_estimated_quick(monkeypatch, tiny_predictor):
     """Issue 34: by default DecompX when both texts are estimated under COMPARE_DECOMPX_S, else gradient x input and a
     note saying so; a method the user chose is computed whatever the estimate, with progress for a slow one."""
-    from desktop_app.workers.compare import CompareWorker, SideRequest
+    from desktop_app.workers.compare import Comparer, SideRequest
+    from desktop_app.workers.jobs import InlineContext
     from model.explain import cost
 
-    worker = CompareWorker()
-    got, progress = [], []
-    worker.result.connect(lambda _g, r: got.append(r))
-    worker.failed.connect(lambda _g, msg: pytest.fail(msg))
-    worker.progress.connect(lambda _g, msg: progress.append(msg))
+    comparer = Comparer()
+    progress = []
+    ctx = InlineContext(report=progress.append)
+    got = []
     a, b = SideRequest("a great film", None), SideRequest("a dull film", None)
-    worker.compute(0, tiny_predictor, a, b, "decompx", auto=True)
+    got.append(comparer.compare(ctx, tiny_predictor, a, b, "decompx", auto=True))
     assert got[-1].method == "decompx" and not got[-1].notes and not progress
     monkeypatch.setattr(cost, "COMPARE_DECOMPX_S", 0.0)  # every estimate is now too slow for the default
     monkeypatch.setattr(cost, "SLOW_S", 0.0)
-    worker.latest = 1
-    worker.compute(1, tiny_predictor, a, b, "decompx", auto=True)
+    got.append(comparer.compare(ctx, tiny_predictor, a, b, "decompx", auto=True))
     assert got[-1].method == "grad_x_input"
     assert "would take about" in got[-1].notes[0] and "Gradient" in got[-1].notes[0]
-    worker.latest = 2
-    worker.cache.clear()  # the first comparison's DecompX is cached
-    worker.compute(2, tiny_predictor, a, b, "decompx", auto=False)  # chosen by the user: computed, with progress
+    comparer.cache.clear()  # the first comparison's DecompX is cached
+    got.append(comparer.compare(ctx, tiny_predictor, a, b, "decompx", auto=False))  # chosen by the user: progress
     assert got[-1].method == "decompx" and progress and "DecompX" in progress[-1]
 
 

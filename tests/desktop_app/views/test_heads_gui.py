@@ -24,7 +24,7 @@ needs_bundled = pytest.mark.skipif(not BUNDLED.is_file(), reason="needs the bund
 
 def _new_prediction(qtbot, win, action):
     """Run ``action()`` and return the next non-None prediction put on the state."""
-    with qtbot.waitSignal(win.state.prediction_changed, timeout=TIMEOUT_MS, check_params_cb=lambda p: p is not None) \
+    with qtbot.waitSignal(win.state.events.prediction, timeout=TIMEOUT_MS, check_params_cb=lambda p, *_: p is not None) \
             as blocker:
         action()
     return blocker.args[0]
@@ -249,7 +249,7 @@ def test_thumbnails_follow_the_show_choice(qtbot, tiny_model_dir):
     pred = st.prediction
     for (l, h), t in view.thumbs.items():
         assert t.base == matrix_to_qimage(downsample(pred.attention[l, h], THUMB_PX))
-    with qtbot.waitSignal(st.flow_changed, timeout=TIMEOUT_MS, check_params_cb=lambda f: f is not None):
+    with qtbot.waitSignal(st.events.flow, timeout=TIMEOUT_MS, check_params_cb=lambda f, *_: f is not None):
         st.set_show("alti")
         view.flush()
         assert "Computing" in view.caption.text() and all(t.base is None for t in view.thumbs.values())
@@ -263,7 +263,7 @@ def test_thumbnails_follow_the_show_choice(qtbot, tiny_model_dir):
             assert "ALTI" in t.toolTip()
         else:
             assert t.base is None and t.pixmap().isNull()
-    with qtbot.waitSignal(st.flow_changed, timeout=TIMEOUT_MS, check_params_cb=lambda f: f is not None):
+    with qtbot.waitSignal(st.events.flow, timeout=TIMEOUT_MS, check_params_cb=lambda f, *_: f is not None):
         st.set_show("value_norm")
     view.flush()
     for (l, h), t in view.thumbs.items():

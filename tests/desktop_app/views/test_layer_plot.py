@@ -49,8 +49,8 @@ def test_panel_plot_follows_the_prediction_by_layer(qtbot):
     win = loaded_window(qtbot, None)
     plot = win.prediction_panel.layer_plot
     predictor = win.predictor
-    with qtbot.waitSignal(win.state.layer_probabilities_changed, timeout=TIMEOUT_MS,
-                          check_params_cb=lambda r: r is not None):
+    with qtbot.waitSignal(win.state.events.layer_probabilities, timeout=TIMEOUT_MS,
+                          check_params_cb=lambda r, *_: r is not None):
         win.analyze_text(TEXT)
     pos = list(predictor.labels).index("positive")
     expected = predictor.layer_predictions(TEXT)
@@ -62,8 +62,8 @@ def test_panel_plot_follows_the_prediction_by_layer(qtbot):
 
     mask = np.ones((win.state.n_layers, win.state.n_heads), np.float32)
     mask[0, :] = 0.0
-    with qtbot.waitSignal(win.state.layer_probabilities_changed, timeout=TIMEOUT_MS,
-                          check_params_cb=lambda r: r is not None and r.reference is not None):
+    with qtbot.waitSignal(win.state.events.layer_probabilities, timeout=TIMEOUT_MS,
+                          check_params_cb=lambda r, *_: r is not None and r.reference is not None):
         win.state.set_head_mask(mask)
     np.testing.assert_allclose(plot.curve_data(), predictor.layer_predictions(TEXT, head_mask=mask)[:, pos],
                                atol=1e-6)
@@ -72,6 +72,6 @@ def test_panel_plot_follows_the_prediction_by_layer(qtbot):
     assert plot.curve_data()[-1] == pytest.approx(
         float(predictor.predict(TEXT, head_mask=mask).probabilities[pos]), abs=1e-6)
 
-    with qtbot.waitSignal(win.state.layer_probabilities_changed, timeout=TIMEOUT_MS):
+    with qtbot.waitSignal(win.state.events.layer_probabilities, timeout=TIMEOUT_MS):
         win.analyze_text("")  # nothing is current: the plot is cleared
     assert plot.curve_data().size == 0 and plot.reference_data().size == 0

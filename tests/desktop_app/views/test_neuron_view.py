@@ -39,7 +39,7 @@ def test_neuron_view_from_synthetic_internals(qtbot):
 
 def test_neuron_view_in_the_window_follows_selection_and_click_selects(qtbot, tiny_model_dir):
     win = loaded_window(qtbot, tiny_model_dir)
-    with qtbot.waitSignal(win.state.internals_changed, timeout=LOAD_TIMEOUT_MS):
+    with qtbot.waitSignal(win.state.events.internals, timeout=LOAD_TIMEOUT_MS):
         win.open_review("a wonderful film with a great cast")
     pred = win.state.prediction
     win.neuron_dock.show()
@@ -50,7 +50,7 @@ def test_neuron_view_in_the_window_follows_selection_and_click_selects(qtbot, ti
     assert (head, query) == (0, 0) and x.tokens == tuple(pred.tokens)
     np.testing.assert_allclose(view.weight_bars.opts["width"], pred.attention[0, 0, 0], atol=1e-5)
     # another layer: new internals from the worker
-    with qtbot.waitSignal(win.state.internals_changed, timeout=LOAD_TIMEOUT_MS):
+    with qtbot.waitSignal(win.state.events.internals, timeout=LOAD_TIMEOUT_MS):
         win.set_layer_head(1, 1)
     view.flush()
     x, head, query = view.shown
@@ -75,7 +75,7 @@ def test_stale_internals_are_dropped(qtbot, tiny_predictor):
     ctl = InternalsController(state)
     ctl.set_predictor(tiny_predictor)
     got = []
-    state.internals_changed.connect(got.append)
+    state.events.internals.connect(got.append)
     state.set_prediction(tiny_predictor.predict("first text"))
     state.set_prediction(tiny_predictor.predict("second text, longer"))
     qtbot.waitUntil(lambda: len(got) >= 1, timeout=LOAD_TIMEOUT_MS)

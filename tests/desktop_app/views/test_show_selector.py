@@ -29,7 +29,7 @@ def analysed(qtbot):
     """The window over the bundled model with a real review analysed; the links, neuron and steps docks shown."""
     win = loaded_window(qtbot, None)
     text = REVIEW.read_text(encoding="utf-8")
-    with qtbot.waitSignal(win.state.prediction_changed, timeout=TIMEOUT_MS):
+    with qtbot.waitSignal(win.state.events.prediction, timeout=TIMEOUT_MS):
         win.open_review(text)
     for dock in (win.links_dock, win.neuron_dock, win.steps_dock):
         dock.show()
@@ -194,7 +194,7 @@ def test_a_missing_flow_shows_its_note_not_a_picture(qtbot):
 def test_neuron_view_and_steps_show_the_value_norms(qtbot):
     win, pred = analysed(qtbot)
     want = win.predictor.attention_flow(pred.text, "value_norm")
-    with qtbot.waitSignal(win.state.internals_changed, timeout=TIMEOUT_MS):
+    with qtbot.waitSignal(win.state.events.internals, timeout=TIMEOUT_MS):
         win.set_layer_head(1, 2)
     qtbot.waitUntil(lambda: win.state.value_norms is not None, timeout=TIMEOUT_MS)
     np.testing.assert_allclose(win.state.value_norms, want.value_norms, rtol=1e-5, atol=1e-6)

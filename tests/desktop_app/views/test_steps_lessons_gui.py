@@ -81,7 +81,7 @@ def test_causal_switch_greys_masked_keys_and_shows_the_renormalised_row(qtbot):
 
 def test_causal_switch_in_the_window_reaches_heatmap_and_steps_but_not_the_prediction(qtbot, tiny_model_dir):
     win = loaded_window(qtbot, tiny_model_dir)
-    with qtbot.waitSignal(win.state.internals_changed, timeout=LOAD_TIMEOUT_MS):
+    with qtbot.waitSignal(win.state.events.internals, timeout=LOAD_TIMEOUT_MS):
         win.open_review("a wonderful film with a great cast")
     pred = win.state.prediction
     heatmap, steps = win.heatmap, win.steps_view

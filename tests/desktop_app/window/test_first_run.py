@@ -41,7 +41,7 @@ def test_app_opens_with_a_sample_analysed(qtbot, tiny_model_dir):
     win.persist_settings = False
     with qtbot.waitSignal(win.predictor_loaded, timeout=LOAD_TIMEOUT_MS):
         pass
-    with qtbot.waitSignal(win.state.prediction_changed, timeout=LOAD_TIMEOUT_MS):
+    with qtbot.waitSignal(win.state.events.prediction, timeout=LOAD_TIMEOUT_MS):
         assert open_sample_when_empty(win)
     assert win.current_prediction is not None
     assert "<br" not in win.editor.toPlainText().lower()

@@ -44,7 +44,7 @@ def open_window(qtbot, model_dir):
 
 def analyze(qtbot, win, text: str):
     """open_review(text) and wait for its prediction; renders every view."""
-    with qtbot.waitSignal(win.state.prediction_changed, timeout=LOAD_TIMEOUT_MS) as blocker:
+    with qtbot.waitSignal(win.state.events.prediction, timeout=LOAD_TIMEOUT_MS) as blocker:
         win.open_review(text)
     pred = blocker.args[0]
     flush(win)
@@ -88,7 +88,7 @@ def test_typing_a_positive_review_predicts_positive(qtbot):
 
 def test_typing_runs_a_debounced_analysis(qtbot, window):
     received = []
-    window.state.prediction_changed.connect(received.append)
+    window.state.events.prediction.connect(received.append)
     qtbot.keyClicks(window.editor, "a great film")
     qtbot.waitUntil(lambda: bool(received), timeout=10_000)
     qtbot.wait(window.debounce.interval() + 200)
@@ -107,7 +107,7 @@ def test_ctrl_enter_analyzes_now(qtbot, window):
     window.editor.setPlainText("The acting was superb.")
     window.activateWindow()
     window.editor.setFocus()
-    with qtbot.waitSignal(window.state.prediction_changed, timeout=10_000) as blocker:
+    with qtbot.waitSignal(window.state.events.prediction, timeout=10_000) as blocker:
         window.analyze_action.trigger()
     assert blocker.args[0].text == "The acting was superb."
     assert any(s.toString() == "Ctrl+Return" for s in window.analyze_action.shortcuts())
@@ -115,7 +115,7 @@ def test_ctrl_enter_analyzes_now(qtbot, window):
 
 def test_latest_request_wins(qtbot, window):
     received = []
-    window.state.prediction_changed.connect(received.append)
+    window.state.events.prediction.connect(received.append)
     texts = [f"review number {i}: boring and far too long" for i in range(5)]
     for t in texts:
         window.open_review(t)
@@ -370,7 +370,7 @@ def test_samples_menu_lists_bundled_reviews(qtbot, window):
     assert len(window.samples) >= 6 and len(titles) == len(window.samples)
     labels = {s["label"] for s in window.samples}
     assert labels == {"positive", "negative"}
-    with qtbot.waitSignal(window.state.prediction_changed, timeout=10_000) as blocker:
+    with qtbot.waitSignal(window.state.events.prediction, timeout=10_000) as blocker:
         window.samples_menu.actions()[0].trigger()
     from desktop_app.panels.editor import display_text
 
@@ -389,7 +389,7 @@ def test_a_512_token_analysis_of_a_long_review_renders_its_first_window(qtbot, m
     P, S = win.predictor.encoder.specials
     text = text_of_pieces(win.predictor, 2 * (512 - P - S))  # two full windows of 512 tokens
     received = []
-    win.state.prediction_changed.connect(received.append)
+    win.state.events.prediction.connect(received.append)
     win.open_review(text)
     qtbot.waitUntil(lambda: bool(received), timeout=60_000)
     pred = received[0]

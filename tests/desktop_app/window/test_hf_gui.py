@@ -46,8 +46,8 @@ def _open_via_menu(qtbot, win, folder, monkeypatch):
 
 
 def _analyze(qtbot, win, text):
-    with qtbot.waitSignal(win.state.prediction_changed, timeout=TIMEOUT_MS,
-                          check_params_cb=lambda p: p is not None) as blocker:
+    with qtbot.waitSignal(win.state.events.prediction, timeout=TIMEOUT_MS,
+                          check_params_cb=lambda p, *_: p is not None) as blocker:
         win.open_review(text)
     for v in (win.token_view, win.heatmap, win.links_view, win.model_view, win.pe_view):
         v.flush()

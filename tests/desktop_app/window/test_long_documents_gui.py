@@ -44,12 +44,12 @@ def test_a_long_review_is_shown_whole_and_its_windows_chosen(qtbot, tiny_model_d
     panel = win.prediction_panel
     assert panel.document_plot.isVisible() and len(panel.document_plot.points()) == W
     assert panel.label.text() == whole.label
-    with qtbot.waitSignal(win.state.prediction_changed, timeout=30000):
+    with qtbot.waitSignal(win.state.events.prediction, timeout=30000):
         qtbot.mouseClick(panel.document_plot, qtbot_left(), pos=panel.document_plot.points()[W - 1].toPoint())
     assert win.state.prediction.window == W - 1
     # a click on a token of another window shows that window and selects the token there
     j = int(whole.windows[0, 0]) + 1  # read by window 0 only
-    with qtbot.waitSignal(win.state.prediction_changed, timeout=30000):
+    with qtbot.waitSignal(win.state.events.prediction, timeout=30000):
         win.state.windows.select_document_token(j)
     assert win.state.prediction.window == 0
     assert win.state.selection == (win.state.prediction.from_document_token(j),)
@@ -114,7 +114,7 @@ def test_a_session_brings_back_the_window_shown_and_its_selection(qtbot, tiny_mo
 
     win = loaded_window(qtbot, tiny_model_dir, panels=True)
     whole = _analysed(qtbot, win, LONG).whole
-    with qtbot.waitSignal(win.state.prediction_changed, timeout=30000):
+    with qtbot.waitSignal(win.state.events.prediction, timeout=30000):
         win.state.windows.request(2)
     win.state.set_selection((3,))
     path = tmp_path / "long.aesession.json"

@@ -31,7 +31,7 @@ def hf_6x12_dir(tmp_path_factory) -> Path:
 
 def _analyze(qtbot, win, text):
     """Analyse ``text`` and wait for its prediction and internals."""
-    with qtbot.waitSignal(win.state.internals_changed, timeout=TIMEOUT_MS, check_params_cb=lambda x: x is not None):
+    with qtbot.waitSignal(win.state.events.internals, timeout=TIMEOUT_MS, check_params_cb=lambda x, *_: x is not None):
         win.open_review(text)
     return win.state.prediction
 
@@ -95,7 +95,7 @@ def test_nothing_old_is_shown_while_another_model_loads(qtbot, tiny_model_dir, h
     assert all(t.pixmap().isNull() for t in win.model_view.thumbs.values())
     assert not win.pe_view.pe_norm_curve.getData()[0]
 
-    with qtbot.waitSignal(st.prediction_changed, timeout=TIMEOUT_MS, check_params_cb=lambda p: p is not None):
+    with qtbot.waitSignal(st.events.prediction, timeout=TIMEOUT_MS, check_params_cb=lambda p, *_: p is not None):
         pass  # the editor's review is analysed again by the new model
     assert st.info.n_layers == 6 and st.prediction.attention.shape[:2] == (6, 12)
     assert "Loading weights\u2026" in messages and any("first analysis" in m for m in messages)

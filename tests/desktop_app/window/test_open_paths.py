@@ -67,8 +67,8 @@ def test_a_review_file_opens_in_the_editor_and_is_analysed(qtbot, tiny_model_dir
     from desktop_app.app import open_command_line_paths
 
     win = loaded_window(qtbot, tiny_model_dir, panels=True)
-    with qtbot.waitSignal(win.state.prediction_changed, timeout=LOAD_TIMEOUT_MS,
-                          check_params_cb=lambda p: p is not None and p.text == files["review"].read_text()):
+    with qtbot.waitSignal(win.state.events.prediction, timeout=LOAD_TIMEOUT_MS,
+                          check_params_cb=lambda p, *_: p is not None and p.text == files["review"].read_text()):
         open_command_line_paths(win, [str(files["review"])])
     assert win.editor.toPlainText() == files["review"].read_text()
     assert win.errors == []
@@ -138,8 +138,8 @@ def test_a_file_the_system_opens_while_the_app_runs_is_opened(qtbot, tiny_model_
     win = loaded_window(qtbot, tiny_model_dir, panels=True)
     open_command_line_paths(win, [])
     try:
-        with qtbot.waitSignal(win.state.prediction_changed, timeout=LOAD_TIMEOUT_MS,
-                              check_params_cb=lambda p: p is not None and p.text == files["review"].read_text()):
+        with qtbot.waitSignal(win.state.events.prediction, timeout=LOAD_TIMEOUT_MS,
+                              check_params_cb=lambda p, *_: p is not None and p.text == files["review"].read_text()):
             QApplication.sendEvent(QApplication.instance(), QFileOpenEvent(str(files["review"])))
     finally:
         QApplication.instance().removeEventFilter(win.file_open_events)

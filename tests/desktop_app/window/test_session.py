@@ -33,7 +33,7 @@ def test_session_round_trip(qtbot, tiny_model_dir, tmp_path):
     from desktop_app.window import session
 
     win = _window(qtbot, tiny_model_dir)
-    with qtbot.waitSignal(win.state.prediction_changed, timeout=LOAD_TIMEOUT_MS):
+    with qtbot.waitSignal(win.state.events.prediction, timeout=LOAD_TIMEOUT_MS):
         win.open_review("A slow start.\nThen a wonderful second half that I would watch again.")
     pred = win.state.prediction
     win.state.set_layer_head(1, 0)
@@ -107,14 +107,14 @@ def test_session_keeps_show_head_mask_and_pins(qtbot, tiny_model_dir, tmp_path):
 
     win = _window(qtbot, tiny_model_dir)
     L, H = win.state.n_layers, win.state.n_heads
-    with qtbot.waitSignal(win.state.prediction_changed, timeout=LOAD_TIMEOUT_MS):
+    with qtbot.waitSignal(win.state.events.prediction, timeout=LOAD_TIMEOUT_MS):
         win.open_review("The acting was good.")
     win.state.pin_current()
     mask = np.ones((L, H), np.float32)
     mask[0, 1] = 0
-    with qtbot.waitSignal(win.state.prediction_changed, timeout=LOAD_TIMEOUT_MS):
+    with qtbot.waitSignal(win.state.events.prediction, timeout=LOAD_TIMEOUT_MS):
         win.state.set_head_mask(mask)  # the window analyses the review again with head 2 of layer 1 off
-    with qtbot.waitSignal(win.state.prediction_changed, timeout=LOAD_TIMEOUT_MS):
+    with qtbot.waitSignal(win.state.events.prediction, timeout=LOAD_TIMEOUT_MS):
         win.open_review("The acting was not good.")
     win.state.set_show("alti")
     path = tmp_path / "s.aesession.json"
@@ -170,10 +170,10 @@ def _saved_with(qtbot, model_dir, path):
     from desktop_app.window import session
 
     win = _window(qtbot, model_dir)
-    with qtbot.waitSignal(win.state.prediction_changed, timeout=LOAD_TIMEOUT_MS):
+    with qtbot.waitSignal(win.state.events.prediction, timeout=LOAD_TIMEOUT_MS):
         win.open_review("The acting was good.")
     win.state.pin_current()
-    with qtbot.waitSignal(win.state.prediction_changed, timeout=LOAD_TIMEOUT_MS):
+    with qtbot.waitSignal(win.state.events.prediction, timeout=LOAD_TIMEOUT_MS):
         win.open_review("A slow start, then a wonderful second half.")
     win.state.set_layer_head(1, 0)
     win.state.set_selection((1, 3))

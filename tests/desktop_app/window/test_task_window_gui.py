@@ -31,8 +31,8 @@ def multi_dir(tmp_path_factory):
 
 
 def analyse(qtbot, win, text=TEXT):
-    with qtbot.waitSignal(win.state.prediction_changed, timeout=LOAD_TIMEOUT_MS,
-                          check_params_cb=lambda p: p is not None and p.text == text):
+    with qtbot.waitSignal(win.state.events.prediction, timeout=LOAD_TIMEOUT_MS,
+                          check_params_cb=lambda p, *_: p is not None and p.text == text):
         win.analyze_text(text)
     return win.state.prediction
 
@@ -60,8 +60,8 @@ def test_the_second_text_box_sends_a_pair_encoded_as_the_tokenizer_does(qtbot, p
     box.pair_action.trigger()  # off: a single text again
     pred = analyse(qtbot, win, TEXT + " indeed")
     assert pred.text_pair is None and pred.pair_start == -1
-    with qtbot.waitSignal(win.state.prediction_changed, timeout=LOAD_TIMEOUT_MS,
-                          check_params_cb=lambda p: p is not None and p.text_pair == "a second one"):
+    with qtbot.waitSignal(win.state.events.prediction, timeout=LOAD_TIMEOUT_MS,
+                          check_params_cb=lambda p, *_: p is not None and p.text_pair == "a second one"):
         win.open_review("a first one", "a second one")  # e.g. a batch row of a pair
     assert box.pair_on
 
@@ -94,8 +94,8 @@ def test_the_task_override_relabels_and_is_reapplied_when_the_folder_opens_again
     task_menu = next(a.menu() for a in win.model_menu.menu.actions() if a.menu() and "Task" in a.text())
     titles = [a.text() for a in task_menu.actions()]
     assert any("Multi-label" in t and "(config)" in t for t in titles)
-    with qtbot.waitSignal(win.state.prediction_changed, timeout=LOAD_TIMEOUT_MS,
-                          check_params_cb=lambda p: p is not None and p.task == "single_label"):
+    with qtbot.waitSignal(win.state.events.prediction, timeout=LOAD_TIMEOUT_MS,
+                          check_params_cb=lambda p, *_: p is not None and p.task == "single_label"):
         next(a for a in task_menu.actions() if a.data() == "single_label").trigger()
     pred = win.state.prediction
     assert pred.probabilities.sum() == pytest.approx(1.0, abs=1e-5) and win.state.info.task == "single_label"
@@ -130,7 +130,7 @@ def test_the_explanations_explain_the_chosen_class_of_a_pair(qtbot, pair_dir):
     qtbot.waitUntil(lambda: win.state.layer_probabilities is not None, timeout=LOAD_TIMEOUT_MS)
     np.testing.assert_allclose(win.prediction_panel.layer_plot.curve_data(),
                                win.predictor.layer_predictions(TEXT, text_pair=PAIR)[:, other], atol=1e-5)
-    with qtbot.waitSignal(win.state.prediction_changed, timeout=LOAD_TIMEOUT_MS):
+    with qtbot.waitSignal(win.state.events.prediction, timeout=LOAD_TIMEOUT_MS):
         win.analyze_text(TEXT + " again")
     assert win.state.task.target == other  # the user's class stays for the next text
 
