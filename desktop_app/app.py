@@ -31,7 +31,7 @@ SELF_TEST_TIMEOUT_S = 300.0  # seconds to wait for the model and the first analy
 
 def app_age_s(app_start: float) -> float:
     """Seconds since the app's own start, ``app_start`` (``time.perf_counter()`` when its first module ran:
-    :data:`desktop_app.__main__.PROCESS_START`). Not the process's start in ``/proc``: a launcher that ``exec``\ s into
+    :data:`desktop_app.__main__.PROCESS_START`). Not the process's start in ``/proc``: a launcher that ``exec``s into
     the app (an install script, a wrapper) keeps its process and so its start time (issue 46: 181 s, the installation,
     counted as start-up)."""
     return time.perf_counter() - app_start
