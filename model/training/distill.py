@@ -25,6 +25,8 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm import tqdm
 
+from model.datasets.splits import read_split
+
 from ..core.config import EncoderConfig
 from ..core.encoder import TransformerClassifier
 from ..core.tokenizer import MASK, TextEncoder, load_tokenizer
@@ -208,6 +210,8 @@ def distill(data: Path, out: Path, opts: DistillOptions, device: torch.device) -
     """The ``distill`` stage: writes the model folder ``out`` (``model.safetensors``, ``config.json``,
     ``tokenizer.json``, ``metrics.json`` with the validation log and the test scores) and returns the metrics.
     Raises ValueError without ``init`` or a teacher, FileNotFoundError for a missing file."""
+    from sklearn.metrics import f1_score
+
     if not opts.init:
         raise ValueError("the distillation stage needs init (the MLM stage or a model folder)")
     t_start, init = time.time(), Path(opts.init)
@@ -221,14 +225,14 @@ def distill(data: Path, out: Path, opts: DistillOptions, device: torch.device) -
     save_model(model.eval(), out)
     (out / TOKENIZER_FILE).write_bytes((init / TOKENIZER_FILE).read_bytes())
     try:  # the official test split, scored once at the end (a run on a machine without it skips this)
-        test_texts, test_labels = c.read_split(data, "test")
+        test_texts, test_labels = read_split(data, "test")
     except FileNotFoundError:
         test_texts, test_labels = [], np.zeros(0, np.int64)
     test_seqs = [ids for ids, _ in encoder.encode_ids_batch(test_texts)]
     pred = predict(model.to(device), test_seqs, device).argmax(1) if test_seqs else np.zeros(0, np.int64)
     mlm = json.loads((init / "mlm.json").read_text()) if (init / "mlm.json").is_file() else None
     metrics = {"test_accuracy": float((pred == test_labels).mean()) if len(pred) else None,
-               "test_f1": c.binary_f1(test_labels, pred) if len(pred) else None, "test_count": len(test_labels),
+               "test_f1": float(f1_score(test_labels, pred, zero_division=0)) if len(pred) else None, "test_count": len(test_labels),
                "validation": {"size": len(reviews.val_idx), "best_accuracy": log["best_validation_accuracy"],
                               "chosen": log["chosen"]},
                "teacher": teacher_info, "init": str(init), "mlm": mlm, "epochs": log["epochs"],

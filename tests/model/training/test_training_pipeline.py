@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 import torch
 
-from model.training.common import VAL_SIZE, UsageError, read_rows, read_split, validation_split, write_rows
+from model.datasets.splits import VAL_SIZE, UsageError, read_split, validation_split
+from model.training.common import read_rows, write_rows
 
 ROOT = Path(__file__).resolve().parents[3]
 POS = ["a", "wonderful", "moving", "film", "with", "great", "acting", "and", "a", "superb", "story"]
@@ -262,8 +263,8 @@ def test_gpu_recipe_runs_its_stages_side_by_side_on_tiny_data(data_dir, tmp_path
     half, sentences, v1 with a sample of the committed negations); the whole recipe's plan."""
     pytest.importorskip("transformers")
     from model import Predictor
-    from tests.fixtures.tiny_hf import make_tiny_hf_dir
     from model.training.pipeline import load_recipe
+    from tests.fixtures.tiny_hf import make_tiny_hf_dir
 
     assert list(load_recipe("gpu").stages) == ["teacher", "mlm", "aug4", "aug2", "sentences", "step4", "v1", "v2", "v3",
                                                "v4", "model"]
@@ -363,8 +364,8 @@ def test_select_rules_bars_first_then_validation_or_tolerance():
 def test_interpolation_weights_and_errors(tmp_path):
     from model.core.config import EncoderConfig
     from model.core.weights import load_state
-    from tests.fixtures.tiny_models import make_random_model_dir
     from model.training.interpolate import interpolate
+    from tests.fixtures.tiny_models import make_random_model_dir
 
     a = make_random_model_dir(tmp_path / "a", seed=1)
     b = make_random_model_dir(tmp_path / "b", seed=2)

@@ -1,15 +1,18 @@
-"""Labelled data of any classifier task for :mod:`.finetune_hf`: reading the splits, parsing gold labels, test metrics.
+"""Labelled data of any classifier task: a data folder's splits, the label names, the gold labels as targets, the
+metrics of a model's logits against those targets.
 
-The three task types are those of ``transformers``' ``problem_type``: ``single_label`` (one class of N, softmax,
-cross-entropy), ``multi_label`` (any subset of N labels, sigmoids, BCE-with-logits) and ``regression`` (one number,
-mean squared error). A sentence-pair task is any of them with a second text column.
+Read by the training pipeline's fine-tuning (``model.training.finetune_hf``) and by the dataset-level evaluation
+(``model.evaluation.threshold``). The three task types are those of ``transformers``' ``problem_type``:
+``single_label`` (one class of N), ``multi_label`` (any subset of N labels) and ``regression`` (one number). A
+sentence-pair task is any of them with a second text column.
 
 A data folder holds ``train``, ``dev`` and ``test`` splits as ``.jsonl.gz``, ``.jsonl.xz``, ``.jsonl``, ``.csv`` or
-``.tsv`` (see :func:`.common.split_file`), and optionally ``labels.txt`` (one label name a line, in id order).
+``.tsv`` (see :func:`.splits.split_file`), and optionally ``labels.txt`` (one label name a line, in id order).
 Columns: the text (``text``), the second text (``text_pair`` when the first row has one) and the gold label
 (``label``, or ``labels`` when the first row's ``labels`` holds a list). Gold labels: a class name (matched
 case-insensitively) or an integer id; for multi-label a list of those or a ``;``-separated string; for regression
-a number. Metrics are scikit-learn's and SciPy's.
+a number, all read as batch scoring reads them (:class:`model.batch.gold.GoldReader`). Metrics are scikit-learn's
+and SciPy's (imported when :func:`evaluate` runs).
 """
 
 from __future__ import annotations
@@ -23,13 +26,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..batch.gold import GoldReader, gold_text
-from .common import TABLE_SUFFIXES as SUFFIXES
-from .common import UsageError, split_file
+from model.batch.gold import GoldReader, gold_text
+
+from .splits import TABLE_SUFFIXES, UsageError, split_file
 
 BINARY = ("negative", "positive")  # names of integer golds 0/1 when no names are given (the app's IMDB convention)
-SELECT_BY = {"single_label": "accuracy", "multi_label": "macro_f1", "regression": "pearson"}
-"""The validation metric that picks the epoch, per task."""
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ def columns(first: dict, text: str, pair: str, label: str) -> tuple[str, str | N
 def read_task_split(data: Path, name: str, cols: tuple[str, str, str]) -> Split:
     """Split ``name`` of folder ``data`` with columns ``(text, pair, label)`` as given to :func:`columns`.
     Raises FileNotFoundError for a missing split, UsageError for a missing column or an empty text."""
-    path = split_file(data, name, SUFFIXES)
+    path = split_file(data, name, TABLE_SUFFIXES)
     rows = read_table(path)
     if not rows:
         raise UsageError(f"{path}: no rows")
