@@ -372,7 +372,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if (bad := check_columns(args.paths, Columns(args.text_column, args.pair_column, args.label_column))) is not None:
         raise _usage_error(parser, bad)
     predictor = _load_predictor(parser.prog, args)
-    if args.pair_column and not getattr(predictor, "reads_pairs", False):
+    if args.pair_column and not predictor.reads_pairs:
         raise _usage_error(parser, f"--pair-column {args.pair_column}: the model in {args.model or 'resources/model'} "
                            "reads single texts, not sentence pairs")
     if args.token_class is not None and args.token_class not in predictor.labels:

@@ -35,8 +35,8 @@ from .rows import EXPORT_COLUMNS, ResultRow, RowSchema, failed_row, precision_la
 
 def model_id(predictor: Any) -> str:
     """How a row names the model that scored it: the absolute path of ``predictor.model_dir`` ("" when the predictor
-    has no folder, e.g. a test double)."""
-    folder = getattr(predictor, "model_dir", None)
+    was built without a folder)."""
+    folder = predictor.model_dir
     return str(Path(folder).resolve()) if folder else ""
 
 
@@ -56,7 +56,7 @@ def _context(predictor: Any) -> _Context:
     labels = tuple(predictor.labels)
     task = getattr(getattr(predictor, "task", None), "kind", SINGLE_LABEL)
     return _Context(labels, task, model_id(predictor), GoldReader(labels, task),
-                    bool(getattr(predictor, "reads_pairs", False)), str(getattr(predictor, "precision", "")))
+                    predictor.reads_pairs, predictor.precision)
 
 
 GoldProblem = Callable[[str, str], None]
@@ -182,7 +182,7 @@ def scored_row(rec: Record, s: Any, ctx: _Context, gold: str | None) -> ResultRo
     """The row of a record scored as :class:`model.Score` ``s`` (its ``task``, ``probabilities``, ``value``);
     ``gold``: :func:`_gold`'s (None: unknown; multi-label ``""``: the empty label set, which sets ``correct``)."""
     task = getattr(s, "task", ctx.task)
-    value = getattr(s, "value", None)
+    value = s.value
     if task == REGRESSION or gold is None:
         correct = None
     elif task == MULTI_LABEL:
@@ -194,7 +194,7 @@ def scored_row(rec: Record, s: Any, ctx: _Context, gold: str | None) -> ResultRo
         source=rec.source, text=rec.text or "", label=s.label,
         probabilities=tuple(float(p) for p in s.probabilities) if task != REGRESSION else (),
         num_tokens=int(s.num_tokens), truncated=bool(s.truncated), gold=gold, correct=correct, status="ok",
-        num_windows=int(getattr(s, "num_windows", 1)), model=ctx.model, text_pair=rec.text_pair,
+        num_windows=int(s.num_windows), model=ctx.model, text_pair=rec.text_pair,
         value=None if value is None else float(value), labels=ctx.labels if task != REGRESSION else (), task=task,
         precision=ctx.precision,
     )
