@@ -35,8 +35,8 @@ from .rows import EXPORT_COLUMNS, ResultRow, RowSchema, failed_row, precision_la
 
 def model_id(predictor: Any) -> str:
     """How a row names the model that scored it: the absolute path of ``predictor.model_dir`` ("" when the predictor
-    has no folder, e.g. the panels' tests' ``LabelsOnly``, still a stand-in)."""
-    folder = getattr(predictor, "model_dir", None)
+    was built without a folder)."""
+    folder = predictor.model_dir
     return str(Path(folder).resolve()) if folder else ""
 
 
