@@ -11,7 +11,8 @@ A data folder holds ``train``, ``dev`` and ``test`` splits as ``.jsonl.gz``, ``.
 Columns: the text (``text``), the second text (``text_pair`` when the first row has one) and the gold label
 (``label``, or ``labels`` when the first row's ``labels`` holds a list). Gold labels: a class name (matched
 case-insensitively) or an integer id; for multi-label a list of those or a ``;``-separated string; for regression
-a number, all read as batch scoring reads them (:class:`model.batch.gold.GoldReader`). Metrics are scikit-learn's
+a number, all read as batch scoring reads them (:class:`model.batch.gold.GoldReader`). Validation: the ``dev`` split,
+else a seeded carve of ``train`` as for IMDB (:func:`task_splits`). Metrics are scikit-learn's
 and SciPy's (imported when :func:`evaluate` runs).
 """
 
@@ -28,9 +29,10 @@ import numpy as np
 
 from model.batch.gold import GoldReader, gold_text
 
-from .splits import TABLE_SUFFIXES, UsageError, split_file
+from .splits import TABLE_SUFFIXES, VAL_SIZE, UsageError, split_file, validation_split
 
 BINARY = ("negative", "positive")  # names of integer golds 0/1 when no names are given (the app's IMDB convention)
+NO_TRAIN_NOTE = "no train split in the data folder: trained on the dev split less a seeded validation carve"
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,30 @@ def read_task_split(data: Path, name: str, cols: tuple[str, str, str]) -> Split:
             raise UsageError(f"{path}: row {i} has no gold label in column {label!r}")
     return Split([str(r[text]) for r in rows], [str(r[pair]) for r in rows] if pair else None,
                  [r[label] for r in rows])
+
+
+def task_splits(data: Path, task: str, cols: tuple[str, str, str], labels: str = "", seed: int = 0
+                ) -> tuple[tuple[str, ...], Split, np.ndarray, Split | None, np.ndarray | None, dict]:
+    """The rows a model of ``task`` trains and validates on: ``(labels, first, fit_idx, dev, val_idx,
+    provenance)``: the label names (:func:`label_names` of ``labels``), the first split (``train``, else ``dev``),
+    the int [K] rows of it trained on, the separate dev split (None when validation is carved from ``first``:
+    ``val_idx`` rows, seeded by ``seed``, :data:`.splits.VAL_SIZE` or a fifth of a small split) and where each
+    came from (``provenance``: ``train``, ``validation`` and, without a train split, :data:`NO_TRAIN_NOTE`).
+    ``cols`` as given to :func:`columns`. Raises UsageError for a bad column or label, FileNotFoundError without
+    train and dev splits."""
+    has = {n: any((data / f"{n}{s}").is_file() for s in TABLE_SUFFIXES) for n in ("train", "dev")}
+    first = read_task_split(data, "train" if has["train"] else "dev", cols)
+    dev = read_task_split(data, "dev", cols) if has["train"] and has["dev"] else None
+    names = label_names(task, labels, data, first.gold)
+    if dev is not None:
+        return names, first, np.arange(len(first.texts)), dev, None, {"train": "train", "validation": "dev"}
+    n = len(first.texts)
+    val_idx, fit_idx = validation_split(n, seed, VAL_SIZE if n > VAL_SIZE else max(1, n // 5))
+    where = "train" if has["train"] else "dev"
+    provenance = {"train": f"{where} less the validation rows", "validation": f"{len(val_idx)} seeded rows of {where}"}
+    if not has["train"]:
+        provenance["note"] = NO_TRAIN_NOTE
+    return names, first, fit_idx, None, val_idx, provenance
 
 
 def _members(task: str, gold) -> list:

@@ -232,7 +232,8 @@ def distill(data: Path, out: Path, opts: DistillOptions, device: torch.device) -
     pred = predict(model.to(device), test_seqs, device).argmax(1) if test_seqs else np.zeros(0, np.int64)
     mlm = json.loads((init / "mlm.json").read_text()) if (init / "mlm.json").is_file() else None
     metrics = {"test_accuracy": float((pred == test_labels).mean()) if len(pred) else None,
-               "test_f1": float(f1_score(test_labels, pred, zero_division=0)) if len(pred) else None, "test_count": len(test_labels),
+               "test_f1": float(f1_score(test_labels, pred, zero_division=0)) if len(pred) else None,
+               "test_count": len(test_labels),
                "validation": {"size": len(reviews.val_idx), "best_accuracy": log["best_validation_accuracy"],
                               "chosen": log["chosen"]},
                "teacher": teacher_info, "init": str(init), "mlm": mlm, "epochs": log["epochs"],

