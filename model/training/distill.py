@@ -30,7 +30,7 @@ from model.datasets.splits import read_split
 from ..core.config import EncoderConfig
 from ..core.encoder import TransformerClassifier
 from ..core.tokenizer import MASK, TextEncoder, load_tokenizer
-from ..core.weights import TOKENIZER_FILE, load_state, save_model, save_state
+from ..core.weights import TOKENIZER_FILE, load_state, save_model
 from . import common as c
 from .transfer import ReviewOptions, review_split, transfer_set
 
@@ -137,9 +137,7 @@ def pretrain(data: Path, out: Path, opts: MLMOptions, device: torch.device) -> d
                 print(json.dumps({"mlm": log[-1]}), file=sys.stderr, flush=True)
         epoch += 1
     bar.close()
-    out.mkdir(parents=True, exist_ok=True)
-    save_state({k: v.detach().cpu() for k, v in model.state_dict().items()}, out / "model.safetensors")
-    config.to_json(out / "config.json")
+    save_model(model, out)  # model.safetensors and config.json
     (out / TOKENIZER_FILE).write_bytes(Path(opts.tokenizer).read_bytes())
     info = {"steps": step, "planned_steps": opts.steps, "epochs_started": epoch, "wall_s": time.time() - t0,
             "final_loss": float(np.mean(losses[-200:])), "log": log}
