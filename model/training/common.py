@@ -22,12 +22,6 @@ from ..core.tokenizer import pad_sequences
 ROOT = Path(__file__).resolve().parents[2]  # the repository root
 
 
-def read_rows(path: str | Path) -> list[dict]:
-    """The JSON lines of a ``.jsonl.gz`` transfer set (``{"text", "logits": [negative, positive], ...}`` dicts)."""
-    with gzip.open(path, "rt", encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh]
-
-
 def write_rows(rows, path: str | Path) -> None:
     """Write dicts as gzipped JSON lines to ``path`` (folders created). The gzip header holds no file name and
     no time, so the same rows always give the same bytes."""

@@ -26,8 +26,9 @@ import numpy as np
 
 from model.datasets.behaviour import DEV_NEGATIVE, DEV_POSITIVE, NEGATIVE, POSITIVE
 from model.datasets.splits import train_split
+from model.datasets.task_data import read_table
 
-from .common import read_rows, write_rows
+from .common import write_rows
 
 COPULAS = ("is", "was", "are", "were")  # auxiliaries: "not" goes right after them ("felt not X" is not English)
 INTENSIFIERS = ("very", "really", "so", "quite", "too", "pretty", "particularly", "especially", "terribly",
@@ -131,7 +132,7 @@ def write_negations(data: Path, out: Path, opts: NegationOptions, device=None) -
     texts, labels, _, fit_idx = train_split(data, opts.seed)
     exclude = _TEST_WORDS | _NOT_FLIPPABLE
     lexicon = polarity_lexicon([texts[i] for i in fit_idx], labels[fit_idx], opts.min_count, opts.min_ratio, exclude)
-    rows = read_rows(opts.sentences)
+    rows = read_table(Path(opts.sentences))
     kept, info = counterfactuals(rows, lexicon, opts.max_words, opts.min_margin, opts.flip_scale, opts.seed)
     write_rows(kept, out)
     info.update(lexicon_size=len(lexicon), sentences=len(rows), written=len(kept))

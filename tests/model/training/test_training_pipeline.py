@@ -16,7 +16,8 @@ import pytest
 import torch
 
 from model.datasets.splits import VAL_SIZE, UsageError, read_split, validation_split
-from model.training.common import read_rows, write_rows
+from model.datasets.task_data import read_table
+from model.training.common import write_rows
 
 ROOT = Path(__file__).resolve().parents[3]
 POS = ["a", "wonderful", "moving", "film", "with", "great", "acting", "and", "a", "superb", "story"]
@@ -132,8 +133,8 @@ def test_bundled_recipe_runs_end_to_end_into_a_model_folder(bundled):
     assert logged == bundled.summary["ran"]
     z = np.load(work / "teacher" / "logits.npz")
     assert z["train"].shape == (VAL_SIZE + 150, 2) and z["unsup"].shape == (80, 2) and z["test"].shape == (60, 2)
-    assert len(read_rows(work / "augmented.jsonl.gz")) == 2 * (150 + 80)
-    negations = read_rows(work / "negations.jsonl.gz")
+    assert len(read_table(work / "augmented.jsonl.gz")) == 2 * (150 + 80)
+    negations = read_table(work / "negations.jsonl.gz")
     assert negations and all(" was not " in r["text"] for r in negations)
     flips = [r["logits"][1] > r["logits"][0] for r in negations]
     assert sum(flips) == len(flips) // 2  # as many negated negatives as negated positives
@@ -278,10 +279,10 @@ def test_gpu_recipe_runs_its_stages_side_by_side_on_tiny_data(data_dir, tmp_path
     assert done.returncode == 0, done.stderr[-3000:]
     w = tmp_path / "w"
     assert json.loads(done.stdout.splitlines()[-1])["ran"] == ["teacher", "mlm", "aug4", "aug2", "sentences", "v1"]
-    four, two = read_rows(w / "aug4.jsonl.gz"), read_rows(w / "aug2.jsonl.gz")
+    four, two = read_table(w / "aug4.jsonl.gz"), read_table(w / "aug2.jsonl.gz")
     assert len(four) == 4 * (150 + 80) and two == four[: len(four) // 2]
     metrics = json.loads((w / "v1" / "metrics.json").read_text())
-    assert metrics["teacher"]["augmented"]["texts"] == len(two) + len(read_rows(w / "sentences.jsonl.gz")) + 100
+    assert metrics["teacher"]["augmented"]["texts"] == len(two) + len(read_table(w / "sentences.jsonl.gz")) + 100
     assert Predictor.from_pretrained(w / "v1", device="cpu").predict("a wonderful film").label in ("negative",
                                                                                                  "positive")
 
@@ -314,7 +315,7 @@ def test_read_augmented_repeats_and_samples(tmp_path):
     assert len(texts) == 4 == used and len(set(texts)) == 4 and read_augmented(f"{path}%4", seed=1)[0] == texts
     with pytest.raises(UsageError, match="whole number"):
         read_augmented(f"{path}%x")
-    write_rows(read_rows(path), tmp_path / "again.jsonl.gz")  # no name, no time in the gzip header: the same bytes
+    write_rows(read_table(path), tmp_path / "again.jsonl.gz")  # no name, no time in the gzip header: the same bytes
     assert (tmp_path / "again.jsonl.gz").read_bytes() == path.read_bytes()
 
 
