@@ -1,4 +1,5 @@
-"""Shared fixtures: a tiny random model folder, and the bundled model when it exists."""
+"""Shared fixtures: a tiny random model folder, tiny real Predictors of any labels and task, and the bundled model
+when it exists."""
 
 from __future__ import annotations
 
@@ -55,6 +56,37 @@ def tiny_predictor(tiny_model_dir):
     from model import Predictor
 
     return Predictor.from_pretrained(tiny_model_dir, device="cpu")
+
+
+@pytest.fixture(scope="session")
+def predictor_for(tmp_path_factory):
+    """A factory of tiny real Predictors on the CPU, built offline once per session and cached (no stand-ins):
+    ``predictor_for(labels, task="single_label", pairs=False)`` is a random encoder of ours with those class names
+    (single-label, single texts), or for pairs, multi-label or regression a tiny random BERT with those labels
+    (:func:`tests.fixtures.tiny_hf.make_tiny_hf_dir`, the ``hf`` extra; the test skips without it)."""
+    made = {}
+
+    def make(labels, task="single_label", pairs=False):
+        key = (tuple(labels), task, pairs)
+        if key not in made:
+            from model import Predictor
+
+            folder = tmp_path_factory.mktemp("predictor")
+            if task == "single_label" and not pairs:
+                from model.core.config import EncoderConfig
+                from tests.fixtures.tiny_models import make_random_model_dir
+
+                config = EncoderConfig(max_len=64, d_model=16, n_heads=2, n_layers=2, d_ff=32, labels=tuple(labels))
+                make_random_model_dir(folder, config)
+            else:
+                pytest.importorskip("transformers")
+                from tests.fixtures.tiny_hf import make_tiny_hf_dir
+
+                folder = make_tiny_hf_dir(folder / "hf", task=task, labels=tuple(labels), init_std=0.5)
+            made[key] = Predictor.from_pretrained(folder, device="cpu")
+        return made[key]
+
+    return make
 
 
 @pytest.fixture(scope="session")

@@ -7,6 +7,7 @@
 * in the GUI, the views (and the explorer state they draw) never import the window, the panels or the workers,
   and the workers import none of the others;
 * layers: ``desktop_app`` > ``model.batch`` > ``model.predictor`` > ``model.explain`` > ``model.core``;
+* ``model.training`` and ``model.evaluation`` never import each other (what both read is ``model.datasets``);
 * ``benchmarks`` is never imported by ``model`` or ``desktop_app``, and no ``bench*`` module lives in them;
 * no module of ``model`` or ``desktop_app`` is longer than :data:`MAX_MODULE_LINES` lines, and no function in them
   longer than :data:`MAX_FUNCTION_LINES` lines.
@@ -50,7 +51,7 @@ def test_contracts_cover_the_layering_rules():
     """The contracts exist and name what they must forbid (an empty config would pass lint-imports)."""
     forbidden = {}
     for contract in _contracts().values():
-        assert contract["type"] in ("forbidden", "layers")
+        assert contract["type"] in ("forbidden", "layers", "independence")
         if contract["type"] != "forbidden":
             continue
         for src in contract["source_modules"]:
@@ -65,6 +66,8 @@ def test_contracts_cover_the_layering_rules():
     runtime = ("model.core", "model.predictor", "model.records", "model.tasks", "model.text", "model.files", "model.hf",
                "model.explain", "model.batch")
     assert all({"model.training", "model.evaluation"} <= forbidden[m] for m in runtime)
+    independent = [set(c["modules"]) for c in _contracts().values() if c["type"] == "independence"]
+    assert {"model.training", "model.evaluation"} in independent
     layers = [c["layers"] for c in _contracts().values() if c["type"] == "layers"]
     assert ["desktop_app", "model.batch", "model.predictor", "model.explain", "model.core"] in layers
 

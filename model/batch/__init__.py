@@ -6,8 +6,8 @@ Data flow: paths -> :mod:`.walk` (folder walker) -> :mod:`.readers` (one reader 
 the model) -> :class:`ResultRow` (:mod:`.rows`; its columns, :class:`RowSchema`, follow the model's labels and task) ->
 :mod:`.export` (CSV / JSON Lines / Parquet, atomic) or the GUI's table; :mod:`.corpus` (metrics of the rows,
 corpus-level token importance) -> :mod:`.report` (``metrics.json``, ``report.html``). :mod:`.cli` is
-``attention-explorer-score``. No torch is imported here: the engine takes any object with
-``labels`` and ``score_many``.
+``attention-explorer-score``. No torch is imported here: the engine reads a :class:`model.Predictor`'s ``labels``,
+``task``, ``reads_pairs``, ``precision`` and ``model_dir`` and calls its ``score_many``.
 """
 
 from .corpus import CorpusMetrics, CorpusTokens, corpus_metrics, corpus_token_scores

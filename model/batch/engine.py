@@ -37,8 +37,8 @@ from .rows import EXPORT_COLUMNS, ResultRow, RowSchema, failed_row, precision_la
 
 def model_id(predictor: Any) -> str:
     """How a row names the model that scored it: the absolute path of ``predictor.model_dir`` ("" when the predictor
-    has no folder, e.g. a test double)."""
-    folder = getattr(predictor, "model_dir", None)
+    was built without a folder)."""
+    folder = predictor.model_dir
     return str(Path(folder).resolve()) if folder else ""
 
 
@@ -58,7 +58,7 @@ def _context(predictor: Any) -> _Context:
     labels = tuple(predictor.labels)
     task = task_of(predictor).type
     return _Context(labels, task, model_id(predictor), GoldReader(labels, task.id),
-                    InputSpec.of(predictor, "this model"), str(getattr(predictor, "precision", "")))
+                    InputSpec.of(predictor, "this model"), predictor.precision)
 
 
 GoldProblem = Callable[[str, str], None]
@@ -184,15 +184,15 @@ def _block_rows(block: list[Record], score_at: dict[int, Any], ctx: _Context,
 def scored_row(rec: Record, s: Any, ctx: _Context, gold: str | None) -> ResultRow:
     """The row of a record scored as :class:`model.Score` ``s`` (its ``task``, ``probabilities``, ``value``);
     ``gold``: :func:`_gold`'s (None: unknown; multi-label ``""``: the empty label set, which sets ``correct``)."""
-    task = task_type(getattr(s, "task", ctx.task))
-    value = getattr(s, "value", None)
+    task = task_type(s.task)
+    value = s.value
     correct = None if gold is None else task.correct(s.label, gold)
     gold = gold or ""
     return ResultRow(
         source=rec.source, text=rec.text or "", label=s.label,
         probabilities=tuple(float(p) for p in s.probabilities) if task.reads_probabilities else (),
         num_tokens=int(s.num_tokens), truncated=bool(s.truncated), gold=gold, correct=correct, status="ok",
-        num_windows=int(getattr(s, "num_windows", 1)), model=ctx.model, text_pair=rec.text_pair,
+        num_windows=int(s.num_windows), model=ctx.model, text_pair=rec.text_pair,
         value=None if value is None else float(value), labels=ctx.labels if task.reads_probabilities else (),
         task=task.id,
         precision=ctx.precision,

@@ -4,8 +4,9 @@ Usage::
 
     python -m model.evaluation.threshold --model /work/models/goemotions --data ../shared/data/goemotions
 
-``--data`` is a folder with ``dev.jsonl.gz`` and ``test.jsonl.gz`` whose rows hold ``text`` (and ``text_pair`` for
-pairs) and ``labels`` (a list of the model's label names). Every split is scored once (``Predictor.score_many``,
+``--data`` is a folder with ``dev`` and ``test`` splits (``.jsonl.gz``, ``.jsonl.xz``, ``.jsonl``, ``.csv``, ``.tsv``:
+:mod:`model.datasets.task_data`) whose rows hold ``text`` (and ``text_pair`` for pairs) and ``labels`` (a list of the
+model's label names or ids, or a ``;``-separated string). Every split is scored once (``Predictor.score_many``,
 the sigmoids); the one global threshold in 0.05..0.50 (steps of 0.05) with the best dev macro-F1 is applied to
 test. Prints one JSON object: dev macro- and micro-F1 per threshold, the chosen threshold, test macro/micro-F1 at
 it and at 0.5 (scikit-learn ``f1_score``, ``zero_division=0``). Demszky et al. (2020) tune thresholds on dev too.
@@ -16,7 +17,6 @@ Raises SystemExit(2) with a message for a missing split or a label the model doe
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import sys
 from pathlib import Path
@@ -24,30 +24,26 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import f1_score
 
-from ..batch.gold import GoldReader, gold_text
+from model.datasets.splits import UsageError
+from model.datasets.task_data import read_task_split, targets
 from model.predictor.predictor import Predictor
 
 THRESHOLDS = tuple(round(0.05 * k, 2) for k in range(1, 11))
 
 
-def read_split(path: Path, labels: tuple[str, ...]) -> tuple[list[str], list[str | None], np.ndarray]:
-    """(texts, second texts or None, gold int [N, C] 0/1) of a ``.jsonl.gz`` split, the gold read as batch scoring
-    reads it (:class:`model.batch.gold.GoldReader`: names, case-insensitive, or ids).
+def read_split(data: Path, name: str, labels: tuple[str, ...]) -> tuple[list[str], list[str | None], np.ndarray]:
+    """(texts, second texts or None, gold int [N, C] 0/1) of split ``name`` of the folder ``data``, read as the
+    training pipeline reads a task's split (:func:`model.datasets.task_data.read_task_split`; the gold labels as
+    batch scoring reads them, :class:`model.batch.gold.GoldReader`: names, case-insensitive, or ids).
 
     Raises:
-        ValueError: a gold label the model does not know (the message names the row).
+        FileNotFoundError: a missing split.
+        UsageError: (:class:`model.datasets.splits.UsageError`) a missing column or a gold label the model does not
+            know (the message names the row).
     """
-    texts, pairs, rows, reader = [], [], [], GoldReader(labels, "multi_label")
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            r = json.loads(line)
-            texts.append(r["text"])
-            pairs.append(r.get("text_pair"))
-            gold, problem = reader.read(gold_text(r["labels"]))
-            if problem is not None or gold is None:
-                raise ValueError(f"{path}:{n}: {problem or 'no labels (an empty list is the empty label set)'}")
-            rows.append(np.isin(labels, gold.split(";")).astype(np.int64))
-    return texts, pairs, np.stack(rows)
+    split = read_task_split(data, name, ("text", "", "labels"))
+    gold = targets("multi_label", split.gold, labels).astype(np.int64)
+    return split.texts, split.pairs or [None] * len(split.texts), gold
 
 
 def sigmoids(predictor: Predictor, texts: list[str], pairs: list[str | None]) -> np.ndarray:
@@ -73,15 +69,15 @@ def main(argv: list[str] | None = None) -> int:
     """The command line; returns 0, or 2 for bad input (with a message on stderr)."""
     ap = argparse.ArgumentParser(prog="python -m model.evaluation.threshold", description=__doc__.split("\n")[0])
     ap.add_argument("--model", required=True, help="a multi-label model folder")
-    ap.add_argument("--data", required=True, help="folder with dev.jsonl.gz and test.jsonl.gz")
+    ap.add_argument("--data", required=True, help="folder with the dev and test splits (e.g. dev.jsonl.gz)")
     args = ap.parse_args(argv)
     predictor = Predictor.from_pretrained(args.model, device="cpu")
     if predictor.task.kind != "multi_label":
         print(f"{args.model} is a {predictor.task.kind} model; this chooses a multi-label threshold", file=sys.stderr)
         return 2
     try:
-        splits = {s: read_split(Path(args.data) / f"{s}.jsonl.gz", predictor.labels) for s in ("dev", "test")}
-    except (OSError, ValueError, KeyError) as exc:
+        splits = {s: read_split(Path(args.data), s, predictor.labels) for s in ("dev", "test")}
+    except (OSError, ValueError, KeyError, UsageError) as exc:
         print(f"cannot read the data: {exc}", file=sys.stderr)
         return 2
     probs = {s: sigmoids(predictor, t, p) for s, (t, p, _) in splits.items()}

@@ -4,7 +4,7 @@ Usage::
 
     python -m model.evaluation.window_variants --data ../shared/data/imdb [--model DIR] [--strides 64,128,256,384,511]
 
-The validation split is the training pipeline's (:func:`model.training.common.validation_split`: 1,250 reviews of
+The validation split is the training pipeline's (:func:`model.datasets.splits.validation_split`: 1,250 reviews of
 the official train split, seed 0, never trained on). Texts that fit in one window get the same result under every
 variant, so only the long ones (more pieces than a window holds) are scored. Variants (docs/long_documents.md):
 
@@ -124,8 +124,8 @@ def variants(predictor, texts: list[str], labels: np.ndarray, strides: list[int]
 
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point; returns the exit code (0 ok, 2 usage or data error)."""
+    from model.datasets.splits import read_split, validation_split
     from model.predictor.predictor import Predictor
-    from model.training.common import read_split, validation_split
 
     p = argparse.ArgumentParser(prog="python -m model.evaluation.window_variants", description=__doc__.split("\n\n")[0])
     p.add_argument("--data", required=True, help="the folder holding train.jsonl.gz")

@@ -243,8 +243,7 @@ def faithfulness(
     enc = encode_of(predictor, text, text_pair)
     p_full, comp, suff, ms = erasure_scores(
         enc.ids, explanation.scores, explanation.target, predictor_prob_fn(predictor), percents, predictor.config.pad_id,
-        getattr(enc, "special", None),  # None: only [CLS] is special (our own tokenizer, test doubles)
-        getattr(enc, "segment_ids", None),
+        enc.special, enc.segment_ids,  # special None: only [CLS] is special (our own tokenizer)
     )
     per_k = {
         k: {"comprehensiveness": float(c), "sufficiency": float(s), "tokens": int(m)}

@@ -25,6 +25,7 @@ from __future__ import annotations
 import codecs
 import gzip
 import json
+import lzma
 import os
 import stat
 from collections.abc import Callable
@@ -239,7 +240,7 @@ def read_text_file(path: str | Path, limit: int) -> str:
 
 
 def read_labelled_rows(path: str | Path, label_of: Callable[[dict], int]) -> tuple[list[str], list[int]]:
-    """Read ``{"text", "label"}`` rows from ``.jsonl`` or ``.jsonl.gz`` (UTF-8; blank lines skipped).
+    """Read ``{"text", "label"}`` rows from ``.jsonl``, ``.jsonl.gz`` or ``.jsonl.xz`` (UTF-8; blank lines skipped).
 
     Args:
         path: the file.
@@ -255,7 +256,7 @@ def read_labelled_rows(path: str | Path, label_of: Callable[[dict], int]) -> tup
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"data file not found: {path}")
-    opener = gzip.open if path.suffix == ".gz" else open
+    opener = gzip.open if path.suffix == ".gz" else lzma.open if path.suffix == ".xz" else open
     texts: list[str] = []
     labels: list[int] = []
     with opener(path, "rt", encoding="utf-8") as fh:

@@ -11,7 +11,10 @@ a recipe of ``model/training/recipes/`` (``docs/retraining.md``). Modules:
 * :mod:`.interpolate`: WiSE-FT weight interpolation (``interpolate``) and model folders from git (``git``).
 * :mod:`.select`: the choice between model folders, behavioural bars then validation (``select``).
 * :mod:`.peers`: the TF-IDF and NBSVM peers (``python -m model.training.peers``).
-* :mod:`.common`: data files, the validation split, batching, schedules, precision, options.
+* :mod:`.common`: transfer-set files, batching, schedules, precision, options, the stage command.
+
+The data folders, the validation split, any task's data and the behavioural sentences are :mod:`model.datasets`,
+which ``model.evaluation`` reads too; training and evaluation never import each other.
 
 Never imported by the app, the scorer or the bundle (import-linter contract in pyproject.toml); needs the ``train``
 extra. The routes that did not ship (the supervised word2vec recipe, layer growing, Fisher merging, relabelling,

@@ -1,4 +1,5 @@
-"""Helpers shared by the training stages: data files, the validation split, batching, schedules, precision, options."""
+"""Helpers shared by the training stages: transfer-set files, batching, schedules, precision, options, the stage
+command. The data folders and the validation split are in :mod:`model.datasets.splits`."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ import argparse
 import dataclasses
 import gzip
 import json
-import lzma
 import platform
 import sys
 from pathlib import Path
@@ -14,66 +14,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from model.datasets.splits import JSONL_SUFFIXES, UsageError, check_data
 from model.predictor import precision
+
 from ..core.tokenizer import pad_sequences
-from model.files.textio import read_labelled_rows
 
-VAL_SIZE = 1250  # reviews of the official train split held out for validation (seeded; never trained on)
 ROOT = Path(__file__).resolve().parents[2]  # the repository root
-
-
-class UsageError(Exception):
-    """Bad input from the user (missing data folder, bad recipe or option): the CLIs print it on one line and exit 2."""
-
-
-JSONL_SUFFIXES = (".jsonl.gz", ".jsonl.xz", ".jsonl")
-TABLE_SUFFIXES = (*JSONL_SUFFIXES, ".csv", ".tsv")  # the split files of any task (:mod:`.tasks_data`)
-
-
-def split_file(data: str | Path, name: str, suffixes: tuple[str, ...] = JSONL_SUFFIXES) -> Path:
-    """The file of split ``name`` (train, dev, test, unsup) in ``data``: ``NAME`` plus the first of ``suffixes``
-    that exists (default ``.jsonl.gz``, ``.jsonl.xz``, ``.jsonl``); FileNotFoundError when none exists."""
-    for path in (Path(data) / f"{name}{suffix}" for suffix in suffixes):
-        if path.is_file():
-            return path
-    raise FileNotFoundError(f"no {name}{suffixes[0]} (or {' / '.join(suffixes[1:])}) in {data}")
-
-
-def read_split(data: str | Path, name: str) -> tuple[list[str], np.ndarray]:
-    """Texts and int64 [N] labels (1 positive, 0 negative, -1 unlabeled) of one split; see :func:`split_file`.
-
-    Raises FileNotFoundError for a missing split, ValueError for a malformed row (naming file and line)."""
-    path = split_file(data, name)
-    if path.suffix != ".xz":
-        texts, labels = read_labelled_rows(path, lambda row: int(row.get("label", -1)))
-        return texts, np.asarray(labels, dtype=np.int64)
-    with lzma.open(path, "rt", encoding="utf-8") as fh:
-        rows = [json.loads(line) for line in fh if line.strip()]
-    return [str(r["text"]) for r in rows], np.asarray([int(r.get("label", -1)) for r in rows], dtype=np.int64)
-
-
-def validation_split(n_train: int, seed: int = 0, val_size: int = VAL_SIZE) -> tuple[np.ndarray, np.ndarray]:
-    """``(val_idx, fit_idx)``: int64 index arrays into the train split (a seeded permutation, first ``val_size``)."""
-    perm = np.random.default_rng(seed).permutation(n_train)
-    return perm[:val_size], perm[val_size:]
-
-
-def train_split(data: str | Path, seed: int = 0) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
-    """``(texts, labels int64 [N], val_idx, fit_idx)`` of the train split with its seeded validation split."""
-    texts, labels = read_split(data, "train")
-    val_idx, fit_idx = validation_split(len(texts), seed)
-    return texts, labels, val_idx, fit_idx
-
-
-def seeded_subset(n: int, k: int, seed: int = 0) -> np.ndarray:
-    """Sorted int64 indices of a seeded random sample of ``k`` of ``n`` rows (all ``n`` when ``k >= n``)."""
-    return np.sort(np.random.default_rng(seed).permutation(n)[:k])
-
-
-def read_rows(path: str | Path) -> list[dict]:
-    """The JSON lines of a ``.jsonl.gz`` transfer set (``{"text", "logits": [negative, positive], ...}`` dicts)."""
-    with gzip.open(path, "rt", encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh]
 
 
 def write_rows(rows, path: str | Path) -> None:
@@ -109,14 +55,6 @@ def lr_at(step: int, total: int, warmup: int, peak: float) -> float:
     if step < warmup:
         return peak * (step + 1) / warmup
     return peak * max(0.0, (total - step) / max(1, total - warmup))
-
-
-def binary_f1(y_true: np.ndarray, y_pred: np.ndarray, positive: int = 1) -> float:
-    """F1 of the positive class (harmonic mean of precision and recall) for int [N] labels and predictions."""
-    tp = int(((y_pred == positive) & (y_true == positive)).sum())
-    fp = int(((y_pred == positive) & (y_true != positive)).sum())
-    fn = int(((y_pred != positive) & (y_true == positive)).sum())
-    return 0.0 if tp == 0 else 2 * tp / (2 * tp + fp + fn)
 
 
 def hardware() -> dict:
@@ -205,7 +143,7 @@ def stage_cli(run, cls, argv: list[str] | None, description: str, splits: tuple[
     """A command for one stage: ``--data``, ``--out``, ``--device`` and a ``--flag-name`` per scalar field of the
     options dataclass ``cls`` (booleans are switches); runs ``run(data, out, options, device)``, prints the scalar
     items of its result as one JSON line and returns the exit code (2: bad input, one line on stderr). The data
-    folder must hold one of ``splits`` (:func:`check_data`)."""
+    folder must hold one of ``splits`` (:func:`model.datasets.splits.check_data`)."""
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--data", required=True, help="folder with train/test/unsup .jsonl.gz (.jsonl.xz, .jsonl)")
     p.add_argument("--out", required=True, help="folder to write")
@@ -219,18 +157,8 @@ def stage_cli(run, cls, argv: list[str] | None, description: str, splits: tuple[
         device = pick_device(args.pop("device"))
         out.mkdir(parents=True, exist_ok=True)
         result = run(data, out, cls(**args), device)
-    except (UsageError, FileNotFoundError) as exc:
+    except (UsageError, FileNotFoundError, ValueError) as exc:  # ValueError: a malformed row, a folder the app refuses
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(json.dumps({k: v for k, v in result.items() if isinstance(v, int | float | str)}))
     return 0
-
-
-def check_data(data: str | Path, splits: tuple[str, ...] = ("train",),
-               suffixes: tuple[str, ...] = JSONL_SUFFIXES) -> Path:
-    """``data`` as a Path; raises UsageError unless it is a folder with one of ``splits`` (default a train split)
-    in one of ``suffixes`` (see :func:`split_file`)."""
-    if not any((Path(data) / f"{name}{suffix}").is_file() for name in splits for suffix in suffixes):
-        raise UsageError(f"data folder not found or without {' or '.join(splits)}{suffixes[0]} "
-                         f"({', '.join(suffixes[1:])}): {data}")
-    return Path(data)

@@ -5,7 +5,7 @@ cannot teach it; counterfactual data (Kaushik et al. 2020), made here by rule on
 
 1. :func:`polarity_lexicon`: the log-count ratio r(w) = log((p_w + 1) / (n_pos + 1)) - log((q_w + 1) / (n_neg + 1))
    of the positive and negative reviews containing w (Wang & Manning 2012); ``|r| >= min_ratio`` in at least
-   ``min_count`` reviews is polar; the behavioural tests' words (:mod:`model.evaluation.checklist`) are left out.
+   ``min_count`` reviews is polar; the behavioural tests' words (:mod:`model.datasets.behaviour`) are left out.
 2. :func:`negate`: a sentence qualifies with no negation, no contrast word, at most ``max_words`` words and one
    copula followed (after an optional intensifier) by its only polar word, when the teacher agrees with that word
    with a logit margin of at least ``min_margin`` ("The ending was pointless."); "not" goes after the copula.
@@ -24,8 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..evaluation.checklist import DEV_NEGATIVE, DEV_POSITIVE, NEGATIVE, POSITIVE
-from .common import read_rows, train_split, write_rows
+from model.datasets.behaviour import DEV_NEGATIVE, DEV_POSITIVE, NEGATIVE, POSITIVE
+from model.datasets.splits import train_split
+from model.datasets.task_data import read_table
+
+from .common import write_rows
 
 COPULAS = ("is", "was", "are", "were")  # auxiliaries: "not" goes right after them ("felt not X" is not English)
 INTENSIFIERS = ("very", "really", "so", "quite", "too", "pretty", "particularly", "especially", "terribly",
@@ -129,7 +132,7 @@ def write_negations(data: Path, out: Path, opts: NegationOptions, device=None) -
     texts, labels, _, fit_idx = train_split(data, opts.seed)
     exclude = _TEST_WORDS | _NOT_FLIPPABLE
     lexicon = polarity_lexicon([texts[i] for i in fit_idx], labels[fit_idx], opts.min_count, opts.min_ratio, exclude)
-    rows = read_rows(opts.sentences)
+    rows = read_table(Path(opts.sentences))
     kept, info = counterfactuals(rows, lexicon, opts.max_words, opts.min_margin, opts.flip_scale, opts.seed)
     write_rows(kept, out)
     info.update(lexicon_size=len(lexicon), sentences=len(rows), written=len(kept))

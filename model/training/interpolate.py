@@ -13,8 +13,10 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from model.datasets.splits import UsageError
+
 from ..core.weights import CONFIG_FILE, TOKENIZER_FILE, WEIGHTS_FILE, load_state, save_state
-from .common import ROOT, UsageError
+from .common import ROOT
 
 
 @dataclass

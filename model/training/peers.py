@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .common import UsageError, check_data, read_split, train_split
+from model.datasets.splits import UsageError, check_data, read_split, train_split
 
 _TOKEN = re.compile(r"[a-z0-9']+|[!?.,;:()\"-]")
 
@@ -57,10 +57,9 @@ class NBSVM:
         self.lr.fit(X.multiply(self.r).tocsr(), y)
         return self
 
-    def logits(self, texts: Sequence[str]) -> np.ndarray:
-        """float32 [M, 2] logits (class 0 fixed at 0; class 1 the decision function)."""
-        z = self.lr.decision_function(self.vec.transform(texts).multiply(self.r).tocsr()).astype(np.float32)
-        return np.stack([np.zeros_like(z), z], axis=1)
+    def predict(self, texts: Sequence[str]) -> np.ndarray:
+        """int64 [M] predicted labels (1 where the decision function is positive)."""
+        return (self.lr.decision_function(self.vec.transform(texts).multiply(self.r).tocsr()) > 0).astype(np.int64)
 
 
 def run_tfidf(data, C: float = 10.0) -> dict:
@@ -87,10 +86,10 @@ def run_nbsvm(data, C: float = 0.1, seed: int = 0) -> dict:
     train_texts, train_labels, val_idx, fit_idx = train_split(data, seed)
     test_texts, test_labels = read_split(data, "test")
     full = NBSVM(C=C).fit([train_texts[i] for i in fit_idx], train_labels[fit_idx])
-    val_logits, test_logits = full.logits([train_texts[i] for i in val_idx]), full.logits(test_texts)
+    val_pred = full.predict([train_texts[i] for i in val_idx])
     return {"model": f"NBSVM 1-3-gram logistic regression (C={C})",
-            "validation_accuracy": float((val_logits.argmax(1) == train_labels[val_idx]).mean()),
-            "test_accuracy": float((test_logits.argmax(1) == test_labels).mean()), "test_count": len(test_labels),
+            "validation_accuracy": float((val_pred == train_labels[val_idx]).mean()),
+            "test_accuracy": float((full.predict(test_texts) == test_labels).mean()), "test_count": len(test_labels),
             "wall_s": time.time() - t0}
 
 

@@ -27,8 +27,10 @@ from pathlib import Path
 
 import torch
 
+from model.datasets.splits import UsageError, check_data
+
 from . import counterfactual, distill, finetune_hf, interpolate, select, transfer
-from .common import ROOT, UsageError, check_data, make_options, pick_device
+from .common import ROOT, make_options, pick_device
 
 RECIPES = Path(__file__).resolve().parent / "recipes"
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"

@@ -1,7 +1,7 @@
 """Choose between model folders without the test split: the ``select`` stage, whose output is the recipe's model.
 
 Each candidate (a model folder, or a folder of them such as an ``interpolate`` stage's) is scored on the seeded
-1,250-review validation split and on the *development* behavioural set of :mod:`model.evaluation.checklist`.
+1,250-review validation split and on the *development* behavioural set of :mod:`model.datasets.behaviour`.
 Rule (:func:`choose`): the candidates whose development pass rate is at least ``bars`` (0.8) on each negation and
 contrast capability and 0.95 on the plain ones, then the best validation accuracy; when none qualifies, among those
 within ``tolerance`` (0.5 points) of the best validation accuracy the best mean negation/contrast pass rate. The test
@@ -19,9 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
+from model.datasets.behaviour import TARGET_CAPABILITIES, build_cases, run_checklist
+from model.datasets.splits import UsageError, read_split, train_split
+
 from ..core.weights import CONFIG_FILE, METRICS_FILE, TOKENIZER_FILE, WEIGHTS_FILE, read_metrics
-from ..evaluation.checklist import TARGET_CAPABILITIES, build_cases, run_checklist
-from .common import UsageError, binary_f1, read_split, train_split
 
 
 @dataclass
@@ -82,6 +83,8 @@ def select_model(data: Path, out: Path, opts: SelectOptions, device=None) -> dic
     """Score the candidates, choose (:func:`choose`), copy the chosen folder's weights, config and tokenizer to
     ``out`` with a ``metrics.json``: its own metrics, ``selection`` (rows, choice, rule) and its test scores when
     there is a test split. Returns ``{"rows", "chosen", "rule"}``."""
+    from sklearn.metrics import f1_score
+
     from .. import Predictor
 
     texts, labels, val_idx, _ = train_split(data)
@@ -98,7 +101,7 @@ def select_model(data: Path, out: Path, opts: SelectOptions, device=None) -> dic
     with contextlib.suppress(FileNotFoundError):
         test_texts, test_y = read_split(data, "test")
         pred = _predicted(Predictor.from_pretrained(out, device="cpu"), test_texts)
-        metrics.update(test_accuracy=float((pred == test_y).mean()), test_f1=binary_f1(test_y, pred),
-                       test_count=len(test_y))
+        metrics.update(test_accuracy=float((pred == test_y).mean()),
+                       test_f1=float(f1_score(test_y, pred, zero_division=0)), test_count=len(test_y))
     (out / METRICS_FILE).write_text(json.dumps(metrics, indent=2) + "\n")
     return selection

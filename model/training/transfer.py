@@ -21,8 +21,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from model.datasets.splits import UsageError, read_split, seeded_subset, train_split
+from model.datasets.task_data import read_table
+
 from ..core.tokenizer import TextEncoder
-from .common import UsageError, read_rows, read_split, seeded_subset, train_split, write_rows
+from .common import write_rows
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|<br\s*/?>")
 
@@ -108,7 +111,7 @@ def write_sentences(data: Path, out: Path, opts: SentenceOptions, device) -> dic
 
 def write_subset(data: Path, out: Path, opts: SubsetOptions, device) -> dict:
     """The first ``fraction`` of the rows of ``opts.source`` to ``out``; returns ``{"rows"}``."""
-    rows = read_rows(opts.source)
+    rows = read_table(Path(opts.source))
     write_rows(rows[: int(len(rows) * opts.fraction)], out)
     return {"rows": int(len(rows) * opts.fraction)}
 
@@ -142,7 +145,7 @@ def read_augmented(spec: str, seed: int = 0) -> tuple[list[str], list[list[float
     :func:`parse_spec`, the sample seeded by ``seed``. Raises UsageError for a malformed spec, FileNotFoundError for
     a missing file."""
     path, repeat, sample = parse_spec(spec)
-    rows = read_rows(path)
+    rows = read_table(Path(path))
     texts, z = [r["text"] for r in rows], [r["logits"] for r in rows]
     if sample and sample < len(texts):
         keep = seeded_subset(len(texts), sample, seed)
@@ -164,15 +167,16 @@ class ReviewOptions:
 
 @dataclass(frozen=True)
 class ReviewSplit:
-    """Tokenized reviews: ``seqs`` (fitting train reviews, then unlabeled ones; int64 id arrays), ``val_seqs`` and
-    ``val_y`` (int64 [V]) of the validation split, ``train_labels`` (int64 [N]) and the index arrays used."""
+    """Tokenized reviews: ``seqs`` (fitting train reviews, then ``n_unsup`` unlabeled ones; int64 id arrays),
+    ``val_seqs`` and ``val_y`` (int64 [V]) of the validation split, ``train_labels`` (int64 [N]) and the index
+    arrays into the train split used."""
 
     seqs: list
     val_seqs: list
     val_y: np.ndarray
     train_labels: np.ndarray
     fit_idx: np.ndarray
-    unsup_idx: np.ndarray
+    n_unsup: int
     val_idx: np.ndarray
 
 
@@ -183,12 +187,11 @@ def review_split(data: Path, opts: ReviewOptions, encoder: TextEncoder) -> Revie
     unsup_texts = [] if opts.no_unsup else read_split(data, "unsup")[0]
     if opts.limit:
         fit_idx = fit_idx[: opts.limit]
-    unsup_idx = np.arange(len(unsup_texts))
     print("tokenizing ...", file=sys.stderr)
     fit = [ids for ids, _ in encoder.encode_ids_batch([train_texts[i] for i in fit_idx])]
-    unsup = [ids for ids, _ in encoder.encode_ids_batch([unsup_texts[i] for i in unsup_idx])]
+    unsup = [ids for ids, _ in encoder.encode_ids_batch(unsup_texts)]
     val = [ids for ids, _ in encoder.encode_ids_batch([train_texts[i] for i in val_idx])]
-    return ReviewSplit(fit + unsup, val, train_labels[val_idx], train_labels, fit_idx, unsup_idx, val_idx)
+    return ReviewSplit(fit + unsup, val, train_labels[val_idx], train_labels, fit_idx, len(unsup), val_idx)
 
 
 def transfer_set(opts, encoder: TextEncoder, num_classes: int, reviews: ReviewSplit) -> tuple[list, np.ndarray, dict]:
@@ -202,7 +205,7 @@ def transfer_set(opts, encoder: TextEncoder, num_classes: int, reviews: ReviewSp
     T, fit_idx = opts.temperature, reviews.fit_idx
     p_fit = torch.softmax(torch.from_numpy(z["train"][fit_idx]) / T, -1).numpy()
     onehot = np.eye(num_classes, dtype=np.float32)[reviews.train_labels[fit_idx]]
-    p_unsup = torch.softmax(torch.from_numpy(z["unsup"][reviews.unsup_idx]) / T, -1).numpy()
+    p_unsup = torch.softmax(torch.from_numpy(z["unsup"][: reviews.n_unsup]) / T, -1).numpy()
     targets = np.concatenate([opts.gold_weight * onehot + (1 - opts.gold_weight) * p_fit, p_unsup]).astype(np.float32)
     seqs = list(reviews.seqs)
     if opts.augmented:

@@ -36,7 +36,7 @@ def last_json_line(stdout: str) -> dict:
 
 
 def test_self_test_prints_one_json_line(tiny_model_dir, tmp_path, monkeypatch):
-    from types import SimpleNamespace
+    import torch
 
     from model.predictor import precision
 
@@ -48,7 +48,7 @@ def test_self_test_prints_one_json_line(tiny_model_dir, tmp_path, monkeypatch):
     assert abs(sum(out["probabilities"].values()) - 1.0) < 1e-5  # read out in float32 whatever the precision
     real = frozenset(precision._cpuinfo().get("flags", "").split())  # the child read this machine's flags
     monkeypatch.setattr(precision, "cpu_flags", lambda: real)  # (tests/conftest.py hides them from this process)
-    assert out["precision"] == precision.auto_precision(SimpleNamespace(type="cpu"))  # auto, from the flags only
+    assert out["precision"] == precision.auto_precision(torch.device("cpu"))  # auto, from the flags only
     assert (out["layers"], out["heads"]) == (2, 2)
     assert 2 <= out["num_tokens"] <= 64
     assert Path(out["model_dir"]) == Path(tiny_model_dir)

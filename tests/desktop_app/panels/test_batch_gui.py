@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import pytest
@@ -247,26 +248,25 @@ def test_model_appends_in_one_block(qtbot):
     assert model.summary.count == 8 and model.summary.accuracy == 1.0
 
 
-class _BrokenPredictor:
-    labels = ("negative", "positive")
+def test_engine_error_becomes_a_message_and_the_panel_recovers(qtbot, tiny_predictor, tmp_path, monkeypatch):
+    from model import Predictor
 
-    def score_many(self, *args, **kwargs):
+    def out_of_memory(self, *args, **kwargs):
         raise RuntimeError("out of memory (simulated)")
 
-
-def test_engine_error_becomes_a_message_and_the_panel_recovers(qtbot, tiny_predictor, tmp_path):
     folder = make_folder(tmp_path / "reviews", 2, 2)
     p = BatchPanel(batch_size=4, chunk=8)
     qtbot.addWidget(p)
     try:
         messages = []
         p.message.connect(messages.append)
-        p.set_predictor(_BrokenPredictor())
+        monkeypatch.setattr(Predictor, "score_many", out_of_memory)  # a real model whose scoring fails
+        p.set_predictor(tiny_predictor)
         with qtbot.waitSignal(p.scoring_finished, timeout=WAIT_MS):
             p.add_paths([str(folder)])
         assert any("out of memory (simulated)" in m for m in messages)
         assert p.table_model.rowCount() == 0 and not p.is_running()
-        p.set_predictor(tiny_predictor)  # a working model: the next job runs normally
+        monkeypatch.undo()  # the model works again: the next job runs normally
         with qtbot.waitSignal(p.scoring_finished, timeout=WAIT_MS):
             p.add_paths([str(folder)])
         assert p.table_model.rowCount() == 4
@@ -324,3 +324,72 @@ def test_filtered_summary_is_extended_with_appended_rows_not_recomputed(qapp):
     assert (cached.count, cached.positive, cached.correct) == (full.count, full.positive, full.correct) == (10, 0, 0)
     model.clear()
     assert proxy.shown_summary().count == 0
+
+
+def _row(source, text="good film", label="positive", p=0.9, gold="", correct=None, status="ok"):
+    """A two-class batch row (:func:`model.batch.rows.binary_row`, 5 tokens, not truncated)."""
+    from model.batch.rows import binary_row
+
+    return binary_row(source, text, label, p, 5, False, gold, correct, status)
+
+
+# -- batch summary follows the filter and the search box -------------------------------------------------------
+def test_batch_summary_describes_the_filtered_rows(qtbot):
+    from desktop_app.panels.batch_panel import BatchPanel
+
+    panel = BatchPanel()
+    qtbot.addWidget(panel)
+    panel.table_model.append_rows([
+        _row("a/1.txt"), _row("a/2.txt", label="negative", p=0.1), _row("a/3.txt", text="", label="", p=None,
+                                                                        status="not found"),
+    ])
+    panel._update_summary()
+    assert panel.summary_label.text().startswith("3 reviews")
+    panel.category_combo.setCurrentText("Predicted negative")
+    text = panel.summary_label.text()
+    assert "1 of 3" in text and "0.0% positive" in text, text
+    panel.category_combo.setCurrentText("All")
+    panel.search_edit.setText("2.txt")
+    assert "1 of 3" in panel.summary_label.text()
+    panel.search_edit.setText("")
+    assert "showing" not in panel.summary_label.text().lower()
+    assert " of 3" not in panel.summary_label.text()
+
+
+# -- batch table's Source column: the path relative to what was dropped ------------------------------------------
+def test_source_column_shows_path_relative_to_dropped_folder(qtbot, tmp_path):
+    from desktop_app.panels.batch_model import SOURCE, BatchTableModel
+
+    model = BatchTableModel()
+    root = tmp_path / "train"
+    model.add_roots([str(root), str(tmp_path / "single.txt")])
+    model.append_rows([
+        _row(str(root / "pos" / "00.txt")),
+        _row(str(root / "neg" / "00.txt")),
+        _row(str(tmp_path / "single.txt")),
+        _row(str(root / "x.csv") + ":row 3"),
+    ])
+    shown = [model.data(model.index(r, SOURCE)) for r in range(4)]
+    assert shown == ["pos/00.txt", "neg/00.txt", "single.txt", "x.csv:row 3"]
+
+
+# -- CSV export: an excerpt-only export for spreadsheets -------------------------------------------------------
+def test_csv_excerpt_export_keeps_cells_short(qtbot, tmp_path):
+    from desktop_app.panels.batch_panel import SPREADSHEET_CELL_LIMIT, BatchPanel
+
+    panel = BatchPanel()
+    qtbot.addWidget(panel)
+    long_text = "word " * 10_000  # 50,000 characters
+    panel.table_model.append_rows([_row("long.txt", text=long_text)])
+    actions = [a.text() for a in panel.export_button.menu().actions()]
+    assert any("excerpt" in a.lower() for a in actions), actions
+    out = tmp_path / "x.csv"
+    assert panel.export_to(str(out), "csv", excerpt_chars=200)
+    with open(out, encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows[0]["text"]) <= 200
+    full = tmp_path / "full.csv"
+    assert panel.export_to(str(full), "csv")
+    with open(full, encoding="utf-8", newline="") as fh:
+        assert len(next(csv.DictReader(fh))["text"]) > SPREADSHEET_CELL_LIMIT
+    assert str(SPREADSHEET_CELL_LIMIT) in panel.export_hint("csv").replace(",", "")

@@ -1,6 +1,7 @@
 """The corpus dock and the batch table for models other than negative/positive (issue 30), offscreen: a 28-class
 confusion matrix drawn and clicked through to the table, the per-class scores, the class columns and filters of the
-table, the panel's column fields, multi-label and regression plots."""
+table, the panel's column fields, multi-label and regression plots. The panels get tiny real Predictors of those
+labels and tasks (the root conftest's ``predictor_for``)."""
 
 from __future__ import annotations
 
@@ -15,18 +16,10 @@ from PySide6.QtCore import Qt
 
 from desktop_app.panels.batch_panel import BatchPanel
 from model.batch import ResultRow
-from model.tasks.task import Task
 
 pytestmark = [pytest.mark.gui, pytest.mark.timeout(180)]
 WAIT_MS = 60_000
 EMOTIONS = tuple(f"emotion{k:02d}" for k in range(28))
-
-
-class LabelsOnly:
-    """What the panels read of a predictor: its labels, task and whether it reads pairs."""
-
-    def __init__(self, labels, kind="single_label", reads_pairs=False):
-        self.labels, self.task, self.reads_pairs = tuple(labels), Task(kind), reads_pairs
 
 
 def class_rows(n: int, labels=EMOTIONS, seed: int = 0) -> list[ResultRow]:
@@ -46,9 +39,9 @@ def panels(qtbot):
     yield from corpus_panels(qtbot, (900, 700))
 
 
-def test_a_28_class_confusion_matrix_is_drawn_and_a_cell_click_filters_the_table(qtbot, panels):
+def test_a_28_class_confusion_matrix_is_drawn_and_a_cell_click_filters_the_table(qtbot, panels, predictor_for):
     batch, corpus = panels
-    batch.set_predictor(LabelsOnly(EMOTIONS))
+    batch.set_predictor(predictor_for(EMOTIONS))
     rows = class_rows(1500)
     batch.table_model.append_rows(rows)
     m = wait_metrics(qtbot, corpus, len(rows))
@@ -73,10 +66,10 @@ def test_a_28_class_confusion_matrix_is_drawn_and_a_cell_click_filters_the_table
     assert plot.selected == (gold, pred)
 
 
-def test_the_table_shows_the_models_class_columns_and_filters(qtbot, panels):
+def test_the_table_shows_the_models_class_columns_and_filters(qtbot, panels, predictor_for):
     batch, _corpus = panels
     labels = ("anger", "joy", "sadness")
-    batch.set_predictor(LabelsOnly(labels))
+    batch.set_predictor(predictor_for(labels))
     rows = class_rows(30, labels, seed=2)
     batch.table_model.append_rows(rows)
     model = batch.table_model
@@ -93,9 +86,9 @@ def test_the_table_shows_the_models_class_columns_and_filters(qtbot, panels):
     assert shown == sorted(shown, reverse=True)
 
 
-def test_regression_and_pairs_get_value_and_second_text_columns_and_a_scatter(qtbot, panels):
+def test_regression_and_pairs_get_value_and_second_text_columns_and_a_scatter(qtbot, panels, predictor_for):
     batch, corpus = panels
-    batch.set_predictor(LabelsOnly(("LABEL_0",), "regression", reads_pairs=True))
+    batch.set_predictor(predictor_for(("LABEL_0",), "regression", pairs=True))
     rows = [ResultRow(f"s{i}", "a", "", (), 9, False, repr(i / 10), None, "ok", text_pair=f"b {i}", value=i / 9,
                       task="regression") for i in range(40)]
     batch.table_model.append_rows(rows)
@@ -134,10 +127,10 @@ def test_the_panel_column_fields_reach_the_job_and_a_missing_column_is_one_messa
     batch.shutdown()
 
 
-def test_what_drives_it_ranks_words_for_the_chosen_class(qtbot, panels, tiny_predictor):
+def test_what_drives_it_ranks_words_for_the_chosen_class(qtbot, panels, predictor_for, tiny_predictor):
     batch, corpus = panels
     words = corpus.words
-    words.set_predictor(LabelsOnly(EMOTIONS))
+    words.set_predictor(predictor_for(EMOTIONS))
     assert [words.class_combo.itemText(i) for i in range(words.class_combo.count())] == list(EMOTIONS)
     assert words.target() == EMOTIONS[-1]  # no "positive" class: the last, as before
     words.set_predictor(tiny_predictor)
@@ -188,15 +181,15 @@ def test_the_real_window_scores_a_multi_label_pair_file_into_its_columns_and_doc
     assert [corpus.words.class_combo.itemText(i) for i in range(4)] == [f"class_{k}" for k in range(4)]
 
 
-def test_an_empty_table_shows_the_models_plots_not_p_positive(qtbot, panels):
+def test_an_empty_table_shows_the_models_plots_not_p_positive(qtbot, panels, predictor_for):
     batch, corpus = panels
-    batch.set_predictor(LabelsOnly(("not_equivalent", "equivalent"), reads_pairs=True))  # a pair classifier
+    batch.set_predictor(predictor_for(("not_equivalent", "equivalent"), pairs=True))  # a pair classifier
     qtbot.waitUntil(lambda: corpus.metrics is not None and corpus.metrics.labels == ("not_equivalent", "equivalent"),
                     timeout=WAIT_MS)
     corpus.histogram.flush()
     title = corpus.histogram.getPlotItem().titleLabel.text
     assert "P(positive)" not in title and "confidence" in title
-    batch.set_predictor(LabelsOnly(("similarity",), "regression", reads_pairs=True))
+    batch.set_predictor(predictor_for(("similarity",), "regression", pairs=True))
     qtbot.waitUntil(lambda: corpus.metrics is not None and corpus.metrics.task == "regression", timeout=WAIT_MS)
     corpus.histogram.flush()
     assert not corpus.scatter.isHidden() and corpus.confusion.isHidden()
@@ -205,7 +198,7 @@ def test_an_empty_table_shows_the_models_plots_not_p_positive(qtbot, panels):
     from desktop_app.panels.batch_model import CONFIDENCE, LABEL
 
     assert batch.view.isColumnHidden(LABEL) and batch.view.isColumnHidden(CONFIDENCE)  # no class, no confidence
-    batch.set_predictor(LabelsOnly(("a", "b", "c")))
+    batch.set_predictor(predictor_for(("a", "b", "c")))
     assert not batch.view.isColumnHidden(LABEL) and not batch.view.isColumnHidden(CONFIDENCE)
 
 

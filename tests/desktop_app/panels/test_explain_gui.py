@@ -181,3 +181,20 @@ def test_decompx_runs_on_demand_with_progress_and_cancel(qtbot, panel, tiny_pred
     assert steps[-1][0] == steps[-1][1] >= tiny_predictor.config.n_layers and len(steps) >= 2  # per layer
     assert panel.ig_progress.value() == panel.ig_progress.maximum()
     assert panel.ig_button.isEnabled() and not panel.ig_cancel_button.isEnabled()
+
+
+# -- explanations: the faithfulness table shows every row at the default window size ---------------------------
+def test_faithfulness_table_shows_all_rows_at_default_size(qtbot, tiny_model_dir):
+    from gui_helpers import loaded_window
+
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    explain = win.panels["explain"]
+    dock = win.dock("Explanations")
+    dock.show()
+    dock.raise_()
+    qtbot.wait(50)
+    table = explain.table
+    viewport = table.viewport().rect()
+    for row in range(table.rowCount()):
+        rect = table.visualRect(table.model().index(row, 0))
+        assert viewport.contains(rect), f"row {row} of {table.rowCount()} is cut off ({rect} in {viewport})"

@@ -143,3 +143,37 @@ def test_a_file_the_system_opens_while_the_app_runs_is_opened(qtbot, tiny_model_
             QApplication.sendEvent(QApplication.instance(), QFileOpenEvent(str(files["review"])))
     finally:
         QApplication.instance().removeEventFilter(win.file_open_events)
+
+
+# -- a drop indicator while files are dragged over the window ---------------------------------------------------
+def test_drop_indicator_shows_while_dragging(qtbot, tiny_model_dir, tmp_path):
+    from PySide6.QtCore import QMimeData, QPoint, Qt, QUrl
+    from PySide6.QtGui import QDragEnterEvent, QDragLeaveEvent
+
+    win = loaded_window(qtbot, tiny_model_dir)
+    (tmp_path / "a.txt").write_text("good")
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(tmp_path / "a.txt"))])
+    ev = QDragEnterEvent(QPoint(50, 50), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
+    win.dragEnterEvent(ev)
+    assert win.drop_overlay.isVisible()
+    assert "1 file" in win.drop_overlay.text()
+    win.dragLeaveEvent(QDragLeaveEvent())
+    assert not win.drop_overlay.isVisible()
+    # the editor takes drops itself (the window sees no drag events there): it shows the banner too
+    win.editor.dragEnterEvent(QDragEnterEvent(QPoint(5, 5), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier))
+    assert win.drop_overlay.isVisible()
+    win.editor.dragLeaveEvent(QDragLeaveEvent())
+    assert not win.drop_overlay.isVisible()
+
+
+# -- File > Open offers only what the readers read -------------------------------------------------------------
+def test_open_files_filter_matches_the_readers():
+    from desktop_app.window.file_actions import review_file_filter
+    from model.batch.readers import READERS
+
+    filt = review_file_filter()
+    first = filt.split(";;")[0]
+    patterns = first[first.index("(") + 1 : first.index(")")].split()
+    assert sorted(p.lstrip("*") for p in patterns) == sorted(READERS)
+    assert "parquet" not in first and ".gz" not in first

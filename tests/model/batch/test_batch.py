@@ -220,3 +220,12 @@ def test_parquet_without_pyarrow_gives_a_clear_message(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match="pyarrow"):
         write_rows(tmp_path / "x.parquet", SAMPLE_ROWS)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_excerpt_export_is_a_helper_in_model_batch():
+    from model.batch.export import excerpt_rows
+    from model.batch.rows import binary_row
+
+    rows = excerpt_rows([binary_row("a", "x" * 100, "positive", 0.9, 5, False, "", None, "ok")], 10)
+    assert len(rows[0].text) == 10 and rows[0].text.endswith("\u2026")
+    assert np.all([r.source == "a" for r in rows])

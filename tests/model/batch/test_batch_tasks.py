@@ -1,5 +1,7 @@
 """Batch scoring of any task (issue 30): the three column options, gold labels read for the model's labels and task,
-the rows and columns of multi-class, multi-label, regression and pair models, and bad input (one message each)."""
+the rows and columns of multi-class, multi-label, regression and pair models, and bad input (one message each). The
+models are tiny real ones built once per session (``conftest.py``): each row is checked against the model's own
+``score_many``."""
 
 from __future__ import annotations
 
@@ -10,39 +12,7 @@ import pytest
 
 from model.batch import GoldReader, RowSchema, Summary, iter_records, read_results, score_records, write_rows
 from model.batch import cli as score
-from model.records.prediction import Score
-from model.tasks.task import Task
-
-EMOTIONS = ("anger", "fear", "joy", "love", "sadness")
-
-
-class FakePredictor:
-    """A stand-in with the contract's API (labels, task, reads_pairs, score_many(text_pairs=...)): its logits are
-    fixed by the text's length, so the rows can be checked by hand."""
-
-    def __init__(self, labels, kind="single_label", reads_pairs=False):
-        self.labels, self.task, self.reads_pairs = tuple(labels), Task(kind), reads_pairs
-        self.pairs_seen: list = []
-
-    def score_many(self, texts, batch_size=64, progress=None, should_stop=None, long_text=None, text_pairs=None):
-        self.pairs_seen.append(text_pairs)
-        out = []
-        for i, t in enumerate(texts):
-            pair = text_pairs[i] if text_pairs else None
-            z = np.cos(np.arange(len(self.labels)) + len(t) + (len(pair) if pair else 0))
-            if self.task.kind == "regression":
-                out.append(Score("", np.zeros(0, np.float32), False, 5, task="regression", value=float(z[0] * 2)))
-                continue
-            if self.task.kind == "multi_label":
-                p = 1 / (1 + np.exp(-3 * z))
-                label = ";".join(n for n, q in zip(self.labels, p) if q >= 0.5)
-            else:
-                p = np.exp(z) / np.exp(z).sum()
-                label = self.labels[int(p.argmax())]
-            out.append(Score(label, p.astype(np.float32), False, 5, task=self.task.kind))
-        if progress is not None:
-            progress(len(texts), len(texts))
-        return out
+from tests.model.batch.conftest import EMOTIONS
 
 
 def rows_of(predictor, paths, **columns):
@@ -77,7 +47,7 @@ def test_gold_reader_problems_and_other_tasks():
                                                                           "negative"]
 
 
-def test_multi_label_explicit_empty_gold_is_a_label_set(tmp_path):
+def test_multi_label_explicit_empty_gold_is_a_label_set(tmp_path, emotions_multi, emotions_single):
     """Issue 46: ``"labels": []`` or an empty label cell is the empty label set, a gold label; only a missing field
     or column (or JSON null) is no gold. The metrics of 200 rows, a quarter of them empty, equal scikit-learn's."""
     from sklearn.metrics import f1_score, hamming_loss
@@ -94,7 +64,7 @@ def test_multi_label_explicit_empty_gold_is_a_label_set(tmp_path):
     objs += [{"text": "no labels field"}, {"text": "null labels", "labels": None}]
     f = tmp_path / "toxic.jsonl"
     f.write_text("\n".join(json.dumps(o) for o in objs) + "\n")
-    rows, summary = rows_of(FakePredictor(EMOTIONS, "multi_label"), [f])
+    rows, summary = rows_of(emotions_multi, [f])
     assert all(r.ok for r in rows) and [r.has_gold for r in rows] == [True] * 200 + [False, False]
     assert rows[0].gold == "" and rows[0].correct == (rows[0].label == "") and rows[-1].correct is None
     assert summary.with_gold == 200
@@ -110,32 +80,34 @@ def test_multi_label_explicit_empty_gold_is_a_label_set(tmp_path):
     assert m.subset_accuracy == pytest.approx(np.mean((y == yhat).all(1)), abs=1e-12)
     csv = tmp_path / "toxic.csv"  # an empty cell is the empty set; a short row (no cell at all) is no gold
     csv.write_text("text,labels\nfine,\nangry,anger\nshort\n")
-    rows, _ = rows_of(FakePredictor(EMOTIONS, "multi_label"), [csv])
+    rows, _ = rows_of(emotions_multi, [csv])
     assert [(r.gold, r.has_gold) for r in rows] == [("", True), ("anger", True), ("", False)]
     for fmt in ("csv", "jsonl"):  # the exported rows keep it (their correct column)
         write_rows(tmp_path / f"out.{fmt}", rows)
         assert [r.has_gold for r in read_results(tmp_path / f"out.{fmt}")] == [True, True, False]
-    rows, _ = rows_of(FakePredictor(EMOTIONS), [csv])  # single-label: an empty cell stays no gold
+    rows, _ = rows_of(emotions_single, [csv])  # single-label: an empty cell stays no gold
     assert [r.has_gold for r in rows] == [False, True, False]
 
 
-def test_folders_named_after_classes_give_gold(tmp_path):
+def test_folders_named_after_classes_give_gold(tmp_path, emotions_single):
     for name in ("Joy", "FEAR", "misc"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "a.txt").write_text(f"a text in {name}")
-    rows, summary = rows_of(FakePredictor(EMOTIONS), [tmp_path])
+    rows, summary = rows_of(emotions_single, [tmp_path])
     assert [(r.source.split("/")[-2], r.gold) for r in rows] == [("FEAR", "fear"), ("Joy", "joy"), ("misc", "")]
     assert summary.gold_problems == 0  # a folder that is no class is not a problem
 
 
-def test_csv_columns_multi_class_rows_and_columns(tmp_path):
+def test_csv_columns_multi_class_rows_and_columns(tmp_path, emotions_single):
     f = tmp_path / "emo.csv"
     f.write_text("id,body,emotion\n1,I am so happy,Joy\n2,scared,1\n3,meh,boredom\n4,cry,\n")
-    p = FakePredictor(EMOTIONS)
+    p = emotions_single
     rows, summary = rows_of(p, [f], text_column="body", label_column="emotion")
     assert [r.gold for r in rows] == ["joy", "fear", "", ""]
     assert summary.gold_problems == 1 and "boredom" in summary.gold_examples[0][1]
     assert "1 gold label(s) not understood" in summary.line()
+    for row, want in zip(rows, p.score_many(["I am so happy", "scared", "meh", "cry"]), strict=True):
+        assert row.label == want.label and np.allclose(row.probabilities, want.probabilities, atol=1e-6)
     r = rows[0]
     assert len(r.probabilities) == 5 and r.labels == EMOTIONS
     assert r.confidence == max(r.probabilities) == r.probability(r.label)
@@ -150,31 +122,36 @@ def test_csv_columns_multi_class_rows_and_columns(tmp_path):
         assert read_results(out) == rows
 
 
-def test_jsonl_multi_label_lists_and_pairs_found_without_flags(tmp_path):
+def test_jsonl_multi_label_lists_and_pairs_found_without_flags(tmp_path, emotions_multi):
     f = tmp_path / "data.jsonl"
     f.write_text("\n".join(json.dumps(o) for o in [
         {"text": "what a day", "text_pair": "indeed", "labels": ["joy", "love"]},
         {"text": "no", "text_pair": "  ", "labels": []},
         {"text": "hmm", "text_pair": "ok", "labels": [0]}]) + "\n")
-    p = FakePredictor(EMOTIONS, "multi_label", reads_pairs=True)
-    rows, summary = rows_of(p, [f])
+    p = emotions_multi
+    rows, _ = rows_of(p, [f])
     assert [r.text_pair for r in rows] == ["indeed", None, "ok"]
     assert rows[1].status == "empty second text (sentence pair)" and rows[0].ok and rows[2].ok
-    assert p.pairs_seen == [["indeed", "ok"]]  # the texts' second texts, index-aligned
+    paired = p.score_many(["what a day", "hmm"], text_pairs=["indeed", "ok"])  # the second texts, index-aligned
+    for row, want in zip((rows[0], rows[2]), paired, strict=True):
+        assert row.label == want.label and np.allclose(row.probabilities, want.probabilities, atol=1e-6)
+    alone = p.score_many(["what a day"])[0]  # the second text reaches the model
+    assert not np.allclose(alone.probabilities, paired[0].probabilities, atol=1e-6)
     assert [r.gold for r in rows] == ["joy;love", "", "anger"]
     assert rows[0].correct == (set(rows[0].label.split(";")) == {"joy", "love"})
     assert RowSchema.of_rows(rows).columns[:4] == ("source", "text", "text_pair", "label")
     assert "confidence" not in RowSchema.of_rows(rows).columns and rows[0].confidence is None
 
 
-def test_regression_rows_and_a_non_numeric_gold(tmp_path):
+def test_regression_rows_and_a_non_numeric_gold(tmp_path, similarity):
     f = tmp_path / "sts.tsv"
     f.write_text("text\ttext_pair\tscore\na\tb\t3.5\nc\td\thigh\n")
-    p = FakePredictor(("LABEL_0",), "regression", reads_pairs=True)
-    rows, summary = rows_of(p, [f], label_column="score")
+    rows, summary = rows_of(similarity, [f], label_column="score")
     assert all(r.ok for r in rows) and [r.gold for r in rows] == ["3.5", ""]
     assert summary.gold_problems == 1 and "'high' is not a number" in summary.gold_examples[0][1]
     assert rows[0].value is not None and rows[0].probabilities == () and rows[0].correct is None
+    want = similarity.score_many(["a", "c"], text_pairs=["b", "d"])
+    assert [r.value for r in rows] == pytest.approx([s.value for s in want], abs=1e-6)
     assert RowSchema.of_rows(rows).columns == ("source", "text", "text_pair", "label", "value", "num_tokens",
                                                "truncated", "gold", "correct", "status", "num_windows", "model",
                                                "precision")
@@ -183,20 +160,20 @@ def test_regression_rows_and_a_non_numeric_gold(tmp_path):
     assert read_results(out) == rows
 
 
-def test_a_pair_on_a_single_text_model_is_a_row_status(tmp_path):
+def test_a_pair_on_a_single_text_model_is_a_row_status(tmp_path, tiny_predictor):
     f = tmp_path / "nli.csv"
     f.write_text("text,text_pair,label\na,b,positive\n")
-    rows, _ = rows_of(FakePredictor(("negative", "positive")), [f])
+    rows, _ = rows_of(tiny_predictor, [f])
     assert not rows[0].ok and "reads single texts" in rows[0].status and rows[0].gold == "positive"
 
 
-def test_named_columns_missing_are_statuses(tmp_path):
+def test_named_columns_missing_are_statuses(tmp_path, emotions_single):
     f = tmp_path / "d.csv"
     f.write_text("text,label\na,joy\n")
-    rows, _ = rows_of(FakePredictor(EMOTIONS), [f], pair_column="hypothesis")
+    rows, _ = rows_of(emotions_single, [f], pair_column="hypothesis")
     assert rows[0].status == "no column named 'hypothesis' for the second text (sentence pair) (columns: 'text', " \
                              "'label')"
-    rows, _ = rows_of(FakePredictor(EMOTIONS), [f], label_column="gold_label")
+    rows, _ = rows_of(emotions_single, [f], label_column="gold_label")
     assert "no column named 'gold_label' for the gold label" in rows[0].status
 
 

@@ -119,18 +119,19 @@ def test_plan_pool_keeps_a_cpu_for_ray_data():
         ray_pool.plan_pool({"CPU": 8.0}, num_workers=0)
 
 
-def test_a_review_that_breaks_scoring_gets_its_status(tiny_predictor):
-    class Fragile:
-        labels, precision = tiny_predictor.labels, tiny_predictor.precision
+def test_a_review_that_breaks_scoring_gets_its_status(tiny_predictor, monkeypatch):
+    score_many = tiny_predictor.score_many
 
-        def score_many(self, texts, *args, **kwargs):
-            if any("BOOM" in t for t in texts):
-                raise RuntimeError("tokenizer crashed")
-            return tiny_predictor.score_many(texts, *args, **kwargs)
+    def fragile(texts, *args, **kwargs):  # the real model, whose scoring crashes on one review
+        if any("BOOM" in t for t in texts):
+            raise RuntimeError("tokenizer crashed")
+        return score_many(texts, *args, **kwargs)
 
     records = [Record(f"r{i}", "BOOM" if i == 3 else f"a good film {i}", "positive") for i in range(6)]
     records.append(Record("bad", None, None, "binary file (PNG image)"))
-    rows = ray_engine.score_block(Fragile(), records, batch_size=4)
+    monkeypatch.setattr(tiny_predictor, "score_many", fragile)
+    rows = ray_engine.score_block(tiny_predictor, records, batch_size=4)
+    monkeypatch.undo()
     assert [r.source for r in rows] == [r.source for r in records]
     assert [r.status for r in rows] == ["ok"] * 3 + ["scoring failed: RuntimeError: tokenizer crashed"] + \
         ["ok"] * 2 + ["binary file (PNG image)"]

@@ -1,8 +1,8 @@
-"""CheckList-style behavioural test set (model.evaluation.checklist)."""
+"""CheckList-style behavioural test set (model.datasets.behaviour, reported by model.evaluation.checklist)."""
 
 from __future__ import annotations
 
-from model.evaluation.checklist import TARGET_CAPABILITIES, build_cases, run_checklist
+from model.datasets.behaviour import TARGET_CAPABILITIES, build_cases, run_checklist
 
 
 def test_cases_are_deterministic_and_labelled_by_capability():
@@ -41,7 +41,7 @@ def test_bundled_model_meets_the_behavioural_bars(bundled_predictor):
 
 
 def test_dev_set_shares_no_sentence_or_adjective_with_the_reported_set():
-    from model.evaluation import checklist
+    from model.datasets import behaviour as checklist
 
     report, dev = build_cases(), build_cases(dev=True)
     assert not {c.text for c in report} & {c.text for c in dev}

@@ -12,6 +12,7 @@ import pytest
 import torch
 from torch import nn
 
+from model.core.tokenizer import Encoded
 from model.evaluation.faithfulness import bootstrap_ci, main
 from model.explain import Explanation, random_importance
 from model.explain.erasure import (
@@ -109,7 +110,7 @@ class WordEncoder:
 
     def encode(self, text):
         ids = np.array([CLS] + [self.vocab[w] for w in text.split()], dtype=np.int64)
-        return SimpleNamespace(ids=ids, tokens=["[CLS]", *text.split()])
+        return Encoded(ids, ["[CLS]", *text.split()], np.zeros((len(ids), 2), np.int64), False, len(ids) - 1)
 
 
 def stub_predictor():

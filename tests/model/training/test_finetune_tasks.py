@@ -1,6 +1,6 @@
 """``model.training.finetune_hf`` on every task type (issue 30): a tiny random BERT fine-tuned for one short epoch on
 a handful of rows of single-label, multi-label, regression and sentence-pair data (JSON Lines and CSV), the output
-folder read back by ``transformers``; the gold-label parsing and the metrics of :mod:`model.training.tasks_data`."""
+folder read back by ``transformers``; the gold-label parsing and the metrics of :mod:`model.datasets.task_data`."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 import torch
 
-from tests.fixtures.tiny_models import SAMPLE_TEXTS
+from model.datasets import task_data as td
+from model.datasets.splits import UsageError
 from model.training import finetune_hf as ft
-from model.training import tasks_data as td
-from model.training.common import UsageError
+from tests.fixtures.tiny_models import SAMPLE_TEXTS
 
 EMOTIONS = ("joy", "anger", "neutral")
 
@@ -88,7 +88,7 @@ def test_each_task_type_trains_into_a_folder_transformers_loads(base, tmp_path, 
     assert config["label2id"] == {n: i for i, n in enumerate(names)}
     assert metrics["task"] == task and metrics["labels"] == names and metrics["test_count"] == 12
     assert metrics["splits"] == {"train": "train", "validation": "dev", "train_count": 12, "test": "test"}
-    assert f"val_{td.SELECT_BY[task]}" in metrics["epochs"][0]
+    assert f"val_{ft.SELECT_BY[task]}" in metrics["epochs"][0]
     assert not (tmp_path / "out" / ".checkpoint").exists()
     model = AutoModelForSequenceClassification.from_pretrained(tmp_path / "out", local_files_only=True)
     tok = AutoTokenizer.from_pretrained(tmp_path / "out", local_files_only=True)
@@ -114,7 +114,7 @@ def test_pairs_are_encoded_as_the_tokenizer_encodes_a_pair(base):
 def test_without_a_train_split_it_trains_on_dev_and_says_so(base, tmp_path):
     data = _write(tmp_path / "snli", "single_label", True, splits=("dev", "test"))
     metrics = _run(base, data, tmp_path / "out", "--labels", "entailment,neutral,contradiction")
-    assert metrics["splits"]["note"] == ft.NO_TRAIN_NOTE
+    assert metrics["splits"]["note"] == td.NO_TRAIN_NOTE
     assert metrics["splits"]["train_count"] + metrics["validation"]["size"] == 12 and metrics["test_count"] == 12
 
 

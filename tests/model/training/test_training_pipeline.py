@@ -15,7 +15,9 @@ import numpy as np
 import pytest
 import torch
 
-from model.training.common import VAL_SIZE, UsageError, read_rows, read_split, validation_split, write_rows
+from model.datasets.splits import VAL_SIZE, UsageError, read_split, validation_split
+from model.datasets.task_data import read_table
+from model.training.common import write_rows
 
 ROOT = Path(__file__).resolve().parents[3]
 POS = ["a", "wonderful", "moving", "film", "with", "great", "acting", "and", "a", "superb", "story"]
@@ -131,8 +133,8 @@ def test_bundled_recipe_runs_end_to_end_into_a_model_folder(bundled):
     assert logged == bundled.summary["ran"]
     z = np.load(work / "teacher" / "logits.npz")
     assert z["train"].shape == (VAL_SIZE + 150, 2) and z["unsup"].shape == (80, 2) and z["test"].shape == (60, 2)
-    assert len(read_rows(work / "augmented.jsonl.gz")) == 2 * (150 + 80)
-    negations = read_rows(work / "negations.jsonl.gz")
+    assert len(read_table(work / "augmented.jsonl.gz")) == 2 * (150 + 80)
+    negations = read_table(work / "negations.jsonl.gz")
     assert negations and all(" was not " in r["text"] for r in negations)
     flips = [r["logits"][1] > r["logits"][0] for r in negations]
     assert sum(flips) == len(flips) // 2  # as many negated negatives as negated positives
@@ -262,8 +264,8 @@ def test_gpu_recipe_runs_its_stages_side_by_side_on_tiny_data(data_dir, tmp_path
     half, sentences, v1 with a sample of the committed negations); the whole recipe's plan."""
     pytest.importorskip("transformers")
     from model import Predictor
-    from tests.fixtures.tiny_hf import make_tiny_hf_dir
     from model.training.pipeline import load_recipe
+    from tests.fixtures.tiny_hf import make_tiny_hf_dir
 
     assert list(load_recipe("gpu").stages) == ["teacher", "mlm", "aug4", "aug2", "sentences", "step4", "v1", "v2", "v3",
                                                "v4", "model"]
@@ -277,10 +279,10 @@ def test_gpu_recipe_runs_its_stages_side_by_side_on_tiny_data(data_dir, tmp_path
     assert done.returncode == 0, done.stderr[-3000:]
     w = tmp_path / "w"
     assert json.loads(done.stdout.splitlines()[-1])["ran"] == ["teacher", "mlm", "aug4", "aug2", "sentences", "v1"]
-    four, two = read_rows(w / "aug4.jsonl.gz"), read_rows(w / "aug2.jsonl.gz")
+    four, two = read_table(w / "aug4.jsonl.gz"), read_table(w / "aug2.jsonl.gz")
     assert len(four) == 4 * (150 + 80) and two == four[: len(four) // 2]
     metrics = json.loads((w / "v1" / "metrics.json").read_text())
-    assert metrics["teacher"]["augmented"]["texts"] == len(two) + len(read_rows(w / "sentences.jsonl.gz")) + 100
+    assert metrics["teacher"]["augmented"]["texts"] == len(two) + len(read_table(w / "sentences.jsonl.gz")) + 100
     assert Predictor.from_pretrained(w / "v1", device="cpu").predict("a wonderful film").label in ("negative",
                                                                                                  "positive")
 
@@ -313,7 +315,7 @@ def test_read_augmented_repeats_and_samples(tmp_path):
     assert len(texts) == 4 == used and len(set(texts)) == 4 and read_augmented(f"{path}%4", seed=1)[0] == texts
     with pytest.raises(UsageError, match="whole number"):
         read_augmented(f"{path}%x")
-    write_rows(read_rows(path), tmp_path / "again.jsonl.gz")  # no name, no time in the gzip header: the same bytes
+    write_rows(read_table(path), tmp_path / "again.jsonl.gz")  # no name, no time in the gzip header: the same bytes
     assert (tmp_path / "again.jsonl.gz").read_bytes() == path.read_bytes()
 
 
@@ -363,8 +365,8 @@ def test_select_rules_bars_first_then_validation_or_tolerance():
 def test_interpolation_weights_and_errors(tmp_path):
     from model.core.config import EncoderConfig
     from model.core.weights import load_state
-    from tests.fixtures.tiny_models import make_random_model_dir
     from model.training.interpolate import interpolate
+    from tests.fixtures.tiny_models import make_random_model_dir
 
     a = make_random_model_dir(tmp_path / "a", seed=1)
     b = make_random_model_dir(tmp_path / "b", seed=2)

@@ -1,15 +1,19 @@
-"""Labelled data of any classifier task for :mod:`.finetune_hf`: reading the splits, parsing gold labels, test metrics.
+"""Labelled data of any classifier task: a data folder's splits, the label names, the gold labels as targets, the
+metrics of a model's logits against those targets.
 
-The three task types are those of ``transformers``' ``problem_type``: ``single_label`` (one class of N, softmax,
-cross-entropy), ``multi_label`` (any subset of N labels, sigmoids, BCE-with-logits) and ``regression`` (one number,
-mean squared error). A sentence-pair task is any of them with a second text column.
+Read by the training pipeline's fine-tuning (``model.training.finetune_hf``) and by the dataset-level evaluation
+(``model.evaluation.threshold``). The three task types are those of ``transformers``' ``problem_type``:
+``single_label`` (one class of N), ``multi_label`` (any subset of N labels) and ``regression`` (one number). A
+sentence-pair task is any of them with a second text column.
 
 A data folder holds ``train``, ``dev`` and ``test`` splits as ``.jsonl.gz``, ``.jsonl.xz``, ``.jsonl``, ``.csv`` or
-``.tsv`` (see :func:`.common.split_file`), and optionally ``labels.txt`` (one label name a line, in id order).
+``.tsv`` (see :func:`.splits.split_file`), and optionally ``labels.txt`` (one label name a line, in id order).
 Columns: the text (``text``), the second text (``text_pair`` when the first row has one) and the gold label
 (``label``, or ``labels`` when the first row's ``labels`` holds a list). Gold labels: a class name (matched
 case-insensitively) or an integer id; for multi-label a list of those or a ``;``-separated string; for regression
-a number. Metrics are scikit-learn's and SciPy's.
+a number, all read as batch scoring reads them (:class:`model.batch.gold.GoldReader`). Validation: the ``dev`` split,
+else a seeded carve of ``train`` as for IMDB (:func:`task_splits`). Metrics are scikit-learn's
+and SciPy's (imported when :func:`evaluate` runs).
 """
 
 from __future__ import annotations
@@ -23,13 +27,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..batch.gold import GoldReader, gold_text
-from .common import TABLE_SUFFIXES as SUFFIXES
-from .common import UsageError, split_file
+from model.batch.gold import GoldReader, gold_text
+
+from .splits import TABLE_SUFFIXES, VAL_SIZE, UsageError, split_file, validation_split
 
 BINARY = ("negative", "positive")  # names of integer golds 0/1 when no names are given (the app's IMDB convention)
-SELECT_BY = {"single_label": "accuracy", "multi_label": "macro_f1", "regression": "pearson"}
-"""The validation metric that picks the epoch, per task."""
+NO_TRAIN_NOTE = "no train split in the data folder: trained on the dev split less a seeded validation carve"
 
 
 @dataclass(frozen=True)
@@ -83,7 +86,7 @@ def columns(first: dict, text: str, pair: str, label: str) -> tuple[str, str | N
 def read_task_split(data: Path, name: str, cols: tuple[str, str, str]) -> Split:
     """Split ``name`` of folder ``data`` with columns ``(text, pair, label)`` as given to :func:`columns`.
     Raises FileNotFoundError for a missing split, UsageError for a missing column or an empty text."""
-    path = split_file(data, name, SUFFIXES)
+    path = split_file(data, name, TABLE_SUFFIXES)
     rows = read_table(path)
     if not rows:
         raise UsageError(f"{path}: no rows")
@@ -95,6 +98,30 @@ def read_task_split(data: Path, name: str, cols: tuple[str, str, str]) -> Split:
             raise UsageError(f"{path}: row {i} has no gold label in column {label!r}")
     return Split([str(r[text]) for r in rows], [str(r[pair]) for r in rows] if pair else None,
                  [r[label] for r in rows])
+
+
+def task_splits(data: Path, task: str, cols: tuple[str, str, str], labels: str = "", seed: int = 0
+                ) -> tuple[tuple[str, ...], Split, np.ndarray, Split | None, np.ndarray | None, dict]:
+    """The rows a model of ``task`` trains and validates on: ``(labels, first, fit_idx, dev, val_idx,
+    provenance)``: the label names (:func:`label_names` of ``labels``), the first split (``train``, else ``dev``),
+    the int [K] rows of it trained on, the separate dev split (None when validation is carved from ``first``:
+    ``val_idx`` rows, seeded by ``seed``, :data:`.splits.VAL_SIZE` or a fifth of a small split) and where each
+    came from (``provenance``: ``train``, ``validation`` and, without a train split, :data:`NO_TRAIN_NOTE`).
+    ``cols`` as given to :func:`columns`. Raises UsageError for a bad column or label, FileNotFoundError without
+    train and dev splits."""
+    has = {n: any((data / f"{n}{s}").is_file() for s in TABLE_SUFFIXES) for n in ("train", "dev")}
+    first = read_task_split(data, "train" if has["train"] else "dev", cols)
+    dev = read_task_split(data, "dev", cols) if has["train"] and has["dev"] else None
+    names = label_names(task, labels, data, first.gold)
+    if dev is not None:
+        return names, first, np.arange(len(first.texts)), dev, None, {"train": "train", "validation": "dev"}
+    n = len(first.texts)
+    val_idx, fit_idx = validation_split(n, seed, VAL_SIZE if n > VAL_SIZE else max(1, n // 5))
+    where = "train" if has["train"] else "dev"
+    provenance = {"train": f"{where} less the validation rows", "validation": f"{len(val_idx)} seeded rows of {where}"}
+    if not has["train"]:
+        provenance["note"] = NO_TRAIN_NOTE
+    return names, first, fit_idx, None, val_idx, provenance
 
 
 def _members(task: str, gold) -> list:
