@@ -63,13 +63,13 @@ import errno
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO
 
 from model.files.textio import SAMPLE_BYTES, binary_kind, decode_bytes, detect_stream_encoding
 
-from .columns import LABEL_COLUMNS, PAIR_COLUMNS, TEXT_COLUMNS, Columns, pick_columns
+from .columns import Columns, pick_columns
 from .gold import gold_text, normalize_gold
 
 DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024  # 10 MB; files read whole (.txt, .json) above this are refused

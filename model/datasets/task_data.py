@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from model.batch.gold import GoldReader, gold_text
+from model.tasks.types import MultiLabel, Regression, SingleLabel, task_type
 
 from .splits import TABLE_SUFFIXES, VAL_SIZE, UsageError, split_file, validation_split
 
@@ -126,7 +127,7 @@ def task_splits(data: Path, task: str, cols: tuple[str, str, str], labels: str =
 
 def _members(task: str, gold) -> list:
     """The class names/ids one gold value holds: itself, or for multi-label its list / ``;``-separated parts."""
-    if task != "multi_label":
+    if not task_type(task).label_set:
         return [gold]
     if isinstance(gold, list):
         return gold
@@ -142,7 +143,7 @@ def label_names(task: str, option: str, data: Path, golds: list) -> tuple[str, .
     if option:
         text = Path(option).read_text(encoding="utf-8") if Path(option).is_file() else option.replace(",", "\n")
         names = tuple(n.strip() for n in text.splitlines() if n.strip())
-    elif task == "regression":
+    elif not task_type(task).reads_probabilities:  # regression: one output
         names = ("score",)
     elif (data / "labels.txt").is_file():
         names = tuple(n.strip() for n in (data / "labels.txt").read_text(encoding="utf-8").splitlines() if n.strip())
@@ -153,7 +154,7 @@ def label_names(task: str, option: str, data: Path, golds: list) -> tuple[str, .
             raise UsageError("gold labels mix integer ids and names: give the names with --labels")
         names = (BINARY if ints <= {0, 1} else tuple(f"LABEL_{i}" for i in range(max(ints) + 1))) if ints \
             else tuple(sorted(str(m) for m in found))
-    if task == "regression" and len(names) != 1:
+    if not task_type(task).reads_probabilities and len(names) != 1:
         raise UsageError(f"a regression model has one output: give one name in --labels, got {len(names)}")
     if len(set(names)) != len(names) or not names:
         raise UsageError(f"label names must be unique and not empty: {names}")
@@ -165,24 +166,23 @@ def targets(task: str, golds: list, names: tuple[str, ...]) -> np.ndarray:
     a class name, case-insensitive, or an integer id; multi-label a list or a ``;``-separated string; regression a
     number): int64 [N] class ids (single-label), float32 [N, L] 0/1 indicators (multi-label) or float32 [N] values
     (regression). Raises UsageError naming the first bad row."""
+    kind = task_type(task)
     reader, ids = GoldReader(names, task), {n: i for i, n in enumerate(names)}
-    if task == "single_label":
+    if kind.exclusive:  # single-label: class ids
         out = np.zeros(len(golds), dtype=np.int64)
-    else:
-        out = np.zeros((len(golds), len(names)) if task == "multi_label" else len(golds), dtype=np.float32)
+    else:  # multi-label: 0/1 indicators; regression: values
+        out = np.zeros((len(golds), len(names)) if kind.label_set else len(golds), dtype=np.float32)
     for row, gold in enumerate(golds):
         text = gold_text(gold)
         value, problem = reader.read(text)
         if problem is not None or value is None:  # multi-label "" is the empty label set, a gold like any other
-            why = f"unknown label {text!r} ({problem or 'no gold label'})" if task != "regression" else \
+            why = f"unknown label {text!r} ({problem or 'no gold label'})" if kind.reads_probabilities else \
                 problem or "no gold value"
             raise UsageError(f"row {row + 1}: bad {task} gold label: {why}")
-        if task == "regression":
-            out[row] = float(value)
-        elif task == "single_label":
-            out[row] = ids[value]
-        else:
+        if kind.label_set:
             out[row, [ids[n] for n in value.split(";") if n]] = 1.0
+        else:
+            out[row] = ids[value] if kind.exclusive else float(value)
     return out
 
 
@@ -191,24 +191,35 @@ def evaluate(task: str, logits: np.ndarray, y: np.ndarray, names: tuple[str, ...
     and for two classes ``f1`` of class 1 (``positive_class``); multi-label, sigmoid >= 0.5 (logit >= 0):
     ``micro_f1``, ``macro_f1``, ``subset_accuracy``; regression: ``pearson``, ``spearman`` (SciPy), ``mae``,
     ``rmse`` (scikit-learn). Every result also has ``count``."""
-    from scipy.stats import pearsonr, spearmanr
-    from sklearn.metrics import accuracy_score, f1_score, mean_absolute_error, mean_squared_error
+    metrics = task_type(task).pick({SingleLabel: _single_label_metrics, MultiLabel: _multi_label_metrics,
+                                     Regression: _regression_metrics})
+    return {"count": len(y), **metrics(logits, y, names)}
 
-    out: dict = {"count": len(y)}
-    if task == "regression":
-        pred = logits[:, 0].astype(np.float64)
-        out.update(pearson=float(pearsonr(pred, y)[0]), spearman=float(spearmanr(pred, y)[0]),
-                   mae=float(mean_absolute_error(y, pred)), rmse=float(np.sqrt(mean_squared_error(y, pred))))
-    elif task == "multi_label":
-        pred = (logits >= 0).astype(np.int64)
-        gold = y.astype(np.int64)
-        out.update(micro_f1=float(f1_score(gold, pred, average="micro", zero_division=0)),
-                   macro_f1=float(f1_score(gold, pred, average="macro", zero_division=0)),
-                   subset_accuracy=float(accuracy_score(gold, pred)))
-    else:
-        pred = logits.argmax(1)
-        out.update(accuracy=float(accuracy_score(y, pred)), macro_f1=float(f1_score(
-            y, pred, average="macro", labels=list(range(len(names))), zero_division=0)))
-        if len(names) == 2:
-            out.update(f1=float(f1_score(y, pred, pos_label=1, zero_division=0)), positive_class=names[1])
+
+def _regression_metrics(logits: np.ndarray, y: np.ndarray, names: tuple[str, ...]) -> dict:
+    from scipy.stats import pearsonr, spearmanr
+    from sklearn.metrics import mean_absolute_error, mean_squared_error
+
+    pred = logits[:, 0].astype(np.float64)
+    return dict(pearson=float(pearsonr(pred, y)[0]), spearman=float(spearmanr(pred, y)[0]),
+                mae=float(mean_absolute_error(y, pred)), rmse=float(np.sqrt(mean_squared_error(y, pred))))
+
+
+def _multi_label_metrics(logits: np.ndarray, y: np.ndarray, names: tuple[str, ...]) -> dict:
+    from sklearn.metrics import accuracy_score, f1_score
+
+    pred, gold = (logits >= 0).astype(np.int64), y.astype(np.int64)
+    return dict(micro_f1=float(f1_score(gold, pred, average="micro", zero_division=0)),
+                macro_f1=float(f1_score(gold, pred, average="macro", zero_division=0)),
+                subset_accuracy=float(accuracy_score(gold, pred)))
+
+
+def _single_label_metrics(logits: np.ndarray, y: np.ndarray, names: tuple[str, ...]) -> dict:
+    from sklearn.metrics import accuracy_score, f1_score
+
+    pred = logits.argmax(1)
+    out = dict(accuracy=float(accuracy_score(y, pred)), macro_f1=float(f1_score(
+        y, pred, average="macro", labels=list(range(len(names))), zero_division=0)))
+    if len(names) == 2:
+        out.update(f1=float(f1_score(y, pred, pos_label=1, zero_division=0)), positive_class=names[1])
     return out

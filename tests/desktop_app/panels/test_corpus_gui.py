@@ -20,7 +20,6 @@ from gui_helpers import corpus_panels, loaded_window, wait_metrics
 from PySide6.QtCore import Qt
 
 from desktop_app.panels.batch_model import CONFIDENCE, ROW_ROLE
-from desktop_app.panels.batch_panel import BatchPanel
 from model.batch import ResultRow
 from model.batch.rows import binary_row
 from model.batch.corpus_tokens import WORD_RE
