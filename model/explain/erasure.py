@@ -198,10 +198,11 @@ def erasure_scores(
     return p_full, p_full - p[1 : 1 + K], p_full - p[1 + K : 1 + 2 * K], ms
 
 
-def predictor_prob_fn(predictor: Predictor) -> ProbFn:
+def predictor_prob_fn(predictor: Predictor, kind: str | None = None) -> ProbFn:
     """A :data:`ProbFn` running ``predictor.model`` (SDPA path, inference mode, under its ``forward_lock``): what
-    the predictor's task reads (:func:`model.tasks.readout.outputs`: softmax, sigmoids, or the regression value)."""
-    kind = task_kind_of(predictor)
+    the task ``kind`` (None: the predictor's) reads (:func:`model.tasks.readout.outputs`: softmax, sigmoids, or the
+    regression value)."""
+    kind = kind or task_kind_of(predictor)
 
     def prob_fn(ids: np.ndarray, mask: np.ndarray, segment_ids: np.ndarray | None = None) -> np.ndarray:
         with torch.inference_mode(), forward_lock_of(predictor):
@@ -216,7 +217,7 @@ def predictor_prob_fn(predictor: Predictor) -> ProbFn:
 
 def faithfulness(
     predictor: Predictor, text: str, explanation: Explanation, percents: Sequence[float] = AOPC_PERCENTS,
-    text_pair: str | None = None,
+    text_pair: str | None = None, kind: str | None = None,
 ) -> Faithfulness:
     """ERASER comprehensiveness and sufficiency AOPC of ``explanation`` for ``text``.
 
@@ -229,6 +230,7 @@ def faithfulness(
         explanation: from :func:`model.explain.explain` on the same text.
         percents: the bins k (default :data:`AOPC_PERCENTS`).
         text_pair: the second text of a sentence pair that was explained, or None.
+        kind: the task p reads (``Predictor.faithfulness`` passes its call's); None: ``predictor.task``'s.
 
     Returns:
         A :class:`Faithfulness`.
@@ -240,7 +242,7 @@ def faithfulness(
     t0 = time.perf_counter()
     enc = encode_of(predictor, text, text_pair)
     p_full, comp, suff, ms = erasure_scores(
-        enc.ids, explanation.scores, explanation.target, predictor_prob_fn(predictor), percents, predictor.config.pad_id,
+        enc.ids, explanation.scores, explanation.target, predictor_prob_fn(predictor, kind), percents, predictor.config.pad_id,
         getattr(enc, "special", None),  # None: only [CLS] is special (our own tokenizer, test doubles)
         getattr(enc, "segment_ids", None),
     )
