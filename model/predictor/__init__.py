@@ -1,5 +1,26 @@
-"""The inference facade: :class:`~model.predictor.predictor.Predictor` and its helpers by concern (reading the task
-and pairs, analysis, internals, long texts in windows, precision).
+"""The inference facade: :class:`~model.predictor.predictor.Predictor` (one class, in :mod:`.predictor`), the settings
+of one call (:class:`~model.predictor.options.PredictOptions`, :mod:`.options`), the precision rule (:mod:`.precision`)
+and the private helpers by concern, each a module of typed functions given what they need explicitly (the model, the
+encoder, the lock, the call's options; never the Predictor): :mod:`._loading` (model folders, the positional matrix),
+:mod:`._reading` (inputs, sentence pairs, the task's read-out; :class:`~._reading.Parts`, what the helpers are
+given), :mod:`._scoring` (``predict``, ``score_many``, windows' logits), :mod:`._analysis` (attention flow, prediction
+by layer, one layer's internals, embedding norms) and :mod:`._long_text` (documents in windows: explanations and
+faithfulness merged over windows, ``score_many``'s items).
+
+Concurrency (issue 41, item 5): one Predictor, one copy of the weights, shared read-only by every thread (the GUI's
+prediction, internals, flow, explanation, compare and batch threads); there is no per-thread replica. Inference never
+changes the weights, and what is per call is per call:
+
+* the settings are one :class:`~model.predictor.options.PredictOptions` fixed at the start of the call (head mask,
+  long-text policy, precision, task): a later ``set_task`` or ``use_precision`` reaches the next call, never a call or
+  a job already running with its options (a batch job builds its options once, at its start:
+  :func:`model.batch.engine.score_records`);
+* a head mask lives in the calling thread's context only (:func:`model.explain.heads.head_mask_hooks`: inert
+  pre-hooks registered once when the Predictor is built, the mask in a :class:`contextvars.ContextVar`);
+* capture hooks (attention flows, one layer's internals) are registered and removed within one forward pass;
+* every forward pass through ``Predictor.model`` (or its bfloat16 copy) holds ``Predictor.forward_lock``, a re-entrant
+  lock, so those hooks and a Hugging Face model's switch of attention implementation are never seen by another
+  thread's pass (the lock is held for one pass, not for a whole explanation, so a prediction waits at most one pass).
 
 Imported lazily (PEP 562): ``import model.predictor.precision`` does not import torch.
 """

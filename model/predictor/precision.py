@@ -8,7 +8,7 @@ and 45):
 * ``fp32``: float32 everywhere (the reference; explanations, attention flows and training always use it).
 * ``bf16``: ``predict`` and ``score_many`` run a copy of the model whose weights were converted to bfloat16 once,
   when the precision was chosen (:func:`bf16_copy`); ``Predictor.model`` itself stays float32, so explanations,
-  flows and replicas are unchanged. LayerNorm and the softmax inside attention compute in float32 on bfloat16
+  flows and internals are unchanged. LayerNorm and the softmax inside attention compute in float32 on bfloat16
   tensors (PyTorch's kernels accumulate in float); the logits are converted to float32 before the read-out, so the
   softmax / sigmoid of the probabilities runs in float32 and the probabilities sum to 1 within float32 rounding.
 * ``auto`` (default): decided by :func:`auto_precision` from what the hardware *reports* and the model, never

@@ -134,9 +134,12 @@ def test_bf16_and_fp32_give_the_same_labels_on_a_fixed_set(bundled_predictor):
     try:
         b = p.score_many(texts)
         two = p.predict(texts[0])
-        assert p.replica().precision == "bf16"
+        job = p.options()  # a job's settings, taken at its start (issue 41): bf16 stays the job's
     finally:
         p.use_precision("fp32")
+    assert job.precision == "bf16" and p.precision == "fp32"
+    again = p.score_many(texts, options=job)
+    np.testing.assert_array_equal(np.stack([s.probabilities for s in again]), np.stack([s.probabilities for s in b]))
     assert [x.label for x in a[:len(FIXED_TEXTS)]] == [y.label for y in b[:len(FIXED_TEXTS)]]
     clear = [i for i, x in enumerate(a) if np.diff(np.sort(x.probabilities))[-1] > 0.04]
     assert len(clear) >= 0.95 * len(texts) and [a[i].label for i in clear] == [b[i].label for i in clear]
