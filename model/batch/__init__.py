@@ -7,7 +7,7 @@ the model) -> :class:`ResultRow` (:mod:`.rows`; its columns, :class:`RowSchema`,
 :mod:`.export` (CSV / JSON Lines / Parquet, atomic) or the GUI's table; :mod:`.corpus` (metrics of the rows,
 corpus-level token importance) -> :mod:`.report` (``metrics.json``, ``report.html``). :mod:`.cli` is
 ``attention-explorer-score``. No torch is imported here: the engine takes any object with
-``labels`` and ``score_many``.
+``labels``, ``options`` and ``score_many``.
 """
 
 from .corpus import CorpusMetrics, CorpusTokens, corpus_metrics, corpus_token_scores

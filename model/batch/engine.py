@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from model.tasks.task import MULTI_LABEL, REGRESSION, SINGLE_LABEL
+from model.tasks.task import MULTI_LABEL, REGRESSION
 
 from .gold import GoldReader
 from .readers import Record
@@ -52,11 +52,12 @@ class _Context:
     precision: str
 
 
-def _context(predictor: Any) -> _Context:
+def _context(predictor: Any, options: Any) -> _Context:
+    """What the rows of one run share, from the run's options (its task and precision, taken once at its start)."""
     labels = tuple(predictor.labels)
-    task = getattr(getattr(predictor, "task", None), "kind", SINGLE_LABEL)
+    task = options.task.kind
     return _Context(labels, task, model_id(predictor), GoldReader(labels, task),
-                    bool(getattr(predictor, "reads_pairs", False)), str(getattr(predictor, "precision", "")))
+                    bool(getattr(predictor, "reads_pairs", False)), str(options.precision))
 
 
 GoldProblem = Callable[[str, str], None]
@@ -76,9 +77,11 @@ def score_records(
     """Score a stream of records chunk by chunk; yields each chunk's rows in input order.
 
     Args:
-        predictor: a :class:`model.Predictor` (anything with ``labels`` and
-            ``score_many(texts, batch_size, progress, should_stop)``; ``task``, ``reads_pairs`` and
-            ``score_many(..., text_pairs=...)`` are used when present).
+        predictor: a :class:`model.Predictor` (anything with ``labels``, ``options(long_text=...)`` and
+            ``score_many(texts, batch_size, progress, should_stop, options=...)``; ``reads_pairs`` and
+            ``score_many(..., text_pairs=...)`` are used when present). The run's settings (long-text policy,
+            precision, task) are taken once, at its start (``predictor.options``), and every chunk is scored with
+            them, so a ``set_task`` or ``use_precision`` while it runs (the GUI's Model menu) reaches the next run.
         records: e.g. :func:`model.batch.iter_records`; consumed lazily,
             ``chunk`` records at a time. A record with ``text_pair`` is scored as a sentence pair; on a model that
             reads single texts it gets a failed row saying so.
@@ -103,7 +106,8 @@ def score_records(
     """
     if batch_size < 1 or chunk < 1:
         raise ValueError(f"batch_size and chunk must be >= 1, got {batch_size} and {chunk}")
-    ctx = _context(predictor)
+    options = predictor.options(long_text=long_text)  # the run's settings, fixed for the whole run
+    ctx = _context(predictor, options)
     it = iter(records)
     base = 0
     while True:
@@ -120,7 +124,7 @@ def score_records(
             if progress is not None:
                 progress(_base + _failed + done)
 
-        kw: dict[str, Any] = {} if long_text is None else {"long_text": long_text}
+        kw: dict[str, Any] = {"options": options}
         pairs = [block[i].text_pair for i in ok_idx]
         if any(p is not None for p in pairs):
             kw["text_pairs"] = pairs

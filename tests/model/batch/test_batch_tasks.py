@@ -17,14 +17,19 @@ EMOTIONS = ("anger", "fear", "joy", "love", "sadness")
 
 
 class FakePredictor:
-    """A stand-in with the contract's API (labels, task, reads_pairs, score_many(text_pairs=...)): its logits are
+    """A stand-in with the contract's API (labels, task, reads_pairs, options, score_many(text_pairs=..., options=...)): its logits are
     fixed by the text's length, so the rows can be checked by hand."""
 
     def __init__(self, labels, kind="single_label", reads_pairs=False):
         self.labels, self.task, self.reads_pairs = tuple(labels), Task(kind), reads_pairs
         self.pairs_seen: list = []
 
-    def score_many(self, texts, batch_size=64, progress=None, should_stop=None, long_text=None, text_pairs=None):
+    def options(self, long_text=None):
+        from model.predictor.options import PredictOptions
+
+        return PredictOptions(long_text=long_text, task=self.task)
+
+    def score_many(self, texts, batch_size=64, progress=None, should_stop=None, text_pairs=None, options=None):
         self.pairs_seen.append(text_pairs)
         out = []
         for i, t in enumerate(texts):
