@@ -9,6 +9,6 @@
 ``corpus.py``       the corpus dock's metrics (thread "corpus-metrics", nice +10) and word scores (thread
                     "corpus-tokens", which relays the child process of ``corpus_process.py``, nice +15)
 
-Each worker that runs the model uses its own ``Predictor.replica()``. Nothing here imports the window,
+Every worker that runs the model uses the one shared Predictor (issue 41: one copy of the weights). Nothing here imports the window,
 the panels or the views.
 """

@@ -1,7 +1,7 @@
 """The attention flow of the current text (value norms or ALTI), computed off the GUI thread.
 
 The worker pattern of :mod:`desktop_app.workers.handle`: :class:`FlowWorker` runs
-:meth:`model.Predictor.attention_flow` on its own QThread with its own predictor replica; :class:`FlowController`,
+:meth:`model.Predictor.attention_flow` on its own QThread with the one shared predictor; :class:`FlowController`,
 on the GUI thread, asks for the flow of (current text, the state's "Show" choice, the head mask) whenever one of
 them changes and the choice is a flow, and hands the :class:`model.records.flow.AttentionFlow` to the
 :class:`~desktop_app.state.ExplorerState`. Latest request wins: the worker skips stale requests, the controller drops
@@ -48,7 +48,7 @@ class FlowWorker(BackgroundWorker):
             return
         try:
             pair = {} if text_pair is None else {"text_pair": text_pair}
-            flow = self.own_predictor(predictor).attention_flow(text, method, head_mask=mask, **pair)
+            flow = predictor.attention_flow(text, method, head_mask=mask, **pair)
         except Exception as exc:  # noqa: BLE001 - any failure becomes a message (FlowNotSupported says what is)
             self.failed.emit(generation, key, one_line(exc))
             return

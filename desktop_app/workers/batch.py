@@ -73,7 +73,7 @@ class BatchWorker(BackgroundWorker):
         try:
             total[0] = estimate_count(paths, max_file_bytes)
             self.progress.emit(job, 0, total[0])
-            mine = self.own_predictor(predictor)  # this thread's own weights (one Predictor per thread)
+            mine = predictor  # the one shared Predictor (issue 41); score_records takes its settings once
 
             def on_progress(done: int) -> None:
                 now = time.monotonic()

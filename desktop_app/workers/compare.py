@@ -1,7 +1,7 @@
 """The comparison of a pinned analysis with the current one, computed off the GUI thread.
 
-The worker pattern of :mod:`desktop_app.workers.handle`: :class:`CompareWorker` runs on its own QThread with its own
-predictor replica. For each of the two texts it computes the prediction (the pin's is reused), one explanation
+The worker pattern of :mod:`desktop_app.workers.handle`: :class:`CompareWorker` runs on its own QThread with the one
+shared predictor. For each of the two texts it computes the prediction (the pin's is reused), one explanation
 method's token scores (``Predictor.explain``, both texts explaining the same class,
 :func:`desktop_app.compare_records.focus_class`) and the ALTI aggregated importance (``Predictor.attention_flow``),
 sums them into words and aligns the two word sequences (:func:`desktop_app.compare_records.align_words`); the
@@ -116,7 +116,7 @@ class CompareWorker(BackgroundWorker):
         from model.explain import METHOD_TITLES, SIGNED_METHODS
         from model.explain.cost import COMPARE_DECOMPX_S, estimate_seconds
 
-        p = self.own_predictor(predictor)
+        p = predictor
         if self._cache_owner is not p:
             self.cache.clear()
             self._cache_owner = p

@@ -73,7 +73,7 @@ class CorpusTokensWorker(BackgroundWorker):
 
     The pass runs in a child process (:mod:`desktop_app.workers.corpus_process`: no GIL shared with the GUI) that
     loads the predictor's model folder; this worker's thread feeds it the texts and relays its messages. A
-    predictor without a folder (a test double) is run on this thread instead, on its own replica.
+    predictor without a folder (a test double) is run on this thread instead, on the shared predictor.
 
     Signals:
         progress(int, int, int): (generation, reviews done, reviews in the job).
@@ -127,7 +127,7 @@ class CorpusTokensWorker(BackgroundWorker):
                 last[0] = now
                 self.progress.emit(generation, done, total)
 
-        result = corpus_token_scores(self.own_predictor(predictor), texts, min_count=min_count, bigrams=bigrams,
+        result = corpus_token_scores(predictor, texts, min_count=min_count, bigrams=bigrams,
                                      should_stop=lambda: self.should_stop(generation), progress=on_progress,
                                      target=target)
         self.finished.emit(generation, result)

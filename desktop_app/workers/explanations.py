@@ -55,7 +55,6 @@ class ExplanationWorker(BackgroundWorker):
 
         Stops early (silently) when a newer generation was requested.
         """
-        predictor = self.own_predictor(predictor)
         for method in methods:
             if self.is_stale(generation):
                 return
@@ -82,7 +81,6 @@ class ExplanationWorker(BackgroundWorker):
                                      head_mask=None, method: str = "integrated_gradients", target: int = -1) -> None:
         """An on-demand method, integrated gradients (``n_steps`` steps) or DecompX (``method``), for the model with
         ``head_mask``: progress per internal batch (DecompX: per layer) through ``ig_progress``, cancellable."""
-        predictor = self.own_predictor(predictor)
         try:
             e = predictor.explain(
                 prediction.text,

@@ -1,7 +1,7 @@
 """One layer's attention internals (Q, K, V, scores, head outputs), computed off the GUI thread.
 
 The worker pattern of :mod:`desktop_app.workers.handle`: :class:`InternalsWorker` (a
-:class:`~desktop_app.workers.handle.BackgroundWorker` with its own :meth:`model.Predictor.replica`) lives on
+:class:`~desktop_app.workers.handle.BackgroundWorker` on the one shared :class:`model.Predictor`) lives on
 its own QThread, owned by a :class:`~desktop_app.workers.handle.WorkerHandle`; :class:`InternalsController`,
 on the GUI thread, asks for the internals of the current text and the selected layer whenever either
 changes, tags each request with a generation (latest request wins: the worker skips stale requests, the
@@ -45,7 +45,7 @@ class InternalsWorker(BackgroundWorker):
         if self.is_stale(generation):
             return
         try:
-            mine = self.own_predictor(predictor)
+            mine = predictor
             pair = {} if text_pair is None else {"text_pair": text_pair}
             out = mine.attention_internals(text, layer, head_mask=head_mask, **pair)
             norms = mine.embedding_norms(text, **pair)  # cheap (an embedding lookup), so always sent along
