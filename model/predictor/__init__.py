@@ -17,10 +17,13 @@ changes the weights, and what is per call is per call:
   :func:`model.batch.engine.score_records`);
 * a head mask lives in the calling thread's context only (:func:`model.explain.heads.head_mask_hooks`: inert
   pre-hooks registered once when the Predictor is built, the mask in a :class:`contextvars.ContextVar`);
-* capture hooks (attention flows, one layer's internals) are registered and removed within one forward pass;
-* every forward pass through ``Predictor.model`` (or its bfloat16 copy) holds ``Predictor.forward_lock``, a re-entrant
-  lock, so those hooks and a Hugging Face model's switch of attention implementation are never seen by another
-  thread's pass (the lock is held for one pass, not for a whole explanation, so a prediction waits at most one pass).
+* capture hooks (attention flows, prediction by layer, one layer's internals) are registered and removed within one
+  forward pass and record the registering thread's pass only (:func:`model.explain.taps.capture`);
+* so a forward pass of the bundled encoder changes no shared state, and the Predictor's own passes (``predict``,
+  ``score_many``, flows, internals) run side by side with other threads' (:attr:`._reading.Parts.pass_lock`): a
+  prediction never waits for an explanation or a batch. A Hugging Face model switches its attention implementation
+  per pass (``stateful_passes``), so there every pass holds ``Predictor.forward_lock`` (re-entrant), one pass at a
+  time (never a whole explanation); the explanation methods and the faithfulness passes always hold it.
 
 Imported lazily (PEP 562): ``import model.predictor.precision`` does not import torch.
 """

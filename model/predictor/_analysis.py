@@ -48,8 +48,8 @@ def attention_flow(parts: Parts, enc: Encoded, method: str, options: PredictOpti
     from model.explain.value_flow import compute_flow
 
     ids, att, types = one_text_inputs(parts, enc)
-    out = compute_flow(parts.model, ids, att, method, options.head_mask, lock=parts.lock, types=types, target=target,
-                       kind=options.task.kind)
+    out = compute_flow(parts.model, ids, att, method, options.head_mask, lock=parts.pass_lock, types=types,
+                       target=target, kind=options.task.kind)
     if target is None:
         target = int(torch.as_tensor(out["logits"]).argmax()) if len(out["logits"]) else -1
 
@@ -73,7 +73,7 @@ def layer_predictions(parts: Parts, enc: Encoded, options: PredictOptions) -> np
     from model.tasks.readout import outputs
 
     ids, att, types = one_text_inputs(parts, enc)
-    with parts.lock, head_mask_hooks(parts.model, options.head_mask, parts.n_heads):
+    with parts.pass_lock, head_mask_hooks(parts.model, options.head_mask, parts.n_heads):
         logits = layer_logits(parts.model, ids, att, types)  # (L + 1, C)
     probs = outputs(logits.float(), options.task.kind).cpu().numpy().astype(np.float32)
     probs.setflags(write=False)
@@ -84,14 +84,14 @@ def layer_predictions(parts: Parts, enc: Encoded, options: PredictOptions) -> np
 def attention_internals(parts: Parts, enc: Encoded, layer: int, options: PredictOptions) -> AttentionInternals:
     """Queries, keys, values, scores and head outputs of layer ``layer`` (-L <= layer < L; negative counts from the
     last) of one encoding, the layers below under the call's head mask (see ``Predictor.attention_internals``); the
-    backend's ``attention_internals(ids, mask, layer)`` under ``parts.lock`` (its capture hooks live for that pass
+    backend's ``attention_internals(ids, mask, layer)`` under ``parts.pass_lock`` (its capture hooks live for that pass
     only). Raises IndexError: ``layer`` out of range."""
     n_layers = parts.model.config.n_layers
     if not -n_layers <= layer < n_layers:
         raise IndexError(f"layer {layer} out of range for {n_layers} layers")
     layer %= n_layers
     ids, mask, types = one_text_inputs(parts, enc)  # (1, T) each
-    with parts.lock, head_mask_hooks(parts.model, options.head_mask, parts.n_heads):
+    with parts.pass_lock, head_mask_hooks(parts.model, options.head_mask, parts.n_heads):
         out = parts.model.attention_internals(ids, mask, layer, **types)
 
     def arr(name: str, batched: bool = True) -> np.ndarray | None:
@@ -111,8 +111,8 @@ def attention_internals(parts: Parts, enc: Encoded, layer: int, options: Predict
 @torch.inference_mode()
 def embedding_norms(parts: Parts, enc: Encoded) -> EmbeddingNorms:
     """Per-position ||PE(pos)|| and ||token embedding x sqrt(d_model)|| of one encoding (the backend's
-    ``embedding_norms``, under ``parts.lock``)."""
+    ``embedding_norms``, under ``parts.pass_lock``)."""
     ids = torch.from_numpy(enc.ids).unsqueeze(0).to(parts.device)  # (1, T)
-    with parts.lock:
+    with parts.pass_lock:
         pe, tok = parts.model.embedding_norms(ids)
     return EmbeddingNorms(tuple(enc.tokens), pe[0].float().cpu().numpy(), tok[0].float().cpu().numpy())

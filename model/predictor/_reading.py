@@ -12,6 +12,7 @@ template refuses it with :class:`model.records.prediction.PairNotSupported`. Pri
 from __future__ import annotations
 
 import threading
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,7 @@ class Parts:
         encoder: the text encoder (:class:`model.core.tokenizer.TextEncoder` or
             :class:`model.hf.encoding.HFTextEncoder`): tokenizes, pads, knows ``max_len`` and the special tokens.
         device: where the model's weights are.
-        lock: the Predictor's ``forward_lock`` (re-entrant), held around every forward pass.
+        lock: the Predictor's ``forward_lock`` (re-entrant); a pass holds it as :attr:`pass_lock` says.
         labels: the C class names (empty in attention-only mode).
         model_dir: the model folder (named in messages), or None.
     """
@@ -57,6 +58,14 @@ class Parts:
     lock: threading.RLock
     labels: tuple[str, ...]
     model_dir: Path | None
+
+    @property
+    def pass_lock(self) -> AbstractContextManager:
+        """What one forward pass holds: ``lock`` where the backend changes module state in a pass
+        (``stateful_passes``: the Hugging Face one switches its attention implementation), else nothing: passes of
+        the bundled encoder run side by side (a head mask is per thread, capture hooks record their own thread's
+        pass only), so a prediction never waits for another thread's explanation or batch."""
+        return self.lock if self.model.stateful_passes else nullcontext()
 
     @property
     def n_heads(self) -> int:

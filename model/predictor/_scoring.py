@@ -3,8 +3,8 @@ texts in length-bucketed batches on the fast SDPA path, and a document's windows
 
 Every function takes the :class:`~model.predictor._reading.Parts` of the call (the module it runs: the float32 model
 or its bfloat16 copy) and the call's :class:`~model.predictor.options.PredictOptions`, fixed for the whole call: each
-forward pass holds ``parts.lock`` and runs inside the call's head mask (:func:`forward_scope`: this thread only), so
-threads sharing one model never see each other's settings. Private to :mod:`model.predictor`.
+forward pass holds what ``parts.pass_lock`` says and runs inside the call's head mask (:func:`forward_scope`: this
+thread only), so threads sharing one model never see each other's settings. Private to :mod:`model.predictor`.
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ BATCH_SIZE_GPU = 256  # ... on a GPU (4-19% more reviews/s than 64 on an H100 an
 
 @contextmanager
 def forward_scope(parts: Parts, options: PredictOptions) -> Iterator[torch.nn.Module]:
-    """``parts.model`` with ``parts.lock`` held and the call's head mask applied (in this thread only) inside the
-    ``with`` block: the frame of one forward pass."""
-    with parts.lock, head_mask_hooks(parts.model, options.head_mask, parts.n_heads):
+    """``parts.model`` with :attr:`~model.predictor._reading.Parts.pass_lock` held and the call's head mask applied
+    (in this thread only) inside the ``with`` block: the frame of one forward pass."""
+    with parts.pass_lock, head_mask_hooks(parts.model, options.head_mask, parts.n_heads):
         yield parts.model
 
 

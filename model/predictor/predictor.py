@@ -136,10 +136,11 @@ class Predictor:
 
     def _weights(self, precision: str) -> torch.nn.Module:
         """The module that runs ``precision``: :attr:`model`, or its bfloat16 copy (made once, when first needed)."""
-        with self.forward_lock:  # the copy is made and let go under the lock
-            if precision == "bf16" and self._bf16 is None:
-                self._bf16 = bf16_copy(self.model)
-            return self._bf16 if precision == "bf16" else self.model
+        if precision == "fp32" or (copy := self._bf16) is not None:  # one read: a call keeps what it took
+            return self.model if precision == "fp32" else copy
+        with self.forward_lock:  # the copy is made (and let go, use_precision) under the lock
+            self._bf16 = self._bf16 if self._bf16 is not None else bf16_copy(self.model)
+            return self._bf16
 
     def options(self, head_mask=None, long_text: str | None = None, precision: str | None = None,
                 task: Task | None = None) -> PredictOptions:
@@ -147,8 +148,7 @@ class Predictor:
         the class docstring), ``precision`` ("auto", "fp32", "bf16"; None: :attr:`precision`) and ``task`` (None:
         :attr:`task`). Raises ValueError: see :class:`~model.predictor.options.PredictOptions`."""
         run = self._precision if precision is None else resolve_precision(precision, self)
-        return PredictOptions(head_mask=head_mask, long_text=long_text, precision=run,
-                              task=self._task if task is None else task,
+        return PredictOptions(head_mask=head_mask, long_text=long_text, precision=run, task=task or self._task,
                               heads=(self.config.n_layers, self.config.n_heads))
 
     def _settle(self, options: PredictOptions | None, head_mask=None, long_text: str | None = None) -> PredictOptions:

@@ -122,8 +122,9 @@ def _held_elsewhere(lock) -> bool:
     return not got[0]
 
 
-def test_every_forward_pass_holds_the_forward_lock(tiny_predictor, monkeypatch):
-    """The concurrency policy (Predictor docstring): every forward pass runs under ``forward_lock``."""
+def test_explanation_passes_hold_the_forward_lock(tiny_predictor, monkeypatch):
+    """The concurrency policy (:mod:`model.predictor`): every forward pass of the explanation methods and of the
+    faithfulness erasure runs under ``forward_lock``."""
     from model.explain import EXPLANATION_METHODS
 
     model = tiny_predictor.model
@@ -134,15 +135,42 @@ def test_every_forward_pass_holds_the_forward_lock(tiny_predictor, monkeypatch):
         seen.append(_held_elsewhere(tiny_predictor.forward_lock))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(model, "encode_with_maps", checked)
     text = "A fine film with a dull ending."
     pred = tiny_predictor.predict(text)
-    tiny_predictor.score_many([text, "bad", "good"], batch_size=2)
+    monkeypatch.setattr(model, "encode_with_maps", checked)
     for method in EXPLANATION_METHODS:
-        e = tiny_predictor.explain(text, method, n_steps=4)
+        e = tiny_predictor.explain(text, method, n_steps=4, prediction=pred)
         tiny_predictor.faithfulness(text, e)
-    tiny_predictor.explain(text, "grad_x_input", prediction=pred)
     assert len(seen) > 10 and all(seen)
+
+
+def test_a_prediction_never_waits_for_the_forward_lock(tiny_predictor):
+    """Issue 41: a pass of the bundled encoder changes no shared state (the head mask is per thread, capture hooks
+    record their own thread only), so ``predict``, ``score_many``, the flows and the internals run while another
+    thread holds ``forward_lock`` (an explanation's pass): a head switched off shows its prediction at once."""
+    lock, held, release = tiny_predictor.forward_lock, threading.Event(), threading.Event()
+
+    def hold():
+        with lock:
+            held.set()
+            release.wait(60)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait()
+    try:
+        mask = np.ones((tiny_predictor.config.n_layers, tiny_predictor.config.n_heads))
+        mask[0, 0] = 0
+        text = "A fine film with a dull ending."
+        tiny_predictor.predict(text, head_mask=mask)
+        tiny_predictor.score_many([text, "bad"], head_mask=mask)
+        tiny_predictor.layer_predictions(text, head_mask=mask)
+        tiny_predictor.attention_flow(text, "alti", head_mask=mask)
+        tiny_predictor.attention_internals(text, 0, head_mask=mask)
+        assert holder.is_alive()  # all of it ran while the other thread still held the lock
+    finally:
+        release.set()
+        holder.join()
 
 
 def test_one_predictor_shared_by_threads_gives_the_sequential_results(tiny_predictor):
