@@ -249,6 +249,11 @@ def test_model_appends_in_one_block(qtbot):
 class _BrokenPredictor:
     labels = ("negative", "positive")
 
+    def options(self, long_text=None):
+        from model.predictor.options import PredictOptions
+
+        return PredictOptions(long_text=long_text)
+
     def score_many(self, *args, **kwargs):
         raise RuntimeError("out of memory (simulated)")
 

@@ -121,7 +121,7 @@ def test_plan_pool_keeps_a_cpu_for_ray_data():
 
 def test_a_review_that_breaks_scoring_gets_its_status(tiny_predictor):
     class Fragile:
-        labels, precision = tiny_predictor.labels, tiny_predictor.precision
+        labels, precision, options = tiny_predictor.labels, tiny_predictor.precision, tiny_predictor.options
 
         def score_many(self, texts, *args, **kwargs):
             if any("BOOM" in t for t in texts):
