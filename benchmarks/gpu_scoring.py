@@ -48,6 +48,7 @@ def split(args) -> dict:
 
     from model.text.inputs import token_budget_batches
     from model.predictor.predictor import MAX_TOKENS_CPU, MAX_TOKENS_GPU, Predictor
+    from model.predictor import _scoring
 
     pred = Predictor.from_pretrained(args.model, args.device)
     texts = seeded_reviews(args.data, args.n)
@@ -58,7 +59,8 @@ def split(args) -> dict:
     with torch.inference_mode():
         for w0 in range(0, len(texts), 1024):
             t = time.perf_counter()
-            slots, good, items = pred._score_items(texts[w0 : w0 + 1024], [None] * len(texts[w0 : w0 + 1024]), True)
+            chunk = texts[w0 : w0 + 1024]
+            slots, good, items = _scoring.score_items(pred._parts(), chunk, [None] * len(chunk), pred.options())
             took["tokenize"] += time.perf_counter() - t
             lengths = [len(x) for x in items.items]
             order = np.argsort(lengths, kind="stable")

@@ -8,7 +8,7 @@ config's choice is marked "(config)". The choice goes to ``Predictor.set_task`` 
 (``state.set_model``) and the review analysed again. The multi-label threshold (the prediction panel's spin box,
 ``state.task.threshold_changed``) is the model's too: the shown prediction is re-labelled at once
 (:class:`desktop_app.task_choice.TaskChoice`), and the threshold goes to ``Predictor.set_task(threshold=...)`` the same
-way, so batch scoring (whose worker replicas follow ``set_task``) labels its rows with it; no analysis runs again.
+way, so batch scoring (a job takes the task at its start) labels its rows with it; no analysis runs again.
 The task, the threshold and the second-text switch (:class:`desktop_app.panels.review_box.ReviewBox`) are remembered
 per model folder in the one QSettings (:data:`TASKS_KEY`, :data:`THRESHOLDS_KEY`, :data:`PAIRS_KEY`: JSON objects
 folder -> choice) and re-applied when the folder is opened again.

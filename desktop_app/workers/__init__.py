@@ -16,6 +16,6 @@
                     "corpus-tokens", which relays the child process of ``corpus_process.py``, nice +15)
 ``preload.py``      importing the Hugging Face backend ahead (thread "hf-preload")
 
-Each job that runs the model uses its thread's own ``Predictor.replica()``. Nothing here imports the window,
+Every job that runs the model uses the one shared Predictor (issue 41: one copy of the weights). Nothing here imports the window,
 the panels, the views or the state.
 """

@@ -43,7 +43,7 @@ def flow_job(ctx: JobContext, predictor, text: str, method: str, mask, text_pair
         raises; the controller shows it in one line.
     """
     pair = {} if text_pair is None else {"text_pair": text_pair}
-    return ctx.own_predictor(predictor).attention_flow(text, method, head_mask=mask, **pair)
+    return predictor.attention_flow(text, method, head_mask=mask, **pair)
 
 
 class FlowController(QObject):

@@ -65,7 +65,7 @@ def batch_job(ctx: JobContext, predictor, paths: list[str], run: BatchRun, colum
     try:
         total[0] = estimate_count(paths, max_file_bytes)
         yield BatchProgress(0, total[0])
-        mine = ctx.own_predictor(predictor)  # this thread's own weights (one Predictor per thread)
+        mine = predictor  # the one shared Predictor (its settings taken once, at the run's start)
 
         def on_progress(done: int) -> None:
             now = time.monotonic()

@@ -1,7 +1,7 @@
 """The comparison of a pinned analysis with the current one, computed off the GUI thread.
 
 A job of :mod:`desktop_app.workers.jobs`: :func:`compare_job` runs on the "compare" thread (nice +10) of the
-:class:`CompareController`'s :class:`~desktop_app.workers.jobs.Jobs`, with its own predictor replica. For each of the two texts it computes the prediction (the pin's is reused), one explanation
+:class:`CompareController`'s :class:`~desktop_app.workers.jobs.Jobs`, on the one shared predictor. For each of the two texts it computes the prediction (the pin's is reused), one explanation
 method's token scores (``Predictor.explain``, both texts explaining the same class,
 :func:`desktop_app.compare_records.focus_class`) and the ALTI aggregated importance (``Predictor.attention_flow``),
 sums them into words and aligns the two word sequences (:func:`desktop_app.compare_records.align_words`); the
@@ -104,7 +104,7 @@ class Comparer:
         from model.explain import METHOD_TITLES, SIGNED_METHODS
         from model.explain.cost import COMPARE_DECOMPX_S, estimate_seconds
 
-        p = ctx.own_predictor(predictor)
+        p = predictor
         if self._cache_owner is not p:
             self.cache.clear()
             self._cache_owner = p

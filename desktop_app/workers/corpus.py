@@ -75,7 +75,7 @@ def corpus_tokens_job(ctx: JobContext, predictor, rows: list, keep: Callable[[ob
 def score_texts(ctx, predictor, texts: list[str], min_count: int = 5, bigrams: bool = True,
                 target: str | None = None, nice: int = 0) -> CorpusTokens:
     """Score the words of ``texts`` (in the child process when ``predictor`` has a folder, else on this thread with
-    ``ctx.own_predictor``); see :func:`corpus_tokens_job`."""
+    the shared predictor); see :func:`corpus_tokens_job`."""
     ctx.report((0, len(texts)))
     if getattr(predictor, "model_dir", None) is not None:
         return _run_in_child(ctx, predictor, texts, min_count, bigrams, target, nice)
@@ -87,7 +87,7 @@ def score_texts(ctx, predictor, texts: list[str], min_count: int = 5, bigrams: b
             last[0] = now
             ctx.report((done, total))
 
-    return corpus_token_scores(ctx.own_predictor(predictor), texts, min_count=min_count, bigrams=bigrams,
+    return corpus_token_scores(predictor, texts, min_count=min_count, bigrams=bigrams,
                                should_stop=ctx.should_stop, progress=on_progress, target=target)
 
 

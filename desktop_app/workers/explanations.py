@@ -49,7 +49,6 @@ def explain_job(ctx: JobContext, predictor, prediction, methods, layer: int, hea
     A generator: yields one :class:`model.explain.ExplanationResult` or :class:`MethodFailed` per method, and returns
     None once all are done. Stops (:class:`~desktop_app.workers.jobs.JobStopped`) when a newer request was made.
     """
-    predictor = ctx.own_predictor(predictor)
     for method in methods:
         try:
             e = predictor.explain(
@@ -82,7 +81,6 @@ def on_demand_job(ctx: JobContext, predictor, prediction, n_steps: int, head_mas
         :class:`~desktop_app.workers.jobs.JobStopped`: cancelled (the abort flag) or stale; else what the method
         raises (the panel shows it in the method's row).
     """
-    predictor = ctx.own_predictor(predictor)
     try:
         e = predictor.explain(
             prediction.text,

@@ -75,8 +75,6 @@ class BackgroundWorker(QObject):
         super().__init__()
         self.latest = 0
         self._abort = threading.Event()
-        self._replica_source = None
-        self._replica = None
 
     @Slot(object, object)
     def _dispatch(self, method, args) -> None:
@@ -94,18 +92,6 @@ class BackgroundWorker(QObject):
     def stop_requested(self) -> bool:
         """True once :meth:`request_stop` was called (until :meth:`reset_stop`)."""
         return self._abort.is_set()
-
-    def own_predictor(self, predictor):
-        """This worker's own :meth:`model.Predictor.replica` of ``predictor`` (the Predictor's one-per-thread
-        policy), made once per source Predictor on the worker's thread and reading its task (``set_task``); objects
-        without ``replica`` (test doubles) pass through."""
-        if self._replica_source is not predictor:
-            make = getattr(predictor, "replica", None)
-            self._replica_source, self._replica = predictor, (make() if callable(make) else predictor)
-        task, mine = getattr(predictor, "task", None), getattr(self._replica, "task", None)
-        if task is not None and mine is not None and (mine.kind, mine.threshold) != (task.kind, task.threshold):
-            self._replica.set_task(task.kind, task.threshold)  # the user's task override (Model > Task) since
-        return self._replica
 
 
 def _stopper(worker: BackgroundWorker, thread: QThread, wait_ms: int | None):

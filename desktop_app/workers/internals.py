@@ -39,7 +39,7 @@ def internals_job(ctx: JobContext, predictor, text: str, layer: int, head_mask=N
     Raises:
         whatever the Predictor raises for the internals (the controller shows it in one line).
     """
-    mine = ctx.own_predictor(predictor)
+    mine = predictor
     pair = {} if text_pair is None else {"text_pair": text_pair}
     out = mine.attention_internals(text, layer, head_mask=head_mask, **pair)
     norms = mine.embedding_norms(text, **pair)  # cheap (an embedding lookup), so always sent along

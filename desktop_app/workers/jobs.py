@@ -4,8 +4,8 @@ errors once (the pattern of superqt's ``thread_worker``: started / yielded / ret
 A job is a function ``job(ctx, *args)`` that returns its result; a generator function may also ``yield`` progress
 values between its steps, and then returns its result (``return value`` in a generator). ``ctx`` is the job's
 :class:`JobContext`: :meth:`JobContext.should_stop` (Cancel, or a newer request made this one stale) for model code
-that checks between its own steps, :meth:`JobContext.report` for progress from inside a call that cannot yield, and
-:meth:`JobContext.own_predictor`. A job stops early by raising :class:`JobStopped` (after a yield the runner stops a
+that checks between its own steps and :meth:`JobContext.report` for progress from inside a call that cannot yield;
+every job that runs the model uses the one shared Predictor it is given (issue 41: one copy of the weights). A job stops early by raising :class:`JobStopped` (after a yield the runner stops a
 job gone stale itself), or returns what it has (a cancelled batch's summary). Cancel is the abort flag
 (:meth:`Jobs.request_stop`): the jobs that can stop check it through :meth:`JobContext.should_stop`.
 
@@ -66,10 +66,6 @@ class JobContext:
     def report(self, value) -> None:
         """Send a progress ``value`` to the request's ``on_progress``, as a ``yield`` would (from model callbacks)."""
         self._runner.yielded.emit(self._rid, value)
-
-    def own_predictor(self, predictor):
-        """The runner thread's own predictor for ``predictor`` (:meth:`BackgroundWorker.own_predictor`)."""
-        return self._runner.own_predictor(predictor)
 
 
 class JobRunner(BackgroundWorker):
@@ -256,7 +252,3 @@ class InlineContext:
         """Hand ``value`` to the ``report`` given (if any)."""
         if self._report is not None:
             self._report(value)
-
-    def own_predictor(self, predictor):
-        """``predictor`` itself (one thread: nothing to share)."""
-        return predictor

@@ -7,7 +7,8 @@ the model) -> :class:`ResultRow` (:mod:`.rows`; its columns, :class:`RowSchema`,
 :mod:`.export` (CSV / JSON Lines / Parquet, atomic) or the GUI's table; :mod:`.corpus` (metrics of the rows,
 corpus-level token importance) -> :mod:`.report` (``metrics.json``, ``report.html``). :mod:`.cli` is
 ``attention-explorer-score``. No torch is imported here: the engine reads a :class:`model.Predictor`'s ``labels``,
-``task``, ``reads_pairs``, ``precision`` and ``model_dir`` and calls its ``score_many``.
+``reads_pairs``, ``model_dir`` and ``options()`` (task, precision, head mask, long-text policy: taken once, at a run's
+start) and calls its ``score_many``.
 """
 
 from .corpus import CorpusMetrics, CorpusTokens, corpus_metrics, corpus_token_scores

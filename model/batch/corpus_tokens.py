@@ -275,7 +275,7 @@ def corpus_token_scores(
 
     Args:
         predictor: a :class:`model.Predictor` with a classification head (the bundled model or a Hugging Face
-            classifier); use the thread's own ``Predictor.replica()`` on a worker thread. Every forward +
+            classifier), shared with the other threads (issue 41: one copy of the weights). Every forward +
             backward pass holds its ``forward_lock``.
         texts: the reviews (e.g. the ``text`` of the scored result rows); invalid ones are skipped and counted.
         min_count: leave out words and bigrams found in fewer reviews than this (>= 1).

@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from model.tasks.task import task_of
 from model.tasks.types import TaskType, task_type
 from model.text.inputs import InputSpec
 
@@ -54,11 +53,12 @@ class _Context:
     precision: str
 
 
-def _context(predictor: Any) -> _Context:
+def _context(predictor: Any, options: Any) -> _Context:
+    """What the rows of one run share, from the run's options (its task and precision, taken once at its start)."""
     labels = tuple(predictor.labels)
-    task = task_of(predictor).type
+    task = options.task.type
     return _Context(labels, task, model_id(predictor), GoldReader(labels, task.id),
-                    InputSpec.of(predictor, "this model"), predictor.precision)
+                    InputSpec.of(predictor, "this model"), str(options.precision))
 
 
 GoldProblem = Callable[[str, str], None]
@@ -78,9 +78,11 @@ def score_records(
     """Score a stream of records chunk by chunk; yields each chunk's rows in input order.
 
     Args:
-        predictor: a :class:`model.Predictor` (anything with ``labels`` and
-            ``score_many(texts, batch_size, progress, should_stop)``; ``task``, ``reads_pairs`` and
-            ``score_many(..., text_pairs=...)`` are used when present).
+        predictor: a :class:`model.Predictor` (anything with ``labels``, ``options(long_text=...)`` and
+            ``score_many(texts, batch_size, progress, should_stop, options=...)``; ``reads_pairs`` and
+            ``score_many(..., text_pairs=...)`` are used when present). The run's settings (long-text policy,
+            precision, task) are taken once, at its start (``predictor.options``), and every chunk is scored with
+            them, so a ``set_task`` or ``use_precision`` while it runs (the GUI's Model menu) reaches the next run.
         records: e.g. :func:`model.batch.iter_records`; consumed lazily,
             ``chunk`` records at a time. A record with ``text_pair`` is scored as a sentence pair; on a model that
             reads single texts it gets a failed row saying so.
@@ -105,7 +107,8 @@ def score_records(
     """
     if batch_size < 1 or chunk < 1:
         raise ValueError(f"batch_size and chunk must be >= 1, got {batch_size} and {chunk}")
-    ctx = _context(predictor)
+    options = predictor.options(long_text=long_text)  # the run's settings, fixed for the whole run
+    ctx = _context(predictor, options)
     it = iter(records)
     base = 0
     while True:
@@ -122,7 +125,7 @@ def score_records(
             if progress is not None:
                 progress(_base + _failed + done)
 
-        kw: dict[str, Any] = {} if long_text is None else {"long_text": long_text}
+        kw: dict[str, Any] = {"options": options}
         pairs = [block[i].text_pair for i in ok_idx]
         if any(p is not None for p in pairs):
             kw["text_pairs"] = pairs

@@ -31,6 +31,9 @@ class TransformerClassifier(nn.Module):
     logits (B, C); attentions (B, L, H, T, T) when ``need_weights`` else None.
     """
 
+    stateful_passes = False
+    """A forward pass changes no module state, so passes of several threads may run at once (issue 41)."""
+
     def __init__(self, config: EncoderConfig) -> None:
         super().__init__()
         self.config = config

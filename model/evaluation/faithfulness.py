@@ -7,7 +7,7 @@ Usage::
 Samples ``--n`` reviews, explains each with every method and measures ERASER comprehensiveness / sufficiency AOPC
 (:mod:`model.explain.erasure`, probability units) through the app's own path, ``Predictor.explain`` and
 ``Predictor.faithfulness``: a review longer than the model's maximum length is explained and measured window by
-window (:mod:`model.predictor.long_text`; docs/long_documents.md), as the Explanations panel does. Prints
+window (:mod:`model.predictor._long_text`; docs/long_documents.md), as the Explanations panel does. Prints
 a Markdown table plus one JSON line with means and 95% percentile-bootstrap intervals.
 Exit codes: 0 ok, 2 bad arguments or unreadable data.
 """

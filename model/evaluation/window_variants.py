@@ -27,7 +27,7 @@ import sys
 import numpy as np
 
 from model.core.tokenizer import head_tail_keep
-from model.predictor.long_text import forward_logits, window_inputs
+from model.text.document_windows import window_inputs
 from model.text.document_windows import aggregate, window_ranges
 
 
@@ -91,14 +91,14 @@ def variants(predictor, texts: list[str], labels: np.ndarray, strides: list[int]
     P, S = predictor.encoder.specials
     budget = predictor.encoder.max_len - P - S
     whole = predictor.encoder.encode_ids_batch(texts, whole=True)
-    cut = forward_logits(predictor, [ids for ids, _ in predictor.encoder.encode_ids_batch(texts)]).numpy()
+    cut = predictor.window_logits([ids for ids, _ in predictor.encoder.encode_ids_batch(texts)]).numpy()
     cut = cut.astype(np.float64)  # [N, C] the head+tail cut's logits
     rows = [{"policy": "head_tail", "stride": None, "aggregation": None, "pieces": budget * len(texts),
              "correct": _accuracy(list(cut.argmax(1)), y)}]
     for stride in [*strides, None]:
         per_text = [window_inputs(predictor.encoder, ids, stride) for ids, _ in whole]
         flat = [x for inputs, _ in per_text for x in inputs]
-        z = forward_logits(predictor, flat).numpy()
+        z = predictor.window_logits(flat).numpy()
         bounds = np.cumsum([0] + [len(inputs) for inputs, _ in per_text])
         pieces = sum(len(x) - P - S for x in flat)
         zs = [(z[bounds[k] : bounds[k + 1]], r) for k, (_, r) in enumerate(per_text)]
@@ -112,7 +112,7 @@ def variants(predictor, texts: list[str], labels: np.ndarray, strides: list[int]
         rows.append({"policy": policy, "stride": stride, "aggregation": "mean+head_tail",
                      "pieces": pieces + budget * len(texts), "correct": _accuracy(both, y)})
     middles = [_middle_inputs(ids, predictor.encoder) for ids, _ in whole]
-    z = forward_logits(predictor, [x for inputs, _ in middles for x in inputs]).numpy().astype(np.float64)
+    z = predictor.window_logits([x for inputs, _ in middles for x in inputs]).numpy().astype(np.float64)
     bounds = np.cumsum([0] + [len(inputs) for inputs, _ in middles])
     pred = [int(np.argmax((budget * cut[k] + n @ z[bounds[k] : bounds[k + 1]]) / (budget + n.sum())))
             for k, (_, n) in enumerate(middles)]

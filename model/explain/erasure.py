@@ -41,6 +41,7 @@ from ..core.tokenizer import pad_sequences
 from model.tasks.readout import outputs
 from model.text.segments import types_kw
 from model.tasks.task import task_of
+from model.tasks.types import TaskType, task_type
 
 from .methods import encode_of, forward_lock_of
 from model.records.explanation import Explanation, Faithfulness
@@ -200,10 +201,11 @@ def erasure_scores(
     return p_full, p_full - p[1 : 1 + K], p_full - p[1 + K : 1 + 2 * K], ms
 
 
-def predictor_prob_fn(predictor: Predictor) -> ProbFn:
+def predictor_prob_fn(predictor: Predictor, kind: str | TaskType | None = None) -> ProbFn:
     """A :data:`ProbFn` running ``predictor.model`` (SDPA path, inference mode, under its ``forward_lock``): what
-    the predictor's task reads (:func:`model.tasks.readout.outputs`: softmax, sigmoids, or the regression value)."""
-    kind = task_of(predictor).type
+    the task ``kind`` (None: the predictor's) reads (:func:`model.tasks.readout.outputs`: softmax, sigmoids, or the
+    regression value)."""
+    kind = task_type(kind) if kind is not None else task_of(predictor).type
 
     def prob_fn(ids: np.ndarray, mask: np.ndarray, segment_ids: np.ndarray | None = None) -> np.ndarray:
         with torch.inference_mode(), forward_lock_of(predictor):
@@ -218,7 +220,7 @@ def predictor_prob_fn(predictor: Predictor) -> ProbFn:
 
 def faithfulness(
     predictor: Predictor, text: str, explanation: Explanation, percents: Sequence[float] = AOPC_PERCENTS,
-    text_pair: str | None = None,
+    text_pair: str | None = None, kind: str | None = None,
 ) -> Faithfulness:
     """ERASER comprehensiveness and sufficiency AOPC of ``explanation`` for ``text``.
 
@@ -231,6 +233,7 @@ def faithfulness(
         explanation: from :func:`model.explain.explain` on the same text.
         percents: the bins k (default :data:`AOPC_PERCENTS`).
         text_pair: the second text of a sentence pair that was explained, or None.
+        kind: the task p reads (``Predictor.faithfulness`` passes its call's); None: ``predictor.task``'s.
 
     Returns:
         A :class:`Faithfulness`.
@@ -242,7 +245,7 @@ def faithfulness(
     t0 = time.perf_counter()
     enc = encode_of(predictor, text, text_pair)
     p_full, comp, suff, ms = erasure_scores(
-        enc.ids, explanation.scores, explanation.target, predictor_prob_fn(predictor), percents, predictor.config.pad_id,
+        enc.ids, explanation.scores, explanation.target, predictor_prob_fn(predictor, kind), percents, predictor.config.pad_id,
         enc.special, enc.segment_ids,  # special None: only [CLS] is special (our own tokenizer)
     )
     per_k = {

@@ -306,9 +306,9 @@ def integrated_gradients(
         return target_score(logits, target, kind)  # (B,)
 
     with _grad_context():
-        x = model.embed(input_ids).detach()  # (1, T, D)
-        cfg = model.config
-        x0 = model.embed(ig_baseline_ids(input_ids, cfg.pad_id, cfg.cls_id)).detach()  # (1, T, D)
+        with lock if lock is not None else nullcontext():  # the embeddings are a forward pass too
+            x = model.embed(input_ids).detach()  # (1, T, D)
+            x0 = model.embed(ig_baseline_ids(input_ids, model.config.pad_id, model.config.cls_id)).detach()  # (1, T, D)
         ig = IntegratedGradients(forward)
         attr, delta = ig.attribute(
             x,

@@ -68,11 +68,12 @@ log-odds, log p_c - log(1 - p_c) = logit_c - logsumexp(logits without c)
 (the logit difference for two classes), which, unlike the probability, does
 not saturate for confident predictions.
 
-Thread safety: no method changes the model's weights; the flow methods and a
-head mask register forward hooks only while they hold the predictor's
-``forward_lock``, which every forward pass holds (the Predictor's concurrency
-policy), so an explanation may run on a worker thread while another thread
-classifies with the same model.
+Thread safety: no method changes the model's weights; a head mask applies to
+the calling thread's forward passes only (:func:`.heads.head_mask_hooks`), and
+the flow methods register their capture hooks only while they hold the
+predictor's ``forward_lock``, which every forward pass holds (the Predictor's
+concurrency policy), so an explanation may run on a worker thread while another
+thread classifies with the same model.
 
 The methods live in one registry, :data:`METHODS` (one :class:`Method` record per
 method: id, title, signed or not, cost class, function); :func:`explain` looks the
@@ -96,7 +97,7 @@ import torch
 
 from model.records.flow import class_scores
 from model.tasks.task import task_of
-from model.tasks.types import SINGLE_LABEL, TaskType
+from model.tasks.types import SINGLE_LABEL, TaskType, task_type
 from model.text.segments import one_text_inputs
 from .gradients import DEFAULT_IG_STEPS, gradient_weighted_rollout, gradient_x_input, integrated_gradients
 from .heads import head_mask_hooks
@@ -305,6 +306,7 @@ def explain(
     internal_batch_size: int | None = None,
     head_mask: np.ndarray | None = None,
     text_pair: str | None = None,
+    kind: str | None = None,
 ) -> Explanation:
     """Explain the predictor's decision on ``text`` with one method.
 
@@ -320,18 +322,18 @@ def explain(
         progress: ``progress(done, total)`` callback (integrated gradients:
             after every internal batch; DecompX: after every layer; other methods: once at the end).
         should_stop: checked between internal batches (DecompX: layers); True cancels.
-        prediction: ``predictor.predict(text)`` if already computed (reuses
-            its attention and predicted class); must be for the same text.
+        prediction: ``predictor.predict(text)`` if already computed (reuses its attention and predicted class);
+            must be for the same text.
         seed: seed of the ``random`` baseline.
         internal_batch_size: integrated-gradients points per pass (default:
             see :func:`ig_internal_batch_size`).
-        head_mask: a validated (L, H) head mask (``Predictor.check_head_mask``)
-            or None; a given ``prediction`` must have been made with it.
+        head_mask: a validated (L, H) head mask (``PredictOptions.head_mask``) or None, for this thread's forward
+            passes only (:func:`.heads.head_mask_hooks`); a given ``prediction`` must have been made with it.
         text_pair: the second text of a sentence pair (scores cover both texts' tokens), or None.
+        kind: the task the head is read as (``Predictor.explain`` passes its call's); None: ``predictor.task``'s.
 
     Returns:
-        An :class:`Explanation` with float32 [T] scores aligned with
-        ``predictor.predict(text).tokens``.
+        An :class:`Explanation` with float32 [T] scores aligned with ``predictor.predict(text).tokens``.
 
     Raises:
         ValueError: unknown method, bad text (empty, not a string, too long),
@@ -352,7 +354,7 @@ def explain(
 
     extra_s = 0.0
     hooks = nullcontext() if head_mask is None or spec.masks_itself else head_mask_hooks(predictor.model, head_mask)
-    with forward_lock_of(predictor) if head_mask is not None else nullcontext(), hooks:
+    with hooks:  # this thread's forward passes only; each pass takes the forward_lock itself
         if spec.uses_prediction or (target is None and prediction is not None):
             if prediction is None:
                 prediction = predict_of(predictor, text, text_pair)  # inside the hooks: with the head mask
@@ -362,7 +364,7 @@ def explain(
         else:
             tgt = None if target is None else int(target)
         request = Request(predictor, text, tgt, prediction, layer, n_steps, progress, should_stop, seed,
-                          internal_batch_size, head_mask, text_pair, task_of(predictor).type)
+                          internal_batch_size, head_mask, text_pair, task_type(kind) if kind is not None else task_of(predictor).type)
         scores, tokens, tgt, delta = spec.function(request)
     if progress is not None and method != "integrated_gradients":
         progress(1, 1)

@@ -3,7 +3,9 @@ that records what they see (:func:`capture`) and the classification read-out as 
 (:func:`read_out`).
 
 Nothing is re-implemented: :func:`capture` registers forward hooks on the model's own modules, runs the model's own
-forward pass once (under the caller's ``forward_lock``) and removes the hooks. The bundled
+forward pass once (under the caller's ``forward_lock``) and removes the hooks; the hooks record the registering
+thread's pass only, so another thread's pass through the shared model at the same time is neither recorded nor
+disturbed (issue 41: one model for every thread). The bundled
 :class:`~model.core.encoder.TransformerClassifier` is described here (:func:`classifier_taps`); a backend with other
 module names supplies ``flow_taps()`` (the Hugging Face families: :mod:`model.hf.flow_taps`). Modules shared by
 several layers (ALBERT) are listed once per layer; their calls are taken in order.
@@ -13,6 +15,7 @@ Shapes: B = 1 (one text), T tokens, D model width, H heads, d = D / H, F the fee
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -146,7 +149,11 @@ def _first_tensor(args: tuple, kwargs: dict) -> torch.Tensor:
 
 
 def _record(calls: dict[int, list], module: nn.Module, with_kwargs: bool) -> Any:
+    owner = threading.get_ident()
+
     def hook(_m, args, *rest):
+        if threading.get_ident() != owner:  # another thread's pass through the shared model: not ours to record
+            return
         kwargs, out = (rest[0], rest[1]) if with_kwargs else ({}, rest[0])
         out = out[0] if isinstance(out, tuple) else out
         calls[id(module)].append((_first_tensor(args, kwargs).detach()[0], out.detach()[0]))

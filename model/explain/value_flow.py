@@ -193,7 +193,8 @@ def compute_flow(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, m
     Args:
         model: the encoder in eval mode. input_ids: int64 (1, T). attention_mask: bool (1, T).
         method: one of :data:`model.records.flow.FLOW_METHODS`.
-        head_mask: a validated (L, H) mask (:func:`.heads.check_head_mask`) or None.
+        head_mask: a validated (L, H) mask (:func:`.heads.check_head_mask`) or None; it applies to this thread's
+            forward passes only (:func:`.heads.head_mask_hooks`).
         lock: the predictor's ``forward_lock``, held for the forward pass with its hooks only (the arithmetic
             after it runs on the recorded tensors); None: the caller holds it.
         contributions_only: ``decompx`` only: what an explanation needs, the contributions (``matrices`` and

@@ -106,6 +106,10 @@ class HFEncoder(nn.Module):
         summary: its :class:`HFModelSummary`.
     """
 
+    stateful_passes = True
+    """A forward pass may switch the model's attention implementation (eager for maps, else SDPA), so passes of
+    several threads take turns (``Predictor.forward_lock``)."""
+
     def __init__(self, hf_model: nn.Module, summary: HFModelSummary) -> None:
         super().__init__()
         self.hf = hf_model

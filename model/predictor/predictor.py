@@ -1,87 +1,91 @@
-"""The inference API used by the GUI, the command line and the tests.
-
-``Predictor.from_pretrained()`` loads the bundled model, one of our own model folders or a local Hugging Face
-encoder folder (:mod:`model.hf`: the same API; without a classification head, attention-only mode); ``predict`` returns
-a :class:`Prediction` (with attention for every layer and head) and
-``score_many`` scores many texts in length-bucketed batches on the fast SDPA
-path; ``model_info`` summarises the loaded model for a user interface (:class:`model.records.info.ModelInfo`). Input
-checks and the token-budget batching are in :mod:`model.text.inputs`. ``attention_flow``, ``layer_predictions`` and the
-head mask (``head_mask=`` of ``predict``, ``score_many``, ``explain``) come from :mod:`model.predictor.analysis`.
+"""The inference API used by the GUI, the command line and the tests: :class:`Predictor`, one class, its work done by
+the private helper modules beside it (see :mod:`model.predictor`); one call's settings: :class:`PredictOptions`.
 """
 
 from __future__ import annotations
 
-import copy
 import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from model.predictor.analysis import PredictorAnalysis
 from model.core.config import EncoderConfig
 from model.core.encoder import TransformerClassifier
-from model.core.paths import default_model_dir
-from model.core.positional import sinusoidal_positional_encoding
-from model.core.tokenizer import TextEncoder, load_tokenizer
-from model.core.weights import TOKENIZER_FILE, load_model, read_metrics
+from model.core.tokenizer import Encoded, TextEncoder
+from model.explain.heads import head_mask_hooks, install_head_mask_hooks
 from model.hf.backend import HFEncoder, HFModelSummary
-from model.hf.loading import is_hf_folder, load_hf_folder
-from model.records.info import PE_WORKED_EXAMPLE, ModelInfo, build_model_info
-from model.text.inputs import check_text, resolve_device, token_budget_batches
-from model.predictor.inspection import PredictorInternals
-from model.predictor.long_text import WindowCollector, forward_logits, whole_windows, window_inputs
-from model.predictor.precision import bf16_copy, resolve as resolve_precision
+from model.records.flow import AttentionFlow
+from model.records.info import ModelInfo, build_model_info
+from model.records.internals import AttentionInternals, EmbeddingNorms
 from model.records.prediction import NoClassificationHead, NoPositionalMatrix, Prediction, Score
-from model.predictor.reading import PredictorReading, config_task
-from model.text.segments import pad_segments, types_kw
-from model.text.document_windows import aggregate, check_policy
+from model.tasks.task import Task
+
+from . import _analysis, _loading, _long_text, _reading, _scoring
+from ._scoring import BATCH_SIZE_CPU, BATCH_SIZE_GPU, MAX_TOKENS_CPU, MAX_TOKENS_GPU  # noqa: F401 - re-exported
+from .options import PredictOptions
+from .precision import bf16_copy
+from .precision import resolve as resolve_precision
 
 
-MAX_TOKENS_CPU = 4096  # padded tokens per score_many pass on a CPU
-MAX_TOKENS_GPU = 32768  # ... on a GPU (an H100 scored 1.3-1.6x faster than with 4,096: benchmarks.batch_passes)
-BATCH_SIZE_CPU = 64  # most texts per score_many pass on a CPU
-BATCH_SIZE_GPU = 256  # ... on a GPU (4-19% more reviews/s than 64 on an H100 and an H200, same labels: benchmarks.gpu_scoring)
+class Predictor:
+    """A loaded model + tokenizer, ready to classify and to explain.
 
+    Arguments the methods share (each method documents only its own):
 
-class Predictor(PredictorReading, PredictorAnalysis, PredictorInternals):
-    """A loaded model + tokenizer, ready to classify.
+    * ``text``: the review (``str``, not empty, at most ``model.text.inputs.MAX_TEXT_CHARS`` characters), tokenized
+      as :meth:`predict` tokenizes it; ``text_pair``: the second text of a sentence pair, encoded as the model's
+      tokenizer encodes a pair (separators, ``token_type_ids``; the longer side cut first, never read in windows).
+    * ``head_mask``: None, or array-like (L, H): 1 keeps head h of layer l, 0 removes it (its context vector times 0
+      before the output projection; Michel et al. 2019), a fraction scales it; an all-ones mask gives bit-identical
+      results. ``long_text``: ``"windows"`` (default: a text longer than the model's maximum length is read in
+      side-by-side windows, :mod:`model.text.document_windows`) or ``"head_tail"`` (cut); a text that fits gives the
+      same result under both.
+    * ``options``: instead of ``head_mask`` and ``long_text``, the call's
+      :class:`~model.predictor.options.PredictOptions` (also its precision and task; e.g. one built by
+      :meth:`options` at the start of a job); without it, the call takes :attr:`precision` and :attr:`task` as they
+      are when it starts.
+    * Errors they share: ValueError for a bad text (empty, whitespace only, not a string, too long), head mask (shape,
+      values) or ``long_text`` policy, or both ``options`` and a keyword; PairNotSupported (a ValueError): a pair on
+      a model that reads single texts; NoClassificationHead (a ValueError): a head is needed, the model has none.
 
-    Concurrency policy: one Predictor per thread. A thread that runs the model alongside another
-    one (the GUI's explanation and batch threads, beside the inference thread that loaded the
-    model) works on its own :meth:`replica`: a copy of the weights that shares only the read-only
-    tokenizer, so no torch module is ever used by two threads and no thread waits for another.
-    As a safety net, every forward pass through :attr:`model` (in :meth:`predict`, in each
-    :meth:`score_many` batch, in the explanation methods and the faithfulness erasure pass) holds
-    :attr:`forward_lock`, a re-entrant lock: a Predictor that is shared after all serialises its
-    forward passes instead of racing (uncontended, the lock costs nothing). Code that calls
-    ``predictor.model`` directly must hold ``predictor.forward_lock`` too.
+    Concurrency (issue 41; :mod:`model.predictor`): one copy of the weights, shared read-only by every thread; a call's
+    settings, head mask and hooks are its own. Code that calls ``predictor.model`` must hold :attr:`forward_lock`.
     """
 
-    def __init__(
-        self,
-        model: TransformerClassifier | HFEncoder,
-        encoder: TextEncoder,
-        device: torch.device,
-        model_dir: Path | None = None,
-        metrics: dict | None = None,
-    ) -> None:
+    def __init__(self, model: TransformerClassifier | HFEncoder, encoder: TextEncoder, device: torch.device,
+                 model_dir: Path | None = None, metrics: dict | None = None) -> None:
         self.model = model.to(device).eval()
+        install_head_mask_hooks(self.model)  # once, before any thread shares the model
         self.forward_lock = threading.RLock()  # see the class docstring: one forward pass at a time
-        self.encoder = encoder
-        self.device = device
-        self.model_dir = model_dir
-        self.metrics = metrics or {}
+        self.encoder, self.device, self.model_dir, self.metrics = encoder, device, model_dir, metrics or {}
         self._precision, self._bf16 = "fp32", None  # of predict and score_many (:meth:`use_precision`)
-        self._task = config_task(model.config)  # how the logits are read (:attr:`task`, :meth:`set_task`)
+        self._task = _reading.config_task(model.config)  # how the logits are read (:attr:`task`, :meth:`set_task`)
+
+    @classmethod
+    def from_pretrained(cls, path: str | Path | None = None, device: str | torch.device | None = None) -> Predictor:
+        """Load the model folder ``path`` (``config.json``, ``model.safetensors``, ``tokenizer.json``; default the
+        bundled ``resources/model``) on ``device`` ("cpu", "cuda", ...; default CUDA when available, else CPU). A Hugging
+        Face folder (``config.json`` with ``model_type``) goes to :func:`model.hf.load_hf_folder` (safetensors only, no
+        remote code, supported encoders only; see :mod:`model.hf.loading`).
+
+        Raises:
+            FileNotFoundError: the folder or one of its files is missing (named). ValueError: a file is corrupt or the
+                weights do not match the config (named); a Hugging Face folder that is refused (pickled weights only,
+                remote code, unsupported architecture). ImportError: a Hugging Face folder without ``transformers``.
+        """
+        return cls(*_loading.load_folder(path, device))
 
     @property
     def config(self) -> EncoderConfig | HFModelSummary:
         """The model's :class:`EncoderConfig` (a :class:`model.hf.HFModelSummary` for Hugging Face models)."""
         return self.model.config
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Class names, index-aligned with probabilities."""
+        return self.config.labels
 
     @property
     def has_head(self) -> bool:
@@ -95,58 +99,24 @@ class Predictor(PredictorReading, PredictorAnalysis, PredictorInternals):
                                        "none (a bare encoder, opened in attention-only mode)")
 
     @property
-    def labels(self) -> tuple[str, ...]:
-        """Class names, index-aligned with probabilities."""
-        return self.config.labels
-
-    @property
     def device_name(self) -> str:
         """Human-readable device, e.g. "CPU" or "CUDA (NVIDIA H100)"."""
-        if self.device.type == "cuda":
-            return f"CUDA ({torch.cuda.get_device_name(self.device)})"
-        return self.device.type.upper()
+        return f"CUDA ({torch.cuda.get_device_name(self.device)})" if self.device.type == "cuda" else \
+            self.device.type.upper()
 
-    @classmethod
-    def from_pretrained(cls, path: str | Path | None = None, device: str | torch.device | None = None) -> Predictor:
-        """Load a model folder (``config.json``, ``model.safetensors``, ``tokenizer.json``).
+    @property
+    def task(self) -> Task:
+        """How the head's outputs are read (:class:`model.tasks.task.Task`: kind, threshold, source)."""
+        return self._task
 
-        A Hugging Face folder (``config.json`` with ``model_type``) goes to :func:`model.hf.load_hf_folder`
-        (safetensors only, no remote code, supported encoders only; see :mod:`model.hf.loading`).
-
-        Args:
-            path: the folder; defaults to the bundled ``resources/model``.
-            device: "cpu", "cuda", ... ; defaults to CUDA when available, else CPU.
-
-        Raises:
-            FileNotFoundError: the folder or one of its files is missing (named).
-            ValueError: a file is corrupt or the weights do not match the config (named); a Hugging Face folder
-                that is refused (pickled weights only, remote code, unsupported architecture).
-            ImportError: a Hugging Face folder without ``transformers`` installed (the ``hf`` extra).
-        """
-        model_dir = Path(path) if path is not None else default_model_dir()
-        if not model_dir.is_dir():
-            raise FileNotFoundError(f"model folder not found: {model_dir}")
-        dev = resolve_device(device)
-        if is_hf_folder(model_dir):
-            hf_model, hf_encoder, hf_metrics = load_hf_folder(model_dir, dev)
-            return cls(hf_model, hf_encoder, dev, model_dir, hf_metrics)
-        model = load_model(model_dir, dev)
-        tokenizer = load_tokenizer(model_dir / TOKENIZER_FILE, rows=model.config.vocab_size)
-        if tokenizer.get_vocab_size() != model.config.vocab_size:
-            raise ValueError(
-                f"{model_dir / TOKENIZER_FILE} has {tokenizer.get_vocab_size()} tokens but the model expects "
-                f"{model.config.vocab_size}"
-            )
-        return cls(model, TextEncoder(tokenizer, model.config.max_len), dev, model_dir, read_metrics(model_dir))
-
-    def replica(self) -> Predictor:
-        """A Predictor for another thread (see the class docstring): its own copy of the model's weights on
-        the same device (a few MB for the shipped model), the read-only tokenizer and metadata shared.
-        Its results equal this Predictor's."""
-        twin = Predictor(copy.deepcopy(self.model), self.encoder, self.device, self.model_dir, self.metrics)
-        twin.use_precision(self.precision)
-        twin._task = self._task
-        return twin
+    def set_task(self, kind: str | None = None, threshold: float | None = None) -> Task:
+        """Read the same logits as another task ``kind`` (one of :data:`model.tasks.task.TASKS`; None keeps the
+        current one) and/or with another multi-label ``threshold`` in (0, 1) (None keeps it), ``source="user"``, from
+        the next call on (a call or a job already running keeps its options). Returns the new
+        :class:`~model.tasks.task.Task`. Raises ValueError: an unknown task or a threshold outside (0, 1); regression
+        on a head with more than one output."""
+        self._task = _reading.checked_task(self._task, len(self.labels), kind, threshold)
+        return self._task
 
     @property
     def precision(self) -> str:
@@ -155,96 +125,86 @@ class Predictor(PredictorReading, PredictorAnalysis, PredictorInternals):
 
     def use_precision(self, requested: str = "auto") -> str:
         """Run ``predict`` and ``score_many`` in ``requested`` precision ("auto", "fp32", "bf16"; auto: decided by
-        :func:`model.predictor.precision.resolve` from the hardware's reported features and the model, never by a timing);
-        bf16 converts a copy of the weights once, here (:func:`model.predictor.precision.bf16_copy`). Returns the one in use,
-        "fp32" or "bf16". Raises ValueError: an unknown one."""
+        :func:`model.predictor.precision.resolve` from the hardware's reported features and the model, never by a
+        timing) from the next call on; bf16 converts a copy of the weights once, here
+        (:func:`model.predictor.precision.bf16_copy`); fp32 lets the copy go (a running bf16 job keeps its own).
+        Returns the one in use, "fp32" or "bf16". Raises ValueError: an unknown one."""
         chosen = resolve_precision(requested, self)
         with self.forward_lock:
-            if chosen == "bf16" and self._bf16 is None:
-                self._bf16 = bf16_copy(self.model)
-            elif chosen == "fp32":
-                self._bf16 = None
-            self._precision = chosen
+            self._bf16, self._precision = self._weights("bf16") if chosen == "bf16" else None, chosen
         return chosen
 
-    @contextmanager
-    def scoring(self, head_mask=None) -> Iterator[torch.nn.Module]:
-        """The model ``predict`` and ``score_many`` run (:attr:`model`, or its bfloat16 copy under bf16), with
-        :attr:`forward_lock` held and the validated ``head_mask`` (or None) applied inside the ``with`` block.
-        Its logits may be bfloat16: read them with ``.float()``."""
-        with self.forward_lock:  # the model chosen under the lock use_precision changes it under (re-entrant)
-            model = self._bf16 if self._precision == "bf16" else self.model
-            with self.masked(head_mask, model):
-                yield model
+    def _weights(self, precision: str) -> torch.nn.Module:
+        """The module that runs ``precision``: :attr:`model`, or its bfloat16 copy (made once, when first needed)."""
+        if precision == "fp32" or (copy := self._bf16) is not None:  # one read: a call keeps what it took
+            return self.model if precision == "fp32" else copy
+        with self.forward_lock:  # the copy is made (and let go, use_precision) under the lock
+            self._bf16 = self._bf16 if self._bf16 is not None else bf16_copy(self.model)
+            return self._bf16
+
+    def options(self, head_mask=None, long_text: str | None = None, precision: str | None = None,
+                task: Task | None = None) -> PredictOptions:
+        """The settings of one call (or of one job of many calls), checked once: ``head_mask`` and ``long_text`` (see
+        the class docstring), ``precision`` ("auto", "fp32", "bf16"; None: :attr:`precision`) and ``task`` (None:
+        :attr:`task`). Raises ValueError: see :class:`~model.predictor.options.PredictOptions`."""
+        run = self._precision if precision is None else resolve_precision(precision, self)
+        return PredictOptions(head_mask=head_mask, long_text=long_text, precision=run, task=task or self._task,
+                              heads=(self.config.n_layers, self.config.n_heads))
+
+    def _settle(self, options: PredictOptions | None, head_mask=None, long_text: str | None = None) -> PredictOptions:
+        """``options`` (checked against this model: :meth:`PredictOptions.given`), or the options of ``head_mask`` and
+        ``long_text`` with the current precision and task."""
+        if options is None:
+            return self.options(head_mask, long_text)
+        return options.given(head_mask, long_text, (self.config.n_layers, self.config.n_heads))
+
+    def _parts(self, precision: str = "fp32") -> _reading.Parts:
+        """What the helper modules are given: the module running ``precision`` and the rest, read-only."""
+        return _reading.Parts(self._weights(precision), self.encoder, self.device, self.forward_lock, self.labels,
+                              self.model_dir)
+
+    @property
+    def reads_pairs(self) -> bool:
+        """True when the model's tokenizer encodes sentence pairs (a pair template); False for the bundled model."""
+        return _reading.reads_pairs(self.encoder)
+
+    def encode(self, text: str, text_pair: str | None = None) -> Encoded:
+        """Tokenize ``text`` (or the pair ``text``, ``text_pair``) as the model will see it
+        (see :class:`model.core.tokenizer.Encoded`; a pair has ``segment_ids``). Raises: see the class docstring."""
+        return _reading.encode(self.encoder, self.model_dir, text, text_pair)
+
+    def probabilities(self, logits: torch.Tensor) -> np.ndarray:
+        """float32 [..., C] probabilities of float logits [..., C] (float32 or bfloat16) under :attr:`task` (softmax,
+        sigmoid; [..., 0] for regression), computed in float32 whatever the precision (so a softmax row sums to 1
+        within float32 rounding), as :func:`model.tasks.readout.probabilities`."""
+        return _reading.probabilities(logits, self._task)
 
     @torch.inference_mode()
-    def predict(self, text: str, head_mask=None, long_text: str | None = None, text_pair: str | None = None
-                ) -> Prediction:
+    def predict(self, text: str, head_mask=None, long_text: str | None = None, text_pair: str | None = None, *,
+                options: PredictOptions | None = None) -> Prediction:
         """Classify one text (or a sentence pair) and return attention for every layer and head.
 
-        ``head_mask``: optional array-like (L, H), 1 keeps head h of layer l, 0 removes it (its context vector times
-        0 before the output projection; Michel et al. 2019); an all-ones mask gives bit-identical results.
-        ``long_text``: ``"windows"`` (default: a text longer than the model's maximum length is read in side-by-side
-        windows, :mod:`model.text.document_windows`; ``attention`` is the first window's) or ``"head_tail"`` (cut). A text that
-        fits gives the same result under both. ``text_pair``: the second text of a sentence pair, encoded as the
-        model's tokenizer encodes a pair (separators, ``token_type_ids``; the longer side cut first, never read in
-        windows). The probabilities and the label follow :attr:`task`.
-
-        Raises:
-            ValueError: empty/whitespace-only text (either text), a non-string, or more than
-                ``model.text.inputs.MAX_TEXT_CHARS`` characters; a head mask of the wrong shape or values; an unknown
-                ``long_text`` policy. PairNotSupported (a ValueError): a pair on a model that reads single texts.
+        Arguments and errors: see the class docstring. A text read in windows gives the whole document's logits,
+        probabilities and label (its windows aggregated, :mod:`model.text.document_windows`) and the first window's
+        ``attention``. The probabilities and the label follow the call's task. Returns a
+        :class:`model.records.prediction.Prediction` (attention float32 (L, H, T, T), read-only arrays).
         """
-        t0 = time.perf_counter()
-        hm = self.check_head_mask(head_mask)
-        windowed = check_policy(long_text) == "windows"
-        pair = self.check_pair(text_pair)
-        if pair is None:
-            enc = self.encoder.encode(check_text(text), whole=windowed)
-            windows, inputs = whole_windows(self, enc), window_inputs(self.encoder, enc.ids)[0]
-        else:
-            enc = self.encode(text, pair)
-            windows, inputs = None, [enc.ids]
-        ids = torch.from_numpy(inputs[0]).unsqueeze(0).to(self.device)  # (1, T_0)
-        mask = torch.ones_like(ids, dtype=torch.bool)  # (1, T_0)
-        with self.scoring(hm) as model:
-            logits, attn = model(ids, mask, need_weights=True, **types_kw(self.model, enc.segment_ids,
-                                                                                self.device))  # (1, C), (1, L, H, T_0, T_0)
-        window_logits = logits.float().cpu()
-        if len(inputs) > 1:  # the other windows
-            window_logits = torch.cat([window_logits, forward_logits(self, inputs[1:], hm)])  # (W, C)
-            logits = torch.from_numpy(aggregate(window_logits.numpy(), windows.ranges))[None]
-        probs = self.probabilities(logits[0])  # (C,); (0,) for regression and in attention-only mode
-        z = logits[0].float().cpu().numpy().astype(np.float32)
-        label, _ = self.read_out(z, probs)
-        return Prediction(
-            text=text, tokens=enc.tokens, offsets=enc.offsets, label=label, labels=self.labels,
-            probabilities=probs, logits=z, attention=attn[0].float().cpu().numpy().astype(np.float32),
-            truncated=enc.truncated, num_source_tokens=enc.num_source_tokens, elapsed_s=time.perf_counter() - t0,
-            device=str(self.device), pooling=self.config.pooling, task=self._task.kind,
-            threshold=self._task.threshold, text_pair=pair, segment_ids=enc.segment_ids,
-            pair_truncated=enc.pair_truncated, **({} if windows is None else dict(
-                windows=windows.ranges, window_chars=windows.chars, window_logits=window_logits.numpy().astype(
-                    np.float32), window_probabilities=self.probabilities(window_logits))),
-        )
+        opts = self._settle(options, head_mask, long_text)
+        pair = _reading.check_pair(self.encoder, self.model_dir, text_pair)
+        return _scoring.predict_text(self._parts(opts.precision), text, pair, opts)
 
     @torch.inference_mode()
-    def score_many(
-        self,
-        texts: Sequence[str],
-        batch_size: int | None = None,
-        progress: Callable[[int, int], None] | None = None,
-        should_stop: Callable[[], bool] | None = None,
-        window: int | None = None,
-        max_tokens: int | None = None,
-        head_mask=None,
-        long_text: str | None = None,
-        text_pairs: Sequence[str | None] | None = None,
-    ) -> list[Score]:
+    def score_many(self, texts: Sequence[str], batch_size: int | None = None,
+                   progress: Callable[[int, int], None] | None = None, should_stop: Callable[[], bool] | None = None,
+                   window: int | None = None, max_tokens: int | None = None, head_mask=None,
+                   long_text: str | None = None, text_pairs: Sequence[str | None] | None = None, *,
+                   options: PredictOptions | None = None) -> list[Score]:
         """Score many texts (or sentence pairs) without attention, in length-bucketed batches (fast SDPA path).
 
         Texts are taken in windows of ``window`` consecutive texts, sorted by length within one (each batch holds
-        similar lengths); the scores come back in input order. Each Score is read as :attr:`task` reads it.
+        similar lengths); the scores come back in input order, each read as the call's task reads it.
+        ``head_mask``, ``long_text`` (a long text's windows are batched like texts: each one costs its windows) and
+        ``options`` (e.g. a job's, built once at its start by :meth:`options`): see the class docstring.
 
         Args:
             texts: the texts; a bad one (empty, not a string, too long) gets a :class:`Score` with ``error`` set.
@@ -254,9 +214,6 @@ class Predictor(PredictorReading, PredictorAnalysis, PredictorInternals):
             window: texts sorted together (default ``8 * batch_size``, at least 1024).
             progress: called as ``progress(done, total)`` after every batch.
             should_stop: checked before every batch; when it returns True, scoring stops.
-            head_mask: optional (L, H) head mask, as in :meth:`predict`.
-            long_text: ``"windows"`` (default) or ``"head_tail"``, as in :meth:`predict`; a long text's windows
-                are batched like texts (each one costs its windows).
             text_pairs: None, or one second text per text (None for a single text): each pair is encoded as
                 :meth:`predict` encodes it (cut longest side first, never in windows); a bad second text (empty,
                 too long) gets that row's Score an ``error``.
@@ -265,113 +222,179 @@ class Predictor(PredictorReading, PredictorAnalysis, PredictorInternals):
             Scores for ``texts[:k]`` in input order: k == len(texts) unless stopped early (the scored prefix).
 
         Raises:
-            ValueError: if ``batch_size`` < 1, a bad head mask or ``long_text`` policy, ``text_pairs`` of another
-                length than ``texts``. PairNotSupported (a ValueError): a second text on a model that reads
-                single texts.
-            NoClassificationHead: (a ValueError) in attention-only mode.
+            ValueError: ``batch_size`` < 1, ``text_pairs`` of another length than ``texts``, and the class
+                docstring's errors; NoClassificationHead in attention-only mode.
         """
         self.require_head("scoring")
-        hm = self.check_head_mask(head_mask)
-        windowed = check_policy(long_text) == "windows"
-        batch_size, max_tokens = self._pass_limits(batch_size, max_tokens)
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-        if text_pairs is not None and len(text_pairs) != len(texts):
-            raise ValueError(f"text_pairs has {len(text_pairs)} entries for {len(texts)} texts")
-        if text_pairs is not None:  # a pair on a single-text model: PairNotSupported, naming the model
-            self.input_spec.allow(next((p for p in text_pairs if p is not None), None))
-        window = window or max(1024, 8 * batch_size)
-        total, results, done = len(texts), [], 0
-        for w0 in range(0, total, window):
-            chunk = texts[w0 : w0 + window]
-            pairs = [None] * len(chunk) if text_pairs is None else text_pairs[w0 : w0 + window]
-            slots, good, items = self._score_items(chunk, pairs, windowed)
-            lengths = [len(ids) for ids in items.items]
-            order = np.argsort(lengths, kind="stable")
-            done += len(chunk) - len(good)
-            for idx in token_budget_batches([lengths[i] for i in order], order, batch_size, max_tokens):
-                if should_stop is not None and should_stop():
-                    k = next((i for i, s in enumerate(slots) if s is None), len(slots))
-                    return results + slots[:k]  # type: ignore[operator]
-                ids, mask = self.encoder.pad_ids([items.items[i] for i in idx])  # (B, T) each
-                types = types_kw(self.model, pad_segments([items.segments[i] for i in idx], ids.shape[1]), self.device)
-                with self.scoring(hm) as model:
-                    logits, _ = model(torch.from_numpy(ids).to(self.device), torch.from_numpy(mask).to(self.device),
-                                           **types)
-                probs, z = self.probabilities(logits), logits.float().cpu().numpy()  # (B, C) each
-                for row, i in enumerate(idx):
-                    if (complete := items.add(int(i), z[row], probs[row])) is not None:
-                        slots[good[complete[0]]] = complete[1]
-                        done += 1
-                if progress is not None:
-                    progress(done, total)
-            if not good and progress is not None:
-                progress(done, total)
-            results.extend(slots)  # type: ignore[arg-type]
-        return results
+        opts = self._settle(options, head_mask, long_text)
+        parts = self._parts(opts.precision)
+        batch_size, max_tokens = _scoring.pass_limits(parts, texts, text_pairs, batch_size, max_tokens)
+        return _scoring.score_texts(parts, texts, text_pairs, opts, batch_size, max_tokens,
+                                    window or max(1024, 8 * batch_size), progress, should_stop)
 
-    def _pass_limits(self, batch_size: int | None, max_tokens: int | None) -> tuple[int, int]:
-        """(texts, padded tokens) per :meth:`score_many` pass: the ones given, or this device's defaults."""
-        cpu = self.device.type == "cpu"
-        return (batch_size if batch_size is not None else BATCH_SIZE_CPU if cpu else BATCH_SIZE_GPU,
-                max_tokens or (MAX_TOKENS_CPU if cpu else MAX_TOKENS_GPU))
+    @torch.inference_mode()
+    def window_logits(self, inputs: list[np.ndarray], *, options: PredictOptions | None = None) -> torch.Tensor:
+        """Logits of token-id inputs (int64 [T_i] each, special tokens included, e.g. a document's windows from
+        :func:`model.text.document_windows.window_inputs`), a few padded inputs per forward pass, in the call's
+        precision and head mask. Returns float32 [W, C] on the CPU."""
+        opts = self._settle(options)
+        return _scoring.window_logits(self._parts(opts.precision), inputs, opts)
 
-    def _score_items(self, chunk: Sequence[str], pairs: Sequence[str | None], windowed: bool):
-        """``(slots, good, items)`` of one window of :meth:`score_many`: a Score with the error for each bad text
-        or pair (else None), the indices of the good ones, and their :class:`~model.predictor.long_text.WindowCollector`."""
-        C = len(self.labels)
-        slots: list[Score | None] = [None] * len(chunk)
-        good, singles, twins = [], [], []
-        for i, (t, p) in enumerate(zip(chunk, pairs, strict=True)):
-            try:
-                text = check_text(t)
-                (twins if p is not None else singles).append((i, text, self.check_pair(p)))
-                good.append(i)
-            except ValueError as exc:
-                slots[i] = Score("", np.zeros(self._task.type.score_width(C), np.float32), False, 0,
-                                 str(exc), task=self._task.kind)
-        encoded: dict[int, tuple] = {}
-        if singles:  # (ids int64 [T_i], truncated)
-            encoded.update(zip([i for i, _, _ in singles], self.encoder.encode_ids_batch(
-                [t for _, t, _ in singles], whole=windowed)))
-        if twins:  # (ids, segment ids, which side was cut)
-            encoded.update(zip([i for i, _, _ in twins], self.encoder.encode_pair_ids_batch(
-                [(t, p) for _, t, p in twins])))
-        items = WindowCollector(self.encoder, [encoded[i] for i in good], self, windowed)
-        return slots, good, items
+    def attention_flow(self, text: str, method: str = "value_norm", head_mask=None, long_text: str | None = None,
+                       window: int = 0, text_pair: str | None = None, target: int | None = None, *,
+                       options: PredictOptions | None = None) -> AttentionFlow:
+        """What flows through the attention layers of ``text``: value-weighted norms, ALTI or DecompX.
 
-    def positional_encoding(self, num_positions: int) -> np.ndarray | NoPositionalMatrix:
-        """The exact positional-encoding matrix the model adds to its embeddings.
+        Flows stay per window: a text longer than the model's maximum length gives the flow of its window ``window``
+        (policy ``long_text="windows"``, the default: ``predict(text).window_text(window)``) or of its head+tail cut.
+        Other arguments and errors: see the class docstring.
 
         Args:
-            num_positions: P rows (positions 0..P-1); for our sinusoidal model P may exceed ``max_len``
-                (the closed form continues); for learned position embeddings P <= ``max_len``.
+            method: one of :data:`model.records.flow.FLOW_METHODS`: ``"value_norm"`` (Kobayashi et al. 2020),
+                ``"alti"`` (Ferrando et al. 2022), ``"decompx"`` (Modarressi et al. 2023); see :mod:`model.records.flow`.
+            target: ``decompx``: the class its ``importance`` is for (default the predicted one, ``argmax(logits)``;
+                multi-label: that label's logit; regression: 0, the value); the record says which.
 
         Returns:
-            float32 [P, d_model] (Hugging Face models: their learned position-embedding rows, [P, E]); for a
-            relative-position model (DeBERTa-v2/v3) a :class:`~model.records.prediction.NoPositionalMatrix` saying why
-            there is none.
+            :class:`model.records.flow.AttentionFlow` (read-only float32 arrays).
 
         Raises:
-            ValueError: if ``num_positions`` < 0 (or above a learned table's ``max_len``).
+            ValueError: unknown method (the message names the methods) or target; NoClassificationHead for
+                ``decompx`` without a classification head.
+            model.records.flow.FlowNotSupported: (a NotImplementedError) the method does not cover this architecture (a
+                pre-LN encoder for ALTI/DecompX, DeBERTa v1); the message says what is covered.
         """
-        if isinstance(self.model, HFEncoder):
-            return self.model.positional_matrix(num_positions)
-        if num_positions < 0:
-            raise ValueError(f"num_positions must be >= 0, got {num_positions}")
-        buf = self.model.positional_encoding
-        if num_positions <= buf.shape[0]:
-            return buf[:num_positions].cpu().numpy().copy()
-        return sinusoidal_positional_encoding(num_positions, self.config.d_model, self.config.pe_base).numpy()
+        opts = self._settle(options, head_mask, long_text)
+        _analysis.check_flow(method, target, self.labels, self.model_dir)
+        if text_pair is None and opts.windowed and self.encode(text).truncated:
+            text = self.predict(text, options=opts).window_text(window)
+        return _analysis.attention_flow(self._parts(), self.encode(text, text_pair), method, opts, target)
 
-    def model_info(self, load_s: float = 0.0) -> ModelInfo:
-        """What a user interface needs to know about this model, as an immutable NumPy record.
+    def layer_predictions(self, text: str, head_mask=None, text_pair: str | None = None, target: int | None = None,
+                          *, options: PredictOptions | None = None) -> np.ndarray:
+        """What the model would say if it stopped after each layer (a "logit lens" for encoders).
 
-        Args:
-            load_s: seconds it took to load the model (the caller measured them).
+        The embedding output (the first layer's input) and each layer's output go through the model's own
+        classification read-out (pooling and head; see :func:`model.explain.value_flow.layer_logits`), read as the
+        call's task reads the logits (:func:`model.tasks.readout.outputs`). ``target``: the class the caller follows
+        (validated; its curve is column ``target``), or None. Other arguments and errors: see the class docstring.
 
         Returns:
-            :class:`model.records.info.ModelInfo`: shape, labels, device, positional-encoding matrix (read-only), the
-            worked positional-encoding table, metrics and model card.
+            float32 (L + 1, C), read-only: softmax probabilities (single-label), sigmoids (multi-label) or the
+            predicted value (regression, C = 1); row 0: after the embeddings, row l: after layer l. The last
+            row equals ``predict(text, head_mask=head_mask).probabilities`` (regression: ``.logits``).
         """
-        return build_model_info(self, load_s, sinusoidal_positional_encoding(*PE_WORKED_EXAMPLE).numpy())
+        self.require_head("prediction by layer")
+        _analysis.check_target(self.labels, target)
+        opts = self._settle(options, head_mask)
+        return _analysis.layer_predictions(self._parts(), self.encode(text, text_pair), opts)
+
+    def attention_internals(self, text: str, layer: int, head_mask=None, text_pair: str | None = None, *,
+                            options: PredictOptions | None = None) -> AttentionInternals:
+        """Queries, keys, values, pre-softmax scores and head outputs of one layer (0-based ``layer``; negative counts
+        from the last) for ``text``, the layers below under the head mask.
+
+        Dispatches to the backend: ``self.model.attention_internals(input_ids, mask, layer)`` (the bundled
+        :class:`~model.core.encoder.TransformerClassifier`; another backend supplies the same method and,
+        where its scores carry extra terms, says so in ``extra_score_terms``). ``softmax(scores)`` equals
+        ``predict(text).attention[layer]``. Computed for one layer only (512 tokens x d_model floats, not
+        all layers at once). Other arguments and errors: see the class docstring; IndexError: ``layer`` out of range.
+        Returns :class:`model.records.internals.AttentionInternals` (read-only float32 arrays).
+        """
+        enc = self.encode(text, text_pair)
+        return _analysis.attention_internals(self._parts(), enc, layer, self._settle(options, head_mask))
+
+    def embedding_norms(self, text: str, text_pair: str | None = None) -> EmbeddingNorms:
+        """Per-position ||PE(pos)|| and ||token embedding x sqrt(d_model)|| of ``text`` (or of the pair ``text``,
+        ``text_pair``, tokenized as :meth:`predict` does; dispatches to ``self.model.embedding_norms``, like
+        :meth:`attention_internals`). Raises: see the class docstring."""
+        return _analysis.embedding_norms(self._parts(), self.encode(text, text_pair))
+
+    def explain(self, text: str, method: str, target: int | None = None, long_text: str | None = None,
+                text_pair: str | None = None, *, options: PredictOptions | None = None, **kwargs):
+        """Token importance for ``text`` by one method; see :func:`model.explain.explain`.
+
+        A text longer than the model's maximum length (policy ``long_text="windows"``, the default) is explained
+        window by window for the document's class and the scores merged into one per document token
+        (:func:`model.predictor._long_text.explain_document`; rule: :func:`model.text.document_windows.merge_token_scores`).
+        A pair's scores cover both texts' tokens (the segment ids reach every forward pass). Other arguments and
+        errors: see the class docstring (the call's task says what is explained).
+
+        Args:
+            method: one of :data:`model.explain.EXPLANATION_METHODS`.
+            target: class index to explain (default: the predicted class, ``Prediction.label_index``; multi-label:
+                the chosen label's logit; regression: 0, the output value).
+            **kwargs: ``layer``, ``n_steps``, ``progress``, ``should_stop``, ``prediction``, ``seed``,
+                ``internal_batch_size``, ``head_mask`` (explain the model with those heads switched off).
+
+        Returns :class:`model.explain.Explanation` with float32 [T] scores, aligned with ``predict(text).tokens``.
+        Raises ValueError: bad method, target or layer; model.explain.ExplanationCancelled: ``should_stop()`` said so.
+        """
+        from model.explain import METHODS, explain
+
+        self.require_head("explaining a prediction")
+        opts = self._settle(options, kwargs.pop("head_mask", None), long_text)
+        cut = opts.replace(long_text="head_tail")
+        if text_pair is not None:
+            self.encode(text, text_pair)  # checks both texts; a pair is cut, never read in windows
+        elif (doc := self._document(text, opts, kwargs.get("prediction"))) is not None:
+            target, progress = doc.label_index if target is None else int(target), kwargs.pop("progress", None)
+            kwargs.pop("prediction", None)
+            return _long_text.explain_document(self.encoder, text, doc, lambda sub: self.explain(
+                sub, method, target, options=cut, **kwargs), progress)
+        elif kwargs.get("prediction") is None and self.encode(text).truncated:  # one input: head+tail, as asked
+            kwargs["prediction"] = self.predict(text, options=cut)
+        if kwargs.get("prediction") is None and method in METHODS and METHODS[method].uses_prediction:
+            kwargs["prediction"] = self.predict(text, text_pair=text_pair, options=opts)  # the call's mask and task
+        return explain(self, text, method, target=target, text_pair=text_pair, head_mask=opts.head_mask,
+                       kind=opts.task.kind, **kwargs)
+
+    def faithfulness(self, text: str, explanation, head_mask=None, long_text: str | None = None,
+                     text_pair: str | None = None, *, options: PredictOptions | None = None, **kwargs):
+        """ERASER comprehensiveness/sufficiency AOPC of an explanation; see :func:`model.explain.erasure.faithfulness`.
+
+        ``head_mask``: measure the model with those heads switched off. A long text (policy ``"windows"``) is measured
+        window by window (:func:`model.predictor._long_text.faithfulness_document`). ``text_pair``: the second text of
+        the explained pair (each kept token keeps its segment id). The measured class is the explanation's target,
+        read as the call's task reads it (probability, sigmoid, or the regression value). Other arguments and errors:
+        see the class docstring; ValueError also for an explanation of another length. Returns
+        :class:`model.explain.Faithfulness`.
+        """
+        from model.explain.erasure import faithfulness
+
+        self.require_head("measuring faithfulness")
+        opts = self._settle(options, head_mask, long_text)
+
+        def measure(sub: str, expl, **kw):
+            with head_mask_hooks(self.model, opts.head_mask, self.config.n_heads):  # this thread's passes only
+                return faithfulness(self, sub, expl, kind=opts.task.kind, **kw, **kwargs)
+
+        if text_pair is not None:
+            return measure(text, explanation, text_pair=_reading.check_pair(self.encoder, self.model_dir, text_pair))
+        doc = self._document(text, opts, None)
+        if doc is not None:
+            return _long_text.faithfulness_document(self.encoder, text, explanation, doc, measure)
+        return measure(text, explanation)
+
+    def _document(self, text: str, options: PredictOptions, prediction: Prediction | None) -> Prediction | None:
+        """The whole-document prediction of ``text`` when ``options`` read it in several windows, else None."""
+        if not options.windowed or not self.encode(text).truncated:
+            return None
+        pred = prediction if prediction is not None else self.predict(text, options=options)
+        return pred if pred.num_windows > 1 else None
+
+    def positional_encoding(self, num_positions: int) -> np.ndarray | NoPositionalMatrix:
+        """The exact positional-encoding matrix the model adds to its embeddings, for ``num_positions`` P rows
+        (positions 0..P-1; for our sinusoidal model P may exceed ``max_len``: the closed form continues; for learned
+        position embeddings P <= ``max_len``): float32 [P, d_model] (Hugging Face models: their learned
+        position-embedding rows, [P, E]); for a relative-position model (DeBERTa-v2/v3) a
+        :class:`~model.records.prediction.NoPositionalMatrix` saying why there is none. Raises ValueError: if
+        ``num_positions`` < 0 (or above a learned table's ``max_len``)."""
+        return _loading.positional_encoding(self.model, num_positions)
+
+    def model_info(self, load_s: float = 0.0) -> ModelInfo:
+        """What a user interface needs to know about this model, as an immutable NumPy record
+        (:class:`model.records.info.ModelInfo`: shape, labels, device, positional-encoding matrix (read-only), the
+        worked positional-encoding table, metrics and model card); ``load_s``: the seconds the load took (the caller
+        measured them)."""
+        return build_model_info(self, load_s, _loading.worked_positional_table())

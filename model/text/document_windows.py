@@ -164,3 +164,26 @@ def document_windows(offsets: np.ndarray, special: np.ndarray, budget: int, stri
     ranges = pieces + prefix
     chars = np.array([[offsets[s, 0], offsets[e - 1, 1]] if e > s else [0, 0] for s, e in ranges], dtype=np.int64)
     return DocumentWindows(ranges, chars.reshape(-1, 2), prefix, suffix, T)
+
+
+def window_inputs(encoder, ids: np.ndarray, stride: int | None = None) -> tuple[list[np.ndarray], np.ndarray]:
+    """The model inputs of a whole encoding's windows.
+
+    Args:
+        encoder: the predictor's text encoder (``specials``, ``max_len``, ``word_starts``).
+        ids: int64 [T] the whole document's ids (special prefix, every piece, special suffix).
+        stride: None (the product's side-by-side windows) or the overlapping windows' stride
+            (:func:`model.text.document_windows.window_ranges`).
+
+    Returns:
+        (W int64 id arrays, each the special prefix + the window's pieces + the suffix; int64 [W, 2] the windows'
+        piece ranges). One window that fits is ``ids`` itself (the same array).
+    """
+    P, S = encoder.specials
+    pieces = ids[P : len(ids) - S]
+    budget = encoder.max_len - P - S
+    if len(pieces) <= budget:
+        return [ids], np.array([[0, len(pieces)]], dtype=np.int64)
+    ranges = window_ranges(len(pieces), budget, stride, encoder.word_starts(pieces))
+    pre, suf = ids[:P], ids[len(ids) - S :]
+    return [np.concatenate([pre, pieces[s:e], suf]) for s, e in ranges], ranges

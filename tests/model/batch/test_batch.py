@@ -39,6 +39,23 @@ def flatten(chunks) -> list[ResultRow]:
     return [r for c in chunks for r in c]
 
 
+def test_a_run_keeps_the_task_it_started_with(tiny_predictor):
+    """Issue 41: the GUI's Model > Task (``set_task``) while a batch job runs on the shared Predictor reaches the next
+    job, never the running one: every row of a run is read as the run's first rows are."""
+    from model import Predictor
+
+    p = Predictor.from_pretrained(tiny_predictor.model_dir, device="cpu")  # its own: the task is changed below
+    recs = make_records(make_texts(12, seed=3))
+    expected = flatten(score_records(p, recs, batch_size=2, chunk=4))
+    it = score_records(p, recs, batch_size=2, chunk=4)
+    first = next(it)
+    p.set_task("multi_label", 0.3)
+    rows = first + flatten(it)
+    after = flatten(score_records(p, recs[:2], batch_size=2))
+    assert {r.task for r in rows} == {"single_label"} and {r.task for r in after} == {"multi_label"}
+    assert [(r.label, r.probabilities) for r in rows] == [(r.label, r.probabilities) for r in expected]
+
+
 def test_rows_follow_record_order_and_match_predict(tiny_predictor):
     texts = make_texts(45)
     recs = make_records(texts)

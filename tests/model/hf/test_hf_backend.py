@@ -168,11 +168,30 @@ def test_attention_only_mode_refuses_scores_and_explanations(predictors):
             call()
 
 
-def test_replica_gives_the_same_results(predictors):
+def test_one_hf_predictor_shared_by_two_threads_gives_the_sequential_numbers(predictors):
+    """Issue 41: a Hugging Face model is shared by every thread too (no replica); one thread with a head mask and one
+    without, at once, each get what sequential calls give (the backend's attention switch and hooks stay per pass)."""
+    from tests.fixtures.threads import run_together
+
     p = predictors["roberta", True]
-    a, b = p.predict(TEXT), p.replica().predict(TEXT)
-    np.testing.assert_array_equal(a.attention, b.attention)
-    np.testing.assert_array_equal(a.probabilities, b.probabilities)
+    mask = np.ones((p.config.n_layers, p.config.n_heads))
+    mask[1, 0] = 0
+
+    def masked():
+        return [(p.predict(TEXT, head_mask=mask).attention, p.attention_internals(TEXT, 1, head_mask=mask).queries,
+                 p.score_many([TEXT] * 3, head_mask=mask)[0].probabilities) for _ in range(3)]
+
+    def plain():
+        return [(p.predict(TEXT).attention, p.attention_internals(TEXT, 1).queries,
+                 p.score_many([TEXT] * 3)[0].probabilities) for _ in range(3)]
+
+    expected = {"masked": masked(), "plain": plain()}
+    got, models = run_together({"masked": masked, "plain": plain}, lambda: p.model)
+    assert all(m is p.model for m in models) and not hasattr(p, "replica")
+    for name, rows in expected.items():
+        for want, have in zip(rows, got[name], strict=True):
+            for w, h in zip(want, have, strict=True):
+                np.testing.assert_array_equal(h, w)
 
 
 def _copy(src: Path, dst: Path) -> Path:

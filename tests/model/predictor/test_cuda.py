@@ -150,7 +150,7 @@ def test_the_scorer_on_the_gpu_writes_the_cpu_rows(tmp_path):
 
 
 def test_score_many_on_the_gpu_takes_larger_passes(pair, monkeypatch):
-    import model.predictor.predictor as predictor_module
+    import model.predictor._scoring as predictor_module
 
     _, gpu = pair
     seen = []

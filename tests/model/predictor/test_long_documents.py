@@ -125,7 +125,7 @@ def test_a_window_whose_text_alone_needs_more_pieces_is_explained_as_one_input(t
     """Issue 46: a window that starts inside a word (a tight partition leaves no word start near a cut) may need a
     piece or two more when its text is encoded alone ("##le" becomes "l", "##e"). Its explanation stays one input
     (head+tail) mapped onto the document, never new windows whose scores do not fit; faithfulness is measured."""
-    from model.predictor import long_text
+    from model.predictor import _long_text as long_text
 
     pred = tiny_predictor.predict(LONG)
     real = long_text.window_text

@@ -134,9 +134,12 @@ def test_bf16_and_fp32_give_the_same_labels_on_a_fixed_set(bundled_predictor):
     try:
         b = p.score_many(texts)
         two = p.predict(texts[0])
-        assert p.replica().precision == "bf16"
+        job = p.options()  # a job's settings, taken at its start (issue 41): bf16 stays the job's
     finally:
         p.use_precision("fp32")
+    assert job.precision == "bf16" and p.precision == "fp32"
+    again = p.score_many(texts, options=job)
+    np.testing.assert_array_equal(np.stack([s.probabilities for s in again]), np.stack([s.probabilities for s in b]))
     assert [x.label for x in a[:len(FIXED_TEXTS)]] == [y.label for y in b[:len(FIXED_TEXTS)]]
     clear = [i for i, x in enumerate(a) if np.diff(np.sort(x.probabilities))[-1] > 0.04]
     assert len(clear) >= 0.95 * len(texts) and [a[i].label for i in clear] == [b[i].label for i in clear]
@@ -228,3 +231,23 @@ def test_rows_of_several_precisions_are_counted_by_name():
             for i, p in enumerate(["fp32", "bf16", "fp32"])]
     assert precision_of(rows[:1]) == "fp32" and precision_of([]) is None
     assert precision_of(rows) == "bf16 (1), fp32 (2)"
+
+
+def test_the_bf16_copy_equals_a_converted_deep_copy_and_shares_nothing(tiny_predictor):
+    """``bf16_copy`` converts each weight straight to bfloat16 (no float32 copy of the model on the way, issue 41):
+    the same tensors as ``deepcopy(model).to(bfloat16)``, none shared with the float32 model, which is unchanged."""
+    import copy
+
+    from model.predictor.precision import bf16_copy
+
+    model = tiny_predictor.model
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    low = bf16_copy(model)
+    ref = copy.deepcopy(model).to(torch.bfloat16).eval()
+    got, want = low.state_dict(), ref.state_dict()
+    assert got.keys() == want.keys() and not low.training
+    for k in want:
+        assert got[k].dtype == want[k].dtype and torch.equal(got[k], want[k]), k
+    ptrs = {t.data_ptr() for t in model.state_dict().values()}
+    assert not ptrs & {t.data_ptr() for t in got.values()}
+    assert all(torch.equal(v, before[k]) for k, v in model.state_dict().items())

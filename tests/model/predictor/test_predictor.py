@@ -122,8 +122,9 @@ def _held_elsewhere(lock) -> bool:
     return not got[0]
 
 
-def test_every_forward_pass_holds_the_forward_lock(tiny_predictor, monkeypatch):
-    """The concurrency policy (Predictor docstring): every forward pass runs under ``forward_lock``."""
+def test_explanation_passes_hold_the_forward_lock(tiny_predictor, monkeypatch):
+    """The concurrency policy (:mod:`model.predictor`): every forward pass of the explanation methods and of the
+    faithfulness erasure runs under ``forward_lock``."""
     from model.explain import EXPLANATION_METHODS
 
     model = tiny_predictor.model
@@ -134,15 +135,42 @@ def test_every_forward_pass_holds_the_forward_lock(tiny_predictor, monkeypatch):
         seen.append(_held_elsewhere(tiny_predictor.forward_lock))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(model, "encode_with_maps", checked)
     text = "A fine film with a dull ending."
     pred = tiny_predictor.predict(text)
-    tiny_predictor.score_many([text, "bad", "good"], batch_size=2)
+    monkeypatch.setattr(model, "encode_with_maps", checked)
     for method in EXPLANATION_METHODS:
-        e = tiny_predictor.explain(text, method, n_steps=4)
+        e = tiny_predictor.explain(text, method, n_steps=4, prediction=pred)
         tiny_predictor.faithfulness(text, e)
-    tiny_predictor.explain(text, "grad_x_input", prediction=pred)
     assert len(seen) > 10 and all(seen)
+
+
+def test_a_prediction_never_waits_for_the_forward_lock(tiny_predictor):
+    """Issue 41: a pass of the bundled encoder changes no shared state (the head mask is per thread, capture hooks
+    record their own thread only), so ``predict``, ``score_many``, the flows and the internals run while another
+    thread holds ``forward_lock`` (an explanation's pass): a head switched off shows its prediction at once."""
+    lock, held, release = tiny_predictor.forward_lock, threading.Event(), threading.Event()
+
+    def hold():
+        with lock:
+            held.set()
+            release.wait(60)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait()
+    try:
+        mask = np.ones((tiny_predictor.config.n_layers, tiny_predictor.config.n_heads))
+        mask[0, 0] = 0
+        text = "A fine film with a dull ending."
+        tiny_predictor.predict(text, head_mask=mask)
+        tiny_predictor.score_many([text, "bad"], head_mask=mask)
+        tiny_predictor.layer_predictions(text, head_mask=mask)
+        tiny_predictor.attention_flow(text, "alti", head_mask=mask)
+        tiny_predictor.attention_internals(text, 0, head_mask=mask)
+        assert holder.is_alive()  # all of it ran while the other thread still held the lock
+    finally:
+        release.set()
+        holder.join()
 
 
 def test_one_predictor_shared_by_threads_gives_the_sequential_results(tiny_predictor):
@@ -183,17 +211,35 @@ def test_prediction_arrays_are_read_only(tiny_predictor):
     assert not tiny_predictor.explain("An immutable result.", "rollout").scores.flags.writeable
 
 
-def test_replica_for_another_thread_has_its_own_weights_and_the_same_results(tiny_predictor):
-    """The one-Predictor-per-thread policy: a replica shares no torch tensor with its source."""
-    r = tiny_predictor.replica()
-    assert r.model is not tiny_predictor.model and r.forward_lock is not tiny_predictor.forward_lock
-    src = {p.data_ptr() for p in tiny_predictor.model.parameters()}
-    assert not src & {p.data_ptr() for p in r.model.parameters()}
-    assert not r.model.training and r.encoder is tiny_predictor.encoder
-    text = "The replica must agree with its source."
-    a, b = tiny_predictor.predict(text), r.predict(text)
-    np.testing.assert_allclose(b.attention, a.attention, rtol=1e-6, atol=1e-7)
-    np.testing.assert_allclose(b.probabilities, a.probabilities, rtol=1e-6, atol=1e-7)
+def test_one_predictor_shared_by_two_threads_gives_the_sequential_numbers(tiny_predictor):
+    """Issue 41, item 5: every thread uses the one loaded model (no replica, no second copy of the weights). Two
+    threads running at once on it, one with a head mask and one without, get exactly what sequential calls give: the
+    mask of one never reaches the other's forward passes."""
+    from tests.fixtures.threads import run_together
+
+    p = tiny_predictor
+    assert not hasattr(p, "replica")
+    L, H = p.config.n_layers, p.config.n_heads
+    mask = np.ones((L, H))
+    mask[0, 0] = mask[L - 1, H - 1] = 0
+    texts = ["The replica must agree with its source.", "A second review, longer than the first one by far."]
+
+    def masked():
+        return [(p.predict(t, head_mask=mask).probabilities, p.explain(t, "grad_x_input", head_mask=mask).scores,
+                 p.attention_flow(t, "value_norm", head_mask=mask).importance) for t in texts * 3]
+
+    def plain():
+        return [(p.predict(t).probabilities, p.explain(t, "grad_x_input").scores,
+                 p.attention_flow(t, "value_norm").importance) for t in texts * 3]
+
+    expected = {"masked": masked(), "plain": plain()}
+    assert not np.array_equal(expected["masked"][0][0], expected["plain"][0][0])  # the mask changes the numbers
+    got, models = run_together({"masked": masked, "plain": plain}, lambda: p.model)
+    assert len({id(m) for m in models}) == 1 and models[0] is p.model  # one model object for every thread
+    for name, rows in expected.items():
+        for want, have in zip(rows, got[name], strict=True):
+            for w, h in zip(want, have, strict=True):
+                np.testing.assert_array_equal(h, w)
 
 
 def test_model_info_is_an_immutable_numpy_summary(tiny_predictor):
@@ -220,7 +266,7 @@ def test_model_info_is_an_immutable_numpy_summary(tiny_predictor):
 def test_score_many_takes_a_token_budget_by_device(tiny_predictor, monkeypatch):
     """Padded tokens per pass: 4,096 on a CPU by default, 32,768 on a GPU (tests/model/predictor/test_cuda.py runs it there), or
     what the caller asks for; the scores are the same whatever the passes."""
-    import model.predictor.predictor as predictor_module
+    import model.predictor._scoring as predictor_module
     from tests.fixtures.tiny_models import SAMPLE_TEXTS
 
     seen = []

@@ -111,7 +111,7 @@ def test_set_task_reads_the_same_logits_another_way(folders):
     np.testing.assert_allclose(after.probabilities, 1 / (1 + np.exp(-before.logits)), atol=1e-6)
     assert after.label == ";".join(p.labels)  # every sigmoid of a tiny logit is above 0.3
     assert p.score_many([TEXTS[0]])[0].label == after.label
-    assert p.replica().task == task
+    assert p.options().task == task  # what the next call or job takes
     with pytest.raises(ValueError, match="regression"):
         p.set_task(REGRESSION)
     with pytest.raises(ValueError, match="unknown task"):

@@ -1,0 +1,177 @@
+"""The forward passes of ``Predictor.predict``, ``score_many`` and ``window_logits``: one text with attention, many
+texts in length-bucketed batches on the fast SDPA path, and a document's windows.
+
+Every function takes the :class:`~model.predictor._reading.Parts` of the call (the module it runs: the float32 model
+or its bfloat16 copy) and the call's :class:`~model.predictor.options.PredictOptions`, fixed for the whole call: each
+forward pass holds what ``parts.pass_lock`` says and runs inside the call's head mask (:func:`forward_scope`: this
+thread only), so threads sharing one model never see each other's settings. Private to :mod:`model.predictor`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+
+import numpy as np
+import torch
+
+from model.explain.heads import head_mask_hooks
+from model.records.prediction import Prediction, Score
+from model.text.document_windows import aggregate, window_inputs
+from model.text.inputs import check_text, token_budget_batches
+from model.text.segments import pad_segments, types_kw
+
+from ._long_text import WINDOW_BATCH, WindowCollector, whole_windows
+from ._reading import Parts, check_pair, input_spec, probabilities, read_out
+from .options import PredictOptions
+
+MAX_TOKENS_CPU = 4096  # padded tokens per score_many pass on a CPU
+MAX_TOKENS_GPU = 32768  # ... on a GPU (an H100 scored 1.3-1.6x faster than with 4,096: benchmarks.batch_passes)
+BATCH_SIZE_CPU = 64  # most texts per score_many pass on a CPU
+BATCH_SIZE_GPU = 256  # ... on a GPU (4-19% more reviews/s than 64 on an H100 and an H200, same labels: benchmarks.gpu_scoring)
+
+
+@contextmanager
+def forward_scope(parts: Parts, options: PredictOptions) -> Iterator[torch.nn.Module]:
+    """``parts.model`` with :attr:`~model.predictor._reading.Parts.pass_lock` held and the call's head mask applied
+    (in this thread only) inside the ``with`` block: the frame of one forward pass."""
+    with parts.pass_lock, head_mask_hooks(parts.model, options.head_mask, parts.n_heads):
+        yield parts.model
+
+
+def predict_text(parts: Parts, text: str, pair: str | None, options: PredictOptions) -> Prediction:
+    """``Predictor.predict`` of ``text`` (or of the checked pair ``text``, ``pair``) under ``options``: attention of
+    the first window (float32 (L, H, T_0, T_0)); the logits those of the whole document (its windows aggregated) when
+    a long text is read in windows.
+
+    Raises:
+        ValueError: a bad text (see :func:`~model.text.inputs.check_text`).
+    """
+    t0 = time.perf_counter()
+    enc_ = parts.encoder
+    if pair is None:
+        enc = enc_.encode(check_text(text), whole=options.windowed)
+        windows, inputs = whole_windows(enc_, enc), window_inputs(enc_, enc.ids)[0]
+    else:
+        enc = enc_.encode_pair(check_text(text), pair)
+        windows, inputs = None, [enc.ids]
+    ids = torch.from_numpy(inputs[0]).unsqueeze(0).to(parts.device)  # (1, T_0)
+    mask = torch.ones_like(ids, dtype=torch.bool)  # (1, T_0)
+    with forward_scope(parts, options) as model:
+        logits, attn = model(ids, mask, need_weights=True, **types_kw(model, enc.segment_ids, parts.device))
+    window_logits_ = logits.float().cpu()  # (1, C); attn (1, L, H, T_0, T_0)
+    if len(inputs) > 1:  # the other windows
+        window_logits_ = torch.cat([window_logits_, window_logits(parts, inputs[1:], options)])  # (W, C)
+        logits = torch.from_numpy(aggregate(window_logits_.numpy(), windows.ranges))[None]
+    task = options.task
+    probs = probabilities(logits[0], task)  # (C,); (0,) for regression and in attention-only mode
+    z = logits[0].float().cpu().numpy().astype(np.float32)
+    label, _ = read_out(z, probs, parts.labels, task)
+    return Prediction(
+        text=text, tokens=enc.tokens, offsets=enc.offsets, label=label, labels=parts.labels,
+        probabilities=probs, logits=z, attention=attn[0].float().cpu().numpy().astype(np.float32),
+        truncated=enc.truncated, num_source_tokens=enc.num_source_tokens, elapsed_s=time.perf_counter() - t0,
+        device=str(parts.device), pooling=parts.model.config.pooling, task=task.kind, threshold=task.threshold,
+        text_pair=pair, segment_ids=enc.segment_ids, pair_truncated=enc.pair_truncated,
+        **({} if windows is None else {
+            "windows": windows.ranges, "window_chars": windows.chars,
+            "window_logits": window_logits_.numpy().astype(np.float32),
+            "window_probabilities": probabilities(window_logits_, task)}),
+    )
+
+
+def window_logits(parts: Parts, inputs: list[np.ndarray], options: PredictOptions) -> torch.Tensor:
+    """Logits of each int64 id array of ``inputs`` (single texts, e.g. a document's windows),
+    :data:`~model.predictor._long_text.WINDOW_BATCH` padded inputs per forward pass (the SDPA path, no weights).
+
+    Returns:
+        float32 tensor [W, C] on the CPU.
+    """
+    out = []
+    for b in range(0, len(inputs), WINDOW_BATCH):
+        ids, mask = parts.encoder.pad_ids(inputs[b : b + WINDOW_BATCH])
+        with forward_scope(parts, options) as model:
+            logits, _ = model(torch.from_numpy(ids).to(parts.device), torch.from_numpy(mask).to(parts.device))
+        out.append(logits.float().cpu())
+    return torch.cat(out)
+
+
+def pass_limits(parts: Parts, texts: Sequence[str], pairs: Sequence[str | None] | None, batch_size: int | None,
+                max_tokens: int | None) -> tuple[int, int]:
+    """(texts, padded tokens) per ``score_many`` pass: the ones given, or the device's defaults; and the checks of
+    ``score_many``'s arguments.
+
+    Raises:
+        ValueError: ``batch_size`` < 1; ``pairs`` of another length than ``texts``. PairNotSupported: a second text
+            on a model that reads single texts (naming the model).
+    """
+    cpu = parts.device.type == "cpu"
+    batch_size = batch_size if batch_size is not None else BATCH_SIZE_CPU if cpu else BATCH_SIZE_GPU
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    if pairs is not None and len(pairs) != len(texts):
+        raise ValueError(f"text_pairs has {len(pairs)} entries for {len(texts)} texts")
+    if pairs is not None:  # a pair on a single-text model: PairNotSupported, naming the model
+        input_spec(parts.encoder, parts.model_dir).allow(next((p for p in pairs if p is not None), None))
+    return batch_size, max_tokens or (MAX_TOKENS_CPU if cpu else MAX_TOKENS_GPU)
+
+
+def score_texts(parts: Parts, texts: Sequence[str], pairs: Sequence[str | None] | None, options: PredictOptions,
+                batch_size: int, max_tokens: int, window: int, progress: Callable[[int, int], None] | None,
+                should_stop: Callable[[], bool] | None) -> list[Score]:
+    """``Predictor.score_many`` once its arguments are checked: the texts taken ``window`` at a time, sorted by length
+    within one, scored in token-budget batches; the scores in input order (the scored prefix when stopped)."""
+    total, results, done = len(texts), [], 0
+    for w0 in range(0, total, window):
+        chunk = texts[w0 : w0 + window]
+        chunk_pairs = [None] * len(chunk) if pairs is None else pairs[w0 : w0 + window]
+        slots, good, items = score_items(parts, chunk, chunk_pairs, options)
+        lengths = [len(ids) for ids in items.items]
+        order = np.argsort(lengths, kind="stable")
+        done += len(chunk) - len(good)
+        for idx in token_budget_batches([lengths[i] for i in order], order, batch_size, max_tokens):
+            if should_stop is not None and should_stop():
+                k = next((i for i, s in enumerate(slots) if s is None), len(slots))
+                return results + slots[:k]  # type: ignore[operator]
+            ids, mask = parts.encoder.pad_ids([items.items[i] for i in idx])  # (B, T) each
+            types = types_kw(parts.model, pad_segments([items.segments[i] for i in idx], ids.shape[1]), parts.device)
+            with forward_scope(parts, options) as model:
+                logits, _ = model(torch.from_numpy(ids).to(parts.device), torch.from_numpy(mask).to(parts.device),
+                                  **types)
+            probs, z = probabilities(logits, options.task), logits.float().cpu().numpy()  # (B, C) each
+            for row, i in enumerate(idx):
+                if (complete := items.add(int(i), z[row], probs[row])) is not None:
+                    slots[good[complete[0]]] = complete[1]
+                    done += 1
+            if progress is not None:
+                progress(done, total)
+        if not good and progress is not None:
+            progress(done, total)
+        results.extend(slots)  # type: ignore[arg-type]
+    return results
+
+
+def score_items(parts: Parts, chunk: Sequence[str], pairs: Sequence[str | None], options: PredictOptions):
+    """``(slots, good, items)`` of one window of :func:`score_texts`: a Score with the error for each bad text or
+    pair (else None), the indices of the good ones, and their :class:`~model.predictor._long_text.WindowCollector`."""
+    task = options.task
+    slots: list[Score | None] = [None] * len(chunk)
+    good, singles, twins = [], [], []
+    for i, (t, p) in enumerate(zip(chunk, pairs, strict=True)):
+        try:
+            text = check_text(t)
+            (twins if p is not None else singles).append((i, text, check_pair(parts.encoder, parts.model_dir, p)))
+            good.append(i)
+        except ValueError as exc:
+            slots[i] = Score("", np.zeros(task.type.score_width(len(parts.labels)), np.float32), False, 0,
+                             str(exc), task=task.kind)
+    encoded: dict[int, tuple] = {}
+    if singles:  # (ids int64 [T_i], truncated)
+        encoded.update(zip([i for i, _, _ in singles], parts.encoder.encode_ids_batch(
+            [t for _, t, _ in singles], whole=options.windowed)))
+    if twins:  # (ids, segment ids, which side was cut)
+        encoded.update(zip([i for i, _, _ in twins], parts.encoder.encode_pair_ids_batch(
+            [(t, p) for _, t, p in twins])))
+    items = WindowCollector(parts.encoder, [encoded[i] for i in good], parts.labels, task, options.windowed)
+    return slots, good, items
