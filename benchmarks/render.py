@@ -113,10 +113,15 @@ def main(argv: list[str] | None = None) -> int:
     if win.predictor is None:
         print(json.dumps({"ok": False, "error": "model did not load"}))
         return 1
-    k = 1
-    while win.predictor.encode(" ".join(SAMPLE_TEXTS * k)).num_source_tokens < 600:
-        k += 1
-    pred = win.predictor.predict(" ".join(SAMPLE_TEXTS * k))
+    # the longest run of the sample words that fits in the model's 512 tokens: one window, so the prediction's tokens,
+    # its attention and the flows the app computes for its text all agree (a longer text is read in windows, and the
+    # app shows one window of it at a time)
+    words = " ".join(SAMPLE_TEXTS * 20).split()
+    lo, hi = 1, len(words)
+    while lo < hi:  # the most words whose encoding is not cut
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if not win.predictor.encode(" ".join(words[:mid])).truncated else (lo, mid - 1)
+    pred = win.predictor.predict(" ".join(words[:lo]))
     win.state.set_prediction(pred)
     for v in (win.token_view, win.heatmap, win.links_view, win.model_view, win.pe_view):
         v.flush()

@@ -65,7 +65,7 @@ class JobContext:
 
     def report(self, value) -> None:
         """Send a progress ``value`` to the request's ``on_progress``, as a ``yield`` would (from model callbacks)."""
-        self._runner.yielded.emit(self._rid, value)
+        self._runner._send(self._runner.yielded, self._rid, value)
 
 
 class JobRunner(BackgroundWorker):
@@ -89,21 +89,21 @@ class JobRunner(BackgroundWorker):
         """Run ``job(ctx, *args, **kwargs)`` for request ``rid`` and send what it gives (the class docstring)."""
         ctx = JobContext(self, rid, generation)
         if ctx.stale():
-            self.stopped.emit(rid)
+            self._send(self.stopped, rid)
             return
-        self.started.emit(rid)
+        self._send(self.started, rid)
         try:
             out = job(ctx, *args, **kwargs)
             if inspect.isgenerator(out):
                 out = self._drive(ctx, rid, out)
         except JobStopped:
-            self.stopped.emit(rid)
+            self._send(self.stopped, rid)
             return
         except Exception as exc:  # noqa: BLE001 - the one place a job's failure becomes a message, never a crash
             log.debug("job %s failed:\n%s", getattr(job, "__name__", job), traceback.format_exc())
-            self.errored.emit(rid, exc.with_traceback(None))  # its frames (tensors, a predictor) are not kept
+            self._send(self.errored, rid, exc.with_traceback(None))  # its frames (tensors, a predictor) are not kept
             return
-        self.returned.emit(rid, out)
+        self._send(self.returned, rid, out)
 
     def _drive(self, ctx: JobContext, rid: int, gen):
         """Run a generator job to its ``return``; its yields are progress; stops it when it has gone stale."""
@@ -113,9 +113,18 @@ class JobRunner(BackgroundWorker):
                 if ctx.stale():
                     gen.close()
                     raise JobStopped
-                self.yielded.emit(rid, value)
+                self._send(self.yielded, rid, value)
         except StopIteration as end:
             return end.value
+
+    @staticmethod
+    def _send(signal, *args) -> None:
+        """Emit ``signal(*args)``; nothing when the runner's Qt object was deleted meanwhile (its handle is gone, the
+        application quitting while a job ran: no one is left to receive it)."""
+        try:
+            signal.emit(*args)
+        except RuntimeError as exc:  # "Signal source has been deleted"
+            log.debug("a job's %s was not delivered: %s", args[:1], exc)
 
 
 @dataclass

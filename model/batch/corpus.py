@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from model.tasks.types import SINGLE_LABEL, MultiLabel, Regression, SingleLabel, task_type
+from model.records.corpus import CorpusMetrics, Histogram, SliceAccuracy
 
 from .corpus_stats import (  # noqa: F401 - PerClass, RegressionMetrics, ReliabilityBins: re-exported
     PerClass,
@@ -60,115 +61,7 @@ LENGTH_EDGES = (128, 256, 384, 512, 1024)  # token-count bin edges; the last bin
 # (read in windows, model.text.document_windows: a review above 512 tokens of the bundled model)
 
 
-@dataclass(frozen=True)
-class Histogram:
-    """Histogram of ``CorpusMetrics.score`` (P(positive), the top label's probability, ...), all scored rows and split
-    by gold label.
 
-    Attributes:
-        edges: float64 [B + 1], equal-width edges on [0, 1] (B = :data:`HIST_BINS`); bins are half-open
-            [edges[b], edges[b+1]) except the last, which holds 1 (``numpy.histogram``'s convention).
-        counts: int64 [B], every scored row.
-        counts_by_gold: int64 [C, B], the gold rows of each label (rows in the order of ``CorpusMetrics.labels``);
-            None without gold labels.
-    """
-
-    edges: np.ndarray
-    counts: np.ndarray
-    counts_by_gold: np.ndarray | None
-
-
-@dataclass(frozen=True)
-class SliceAccuracy:
-    """Accuracy over slices of the scored rows (by length or by truncation).
-
-    Attributes:
-        names: S slice names, e.g. ``("1-128", "129-256", ...)`` or ``("not truncated", "truncated")``.
-        counts: int64 [S], scored rows per slice.
-        gold_counts: int64 [S], gold rows per slice.
-        accuracy: float64 [S], fraction correct of the slice's gold rows; NaN where it has none.
-    """
-
-    names: tuple[str, ...]
-    counts: np.ndarray
-    gold_counts: np.ndarray
-    accuracy: np.ndarray
-
-
-@dataclass(frozen=True)
-class CorpusMetrics:
-    """The metrics of a set of result rows; see the module docstring for the definitions.
-
-    Attributes:
-        n_rows: rows given (scored + failed).
-        n_scored: rows scored (``status == "ok"``).
-        n_failed: rows not scored.
-        n_with_gold: scored rows with a gold label (the rows every gold-dependent field uses).
-        labels: C class names, the row/column order of ``confusion``, ``per_class`` and
-            ``Histogram.counts_by_gold``: the ``labels`` given, else the model's (the first scored row's), else
-            ``("negative", "positive")`` when every label seen is one of those, else the sorted labels seen.
-        task: :data:`model.tasks.task.TASKS`, the first scored row's.
-        positive_share: fraction of scored rows predicted ``"positive"`` (None when nothing was scored or the model
-            has no class of that name).
-        accuracy: fraction correct of the gold rows (multi-label: subset accuracy); None without gold and for
-            regression.
-        f1: single-label, the positive class's F1 (``f1_kind`` "positive", a negative/positive model) or macro-F1
-            ("macro"); multi-label micro-F1 ("micro"); None without gold and for regression.
-        f1_kind: ``"positive"``, ``"macro"``, ``"micro"`` or None.
-        confusion: int64 [C, C], rows gold, columns predicted (single-label); None without gold or for other tasks.
-        ece: expected calibration error of the top label (single-label), in [0, 1]; None without gold.
-        reliability: the ECE's :class:`ReliabilityBins`; None when ``ece`` is None.
-        score: float64 [n_scored], the number each row's histogram shows, in row order: P(positive) for a
-            negative/positive model, else the predicted class's probability (single-label), the highest sigmoid
-            (multi-label) or the predicted value (regression); ``score_name`` names it.
-        score_name: e.g. ``"P(positive)"``, ``"confidence"``, ``"top sigmoid"``, ``"predicted value"``.
-        histogram: the ``score`` :class:`Histogram` (``counts_by_gold`` None without gold or for regression).
-        by_length: :class:`SliceAccuracy` over token-count bins (``num_tokens``, the classification token included):
-            1-128, 129-256, 257-384, 385-512, 513-1024, 1025+ (not truncated: reviews above the model's limit are read
-            in windows, :mod:`model.text.document_windows`) and "truncated" (cut to the model's limit).
-        by_truncation: :class:`SliceAccuracy` over ``("not truncated", "truncated")``.
-        n_bins: the ECE's bin count M.
-        per_class: :class:`~model.batch.corpus_stats.PerClass` (single- and multi-label, gold rows); else None.
-        macro_f1, weighted_f1: single-label macro- and support-weighted F1; multi-label macro-F1 (weighted None).
-        micro_f1, subset_accuracy, hamming_loss: multi-label only, else None.
-        regression: :class:`~model.batch.corpus_stats.RegressionMetrics` (MAE, RMSE, Pearson, Spearman, the values
-            of the predicted-vs-gold scatter); None without gold or for classifiers.
-        error_by_length: regression only: the ``by_length`` slices with the mean absolute error in place of the
-            accuracy (``SliceAccuracy.accuracy`` holds the MAE); else None.
-    """
-
-    n_rows: int
-    n_scored: int
-    n_failed: int
-    n_with_gold: int
-    labels: tuple[str, ...]
-    positive_share: float | None
-    accuracy: float | None
-    f1: float | None
-    f1_kind: str | None
-    confusion: np.ndarray | None
-    ece: float | None
-    reliability: ReliabilityBins | None
-    score: np.ndarray
-    histogram: Histogram
-    by_length: SliceAccuracy
-    by_truncation: SliceAccuracy
-    n_bins: int
-    task: str = SINGLE_LABEL
-    score_name: str = "P(positive)"
-    per_class: PerClass | None = None
-    macro_f1: float | None = None
-    weighted_f1: float | None = None
-    micro_f1: float | None = None
-    subset_accuracy: float | None = None
-    hamming_loss: float | None = None
-    regression: RegressionMetrics | None = None
-    error_by_length: SliceAccuracy | None = None
-
-    @property
-    def has_gold(self) -> bool:
-        """True when some scored row has a gold label."""
-        return self.n_with_gold > 0
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,10 @@ few vectorised NumPy lines here; ``tests/model/batch/test_corpus_stats.py`` chec
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
+
+from model.records.corpus import MultiLabelMetrics, PerClass, RegressionMetrics, ReliabilityBins
 
 
 def frozen(a: np.ndarray) -> np.ndarray:
@@ -29,20 +30,6 @@ def frozen(a: np.ndarray) -> np.ndarray:
     a.flags.writeable = False
     return a
 
-
-@dataclass(frozen=True)
-class PerClass:
-    """Per-class scores, in the model's label order (gold rows only).
-
-    Attributes:
-        precision, recall, f1: float64 [C] in [0, 1] (0 where the ratio is 0/0).
-        support: int64 [C], gold rows of each class (multi-label: rows carrying the label).
-    """
-
-    precision: np.ndarray
-    recall: np.ndarray
-    f1: np.ndarray
-    support: np.ndarray
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -73,21 +60,6 @@ def macro_weighted_f1(confusion: np.ndarray) -> tuple[float, float]:
     support = s.support.astype(np.float64)
     return float(s.f1[seen].mean()), float((s.f1 * support).sum() / max(support.sum(), 1.0))
 
-
-@dataclass(frozen=True)
-class MultiLabelMetrics:
-    """Multi-label scores over N gold rows and C labels (module docstring).
-
-    Attributes:
-        micro_f1, macro_f1, subset_accuracy, hamming_loss: in [0, 1].
-        per_class: :class:`PerClass` per label.
-    """
-
-    micro_f1: float
-    macro_f1: float
-    subset_accuracy: float
-    hamming_loss: float
-    per_class: PerClass
 
 
 def multi_label_metrics(gold: np.ndarray, predicted: np.ndarray) -> MultiLabelMetrics:
@@ -121,22 +93,6 @@ def _pearson(a: np.ndarray, b: np.ndarray) -> float | None:
     return float((da * db).sum() / den) if den > 0 else None
 
 
-@dataclass(frozen=True)
-class RegressionMetrics:
-    """Regression scores of N gold rows (module docstring).
-
-    Attributes:
-        mae, rmse: in the model's output units. pearson, spearman: in [-1, 1], None for N < 2 or a constant side.
-        predicted, gold: float64 [N], the values the scores (and the predicted-vs-gold scatter) come from.
-    """
-
-    mae: float
-    rmse: float
-    pearson: float | None
-    spearman: float | None
-    predicted: np.ndarray
-    gold: np.ndarray
-
 
 def regression_metrics(predicted: np.ndarray, gold: np.ndarray) -> RegressionMetrics:
     """:class:`RegressionMetrics` of float [N] predictions and gold values (N >= 1). Raises ValueError otherwise."""
@@ -148,23 +104,6 @@ def regression_metrics(predicted: np.ndarray, gold: np.ndarray) -> RegressionMet
         mae=float(np.abs(err).mean()), rmse=float(np.sqrt((err * err).mean())), pearson=_pearson(p, y),
         spearman=_pearson(rank_average(p), rank_average(y)), predicted=frozen(p.copy()), gold=frozen(y.copy()))
 
-
-@dataclass(frozen=True)
-class ReliabilityBins:
-    """The reliability diagram behind the ECE (gold rows only; Guo et al. 2017, section 2).
-
-    Attributes:
-        edges: float64 [M + 1], the bin edges 0, 1/M, ..., 1 (probability units); bin m is (edges[m], edges[m+1]],
-            the first one also holds 0.
-        counts: int64 [M], gold rows per bin.
-        confidence: float64 [M], mean confidence (probability of the predicted class) per bin; NaN for an empty bin.
-        accuracy: float64 [M], fraction correct per bin; NaN for an empty bin.
-    """
-
-    edges: np.ndarray
-    counts: np.ndarray
-    confidence: np.ndarray
-    accuracy: np.ndarray
 
 
 def reliability(confidence: np.ndarray, correct: np.ndarray, n_bins: int = 10) -> tuple[float, ReliabilityBins]:

@@ -31,11 +31,11 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from model.text.inputs import check_text, token_budget_batches
+from model.records.corpus import CorpusTokens
 
 WORD_RE = re.compile(r"\w+(?:['\u2019]\w+)*")
 METHODS = ("grad_x_input", "integrated_gradients")
@@ -44,88 +44,6 @@ _SHIFT = np.int64(1) << 31
 _WINDOW = 1024  # texts tokenized and length-sorted together
 _COMPACT_AT = 1 << 20  # pending (code, value) pairs before they are summed up
 
-
-@dataclass(frozen=True)
-class CorpusTokens:
-    """Per word and bigram, the mean signed attribution toward the positive class (module docstring).
-
-    Attributes:
-        tokens: N words and bigrams (``"first second"``), sorted by score, most positive first.
-        scores: float64 [N], mean attribution toward ``positive_label`` over the reviews containing the token,
-            in log-odds units (read-only).
-        counts: int64 [N], reviews containing the token (>= ``min_count``; read-only).
-        is_bigram: bool [N] (read-only).
-        labels: the model's class names.
-        positive_label: the class the scores point to.
-        method: ``"grad_x_input"`` or ``"integrated_gradients"``.
-        min_count: the smallest count kept.
-        n_texts: texts given.
-        n_explained: reviews explained (the scores are over these).
-        n_skipped: texts not explained because they are not valid reviews (empty, not a string, too long).
-        complete: False when ``should_stop`` ended the pass early (the scores cover the reviews explained so far).
-        elapsed_s: wall time of the pass in seconds.
-    """
-
-    tokens: tuple[str, ...]
-    scores: np.ndarray
-    counts: np.ndarray
-    is_bigram: np.ndarray
-    labels: tuple[str, ...]
-    positive_label: str
-    method: str
-    min_count: int
-    n_texts: int
-    n_explained: int
-    n_skipped: int
-    complete: bool
-    elapsed_s: float
-
-    def __len__(self) -> int:
-        return len(self.tokens)
-
-    def top(self, k: int = 20, toward: str = "positive", kind: str = "all") -> list[tuple[str, float, int]]:
-        """The ``k`` tokens pushing most toward one side, strongest first.
-
-        Args:
-            k: at most this many (fewer when fewer tokens lean that way).
-            toward: ``"positive"`` (highest scores) or ``"negative"`` (lowest; the score returned is minus the
-                stored one, so it is the attribution toward the negative class for a two-class model).
-            kind: ``"all"``, ``"words"`` or ``"bigrams"``.
-
-        Returns:
-            ``[(token, score > 0, count), ...]``; ties broken by count (higher first), then alphabetically.
-
-        Raises:
-            ValueError: bad ``toward`` or ``kind``.
-        """
-        if toward not in ("positive", "negative"):
-            raise ValueError(f"toward must be 'positive' or 'negative', got {toward!r}")
-        if kind not in ("all", "words", "bigrams"):
-            raise ValueError(f"kind must be 'all', 'words' or 'bigrams', got {kind!r}")
-        s = self.scores if toward == "positive" else -self.scores
-        keep = s > 0
-        if kind != "all":
-            keep &= self.is_bigram == (kind == "bigrams")
-        idx = np.flatnonzero(keep)
-        names = np.array(self.tokens, dtype=object)[idx] if len(idx) else np.array([], dtype=object)
-        order = np.lexsort((names, -self.counts[idx], -s[idx]))[: max(0, k)]
-        return [(str(names[i]), float(s[idx[i]]), int(self.counts[idx[i]])) for i in order]
-
-    @property
-    def sides(self) -> tuple[str, str]:
-        """The two directions of the ranking: ``(positive_label, the other class)`` for two classes, else
-        ``(positive_label, "not " + positive_label)`` (issue 30: words ranked for any chosen class)."""
-        if len(self.labels) == 2 and self.positive_label in self.labels:
-            return self.positive_label, self.labels[1 - self.labels.index(self.positive_label)]
-        return self.positive_label, f"not {self.positive_label}"
-
-    def lookup(self, token: str) -> tuple[float, int] | None:
-        """``(score toward positive, count)`` of ``token`` (lower-cased), or None when it was left out."""
-        try:
-            i = self.tokens.index(token.lower())
-        except ValueError:
-            return None
-        return float(self.scores[i]), int(self.counts[i])
 
 
 class _Accumulator:

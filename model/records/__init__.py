@@ -4,5 +4,6 @@ Importable without torch (an import-linter contract says so). Each field is docu
 its module: :mod:`.prediction` (``Prediction``, ``Score``, the typed refusals), :mod:`.internals`
 (``AttentionInternals``, ``EmbeddingNorms``), :mod:`.flow` (``AttentionFlow``), :mod:`.explanation`
 (``Explanation``, ``Faithfulness``, ``ExplanationResult``), :mod:`.info` (``ModelInfo``), :mod:`.batch` (``ResultRow``,
-one batch-scored input) and :mod:`.document` (``DocumentWindows``, how a long text is read).
+one batch-scored input), :mod:`.corpus` (``CorpusMetrics`` and its parts, ``CorpusTokens``: a scored corpus's metrics
+and word scores) and :mod:`.document` (``DocumentWindows``, how a long text is read).
 """
