@@ -83,10 +83,10 @@ def _run(args: argparse.Namespace) -> int:
         "paste_ms": round(paste_ms, 1),
         "max_event_loop_gap_ms": round(gaps[-1] * 1000, 1) if gaps else None,
         "p99_event_loop_gap_ms": round(gaps[int(0.99 * (len(gaps) - 1))] * 1000, 1) if gaps else None,
-        "num_tokens": pred.whole.num_tokens if pred else None,
-        "truncated": bool(pred.whole.truncated) if pred else None,
-        "source_word_pieces": int(pred.whole.num_source_tokens) if pred else None,
-        "num_windows": int(pred.whole.num_windows) if pred else None,
+        "num_tokens": pred.document.num_tokens if pred else None,
+        "truncated": bool(pred.truncated) if pred else None,
+        "source_word_pieces": int(pred.num_source_tokens) if pred else None,
+        "num_windows": int(pred.num_windows) if pred else None,
         "review_words": len(review.split()),
         "paste_to_prediction_shown_s": round(first_s, 2) if first_s is not None else None,
         "paste_to_prediction_and_explanations_s": round(shown_s, 2),
@@ -103,7 +103,7 @@ def _layout_ms(pred) -> dict:
 
     from desktop_app.views.token_layout import layout_tokens, piece_advances, token_pieces
 
-    pieces, fm = token_pieces(pred.whole), QFontMetricsF(QFont())
+    pieces, fm = token_pieces(pred.document), QFontMetricsF(QFont())
     advances = piece_advances(pieces, fm)
     out = {}
     for key, kept in (("token_layout_ms", None), ("token_rewrap_ms", advances)):

@@ -39,7 +39,7 @@ def main() -> None:
     win.state.pin_current()
     text = (ROOT / "resources" / "samples" / args.sample).read_text(encoding="utf-8")
     win.analyze_text(text)
-    if not wait_until(app, lambda: win.state.prediction is not None and win.state.prediction.whole.text != "The "
+    if not wait_until(app, lambda: win.state.prediction is not None and win.state.prediction.document.text != "The "
                       "acting was good.", 120):
         raise SystemExit("no prediction")
     win.compare.set_method("decompx")

@@ -37,7 +37,7 @@ def pick_review(data: Path, limit: int = 40) -> str:
     best, spread = texts[0], -1.0
     for t in texts:
         pred = predictor.predict(t)
-        p = pred.window_probabilities[:, 1]
+        p = pred.document.window_probabilities[:, 1]
         if pred.num_windows >= 3 and p.max() - p.min() > spread:
             best, spread = t, float(p.max() - p.min())
     return best
@@ -62,7 +62,8 @@ def main() -> int:
     win = start(app, None)
     win.resize(1400, 860)
     win.analyze_text(review)
-    if not wait_until(app, lambda: win.state.prediction is not None and win.state.prediction.whole.text == review, 120):
+    if not wait_until(app, lambda: win.state.prediction is not None
+                      and win.state.prediction.document.text == review, 120):
         raise SystemExit("no prediction")
     win.state.windows.request(1)
     if not wait_until(app, lambda: win.state.prediction.window == 1, 60):
@@ -70,9 +71,9 @@ def main() -> int:
     settle(app, 1.0)
     args.out.mkdir(parents=True, exist_ok=True)
     win.grab().save(str(args.out / "long_review.png"))
-    pred = win.state.prediction.whole
-    print(f"saved {args.out / 'long_review.png'}: {pred.num_tokens} tokens, {pred.num_windows} windows, "
-          f"P(positive) by window {[round(float(x), 2) for x in pred.window_probabilities[:, 1]]}")
+    doc = win.state.prediction.document
+    print(f"saved {args.out / 'long_review.png'}: {doc.num_tokens} tokens, {doc.num_windows} windows, "
+          f"P(positive) by window {[round(float(x), 2) for x in doc.window_probabilities[:, 1]]}")
     win.close()
     return 0
 

@@ -1,12 +1,13 @@
 """Whole documents in the explorer: which window of a long review the attention views show (:class:`WindowChoice`)
 and the mapping of one window's per-token values onto the whole review (:func:`document_values`).
 
-A review longer than the model's maximum length is read in side-by-side windows (:mod:`model.text.document_windows`). The state's
-prediction (:attr:`desktop_app.state.ExplorerState.prediction`) is then the prediction of one window (its attention,
-its tokens: every attention view works on it unchanged) and carries the whole review's prediction in
-``prediction.document`` (``prediction.whole``): the token view, the prediction panel, the explanations and Compare
-use that one. Choosing another window asks the window (``WindowChoice.requested``) to analyse it; the answer is a new
-state prediction of the same document. NumPy and Qt only.
+A review longer than the model's maximum length is read in side-by-side windows (:mod:`model.text.document_windows`).
+The state's prediction (:attr:`desktop_app.state.ExplorerState.prediction`) is then the prediction of one window (its
+text, tokens and attention: every attention view works on it unchanged), with the whole review's verdict (label,
+probabilities, logits) and the whole review in ``prediction.document`` (:class:`model.records.document.Document`: its
+text, tokens, windows and each window's probabilities): the token view, the prediction panel, the explanations and
+Compare read that one. Choosing another window asks the window (``WindowChoice.requested``) to analyse it; the answer
+is a new state prediction of the same document. NumPy and Qt only.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ class WindowChoice(QObject):
     def count(self) -> int:
         """W, the current review's windows (0 without a prediction)."""
         pred = self.state.prediction
-        return 0 if pred is None else pred.whole.num_windows
+        return 0 if pred is None else pred.num_windows
 
     @property
     def current(self) -> int:
@@ -51,7 +52,8 @@ class WindowChoice(QObject):
 
     def select_document_token(self, j: int, additive: bool = False) -> None:
         """Select the whole review's token ``j`` as query: in the window shown when it reads it, else after the
-        window that reads it with the most context (:meth:`model.Prediction.window_of`) has been shown."""
+        window that reads it with the most context (:meth:`model.records.document.Document.window_of`) has been
+        shown."""
         pred = self.state.prediction
         if pred is None:
             return
@@ -60,7 +62,7 @@ class WindowChoice(QObject):
             self.state.select_token(i, additive=additive)
             return
         self.pending_token = int(j)
-        self.request(pred.whole.window_of(int(j)))
+        self.request(pred.document.window_of(int(j)))
 
     def _on_prediction(self, pred) -> None:
         j, self.pending_token = self.pending_token, None
@@ -75,23 +77,25 @@ def document_values(pred, values: np.ndarray) -> np.ndarray:
     window's values (float [T_w], e.g. attention) placed at its tokens, 0 elsewhere.
 
     Returns:
-        float32 [T] over ``pred.whole``'s tokens.
+        float32 [T] over ``pred.document``'s tokens.
     """
     values = np.asarray(values, np.float32)
-    if pred is None or pred.document is None or len(values) in (0, pred.document.num_tokens):
+    if pred is None or pred.num_windows == 1 or len(values) in (0, pred.document.num_tokens):
         return values
-    whole = pred.whole
-    out = np.zeros(whole.num_tokens, np.float32)
-    out[whole.document_windows().tokens_of(pred.window)] = values
+    out = np.zeros(pred.document.num_tokens, np.float32)
+    index = np.asarray(pred.document_index)
+    if len(values) == len(index):
+        kept = index >= 0  # a window token the document lacks (another split at the window's edge) is dropped
+        out[index[kept]] = values[kept]
     return out
 
 
 def document_selection(pred, selection) -> tuple[int, ...]:
     """The whole review's token indices of the window's selected tokens."""
-    if pred is None or pred.document is None:
+    if pred is None or pred.num_windows == 1:
         return tuple(selection)
-    idx = pred.document.document_windows().tokens_of(pred.window)
-    return tuple(int(idx[i]) for i in selection if 0 <= i < len(idx))
+    idx = pred.document_index
+    return tuple(int(idx[i]) for i in selection if 0 <= i < len(idx) and idx[i] >= 0)
 
 
 def shown_range(pred, max_tokens: int = MAX_SHOWN_TOKENS) -> tuple[int, int]:
@@ -100,9 +104,9 @@ def shown_range(pred, max_tokens: int = MAX_SHOWN_TOKENS) -> tuple[int, int]:
     token would hold the GUI thread for seconds). (0, 0) without a prediction."""
     if pred is None:
         return 0, 0
-    T = pred.whole.num_tokens
+    T = pred.document.num_tokens
     if T <= max_tokens:
         return 0, T
-    s, e = (int(x) for x in pred.whole.windows[pred.window])
+    s, e = (int(x) for x in pred.document.windows.ranges[pred.window])
     lo = min(max(0, (s + e) // 2 - max_tokens // 2), T - max_tokens)
     return lo, lo + max_tokens

@@ -67,8 +67,9 @@ class Pin:
     """A pinned analysis the current one is compared with.
 
     Attributes:
-        text: the review text as analysed.
-        prediction: its :class:`model.records.prediction.Prediction` (with the head mask then in force).
+        text: the review text as analysed (a long review's whole text: ``prediction.document.text``).
+        prediction: its :class:`model.records.prediction.Prediction` (with the head mask then in force; for a long
+            review the window then shown, carrying the whole review's verdict and ``document``).
         head_mask: the (L, H) head mask it was analysed with, read-only, or None (all heads on).
     """
 

@@ -227,7 +227,7 @@ class ExplorerState:
             self.importance = None
             return True
         arr = np.array(scores, dtype=np.float32).reshape(-1)
-        if self.prediction is None or len(arr) != self.prediction.whole.num_tokens:  # the whole review's tokens
+        if self.prediction is None or len(arr) != self.prediction.document.num_tokens:  # the whole review's tokens
             with self.events.importance.blocked():
                 self.importance = None
             return False
@@ -375,10 +375,10 @@ class ExplorerState:
     def pin_current(self) -> Pin | None:
         """Pin the current analysis (text, prediction, head mask); returns the pin, or None with nothing to pin.
         Pinning the same text and mask twice keeps one pin (the newest)."""
-        pred = self.prediction.whole if self.prediction is not None else None  # the whole review
+        pred = self.prediction
         if pred is None:
             return None
-        pin = Pin(pred.text, pred, self.head_mask)
+        pin = Pin(pred.document.text, pred, self.head_mask)  # the whole review (pred may be one window of it)
         kept = tuple(p for p in self.pins if not (p.text == pin.text and same_mask(p.head_mask, pin.head_mask)))
         self.set_pins((*kept, pin))
         return pin

@@ -22,23 +22,23 @@ PREDICTED = None  # ``TaskChoice.pick(PREDICTED)``: follow the predicted class a
 
 def relabelled(pred, threshold: float):
     """``pred`` (a :class:`model.records.prediction.Prediction`) read with another multi-label ``threshold``: a
-    ``dataclasses.replace`` with the new ``threshold`` and ``label`` (the labels at or above it, ";"-joined), its
-    whole document's too; no forward pass (the sigmoids are unchanged). Tasks whose labels do not depend on a
+    ``dataclasses.replace`` with the new ``threshold`` and ``label`` (the labels at or above it, ";"-joined: the
+    whole document's verdict, also for one window of a long review); no forward pass (the sigmoids are unchanged). Tasks whose labels do not depend on a
     threshold (:attr:`model.tasks.types.TaskType.label_set` False): ``pred`` unchanged."""
     if pred is None or not task_type(pred.task).label_set:
         return pred
-    doc = relabelled(pred.document, threshold) if pred.document is not None else None
     label = label_text(task_type(pred.task).labels_of(pred.probabilities, pred.labels, threshold))
-    return dataclasses.replace(pred, threshold=float(threshold), label=label, document=doc)
+    return dataclasses.replace(pred, threshold=float(threshold), label=label)
 
 
 def same_input(a, b) -> bool:
-    """True when predictions ``a`` and ``b`` read the same input the same way (text, second text, task, logits):
-    only their labelling may differ (a multi-label threshold), so their explanations are the same."""
+    """True when predictions ``a`` and ``b`` read the same input the same way (the whole text and its tokens, second
+    text, task, logits): only their labelling (a multi-label threshold) or the window shown of a long review may
+    differ, so their explanations (over the whole review) are the same."""
     if a is None or b is None:
         return a is b
-    return a is b or (a.text == b.text and a.text_pair == b.text_pair and a.task == b.task and a.tokens == b.tokens
-                      and np.array_equal(a.logits, b.logits))
+    return a is b or (a.document.text == b.document.text and a.text_pair == b.text_pair and a.task == b.task
+                      and a.document.tokens == b.document.tokens and np.array_equal(a.logits, b.logits))
 
 
 def verdict_text(pred) -> str:
@@ -90,7 +90,7 @@ class TaskChoice(QObject):
     def predicted(self) -> int:
         """The current prediction's default class (``label_index`` of the whole text), or -1."""
         pred = self.state.prediction
-        return pred.whole.label_index if pred is not None else -1
+        return pred.label_index if pred is not None else -1
 
     def pick(self, index: int | None) -> None:
         """Explain class ``index`` (0-based) from now on; None (:data:`PREDICTED`): follow the predicted class.

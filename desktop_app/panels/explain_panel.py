@@ -196,13 +196,13 @@ class ExplanationPanel(QWidget):
         Earlier requests still running are abandoned (latest wins). Emits
         ``importance_selected(None, False, "")`` first, since the old scores
         do not fit the new tokens; the chosen method's scores follow when ready. Explanations cover the whole review
-        (``prediction.whole``): another window of the same review keeps them (their colours are shown again).
+        (``prediction.document``): another window of the same review keeps them (their colours are shown again).
         """
-        if prediction is not None and same_input(prediction.whole, self._prediction):
-            self._prediction = prediction.whole  # e.g. re-labelled with another threshold: the same explanations
+        if prediction is not None and same_input(prediction, self._prediction):
+            self._prediction = prediction  # e.g. re-labelled with another threshold: the same explanations
             self._emit_selected()
             return
-        self._prediction = prediction = prediction.whole if prediction is not None else None
+        self._prediction = prediction
         self._new_generation()
         if prediction is None:
             self.status.setText("No review analysed yet.")
@@ -301,7 +301,7 @@ class ExplanationPanel(QWidget):
     def _on_target(self, _target: int) -> None:
         """Another class to explain for the same text (the user's pick): explain it again."""
         current = self.state.prediction
-        if self._prediction is not None and current is not None and current.whole is self._prediction:
+        if self._prediction is not None and current is not None and current is self._prediction:
             self._prediction = None
             self.set_prediction(current)
 
@@ -353,7 +353,7 @@ class ExplanationPanel(QWidget):
         self._pending = False
         if not self._ig_running and self._prediction is not None:
             self.status.setText(
-                f"{len(self.state.explanations)} methods computed for {self._prediction.num_tokens} tokens. "
+                f"{len(self.state.explanations)} methods computed for {self._prediction.document.num_tokens} tokens. "
                 "Integrated gradients and DecompX run on demand (Run)."
             )
 

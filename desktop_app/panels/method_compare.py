@@ -87,7 +87,7 @@ class MethodComparison(QGroupBox):
                          else " in the output value")
                       + (" (signed)" if m in SIGNED_METHODS else ""))
             entries.append((METHOD_TITLES[m], detail, res.explanation.scores, bool(res.explanation.signed)))
-        self.view.set_entries(self._prediction, entries)
+        self.view.set_entries(None if self._prediction is None else self._prediction.document, entries)
 
     def comparison(self) -> list[tuple[str, np.ndarray | None]]:
         """The two compared methods as ``(title, scores float32 [T] or None)``; None: not computed yet."""

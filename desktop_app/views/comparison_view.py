@@ -51,7 +51,8 @@ class ComparisonView(DeferredRender, QWidget):
             self.canvases.append(canvas)
 
     def set_entries(self, prediction, entries: list[tuple[str, str, np.ndarray | None, bool]]) -> None:
-        """Show two strips for ``prediction`` (a :class:`model.Prediction`, or None to clear).
+        """Show two strips for ``prediction`` (the explained text: a :class:`model.records.document.Document`, the whole
+        review, or a :class:`model.Prediction`; None to clear).
 
         Args:
             prediction: gives the tokens and their text (T tokens).

@@ -2,7 +2,7 @@
 prediction panel) and the window marks of the token view (:func:`paint_window_marks`).
 
 A review longer than the model's maximum length is read in side-by-side windows (:mod:`model.text.document_windows`); each window
-has its own class probabilities (``Prediction.window_probabilities``), so the plot shows where a review turns, e.g.
+has its own class probabilities (``Document.window_probabilities``), so the plot shows where a review turns, e.g.
 from praise to complaint. One point per window at the window's middle token; a click on a point shows that window
 in the attention views (``state.windows.request``). Custom-painted: a few dozen points need no plotting library.
 """
@@ -60,17 +60,19 @@ class DocumentPlot(QWidget):
         self.class_name = ""
         self.document_p = 0.5
 
-    def set_document(self, whole, current: int) -> None:
-        """Show the windows of ``whole`` (a ``model.Prediction`` read in windows) with window ``current`` marked; the
-        class plotted is the second label for two classes (e.g. positive), else the predicted one."""
-        c = 1 if len(whole.labels) == 2 else whole.label_index
-        self.x = whole.windows.mean(axis=1)
-        self.y = whole.window_probabilities[:, c].astype(np.float64)
-        self.predicted = np.asarray(whole.window_probabilities).argmax(axis=1)
-        self.total = max(1, whole.num_tokens)
+    def set_document(self, pred, current: int) -> None:
+        """Show the windows of ``pred``'s document (``pred`` a ``model.Prediction`` of a text read in windows) with
+        window ``current`` marked; the class plotted is the second label for two classes (e.g. positive), else the
+        predicted one (of the document's verdict, which ``pred`` carries)."""
+        doc = pred.document
+        c = 1 if len(pred.labels) == 2 else pred.label_index
+        self.x = doc.windows.ranges.mean(axis=1)
+        self.y = doc.window_probabilities[:, c].astype(np.float64)
+        self.predicted = np.asarray(doc.window_probabilities).argmax(axis=1)
+        self.total = max(1, doc.num_tokens)
         self.current = int(current)
-        self.class_name = whole.labels[c]
-        self.document_p = float(whole.probabilities[c])
+        self.class_name = pred.labels[c]
+        self.document_p = float(pred.probabilities[c])
         self.update()
 
     def sizeHint(self) -> QSize:

@@ -147,11 +147,11 @@ class PredictionPanel(QWidget):
             self.set_idle()
             return
         self.prediction = pred
-        many = pred.whole.num_windows > 1 and bool(pred.labels)
+        many = pred.num_windows > 1 and bool(pred.labels)
         self.document_plot.setVisible(many)
         if many:
-            self.document_plot.set_document(pred.whole, pred.window)
-        pred = pred.whole  # the label, bars and details are the whole review's
+            self.document_plot.set_document(pred, pred.window)
+        # the label, bars and details are the whole review's: a window's prediction carries the document's verdict
         self.layer_plot.half_line.setValue(pred.threshold if task_type(pred.task).label_set else 0.5)  # the decision
         if self.bars_box.labels != tuple(pred.labels):
             self.set_labels(pred.labels, self.device_name)
@@ -171,7 +171,7 @@ class PredictionPanel(QWidget):
         cut = {"first": "the first text", "second": "the second text", "both": "both texts"}.get(pred.pair_truncated)
         pair = f"sentence pair ({cut} cut)<br>" if pred.is_pair and cut else "sentence pair<br>" if pred.is_pair else ""
         self.details.setText(
-            f"{pair}{pred.num_tokens:,} tokens ([CLS] included), {trunc}<br>"
+            f"{pair}{pred.document.num_tokens:,} tokens ([CLS] included), {trunc}<br>"
             f"inference {pred.elapsed_s * 1000:.1f} ms on {device}"
         )
 

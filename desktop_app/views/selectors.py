@@ -85,12 +85,12 @@ class LayerHeadSelector(QObject):
         """List the windows of ``pred``'s whole review ("window k: tokens s-e") and select the one shown."""
         self.window_combo.blockSignals(True)
         self.window_combo.clear()
-        whole = pred.whole if pred is not None else None
-        if whole is None or whole.num_windows < 2:
+        doc = pred.document if pred is not None else None
+        if doc is None or doc.num_windows < 2:
             self.window_combo.addItem("whole text", 0)
         else:
-            for w, (s, e) in enumerate(whole.windows):
-                self.window_combo.addItem(f"{w + 1} of {whole.num_windows}: tokens {s}\u2013{e - 1}", w)
+            for w, (s, e) in enumerate(doc.windows.ranges):
+                self.window_combo.addItem(f"{w + 1} of {doc.num_windows}: tokens {s}\u2013{e - 1}", w)
             self.window_combo.setCurrentIndex(pred.window)
         self.window_combo.setEnabled(self.window_combo.count() > 1)
         self.window_combo.blockSignals(False)

@@ -291,10 +291,11 @@ class TokenView(DeferredRender, QWidget):
         state.events.highlighted_words.connect(lambda *_: self.request_render())
 
     def _on_prediction(self, pred) -> None:
-        whole, (lo, hi) = (pred.whole if pred is not None else None), shown_range(pred)
+        whole, (lo, hi) = (pred.document if pred is not None else None), shown_range(pred)
         many = whole is not None and whole.num_windows > 1
-        self.canvas.window_starts = tuple(int(s) - lo for s in whole.windows[1:, 0]) if many else ()
-        self.canvas.shown_window = tuple(min(max(int(x) - lo, 0), hi - lo) for x in whole.windows[pred.window]) \
+        ranges = whole.windows.ranges if whole is not None else None
+        self.canvas.window_starts = tuple(int(s) - lo for s in ranges[1:, 0]) if many else ()
+        self.canvas.shown_window = tuple(min(max(int(x) - lo, 0), hi - lo) for x in ranges[pred.window]) \
             if many else (0, 0)
         if whole is None or self._shown[0] is not whole or self._shown[1] != lo:  # a new review or part: lay out
             self.canvas.set_tokens(token_pieces(whole, lo, hi) if whole is not None else [])
@@ -321,7 +322,7 @@ class TokenView(DeferredRender, QWidget):
         """
         if not self.state.set_importance(scores, signed, name):
             pred = self.state.prediction
-            n = pred.whole.num_tokens if pred is not None else 0
+            n = pred.document.num_tokens if pred is not None else 0
             count = len(np.asarray(scores).reshape(-1))
             self.caption.setText(f"Ignored importance \u201c{name}\u201d: {count} scores for {n} tokens")
 
@@ -336,7 +337,7 @@ class TokenView(DeferredRender, QWidget):
 
     def highlighted_tokens(self) -> np.ndarray:
         """bool [T]: the prediction's tokens in a highlighted word (the state's ``highlighted_words``)."""
-        pred = self.state.prediction.whole if self.state.prediction is not None else None
+        pred = self.state.prediction.document if self.state.prediction is not None else None
         words = self.state.highlighted_words
         lo, hi = self._lo, self._lo + len(self.canvas.pieces)
         if pred is None:

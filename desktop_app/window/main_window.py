@@ -251,7 +251,7 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         """Show window ``window`` (0-based) of the long review on display in the attention views (analysed on the
         inference thread; the whole review's prediction is kept)."""
         pred = self.state.prediction
-        if pred is not None and pred.document is not None:
+        if pred is not None and pred.num_windows > 1:
             self.controller.analyze(pred.document.text, self.state.head_mask, window, pred.document)
 
     def switch_model(self, folder: str | Path | None) -> None:
@@ -364,11 +364,10 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
 
     def _on_prediction(self, pred) -> None:
         pred = self.state.task.adopt(pred)  # read with the user's multi-label threshold (no forward pass)
-        whole = pred.whole  # the whole review (pred is one window of it when it is long)
-        verdict = verdict_text(whole)
-        where = f", window {pred.window + 1} of {pred.whole.num_windows}" if pred.document is not None else ""
-        self.statusBar().showMessage(f"{verdict}, {whole.num_tokens} tokens{where}, {whole.elapsed_s * 1000:.0f} ms",
-                                     4000)
+        doc = pred.document  # the whole review (pred is one window of it when it is long)
+        where = f", window {pred.window + 1} of {doc.num_windows}" if doc.num_windows > 1 else ""
+        self.statusBar().showMessage(f"{verdict_text(pred)}, {doc.num_tokens} tokens{where}, "
+                                     f"{pred.elapsed_s * 1000:.0f} ms", 4000)
         self.state.set_prediction(pred)  # the views, the prediction panel and the explanation panel follow
 
     def _on_head_mask(self, mask) -> None:

@@ -234,7 +234,7 @@ def restore(window, session: Session, done=None, offer_switch: bool = True) -> N
         window.show_error(f"The session could not be restored: the analysis failed ({message}).")
 
     def on_prediction(pred) -> None:
-        if pred is None or pred.whole.text != expected["text"]:  # cleared, an older analysis (whole: a long review)
+        if pred is None or pred.document.text != expected["text"]:  # cleared, an older analysis (a long review: whole)
             return
         if pending:  # a pinned text's analysis
             pending.pop(0)
@@ -269,11 +269,11 @@ def restore(window, session: Session, done=None, offer_switch: bool = True) -> N
 def _awaits_window(state, session: Session, pred, notes: list[str]) -> bool:
     """True when ``session`` shows another window of the long review of ``pred`` (then requested: its prediction comes
     next); a window beyond the review adds a note."""
-    if session.window != pred.window and session.window < pred.whole.num_windows:
+    if session.window != pred.window and session.window < pred.num_windows:
         state.windows.request(session.window)
         return True
-    if session.window >= pred.whole.num_windows:
-        notes.append(f"Window {session.window + 1} is beyond this review's {pred.whole.num_windows}: showing "
+    if session.window >= pred.num_windows:
+        notes.append(f"Window {session.window + 1} is beyond this review's {pred.num_windows}: showing "
                      f"window {pred.window + 1}.")
     return False
 
@@ -299,7 +299,7 @@ def _restore_view(window, session: Session, pred) -> list[str]:
     other = []
     for method, data in session.explanations.items():
         result = explanation_from_json(data)
-        if list(result.explanation.tokens) == list(pred.whole.tokens):  # a long review: its whole tokens
+        if list(result.explanation.tokens) == list(pred.document.tokens):  # a long review: its whole tokens
             state.add_explanation(result)
         else:
             other.append(method)

@@ -117,7 +117,7 @@ class Comparer:
         notes: list[str] = []
         if auto and method == "decompx":
             preds = [cur_pred] if pinned.prediction is None else [cur_pred, pinned.prediction]
-            est = sum(estimate_seconds(method, p.config, q.num_tokens) for q in preds)
+            est = sum(estimate_seconds(method, p.config, q.document.num_tokens) for q in preds)
             if est >= COMPARE_DECOMPX_S:
                 notes.append(f"{METHOD_TITLES[method]} would take about {est:.0f} s on these texts (estimated); "
                              f"showing {METHOD_TITLES[FALLBACK_METHOD]}. Choose {METHOD_TITLES[method]} above to "
@@ -150,21 +150,22 @@ class Comparer:
 
         pred = side.prediction if side.prediction is not None else \
             p.predict(side.text, head_mask=side.head_mask, **side.pair)
-        offsets = pred.offsets if pred.segment_ids is None else \
-            np.where(np.asarray(pred.segment_ids)[:, None] == 1, 0, pred.offsets)  # the first text's words only
+        doc = pred.document  # a long review is compared whole, whatever window the attention views show
+        offsets = doc.offsets if doc.segment_ids is None else \
+            np.where(np.asarray(doc.segment_ids)[:, None] == 1, 0, doc.offsets)  # the first text's words only
         words = text_words(side.text, offsets)
         report = None
-        if estimate_seconds(method, p.config, pred.num_tokens) > SLOW_S:
+        if estimate_seconds(method, p.config, doc.num_tokens) > SLOW_S:
             title = METHOD_TITLES.get(method, method)
             report = lambda done, total: ctx.report(  # noqa: E731
-                f"Comparing: {title} of {pred.num_tokens} tokens, {done}/{total}\u2026")
+                f"Comparing: {title} of {doc.num_tokens} tokens, {done}/{total}\u2026")
         try:
             expl = p.explain(side.text, method, target=target, head_mask=side.head_mask, **side.pair,
                              should_stop=ctx.should_stop, progress=report)
         except ExplanationCancelled as exc:
             raise JobStopped from exc
-        if len(expl.scores) != len(pred.tokens):
-            raise ValueError(f"{method} gave {len(expl.scores)} scores for {len(pred.tokens)} tokens")
+        if len(expl.scores) != doc.num_tokens:
+            raise ValueError(f"{method} gave {len(expl.scores)} scores for {doc.num_tokens} tokens")
         flow, note = None, ""
         ctx.check()
         try:
@@ -283,8 +284,8 @@ class CompareController(QObject):
         pin, pred = self.pin(), self.state.prediction
         if pin is None or pred is None:
             return None
-        pred = pred.whole  # a long review is compared whole, whatever window the attention views show
-        return pin.text, mask_key(pin.head_mask), pred.text, mask_key(self.state.head_mask), self.method, \
+        # a long review is compared whole, whatever window the attention views show
+        return pin.text, mask_key(pin.head_mask), pred.document.text, mask_key(self.state.head_mask), self.method, \
             self.method_chosen, self.target(), pin.prediction.text_pair, pred.text_pair
 
     def target(self) -> int:
@@ -312,14 +313,15 @@ class CompareController(QObject):
             return self.handle.generation
         self._asked = key
         generation = self.handle.next_generation()
-        pin, pred = self.pin(), self.state.prediction.whole
+        pin, pred = self.pin(), self.state.prediction
         old = self.latest  # kept while computing only when it is of the same two texts (another method or mask)
-        same = old is not None and (old.pinned.text, old.current.text) == (pin.text, pred.text)
+        same = old is not None and (old.pinned.text, old.current.text) == (pin.text, pred.document.text)
         self._show(old if same else None, "Comparing\u2026")
         self._set_activity(RUNNING)
         return self.handle.run(compare_job, self.comparer, self.predictor,
                                SideRequest(pin.text, pin.head_mask, pin.prediction, pin.prediction.text_pair),
-                               SideRequest(pred.text, self.state.head_mask, None if self._mask_pending else pred,
+                               SideRequest(pred.document.text, self.state.head_mask,
+                                           None if self._mask_pending else pred,
                                            pred.text_pair),
                                self.method, not self.method_chosen, self.target(), generation=generation,
                                on_result=self._on_result, on_progress=self._on_progress, on_error=self._on_failed)

@@ -42,7 +42,8 @@ def task_args(prediction, target: int | None = None) -> dict:
 
 
 def explain_job(ctx: JobContext, predictor, prediction, methods, layer: int, head_mask=None, target: int = -1):
-    """Explain ``prediction.text`` with each method in ``methods`` and score its faithfulness, for the model with
+    """Explain ``prediction.document.text`` (the whole review, also when ``prediction`` is one window of a long one)
+    with each method in ``methods`` and score its faithfulness, for the model with
     ``head_mask`` ((L, H), 0 = head off; None: every head on), the mask ``prediction`` was made with; ``target``:
     the class to explain (-1: the predicted one); a pair's second text comes from ``prediction.text_pair``.
 
@@ -52,7 +53,7 @@ def explain_job(ctx: JobContext, predictor, prediction, methods, layer: int, hea
     for method in methods:
         try:
             e = predictor.explain(
-                prediction.text,
+                prediction.document.text,
                 method,
                 prediction=prediction,
                 layer=layer,
@@ -60,7 +61,7 @@ def explain_job(ctx: JobContext, predictor, prediction, methods, layer: int, hea
                 head_mask=head_mask,
                 **task_args(prediction, target),
             )
-            f = predictor.faithfulness(prediction.text, e, head_mask=head_mask, **task_args(prediction))
+            f = predictor.faithfulness(prediction.document.text, e, head_mask=head_mask, **task_args(prediction))
         except ExplanationCancelled as exc:
             raise JobStopped from exc
         except Exception as exc:  # noqa: BLE001 - one method's failure is shown in its row; the others go on
@@ -83,7 +84,7 @@ def on_demand_job(ctx: JobContext, predictor, prediction, n_steps: int, head_mas
     """
     try:
         e = predictor.explain(
-            prediction.text,
+            prediction.document.text,
             method,
             prediction=prediction,
             n_steps=n_steps,
@@ -92,7 +93,7 @@ def on_demand_job(ctx: JobContext, predictor, prediction, n_steps: int, head_mas
             head_mask=head_mask,
             **task_args(prediction, target),
         )
-        f = predictor.faithfulness(prediction.text, e, head_mask=head_mask, **task_args(prediction))
+        f = predictor.faithfulness(prediction.document.text, e, head_mask=head_mask, **task_args(prediction))
     except ExplanationCancelled as exc:
         raise JobStopped from exc
     return ExplanationResult(method, e, f)

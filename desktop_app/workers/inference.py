@@ -13,7 +13,6 @@ message; no exception ever reaches the event loop.
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import logging
 import time
@@ -103,20 +102,25 @@ def analyze_job(ctx: JobContext, session: InferenceSession, text: str, head_mask
     head, or if they fail: the prediction is shown anyway).
 
     A text read in several windows (:mod:`model.text.document_windows`) answers with the prediction of its window
-    ``window`` (``predict(whole.window_text(window))``, ``document`` the whole text's; :mod:`desktop_app.document`); a
-    given ``document`` (the whole prediction of ``text``, another window asked for) is not computed again.
-    ``text_pair``: the second text of a sentence pair (None: a single text; a pair is never read in windows).
+    ``window`` (clamped to 0..W-1; ``predict(text, window=window)``: that window's tokens and attention, the whole
+    review's verdict and ``prediction.document``; :mod:`desktop_app.document`); a given ``document`` (the
+    :class:`model.records.document.Document` of ``text``, another window asked for) lends its windows' logits, so only
+    that window is run. ``text_pair``: the second text of a sentence pair (None: a single text; a pair is never read
+    in windows).
 
     Raises:
         ValueError: no model loaded, or what ``predict`` raises (e.g. the text is empty).
     """
     predictor = session.loaded()
     pair = {} if text_pair is None else {"text_pair": text_pair}
-    pred = predictor.predict(text, head_mask=head_mask, **pair) if document is None else document
-    if pred.num_windows > 1:  # the attention views show one window; the whole review rides along
-        w = min(max(0, int(window)), pred.num_windows - 1)
-        part = predictor.predict(pred.window_text(w), head_mask=head_mask)
-        pred = dataclasses.replace(part, document=pred, window=w)
+    if document is not None and document.text == text and document.num_windows > 1:
+        w = min(max(0, int(window)), document.num_windows - 1)
+        pred = predictor.predict(text, head_mask=head_mask, window=w, document=document)
+    else:
+        pred = predictor.predict(text, head_mask=head_mask, **pair)
+        if int(window) > 0 and pred.num_windows > 1:
+            w = min(int(window), pred.num_windows - 1)
+            pred = predictor.predict(text, head_mask=head_mask, window=w, document=pred.document)
     yield pred  # the runner stops here when a newer request came meanwhile
     return _layer_probabilities(session, pred.text, head_mask, pred, pair)
 

@@ -13,7 +13,9 @@ Modules (each a ``python -m`` command that prints one JSON line or a table):
 * :mod:`.checklist`: CheckList-style behavioural tests (``python -m model.evaluation.checklist``); the sentences live in
   :mod:`model.datasets.behaviour`, which the training pipeline also chooses on;
 * :mod:`.threshold`: a multi-label model's decision threshold chosen on dev, reported on test;
-* :mod:`.window_variants`: the long-text windows and their aggregation on the validation split.
+* :mod:`.window_variants`: the long-text windows and their aggregation on the validation split;
+* :mod:`.peers`: the bag-of-n-grams peers the bundled model is measured against, TF-IDF logistic regression and NBSVM
+  (``python -m model.evaluation.peers --data ../shared/data/imdb``).
 
 The labelled-data reader they share is :func:`model.files.textio.read_labelled`; the data folders, the validation
 split and the behavioural sentences they share with the training pipeline are :mod:`model.datasets` (neither

@@ -59,6 +59,26 @@ def window_text(text: str, windows: DocumentWindows, w: int) -> str:
     return text[s:e]
 
 
+def read_in_windows(encoder, text: str, windowed: bool, prediction: Prediction | None,
+                    predict: Callable[[], Prediction]) -> Prediction | None:
+    """A prediction of ``text`` (its verdict and :class:`~model.records.document.Document`) when the call reads it in
+    several windows (``windowed`` and too long for one), else None: ``prediction`` when it is one of ``text`` (any
+    window), else ``predict()`` (the caller's ``predict(text)`` under the call's options)."""
+    if not windowed or not encoder.encode(check_text(text)).truncated:
+        return None
+    pred = prediction if prediction is not None and prediction.document.text == text else predict()
+    return pred if pred.num_windows > 1 else None
+
+
+def window_text_of(encoder, text: str, w: int) -> str:
+    """The source text of window ``w`` of ``text`` read in windows (tokenized only, no forward pass; ``text`` itself
+    when it fits in one window). Raises IndexError: ``w`` outside 0..W-1."""
+    windows = whole_windows(encoder, encoder.encode(check_text(text), whole=True))
+    if not 0 <= int(w) < windows.count:
+        raise IndexError(f"window {w} out of range for a text read in {windows.count} windows")
+    return text if windows.count == 1 else window_text(text, windows, int(w))
+
+
 def window_token_map(encoder, text: str, windows: DocumentWindows, w: int, tokens_w: int) -> np.ndarray:
     """int64 [tokens_w]: the document token index of each token of window ``w``'s text encoded alone (-1 for none).
 
@@ -88,7 +108,7 @@ def explain_document(encoder, text: str, prediction: Prediction, explain_window:
     Returns:
         :class:`model.records.explanation.Explanation` with float32 [T] scores over the document's T tokens.
     """
-    windows = prediction.document_windows()
+    windows = prediction.document.windows
     weights = window_weights(windows.ranges)
     scores, maps, elapsed, deltas = [], [], 0.0, []
     for v in range(windows.count):
@@ -104,7 +124,7 @@ def explain_document(encoder, text: str, prediction: Prediction, explain_window:
             progress(v + 1, len(weights))
     merged = merge_token_scores(scores, maps, windows.num_tokens, weights)
     return Explanation(method=e.method, scores=merged, signed=e.signed, target=e.target, elapsed_s=elapsed,
-                       convergence_delta=max(deltas) if deltas else None, tokens=list(prediction.tokens))
+                       convergence_delta=max(deltas) if deltas else None, tokens=list(prediction.document.tokens))
 
 
 def faithfulness_document(encoder, text: str, explanation: Explanation, prediction: Prediction,
@@ -117,7 +137,7 @@ def faithfulness_document(encoder, text: str, explanation: Explanation, predicti
         :class:`model.records.explanation.Faithfulness`: AOPCs and per-k values the weighted means over the windows,
         ``p_full`` the document's probability of the class (regression: its value), ``elapsed_s`` the sum.
     """
-    windows = prediction.document_windows()
+    windows = prediction.document.windows
     weights = window_weights(windows.ranges)
     parts = []
     for v in range(windows.count):

@@ -16,12 +16,15 @@ from contextlib import contextmanager
 import numpy as np
 import torch
 
+from model.core.tokenizer import Encoded
 from model.explain.heads import head_mask_hooks
+from model.records.document import Document
 from model.records.prediction import Prediction, Score
 from model.text.document_windows import aggregate, window_inputs
 from model.text.inputs import check_text, token_budget_batches
 from model.text.segments import pad_segments, types_kw
 
+from . import _long_text
 from ._long_text import WINDOW_BATCH, WindowCollector, whole_windows
 from ._reading import Parts, check_pair, input_spec, probabilities, read_out
 from .options import PredictOptions
@@ -40,45 +43,94 @@ def forward_scope(parts: Parts, options: PredictOptions) -> Iterator[torch.nn.Mo
         yield parts.model
 
 
-def predict_text(parts: Parts, text: str, pair: str | None, options: PredictOptions) -> Prediction:
-    """``Predictor.predict`` of ``text`` (or of the checked pair ``text``, ``pair``) under ``options``: attention of
-    the first window (float32 (L, H, T_0, T_0)); the logits those of the whole document (its windows aggregated) when
-    a long text is read in windows.
+def predict_text(parts: Parts, text: str, pair: str | None, options: PredictOptions, window: int = 0,
+                 document: Document | None = None) -> Prediction:
+    """``Predictor.predict`` of ``text`` (or of the checked pair ``text``, ``pair``) under ``options``.
+
+    A text that fits (or is cut, or a pair) is one forward pass with attention, float32 (L, H, T, T). A text read in
+    windows gives window ``window``'s prediction (:func:`_window_prediction`): that window's text, tokens, offsets and
+    attention, the whole document's logits (its windows' logits aggregated) and its
+    :class:`~model.records.document.Document`; a given ``document`` (of an earlier call on the same text and options)
+    lends its windows' logits, so only the window shown is run.
 
     Raises:
-        ValueError: a bad text (see :func:`~model.text.inputs.check_text`).
+        ValueError: a bad text (see :func:`~model.text.inputs.check_text`); a ``document`` of another text.
+        IndexError: ``window`` outside 0..W-1.
     """
     t0 = time.perf_counter()
     enc_ = parts.encoder
-    if pair is None:
-        enc = enc_.encode(check_text(text), whole=options.windowed)
-        windows, inputs = whole_windows(enc_, enc), window_inputs(enc_, enc.ids)[0]
-    else:
-        enc = enc_.encode_pair(check_text(text), pair)
-        windows, inputs = None, [enc.ids]
-    ids = torch.from_numpy(inputs[0]).unsqueeze(0).to(parts.device)  # (1, T_0)
-    mask = torch.ones_like(ids, dtype=torch.bool)  # (1, T_0)
+    enc = enc_.encode(check_text(text), whole=options.windowed) if pair is None else enc_.encode_pair(check_text(text),
+                                                                                                       pair)
+    inputs = window_inputs(enc_, enc.ids)[0] if pair is None else [enc.ids]
+    if len(inputs) > 1:
+        return _window_prediction(parts, text, enc, inputs, options, window, document, t0)
+    if int(window) != 0:
+        raise IndexError(f"window {window} out of range for a text read in one window")
+    logits, attention = _attention_pass(parts, enc, options)
+    return _prediction(parts, text, enc, logits, attention, options, t0, text_pair=pair,
+                       windows=None if pair is not None else whole_windows(enc_, enc))
+
+
+def _attention_pass(parts: Parts, enc: Encoded, options: PredictOptions) -> tuple[np.ndarray, np.ndarray]:
+    """One forward pass of an encoding that fits, with attention: float32 logits [C] and attention (L, H, T, T)."""
+    ids = torch.from_numpy(enc.ids).unsqueeze(0).to(parts.device)  # (1, T)
+    mask = torch.ones_like(ids, dtype=torch.bool)  # (1, T)
     with forward_scope(parts, options) as model:
         logits, attn = model(ids, mask, need_weights=True, **types_kw(model, enc.segment_ids, parts.device))
-    window_logits_ = logits.float().cpu()  # (1, C); attn (1, L, H, T_0, T_0)
-    if len(inputs) > 1:  # the other windows
-        window_logits_ = torch.cat([window_logits_, window_logits(parts, inputs[1:], options)])  # (W, C)
-        logits = torch.from_numpy(aggregate(window_logits_.numpy(), windows.ranges))[None]
+    z = logits[0].float().cpu().numpy().astype(np.float32)  # (C,)
+    return z, attn[0].float().cpu().numpy().astype(np.float32)  # (L, H, T, T)
+
+
+def _prediction(parts: Parts, text: str, enc: Encoded, logits: np.ndarray, attention: np.ndarray,
+                options: PredictOptions, t0: float, **more) -> Prediction:
+    """The :class:`Prediction` of ``text`` read as ``enc`` (tokens, offsets, attention) with the verdict of float32
+    ``logits`` [C] under ``options.task``; ``more``: the remaining fields (``text_pair``, ``document``, ...), or
+    ``windows``, the one window of a text that fits (:class:`~model.records.document.DocumentWindows`)."""
     task = options.task
-    probs = probabilities(logits[0], task)  # (C,); (0,) for regression and in attention-only mode
-    z = logits[0].float().cpu().numpy().astype(np.float32)
-    label, _ = read_out(z, probs, parts.labels, task)
+    probs = probabilities(torch.from_numpy(logits), task)  # (C,); (0,) for regression and in attention-only mode
+    label, _ = read_out(logits, probs, parts.labels, task)
+    more.setdefault("truncated", enc.truncated)
+    more.setdefault("num_source_tokens", enc.num_source_tokens)
+    windows = more.pop("windows", None)  # a text that fits: its one window
+    if "document" not in more:
+        more["document"] = Document.single(text, enc.tokens, enc.offsets, logits, probs, windows, more.get("text_pair"),
+                                           enc.segment_ids)
     return Prediction(
-        text=text, tokens=enc.tokens, offsets=enc.offsets, label=label, labels=parts.labels,
-        probabilities=probs, logits=z, attention=attn[0].float().cpu().numpy().astype(np.float32),
-        truncated=enc.truncated, num_source_tokens=enc.num_source_tokens, elapsed_s=time.perf_counter() - t0,
-        device=str(parts.device), pooling=parts.model.config.pooling, task=task.kind, threshold=task.threshold,
-        text_pair=pair, segment_ids=enc.segment_ids, pair_truncated=enc.pair_truncated,
-        **({} if windows is None else {
-            "windows": windows.ranges, "window_chars": windows.chars,
-            "window_logits": window_logits_.numpy().astype(np.float32),
-            "window_probabilities": probabilities(window_logits_, task)}),
-    )
+        text=text, tokens=enc.tokens, offsets=enc.offsets, label=label, labels=parts.labels, probabilities=probs,
+        logits=logits, attention=attention, elapsed_s=time.perf_counter() - t0, device=str(parts.device),
+        pooling=parts.model.config.pooling, task=task.kind, threshold=task.threshold, segment_ids=enc.segment_ids,
+        pair_truncated=enc.pair_truncated, **more)
+
+
+def _window_prediction(parts: Parts, text: str, enc: Encoded, inputs: list[np.ndarray], options: PredictOptions,
+                       window: int, document: Document | None, t0: float) -> Prediction:
+    """Window ``window`` of a text read in W windows (``enc`` its whole encoding, ``inputs`` its windows' ids): the
+    window's text encoded alone and run with attention; every window's logits (or ``document``'s), aggregated
+    (:func:`model.text.document_windows.aggregate`) into the verdict."""
+    windows = whole_windows(parts.encoder, enc)
+    if not 0 <= int(window) < windows.count:
+        raise IndexError(f"window {window} out of range for a text read in {windows.count} windows")
+    if document is not None and (document.text != text or document.num_windows != windows.count):
+        raise ValueError("the document given is of another text (or was read in other windows)")
+    sub = _long_text.window_text(text, windows, int(window))
+    enc_w = parts.encoder.encode(check_text(sub))  # the window's text alone: what the per-window views re-read
+    own, attention = _attention_pass(parts, enc_w, options)
+    doc = document
+    if doc is None:
+        same = np.array_equal(enc_w.ids, inputs[window])  # the window's pass is the one the aggregate reads
+        rest = [v for v in range(windows.count) if v != window or not same]
+        per_window = np.empty((windows.count, len(own)), np.float32)  # (W, C)
+        per_window[rest] = window_logits(parts, [inputs[v] for v in rest], options).numpy()
+        if same:
+            per_window[window] = own
+        doc = Document(text, enc.tokens, enc.offsets, windows, per_window,
+                       probabilities(torch.from_numpy(per_window), options.task))
+    per_window = doc.window_logits
+    z = np.asarray(aggregate(per_window, windows.ranges), np.float32)  # (C,)
+    index = _long_text.window_token_map(parts.encoder, text, windows, int(window), len(enc_w.tokens))
+    return _prediction(parts, sub, enc_w, z, attention, options, t0, truncated=enc.truncated,
+                       num_source_tokens=enc.num_source_tokens, document=doc, window=int(window),
+                       document_index=index)
 
 
 def window_logits(parts: Parts, inputs: list[np.ndarray], options: PredictOptions) -> torch.Tensor:

@@ -19,6 +19,7 @@ from model.hf.backend import HFEncoder, HFModelSummary
 from model.records.flow import AttentionFlow
 from model.records.info import ModelInfo, build_model_info
 from model.records.internals import AttentionInternals, EmbeddingNorms
+from model.records.document import Document
 from model.records.prediction import NoClassificationHead, NoPositionalMatrix, Prediction, Score
 from model.tasks.task import Task
 
@@ -181,17 +182,20 @@ class Predictor:
 
     @torch.inference_mode()
     def predict(self, text: str, head_mask=None, long_text: str | None = None, text_pair: str | None = None, *,
-                options: PredictOptions | None = None) -> Prediction:
+                window: int = 0, document: Document | None = None, options: PredictOptions | None = None) -> Prediction:
         """Classify one text (or a sentence pair) and return attention for every layer and head.
 
-        Arguments and errors: see the class docstring. A text read in windows gives the whole document's logits,
-        probabilities and label (its windows aggregated, :mod:`model.text.document_windows`) and the first window's
-        ``attention``. The probabilities and the label follow the call's task. Returns a
-        :class:`model.records.prediction.Prediction` (attention float32 (L, H, T, T), read-only arrays).
+        Arguments and errors: see the class docstring. A text read in windows gives window ``window``'s prediction
+        (0-based; IndexError outside 0..W-1): its tokens, offsets and attention, the whole document's verdict (its
+        windows' logits aggregated, :mod:`model.text.document_windows`) and ``document``, the whole text
+        (:class:`model.records.document.Document`). A ``document`` of an earlier call on the same text and options
+        lends its windows' logits, so only the window asked for is run (ValueError when it is of another text).
+        The probabilities and the label follow the call's task. Returns a :class:`model.records.prediction.Prediction`
+        (attention float32 (L, H, T, T), read-only arrays).
         """
         opts = self._settle(options, head_mask, long_text)
         pair = _reading.check_pair(self.encoder, self.model_dir, text_pair)
-        return _scoring.predict_text(self._parts(opts.precision), text, pair, opts)
+        return _scoring.predict_text(self._parts(opts.precision), text, pair, opts, window, document)
 
     @torch.inference_mode()
     def score_many(self, texts: Sequence[str], batch_size: int | None = None,
@@ -246,7 +250,8 @@ class Predictor:
         """What flows through the attention layers of ``text``: value-weighted norms, ALTI or DecompX.
 
         Flows stay per window: a text longer than the model's maximum length gives the flow of its window ``window``
-        (policy ``long_text="windows"``, the default: ``predict(text).window_text(window)``) or of its head+tail cut.
+        (policy ``long_text="windows"``, the default: ``predict(text).document.window_text(window)``) or of its
+        head+tail cut.
         Other arguments and errors: see the class docstring.
 
         Args:
@@ -267,7 +272,7 @@ class Predictor:
         opts = self._settle(options, head_mask, long_text)
         _analysis.check_flow(method, target, self.labels, self.model_dir)
         if text_pair is None and opts.windowed and self.encode(text).truncated:
-            text = self.predict(text, options=opts).window_text(window)
+            text = _long_text.window_text_of(self.encoder, text, window)
         return _analysis.attention_flow(self._parts(), self.encode(text, text_pair), method, opts, target)
 
     def layer_predictions(self, text: str, head_mask=None, text_pair: str | None = None, target: int | None = None,
@@ -337,7 +342,8 @@ class Predictor:
         cut = opts.replace(long_text="head_tail")
         if text_pair is not None:
             self.encode(text, text_pair)  # checks both texts; a pair is cut, never read in windows
-        elif (doc := self._document(text, opts, kwargs.get("prediction"))) is not None:
+        elif (doc := _long_text.read_in_windows(self.encoder, text, opts.windowed, kwargs.get("prediction"),
+                                                lambda: self.predict(text, options=opts))) is not None:
             target, progress = doc.label_index if target is None else int(target), kwargs.pop("progress", None)
             kwargs.pop("prediction", None)
             return _long_text.explain_document(self.encoder, text, doc, lambda sub: self.explain(
@@ -371,17 +377,10 @@ class Predictor:
 
         if text_pair is not None:
             return measure(text, explanation, text_pair=_reading.check_pair(self.encoder, self.model_dir, text_pair))
-        doc = self._document(text, opts, None)
-        if doc is not None:
+        if (doc := _long_text.read_in_windows(self.encoder, text, opts.windowed, None,
+                                              lambda: self.predict(text, options=opts))) is not None:
             return _long_text.faithfulness_document(self.encoder, text, explanation, doc, measure)
         return measure(text, explanation)
-
-    def _document(self, text: str, options: PredictOptions, prediction: Prediction | None) -> Prediction | None:
-        """The whole-document prediction of ``text`` when ``options`` read it in several windows, else None."""
-        if not options.windowed or not self.encode(text).truncated:
-            return None
-        pred = prediction if prediction is not None else self.predict(text, options=options)
-        return pred if pred.num_windows > 1 else None
 
     def positional_encoding(self, num_positions: int) -> np.ndarray | NoPositionalMatrix:
         """The exact positional-encoding matrix the model adds to its embeddings, for ``num_positions`` P rows

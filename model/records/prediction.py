@@ -13,6 +13,8 @@ import numpy as np
 
 from model.tasks.types import SINGLE_LABEL, task_type
 
+from .document import Document
+
 
 def freeze_arrays(record: object) -> None:
     """Make every NumPy array field of a dataclass ``record`` read-only (in place; views stay views)."""
@@ -44,24 +46,25 @@ class Prediction:
             mode.
         logits: float32 [C] (shape (0,) in attention-only mode).
         attention: float32 [L, H, T, T]; ``attention[l, h, i, j]`` is how much
-            query token i attends to key token j in layer l, head h. Rows sum to 1. For a text read in several
-            windows (``num_windows > 1``) the attention of the first window only, [L, H, T_0, T_0] (no T x T matrix
-            over a whole document; another window's is ``predict(prediction.window_text(w))``).
+            query token i attends to key token j in layer l, head h. Rows sum to 1. ``tokens``, ``offsets`` and
+            ``attention`` always describe the same T tokens: for a text read in windows, one window's.
         truncated: True when the text was longer than the model's maximum
             length and the head+tail policy dropped tokens (never with the windows policy).
         num_source_tokens: word pieces in the whole text before truncation.
-        elapsed_s: wall time of tokenisation + forward pass, in seconds.
+        elapsed_s: wall time of tokenisation + forward passes, in seconds.
         device: where the model ran, e.g. "cpu" or "cuda:0".
         pooling: how the head reads the sequence: "mean" or "cls".
-        windows: int64 [W, 2], the half-open token ranges ``tokens[s:e]`` of the text pieces each window read
-            (:mod:`model.text.document_windows`; the special tokens belong to every window); one row for a text that fits.
-        window_chars: int64 [W, 2], each window's character span in ``text``.
-        window_logits: float32 [W, C], each window's logits; ``logits`` aggregates them
-            (:func:`model.text.document_windows.aggregate`: weighted by the pieces each reads; for one window, equal).
-        window_probabilities: float32 [W, C], each window's softmax (the class probability along the document).
-        document: for the prediction of one window of a longer text (``predict(doc.window_text(w))``, what the
-            app's attention views show), that text's whole-document prediction; None otherwise.
-        window: which window of ``document`` this is (0 without a document).
+        document: the whole text (:class:`model.records.document.Document`: its tokens, windows and each window's
+            logits). Always set (built from this record when not given): for a text that fits, a one-window document
+            sharing ``tokens`` and ``offsets``; for a text read in windows (``num_windows > 1``) this record is
+            window ``window`` of it: ``text`` is that window's text (``document.window_text(window)``), ``tokens``,
+            ``offsets`` and ``attention`` that window's, while ``label``, ``probabilities`` and ``logits`` are the
+            whole document's verdict (its windows' logits aggregated; ``document.window_logits[window]`` is this
+            window's own).
+        window: which window of ``document`` this record shows (0 for a text that fits).
+        document_index: int64 [T], the document token index of each of this record's tokens (-1 where the document has
+            no such token, e.g. a piece a tokenizer splits differently at a window's edge); ``arange(T)`` for a text
+            that fits.
         task: :data:`model.tasks.task.TASKS`: ``"single_label"``, ``"multi_label"`` or ``"regression"``.
         threshold: the multi-label decision threshold used for ``label`` (in (0, 1)).
         text_pair: the second text of a sentence pair, or None for a single text. Offsets of the second text's
@@ -86,12 +89,9 @@ class Prediction:
     elapsed_s: float
     device: str = "cpu"
     pooling: str = "mean"
-    windows: np.ndarray | None = None
-    window_chars: np.ndarray | None = None
-    window_logits: np.ndarray | None = None
-    window_probabilities: np.ndarray | None = None
-    document: Prediction | None = None
+    document: Document | None = None
     window: int = 0
+    document_index: np.ndarray | None = None
     task: str = SINGLE_LABEL
     threshold: float = 0.5
     text_pair: str | None = None
@@ -99,58 +99,27 @@ class Prediction:
     pair_truncated: str = ""
 
     def __post_init__(self) -> None:
-        if self.windows is None:  # not given: one window, every token after the first, the whole text
-            rng = np.array([[min(1, len(self.tokens)), len(self.tokens)]], np.int64)
-            span = np.array([[0, len(self.text)]], np.int64)
-            object.__setattr__(self, "windows", rng)
-            object.__setattr__(self, "window_chars", span)
-            object.__setattr__(self, "window_logits", np.asarray(self.logits, np.float32).reshape(1, -1))
-            object.__setattr__(self, "window_probabilities", np.asarray(self.probabilities, np.float32).reshape(1, -1))
+        if self.document is None:  # not given: the one-window document of this text
+            doc = Document.single(self.text, self.tokens, self.offsets, self.logits, self.probabilities, None,
+                                  self.text_pair, self.segment_ids)
+            object.__setattr__(self, "document", doc)
+        if self.document_index is None:
+            object.__setattr__(self, "document_index", np.arange(len(self.tokens), dtype=np.int64))
         freeze_arrays(self)
 
-    @property
-    def whole(self) -> Prediction:
-        """The whole document's prediction: ``document``, or this prediction when it is not one window of another."""
-        return self.document if self.document is not None else self
-
     def to_document_token(self, i: int) -> int:
-        """The whole document's token index of this window's token ``i`` (``i`` itself without a document)."""
-        return i if self.document is None else int(self.document.document_windows().tokens_of(self.window)[i])
+        """The document token index of this record's token ``i`` (``i`` itself for a text that fits; -1 for none)."""
+        return int(self.document_index[i])
 
     def from_document_token(self, j: int) -> int | None:
-        """This window's index of the whole document's token ``j``, or None when this window does not read it."""
-        if self.document is None:
-            return j
-        hit = np.flatnonzero(self.document.document_windows().tokens_of(self.window) == j)
+        """This record's index of the document's token ``j``, or None when this window does not read it."""
+        hit = np.flatnonzero(self.document_index == j)
         return int(hit[0]) if len(hit) else None
 
     @property
     def num_windows(self) -> int:
-        """W, the windows the text was read in (1 for a text that fits)."""
-        return len(self.windows)
-
-    def document_windows(self):
-        """The :class:`model.records.document.DocumentWindows` of this prediction."""
-        from .document import DocumentWindows
-
-        T = len(self.tokens)
-        return DocumentWindows(self.windows, self.window_chars, int(self.windows[0, 0]), T - int(self.windows[-1, 1]), T)
-
-    def window_text(self, w: int) -> str:
-        """The source text of window ``w``'s pieces (the whole text for a text that fits in one window)."""
-        if self.num_windows == 1:
-            return self.text
-        s, e = (int(x) for x in self.window_chars[w])
-        return self.text[s:e]
-
-    def window_of(self, token: int) -> int:
-        """The window that reads ``token`` farthest from its edges (the most context on both sides; 0 for a
-        special token)."""
-        best, room = 0, -1
-        for w, (s, e) in enumerate(self.windows):
-            if s <= token < e and min(token - s, e - 1 - token) > room:
-                best, room = w, min(token - s, e - 1 - token)
-        return best
+        """W, the windows the whole text is read in (1 for a text that fits): ``document.num_windows``."""
+        return self.document.num_windows
 
     @property
     def num_tokens(self) -> int:
@@ -175,11 +144,9 @@ class Prediction:
 
     @property
     def pair_start(self) -> int:
-        """Index of the first token of the second text's segment (``segment_ids == 1``), or -1 for a single text."""
-        if self.segment_ids is None:
-            return -1
-        hit = np.flatnonzero(self.segment_ids == 1)
-        return int(hit[0]) if len(hit) else -1
+        """Index of the first token of the second text's segment (``segment_ids == 1``), or -1 for a single text
+        (a pair is never read in windows, so its document's: :attr:`model.records.document.Document.pair_start`)."""
+        return self.document.pair_start
 
     @property
     def value(self) -> float | None:
@@ -222,8 +189,9 @@ class Prediction:
             "elapsed_s": self.elapsed_s,
             "device": self.device,
             "pooling": self.pooling,
-            "windows": self.windows.tolist(),
-            "window_probabilities": self.window_probabilities.tolist(),
+            "window": self.window,
+            "windows": self.document.windows.ranges.tolist(),
+            "window_probabilities": self.document.window_probabilities.tolist(),
             "task": self.task,
             "threshold": self.threshold,
             "text_pair": self.text_pair,

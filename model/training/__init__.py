@@ -1,4 +1,5 @@
-"""Training-only code: the pipeline that makes the bundled model, and the peers it is measured against.
+"""Training-only code: the pipeline that makes the bundled model (the peers it is measured against are
+:mod:`model.evaluation.peers`).
 
 ``python -m model.training.pipeline bundled --data ../shared/data/imdb --work runs/bundled [--device cpu|cuda]`` runs
 a recipe of ``model/training/recipes/`` (``docs/retraining.md``). Modules:
@@ -10,7 +11,6 @@ a recipe of ``model/training/recipes/`` (``docs/retraining.md``). Modules:
 * :mod:`.counterfactual`: counterfactual negations of real sentences (``negations``).
 * :mod:`.interpolate`: WiSE-FT weight interpolation (``interpolate``) and model folders from git (``git``).
 * :mod:`.select`: the choice between model folders, behavioural bars then validation (``select``).
-* :mod:`.peers`: the TF-IDF and NBSVM peers (``python -m model.training.peers``).
 * :mod:`.common`: transfer-set files, batching, schedules, precision, options, the stage command.
 
 The data folders, the validation split, any task's data and the behavioural sentences are :mod:`model.datasets`,

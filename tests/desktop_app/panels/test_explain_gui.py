@@ -85,8 +85,8 @@ def test_new_prediction_resets_and_recolours(qtbot, panel, tiny_predictor):
     assert received and received[0] == (None, "")  # old scores dropped at once
     _wait_for_cheap(qtbot, panel)
     qtbot.waitUntil(lambda: received[-1][0] is not None, timeout=5000)
-    assert len(received[-1][0]) == second.num_tokens and received[-1][1] == "attention"
-    assert all(r.explanation.tokens == second.tokens for r in panel.results.values())
+    assert len(received[-1][0]) == second.document.num_tokens and received[-1][1] == "attention"  # the whole text
+    assert all(r.explanation.tokens == second.document.tokens for r in panel.results.values())
 
 
 def test_latest_request_wins(qtbot, panel, tiny_predictor):

@@ -375,7 +375,7 @@ def test_samples_menu_lists_bundled_reviews(qtbot, window):
     from desktop_app.panels.editor import display_text
 
     # the editor shows IMDB's <br /> as line breaks (issue 11); the model reads both the same way
-    assert blocker.args[0].whole.text == display_text(Path(window.samples[0]["path"]).read_text(encoding="utf-8"))
+    assert blocker.args[0].document.text == display_text(Path(window.samples[0]["path"]).read_text(encoding="utf-8"))
 
 
 @pytest.mark.slow
@@ -393,6 +393,6 @@ def test_a_512_token_analysis_of_a_long_review_renders_its_first_window(qtbot, m
     win.open_review(text)
     qtbot.waitUntil(lambda: bool(received), timeout=60_000)
     pred = received[0]
-    assert pred.num_tokens == 512 and pred.whole.num_windows > 1 and not pred.whole.truncated  # one window of it
+    assert pred.num_tokens == 512 and pred.num_windows > 1 and not pred.truncated  # one window of it
     qtbot.waitUntil(lambda: win.heatmap.image_item.image is not None
                     and win.heatmap.image_item.image.shape == (512, 512), timeout=10_000)  # the visible views render

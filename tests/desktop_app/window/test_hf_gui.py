@@ -64,7 +64,7 @@ def test_open_hf_folder_analyse_switch_heads_and_back_to_bundled(qtbot, tiny_mod
     from tests.fixtures.tiny_models import text_of_pieces
 
     pred = _analyze(qtbot, win, text_of_pieces(win.predictor, 2 * 510))  # two full windows of 512 tokens
-    assert pred.attention.shape == (12, 12, 512, 512) and pred.whole.num_windows > 1 and pred.tokens[-1] == "[SEP]"
+    assert pred.attention.shape == (12, 12, 512, 512) and pred.num_windows > 1 and pred.tokens[-1] == "[SEP]"
     assert win.head_combo.count() >= 12 and win.layer_combo.count() >= 12
     for head in range(12):
         win.set_layer_head(11, head)

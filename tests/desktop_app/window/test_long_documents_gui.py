@@ -18,37 +18,37 @@ LONG = " ".join(SAMPLE_TEXTS * 4)  # several windows of the tiny model's 64 toke
 
 def _analysed(qtbot, win, text):
     win.analyze_text(text)
-    qtbot.waitUntil(lambda: win.state.prediction is not None and win.state.prediction.whole.text == text, timeout=30000)
+    qtbot.waitUntil(lambda: win.state.prediction is not None and win.state.prediction.document.text == text, timeout=30000)
     return win.state.prediction
 
 
 def test_a_long_review_is_shown_whole_and_its_windows_chosen(qtbot, tiny_model_dir):
     win = loaded_window(qtbot, tiny_model_dir, panels=True)
     pred = _analysed(qtbot, win, LONG)
-    whole = pred.whole
+    whole = pred.document
     W = whole.num_windows
-    assert W > 2 and pred.document is whole and pred.window == 0
+    assert W > 2 and pred.window == 0 and pred.attention.shape[-1] == pred.num_tokens
     assert pred.num_tokens <= 64 and whole.num_tokens > 64  # attention views: one window; the review: whole
     token_view = win.token_view
     assert len(token_view.canvas.pieces) == whole.num_tokens
-    assert token_view.canvas.window_starts == tuple(int(s) for s in whole.windows[1:, 0])
+    assert token_view.canvas.window_starts == tuple(int(s) for s in whole.windows.ranges[1:, 0])
     # the window selector beside layer and head lists every window; choosing one shows it
     combo = win.window_combo
     assert combo.count() == W and combo.isEnabled() and combo.currentIndex() == 0
     combo.setCurrentIndex(2)
     combo.activated.emit(2)
     qtbot.waitUntil(lambda: win.state.prediction.window == 2, timeout=30000)
-    assert win.state.prediction.whole is whole and win.state.prediction.text == whole.window_text(2)
-    assert combo.currentIndex() == 2 and token_view.canvas.shown_window == tuple(int(x) for x in whole.windows[2])
+    assert win.state.prediction.document is whole and win.state.prediction.text == whole.window_text(2)
+    assert combo.currentIndex() == 2 and token_view.canvas.shown_window == tuple(int(x) for x in whole.windows.ranges[2])
     # the prediction panel: the whole review's verdict, and P(class) along the document, one point per window
     panel = win.prediction_panel
     assert panel.document_plot.isVisible() and len(panel.document_plot.points()) == W
-    assert panel.label.text() == whole.label
+    assert panel.label.text() == pred.label == win.state.prediction.label  # every window carries the verdict
     with qtbot.waitSignal(win.state.events.prediction, timeout=30000):
         qtbot.mouseClick(panel.document_plot, qtbot_left(), pos=panel.document_plot.points()[W - 1].toPoint())
     assert win.state.prediction.window == W - 1
     # a click on a token of another window shows that window and selects the token there
-    j = int(whole.windows[0, 0]) + 1  # read by window 0 only
+    j = int(whole.windows.ranges[0, 0]) + 1  # read by window 0 only
     with qtbot.waitSignal(win.state.events.prediction, timeout=30000):
         win.state.windows.select_document_token(j)
     assert win.state.prediction.window == 0
@@ -61,9 +61,9 @@ def test_explanations_colour_the_whole_review(qtbot, tiny_model_dir):
     win.panels["explain"].select_method("grad_x_input")
     qtbot.waitUntil(lambda: win.state.importance is not None, timeout=60000)
     scores = win.state.importance.scores
-    assert scores.shape == (pred.whole.num_tokens,)
+    assert scores.shape == (pred.document.num_tokens,)
     values, _, _ = win.token_view.current_values()
-    assert values.shape == (pred.whole.num_tokens,)
+    assert values.shape == (pred.document.num_tokens,)
     # another window keeps the explanations of the whole review
     explained = dict(win.state.explanations)
     win.state.windows.request(1)
@@ -75,7 +75,7 @@ def test_explanations_colour_the_whole_review(qtbot, tiny_model_dir):
 def test_a_review_that_fits_has_no_windows_to_choose(qtbot, tiny_model_dir):
     win = loaded_window(qtbot, tiny_model_dir)
     pred = _analysed(qtbot, win, SAMPLE_TEXTS[0])
-    assert pred.document is None and pred.num_windows == 1
+    assert pred.num_windows == 1 and pred.document.tokens is pred.tokens
     assert win.window_combo.count() == 1 and not win.window_combo.isEnabled()
     assert not win.prediction_panel.document_plot.isVisible() and win.token_view.canvas.window_starts == ()
 
@@ -91,7 +91,7 @@ def test_a_huge_review_lays_out_only_the_part_around_the_shown_window(qtbot, tin
 
     win = loaded_window(qtbot, tiny_model_dir)
     pred = _analysed(qtbot, win, " ".join(SAMPLE_TEXTS * 400))  # about 27,000 tokens
-    whole = pred.whole
+    whole = pred.document
     assert whole.num_tokens > 20_000
     lo, hi = shown_range(pred, 20_000)
     assert (lo, hi) == (0, 20_000) and len(win.token_view.canvas.pieces) == 20_000
@@ -100,7 +100,7 @@ def test_a_huge_review_lays_out_only_the_part_around_the_shown_window(qtbot, tin
     qtbot.waitUntil(lambda: win.state.prediction.window == last, timeout=30000)
     lo, hi = shown_range(win.state.prediction, 20_000)
     assert hi == whole.num_tokens and win.token_view._lo == lo > 0
-    s, e = whole.windows[last]
+    s, e = whole.windows.ranges[last]
     assert win.token_view.canvas.shown_window == (s - lo, e - lo)
     assert len(win.token_view.current_values()[0]) == 20_000  # attention colours of the window, in the part shown
 
@@ -113,7 +113,7 @@ def test_a_session_brings_back_the_window_shown_and_its_selection(qtbot, tiny_mo
     from desktop_app.window import session
 
     win = loaded_window(qtbot, tiny_model_dir, panels=True)
-    whole = _analysed(qtbot, win, LONG).whole
+    whole = _analysed(qtbot, win, LONG).document
     with qtbot.waitSignal(win.state.events.prediction, timeout=30000):
         win.state.windows.request(2)
     win.state.set_selection((3,))
@@ -126,7 +126,7 @@ def test_a_session_brings_back_the_window_shown_and_its_selection(qtbot, tiny_mo
     assert session.open_session(other, path, done.append)
     qtbot.waitUntil(lambda: bool(done), timeout=30000)
     pred = other.state.prediction
-    assert pred.window == 2 and pred.whole.text == whole.text and other.state.selection == (3,)
+    assert pred.window == 2 and pred.document.text == whole.text and other.state.selection == (3,)
     assert other.window_combo.currentIndex() == 2
 
     data = json.loads(path.read_text())

@@ -106,13 +106,15 @@ def test_long_texts_are_read_whole_in_windows(predictors, family):
     long = " ".join(f"word{i % 7} great" for i in range(300))
     pred = p.predict(long)
     assert not pred.truncated and pred.num_windows > 1 and pred.attention.shape[-1] <= 64
+    doc = pred.document
     assert pred.tokens[0] == p.encode(long).tokens[0] and pred.tokens[-1] == p.encode(long).tokens[-1]  # specials
-    assert pred.offsets[-2, 1] == len(long) and pred.windows[0, 0] == 1 and pred.windows[-1, 1] == pred.num_tokens - 1
+    assert doc.offsets[-2, 1] == len(long) and doc.windows.ranges[0, 0] == 1
+    assert doc.windows.ranges[-1, 1] == doc.num_tokens - 1 and pred.attention.shape[-1] == pred.num_tokens
     score = p.score_many([long])[0]
     assert score.num_windows == pred.num_windows
     np.testing.assert_allclose(score.probabilities, pred.probabilities, atol=1e-5)
     e = p.explain(long, "grad_x_input", prediction=pred)
-    assert e.scores.shape == (pred.num_tokens,)
+    assert e.scores.shape == (doc.num_tokens,)
 
 
 @pytest.mark.parametrize("family", FAMILIES)

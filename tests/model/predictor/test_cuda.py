@@ -99,9 +99,9 @@ def test_a_long_review_reads_the_same_windows(pair):
     cpu, gpu = pair
     a, b = cpu.predict(LONG), gpu.predict(LONG)
     assert a.num_windows == b.num_windows > 1
-    np.testing.assert_array_equal(a.windows, b.windows)
+    np.testing.assert_array_equal(a.document.windows.ranges, b.document.windows.ranges)
     np.testing.assert_allclose(a.probabilities, b.probabilities, atol=1e-4)
-    np.testing.assert_allclose(a.window_probabilities, b.window_probabilities, atol=1e-4)
+    np.testing.assert_allclose(a.document.window_probabilities, b.document.window_probabilities, atol=1e-4)
 
 
 def test_bf16_weights_on_the_gpu_keep_the_labels(pair):

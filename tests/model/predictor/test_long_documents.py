@@ -18,7 +18,8 @@ def test_a_text_that_fits_gives_identical_results_under_both_policies(tiny_predi
         assert a.num_windows == 1 and a.tokens == b.tokens
         for name in ("logits", "probabilities", "attention", "offsets"):
             assert np.array_equal(getattr(a, name), getattr(b, name)), name
-        assert np.array_equal(a.window_logits[0], a.logits)
+        assert np.array_equal(a.document.window_logits[0], a.logits) and a.document.tokens is a.tokens
+        assert np.array_equal(a.document_index, np.arange(a.num_tokens)) and a.document.text == text
     many = tiny_predictor.score_many(SAMPLE_TEXTS)
     cut = tiny_predictor.score_many(SAMPLE_TEXTS, long_text="head_tail")
     assert all(np.array_equal(x.probabilities, y.probabilities) and x.num_windows == 1 for x, y in zip(many, cut))
@@ -62,28 +63,57 @@ def test_windows_read_every_piece_once_in_the_fewest_windows_of_nearly_equal_len
 
 def test_a_long_prediction_covers_the_whole_text(tiny_predictor):
     pred = tiny_predictor.predict(LONG)
+    doc = pred.document
     cut = tiny_predictor.predict(LONG, long_text="head_tail")
     assert cut.truncated and cut.num_windows == 1
     assert not pred.truncated and pred.num_windows > 3
-    assert pred.num_tokens == pred.num_source_tokens + 1  # every piece, and [CLS]
-    assert pred.offsets[-1, 1] == len(LONG.rstrip())  # the last word is there
-    covered = np.zeros(pred.num_tokens, bool)
-    for s, e in pred.windows:
+    assert doc.num_tokens == pred.num_source_tokens + 1  # every piece, and [CLS]
+    assert doc.text == LONG and doc.offsets[-1, 1] == len(LONG.rstrip())  # the last word is there
+    covered = np.zeros(doc.num_tokens, bool)
+    for s, e in doc.windows.ranges:
         covered[s:e] = True
     assert covered[1:].all()
-    assert pred.attention.shape[-1] <= tiny_predictor.config.max_len  # no T x T over the document
     for w in range(pred.num_windows):  # each window's text alone gives its pieces and its logits
-        alone = tiny_predictor.predict(pred.window_text(w))
-        s, e = pred.windows[w]
-        assert alone.tokens[1:] == pred.tokens[s:e]
-        assert np.allclose(alone.logits, pred.window_logits[w], atol=1e-5)
-    lengths = pred.windows[:, 1] - pred.windows[:, 0]
-    assert (pred.windows[1:, 0] == pred.windows[:-1, 1]).all()  # side by side: each piece read once
-    assert np.allclose(pred.logits, lengths @ pred.window_logits / lengths.sum(), atol=1e-6)
-    assert pred.window_of(int(pred.windows[-1, 1]) - 1) == pred.num_windows - 1
+        alone = tiny_predictor.predict(doc.window_text(w))
+        s, e = doc.windows.ranges[w]
+        assert alone.tokens[1:] == doc.tokens[s:e]
+        assert np.allclose(alone.logits, doc.window_logits[w], atol=1e-5)
+    ranges = doc.windows.ranges
+    lengths = ranges[:, 1] - ranges[:, 0]
+    assert (ranges[1:, 0] == ranges[:-1, 1]).all()  # side by side: each piece read once
+    assert np.allclose(pred.logits, lengths @ doc.window_logits / lengths.sum(), atol=1e-6)
+    assert doc.window_of(int(ranges[-1, 1]) - 1) == pred.num_windows - 1
     scores = tiny_predictor.score_many([LONG, SAMPLE_TEXTS[0]])
     assert scores[0].num_windows == pred.num_windows and scores[1].num_windows == 1
     assert np.allclose(scores[0].probabilities, pred.probabilities, atol=1e-5)
+
+
+def test_every_window_record_agrees_with_itself_and_maps_onto_the_document(tiny_predictor):
+    """Issue 41, item 3: a long text's prediction is one window's (tokens, offsets and attention agree; ``text`` is
+    the window's, so ``text[s:e]`` is each token's source) with the document's verdict; any window can be asked for,
+    reusing the document's windows' logits, and gives what predicting the window's text alone gives."""
+    first = tiny_predictor.predict(LONG)
+    doc = first.document
+    assert first.window == 0 and first.text == doc.window_text(0)
+    for w in range(doc.num_windows):
+        pred = first if w == 0 else tiny_predictor.predict(LONG, window=w, document=doc)
+        T = pred.num_tokens
+        assert pred.attention.shape[-2:] == (T, T) and pred.offsets.shape == (T, 2) and pred.document is doc
+        assert all(pred.text[s:e].lower() == t.removeprefix("##") for t, (s, e) in zip(pred.tokens, pred.offsets)
+                   if e > s)  # (the tiny model lower-cases)
+        assert np.array_equal(pred.logits, first.logits) and pred.label == first.label  # the document's verdict
+        alone = tiny_predictor.predict(doc.window_text(w))
+        assert pred.tokens == alone.tokens and np.allclose(pred.attention, alone.attention, atol=1e-6)
+        assert [doc.tokens[j] for j in pred.document_index] == pred.tokens
+        assert pred.from_document_token(int(pred.document_index[5])) == 5 and pred.to_document_token(5) >= 5
+        fresh = tiny_predictor.predict(LONG, window=w)  # without the document: the same numbers
+        assert np.array_equal(fresh.attention, pred.attention) and np.allclose(fresh.logits, pred.logits, atol=1e-6)
+    with pytest.raises(IndexError, match="out of range"):
+        tiny_predictor.predict(LONG, window=doc.num_windows)
+    with pytest.raises(ValueError, match="another text"):
+        tiny_predictor.predict(LONG + " more", window=1, document=doc)
+    with pytest.raises(IndexError):
+        tiny_predictor.predict(SAMPLE_TEXTS[0], window=1)
 
 
 def test_the_aggregation_on_a_hand_made_two_window_text():
@@ -107,18 +137,19 @@ def test_merged_token_scores_follow_the_stated_rule():
 def test_explanations_of_a_long_text_span_it(tiny_predictor):
     pred = tiny_predictor.predict(LONG)
     for method in ("grad_x_input", "rollout"):
+        doc = pred.document
         e = tiny_predictor.explain(LONG, method, prediction=pred)
-        assert e.scores.shape == (pred.num_tokens,) and e.tokens == list(pred.tokens)
-        assert np.count_nonzero(e.scores[1:]) == pred.num_tokens - 1  # every word gets a score
-        parts = [tiny_predictor.explain(pred.window_text(w), method, target=pred.label_index)
+        assert e.scores.shape == (doc.num_tokens,) and e.tokens == list(doc.tokens)
+        assert np.count_nonzero(e.scores[1:]) == doc.num_tokens - 1  # every word gets a score
+        parts = [tiny_predictor.explain(doc.window_text(w), method, target=pred.label_index)
                  for w in range(pred.num_windows)]
-        maps = [pred.document_windows().tokens_of(w) for w in range(pred.num_windows)]
-        want = merge_token_scores([p.scores for p in parts], maps, pred.num_tokens, window_weights(pred.windows))
+        maps = [doc.windows.tokens_of(w) for w in range(pred.num_windows)]
+        want = merge_token_scores([p.scores for p in parts], maps, doc.num_tokens, window_weights(doc.windows.ranges))
         assert np.allclose(e.scores, want, atol=1e-6)
     f = tiny_predictor.faithfulness(LONG, e)
     assert np.isfinite(f.comprehensiveness_aopc) and f.p_full == pytest.approx(float(pred.probabilities[e.target]))
     flow = tiny_predictor.attention_flow(LONG, "value_norm", window=1)
-    assert list(flow.tokens) == list(tiny_predictor.predict(pred.window_text(1)).tokens)
+    assert list(flow.tokens) == list(tiny_predictor.predict(LONG, window=1).tokens)
 
 
 def test_a_window_whose_text_alone_needs_more_pieces_is_explained_as_one_input(tiny_predictor, monkeypatch):
@@ -131,10 +162,10 @@ def test_a_window_whose_text_alone_needs_more_pieces_is_explained_as_one_input(t
     real = long_text.window_text
     monkeypatch.setattr(long_text, "window_text", lambda text, windows, w: real(text, windows, w)
                         + (" and then some more words" * 3 if w == 1 else ""))
-    assert tiny_predictor.encode(long_text.window_text(LONG, pred.document_windows(), 1)).truncated
+    assert tiny_predictor.encode(long_text.window_text(LONG, pred.document.windows, 1)).truncated
     for method in ("grad_x_input", "attention"):
         e = tiny_predictor.explain(LONG, method, prediction=pred)
-        assert e.scores.shape == (pred.num_tokens,) and np.isfinite(e.scores).all()
+        assert e.scores.shape == (pred.document.num_tokens,) and np.isfinite(e.scores).all()
         f = tiny_predictor.faithfulness(LONG, e)
         assert np.isfinite([f.comprehensiveness_aopc, f.sufficiency_aopc]).all()
 

@@ -71,7 +71,7 @@ def test_score_many_matches_predict_and_keeps_order(tiny_predictor):
         if s.ok:
             p = tiny_predictor.predict(t)
             np.testing.assert_allclose(s.probabilities, p.probabilities, atol=1e-5)
-            assert s.label == p.label and s.num_tokens == p.num_tokens and s.truncated == p.truncated
+            assert s.label == p.label and s.num_tokens == p.document.num_tokens and s.truncated == p.truncated
     assert calls[-1] == (5, 5) and all(a <= b for (a, _), (b, _) in itertools.pairwise(calls))
 
 

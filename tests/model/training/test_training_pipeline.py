@@ -396,15 +396,3 @@ def test_precision_auto_is_fp32_on_a_cpu_without_bf16(monkeypatch):
         assert (torch.ones(2, 2) @ torch.ones(2, 2)).dtype == torch.float32
     with common.autocast(CPU, "bf16"):
         assert (torch.ones(2, 2) @ torch.ones(2, 2)).dtype == torch.bfloat16
-
-
-def test_peers_score_the_test_split(data_dir, capsys):
-    pytest.importorskip("sklearn")
-    from model.training import peers
-
-    assert peers.main(["--data", str(data_dir)]) == 0
-    tfidf, nbsvm = (json.loads(line) for line in capsys.readouterr().out.splitlines())
-    assert tfidf["model"].startswith("tfidf") and nbsvm["model"].startswith("NBSVM")
-    assert tfidf["test_count"] == nbsvm["test_count"] == len(read_split(data_dir, "test")[0]) == 60
-    assert 0.9 <= nbsvm["test_accuracy"] <= 1.0  # the synthetic reviews are easy for a bag of n-grams
-    assert peers.main(["--data", str(data_dir / "missing")]) == 2

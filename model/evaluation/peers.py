@@ -1,6 +1,6 @@
 """The bag-of-n-grams peers the student is measured against: TF-IDF logistic regression and NBSVM.
 
-``python -m model.training.peers --data ../shared/data/imdb [--peer tfidf|nbsvm|both]`` prints one JSON line per
+``python -m model.evaluation.peers --data ../shared/data/imdb [--peer tfidf|nbsvm|both]`` prints one JSON line per
 peer with its accuracy on the official test split (scikit-learn, the ``train`` extra):
 
 * ``tfidf`` (:func:`run_tfidf`): TF-IDF word 1-2-gram logistic regression on the whole train split; the reference bar.
