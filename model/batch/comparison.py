@@ -218,47 +218,71 @@ def mcnemar_exact(b01: int, b10: int) -> float | None:
     return float(min(Fraction(1), Fraction(2 * tail, 2**n)))
 
 
-def comparison_metrics(rows: Iterable[ResultRow], labels: Sequence[str], task: str | TaskType,
-                       a_model: str = "", b_model: str = "") -> ComparisonMetrics:
-    """The paired metrics of compared rows (:class:`ComparisonMetrics`; plain rows count as not compared).
+class ComparisonTally:
+    """Running counts of compared rows (:meth:`add` chunk by chunk, like :class:`model.batch.engine.Summary`), read
+    as :class:`ComparisonMetrics` by :meth:`metrics`; plain rows count as not compared.
 
     Args:
-        rows: :class:`ComparedRow` s (e.g. from :func:`score_compared`).
         labels: the C class names (A's order): the confusion's rows and columns.
         task: the shared task (id or type).
         a_model, b_model: the folders, recorded as they are.
     """
-    t = task_type(task)
-    labels = tuple(labels)
-    index = {n: k for k, n in enumerate(labels)}
-    confusion = np.zeros((len(labels), len(labels)), np.int64) if t.exclusive else None
-    n_rows = n_compared = n_gold = a_right = b_right = b01 = b10 = agreed = n_agree = 0
-    diffs: list[float] = []
-    for r in rows:
-        n_rows += 1
-        b = getattr(r, "b", None)
-        if b is None or not (r.ok and b.ok):
-            continue
-        n_compared += 1
-        if (agree := r.agree) is not None:
-            n_agree += 1
-            agreed += agree
-        if confusion is not None and r.label in index and b.label in index:
-            confusion[index[r.label], index[b.label]] += 1
-        if r.value is not None and b.value is not None:
-            diffs.append(abs(r.value - b.value))
-        if r.correct is not None and b.correct is not None:
-            n_gold += 1
-            a_right += r.correct
-            b_right += b.correct
-            b01 += r.correct and not b.correct
-            b10 += b.correct and not r.correct
-    return ComparisonMetrics(
-        a_model, b_model, t.id, labels, n_rows, n_compared, n_gold,
-        a_right / n_gold if n_gold else None, b_right / n_gold if n_gold else None,
-        agreed / n_agree if n_agree else None, confusion,
-        McNemar(int(b01), int(b10), mcnemar_exact(int(b01), int(b10))),
-        float(np.mean(diffs)) if diffs else None)
+
+    def __init__(self, labels: Sequence[str], task: str | TaskType, a_model: str = "", b_model: str = "") -> None:
+        self.task = task_type(task)
+        self.labels = tuple(labels)
+        self.models = (a_model, b_model)
+        self._index = {n: k for k, n in enumerate(self.labels)}
+        self.confusion = np.zeros((len(self.labels),) * 2, np.int64) if self.task.exclusive else None
+        self.n_rows = self.n_compared = self.n_gold = self.a_right = self.b_right = 0
+        self.b01 = self.b10 = self.agreed = self.n_agree = 0
+        self._diff_sum, self._n_diff = 0.0, 0
+
+    def add(self, rows: Iterable[ResultRow]) -> None:
+        """Count ``rows`` in."""
+        for r in rows:
+            self.n_rows += 1
+            b = getattr(r, "b", None)
+            if b is None or not (r.ok and b.ok):
+                continue
+            self.n_compared += 1
+            if (agree := r.agree) is not None:
+                self.n_agree += 1
+                self.agreed += agree
+            if self.confusion is not None and r.label in self._index and b.label in self._index:
+                self.confusion[self._index[r.label], self._index[b.label]] += 1
+            if r.value is not None and b.value is not None:
+                self._diff_sum += abs(r.value - b.value)
+                self._n_diff += 1
+            if r.correct is not None and b.correct is not None:
+                self.n_gold += 1
+                self.a_right += r.correct
+                self.b_right += b.correct
+                self.b01 += r.correct and not b.correct
+                self.b10 += b.correct and not r.correct
+
+    def metrics(self) -> ComparisonMetrics:
+        """The :class:`ComparisonMetrics` of the rows counted so far."""
+        n = self.n_gold
+        return ComparisonMetrics(
+            *self.models, self.task.id, self.labels, self.n_rows, self.n_compared, n,
+            self.a_right / n if n else None, self.b_right / n if n else None,
+            self.agreed / self.n_agree if self.n_agree else None,
+            None if self.confusion is None else self.confusion.copy(),
+            McNemar(int(self.b01), int(self.b10), mcnemar_exact(int(self.b01), int(self.b10))),
+            self._diff_sum / self._n_diff if self._n_diff else None)
+
+
+def comparison_metrics(rows: Iterable[ResultRow], labels: Sequence[str], task: str | TaskType,
+                       a_model: str = "", b_model: str = "") -> ComparisonMetrics:
+    """The paired metrics of compared rows (:class:`ComparisonMetrics`; :class:`ComparisonTally`'s arguments).
+
+    Args:
+        rows: :class:`ComparedRow` s (e.g. from :func:`score_compared`).
+    """
+    tally = ComparisonTally(labels, task, a_model, b_model)
+    tally.add(rows)
+    return tally.metrics()
 
 
 def comparison_dict(m: ComparisonMetrics) -> dict[str, Any]:
@@ -272,6 +296,6 @@ def comparison_dict(m: ComparisonMetrics) -> dict[str, Any]:
             "confusion": confusion, "mean_abs_difference": m.mean_abs_difference}
 
 
-__all__ = ["AGREE_COLUMN", "B_PREFIX", "CompareSchema", "check_comparable", "compare_columns", "compare_values",
+__all__ = ["AGREE_COLUMN", "B_PREFIX", "CompareSchema", "ComparisonTally", "check_comparable", "compare_columns", "compare_values",
            "compared", "comparison_dict", "comparison_metrics", "comparison_problem", "mcnemar_exact", "pair_rows",
            "score_compared"]
