@@ -197,6 +197,13 @@ class CompareSchema(RowSchema):
         return pa.schema([*base, *((n, types[n]) for n in compare_columns(self.task, self.labels))])
 
 
+def schema_of_rows(rows: Sequence[ResultRow]) -> RowSchema:
+    """The columns to export ``rows`` with: :meth:`RowSchema.of_rows`, as a :class:`CompareSchema` when a row carries
+    model B's (a :class:`ComparedRow`)."""
+    schema = RowSchema.of_rows(rows)
+    return CompareSchema.of(schema) if any(getattr(r, "b", None) is not None for r in rows) else schema
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Metrics
 
@@ -297,5 +304,5 @@ def comparison_dict(m: ComparisonMetrics) -> dict[str, Any]:
 
 
 __all__ = ["AGREE_COLUMN", "B_PREFIX", "CompareSchema", "ComparisonTally", "check_comparable", "compare_columns", "compare_values",
-           "compared", "comparison_dict", "comparison_metrics", "comparison_problem", "mcnemar_exact", "pair_rows",
+           "compared", "comparison_dict", "comparison_metrics", "comparison_problem", "mcnemar_exact", "pair_rows", "schema_of_rows",
            "score_compared"]
