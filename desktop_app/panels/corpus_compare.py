@@ -5,7 +5,8 @@ side by side, the A-versus-B confusion (single-label) and McNemar's exact test o
 (a single-shot timer of :data:`~desktop_app.panels.corpus_panel.THROTTLE_MS`); the numbers are computed on a
 background job (:func:`comparison_job`: :func:`model.batch.corpus.corpus_metrics` of A's rows and of B's,
 :func:`model.batch.comparison.comparison_metrics`), the GUI thread only copies the row list and fills the widgets.
-It describes every row of the table (the table's filters do not apply here).
+It describes every row of the table (the table's filters do not apply here); a second table gives the numbers and
+McNemar's test per length slice (the Metrics tab's slices).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
 from model.batch.comparison import comparison_metrics
-from model.batch.comparison_report import verdict
+from model.batch.comparison_report import SLICE_HEADERS, slice_rows, verdict
 from model.batch.corpus import corpus_metrics
 
 from ..workers.handle import EXPLANATION_NICE
@@ -34,7 +35,8 @@ def comparison_job(_ctx: JobContext, rows: list, labels: tuple[str, ...] | None,
         return None
     a = corpus_metrics(rows, labels=labels, task=task)
     b = corpus_metrics([r.b for r in rows if getattr(r, "b", None) is not None], labels=a.labels, task=a.task)
-    return a, b, comparison_metrics(rows, a.labels, a.task, rows[0].model, next(r.b.model for r in rows if r.b))
+    return a, b, comparison_metrics(rows, a.labels, a.task, rows[0].model, next(r.b.model for r in rows if r.b),
+                                    by_length=True)
 
 
 class CorpusComparison(QWidget):
@@ -63,10 +65,13 @@ class CorpusComparison(QWidget):
         for label in (self.hint, self.a_label, self.b_label, self.test_label):
             label.setWordWrap(True)
         self.confusion = QTableWidget()
-        self.confusion.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.slices = QTableWidget(0, len(SLICE_HEADERS))  # McNemar per length slice
+        self.slices.setHorizontalHeaderLabels(list(SLICE_HEADERS))
+        for table in (self.confusion, self.slices):
+            table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        for w in (self.hint, self.a_label, self.b_label, self.test_label, self.confusion):
+        for w in (self.hint, self.a_label, self.b_label, self.test_label, self.confusion, self.slices):
             layout.addWidget(w)
         layout.addStretch(1)
         self.timer = QTimer(self)
@@ -92,7 +97,7 @@ class CorpusComparison(QWidget):
 
     def _show(self, result) -> None:
         self.result = result
-        for w in (self.a_label, self.b_label, self.test_label, self.confusion):
+        for w in (self.a_label, self.b_label, self.test_label, self.confusion, self.slices):
             w.setVisible(result is not None)
         self.hint.setVisible(result is None)
         if result is not None:
@@ -101,6 +106,11 @@ class CorpusComparison(QWidget):
             self.b_label.setText(f"<b>B</b> ({_name(m.b_model)}): {self._line(b)}")
             self.test_label.setText(_test_text(m))
             self._fill_confusion(m)
+            cells = slice_rows(m)
+            self.slices.setRowCount(len(cells))
+            for i, row in enumerate(cells):
+                for j, text in enumerate(row):
+                    self.slices.setItem(i, j, QTableWidgetItem(text))
         self.shown.emit(result)
 
     def _fill_confusion(self, m) -> None:

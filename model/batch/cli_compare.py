@@ -71,7 +71,7 @@ class CompareRun:
 
     def __init__(self, a: Any, b: Any) -> None:
         self.predictor = b
-        self.tally = ComparisonTally(tuple(a.labels), task_of(a).type, model_id(a), model_id(b))
+        self.tally = ComparisonTally(tuple(a.labels), task_of(a).type, model_id(a), model_id(b), by_length=True)
 
     @classmethod
     def load(cls, args: argparse.Namespace, a: Any, load: Callable[[argparse.Namespace], Any]

@@ -30,6 +30,7 @@ from model.records.comparison import ComparedRow, ComparisonMetrics, McNemar
 from model.tasks.task import task_of
 from model.tasks.types import TaskType, task_type
 
+from .corpus import LENGTH_EDGES
 from .engine import score_records
 from .readers import Record
 from .rows import RowSchema
@@ -233,9 +234,12 @@ class ComparisonTally:
         labels: the C class names (A's order): the confusion's rows and columns.
         task: the shared task (id or type).
         a_model, b_model: the folders, recorded as they are.
+        by_length: also count each length slice (:class:`SliceTallies`; :attr:`ComparisonMetrics.by_length`).
     """
 
-    def __init__(self, labels: Sequence[str], task: str | TaskType, a_model: str = "", b_model: str = "") -> None:
+    def __init__(self, labels: Sequence[str], task: str | TaskType, a_model: str = "", b_model: str = "",
+                 by_length: bool = False) -> None:
+        self.slices = SliceTallies(labels, task, a_model, b_model) if by_length else None
         self.task = task_type(task)
         self.labels = tuple(labels)
         self.models = (a_model, b_model)
@@ -247,6 +251,9 @@ class ComparisonTally:
 
     def add(self, rows: Iterable[ResultRow]) -> None:
         """Count ``rows`` in."""
+        if self.slices is not None:
+            rows = list(rows)
+            self.slices.add(rows)
         for r in rows:
             self.n_rows += 1
             b = getattr(r, "b", None)
@@ -277,32 +284,69 @@ class ComparisonTally:
             self.agreed / self.n_agree if self.n_agree else None,
             None if self.confusion is None else self.confusion.copy(),
             McNemar(int(self.b01), int(self.b10), mcnemar_exact(int(self.b01), int(self.b10))),
-            self._diff_sum / self._n_diff if self._n_diff else None)
+            self._diff_sum / self._n_diff if self._n_diff else None,
+            () if self.slices is None else tuple(self.slices.metrics()))
 
 
 def comparison_metrics(rows: Iterable[ResultRow], labels: Sequence[str], task: str | TaskType,
-                       a_model: str = "", b_model: str = "") -> ComparisonMetrics:
+                       a_model: str = "", b_model: str = "", by_length: bool = False) -> ComparisonMetrics:
     """The paired metrics of compared rows (:class:`ComparisonMetrics`; :class:`ComparisonTally`'s arguments).
 
     Args:
         rows: :class:`ComparedRow` s (e.g. from :func:`score_compared`).
     """
-    tally = ComparisonTally(labels, task, a_model, b_model)
+    tally = ComparisonTally(labels, task, a_model, b_model, by_length)
     tally.add(rows)
     return tally.metrics()
+
+
+def length_slice(num_tokens: int, truncated: bool) -> str:
+    """The Corpus dock's length slice of a row (:data:`model.batch.corpus.LENGTH_EDGES`: ``"1-128"``, ...,
+    ``"1025+"`` for longer texts read whole, ``"truncated"``)."""
+    if truncated:
+        return "truncated"
+    edges = (0, *LENGTH_EDGES)
+    return next((f"{lo + 1}-{hi}" for lo, hi in zip(edges[:-1], edges[1:]) if num_tokens <= hi), f"{edges[-1] + 1}+")
+
+
+class SliceTallies:
+    """A :class:`ComparisonTally` per length slice (:func:`length_slice` of A's row; rows A did not score are left
+    out), for McNemar per slice. Same arguments as :class:`ComparisonTally`."""
+
+    def __init__(self, labels: Sequence[str], task: str | TaskType, a_model: str = "", b_model: str = "") -> None:
+        self._args = (tuple(labels), task, a_model, b_model)
+        self.tallies: dict[str, ComparisonTally] = {}
+
+    def add(self, rows: Iterable[ResultRow]) -> None:
+        """Count ``rows`` in, each in its slice."""
+        for r in rows:
+            if r.ok:
+                name = length_slice(r.num_tokens, r.truncated)
+                self.tallies.setdefault(name, ComparisonTally(*self._args)).add((r,))
+
+    def metrics(self) -> list[tuple[str, ComparisonMetrics]]:
+        """``(slice, ComparisonMetrics)`` of each slice with rows, shortest texts first, "truncated" last."""
+        order = [length_slice(n, False) for n in (*LENGTH_EDGES, LENGTH_EDGES[-1] + 1)] + ["truncated"]
+        return [(name, self.tallies[name].metrics()) for name in order if name in self.tallies]
+
+
+def _paired(m: ComparisonMetrics) -> dict[str, Any]:
+    return {"a_accuracy": m.a_accuracy, "b_accuracy": m.b_accuracy, "agreement": m.agreement,
+            "mcnemar": {"b01": m.mcnemar.b01, "b10": m.mcnemar.b10, "p_value": m.mcnemar.p_value}}
 
 
 def comparison_dict(m: ComparisonMetrics) -> dict[str, Any]:
     """``metrics.json``'s ``"comparison"`` entry: ``a_accuracy``, ``b_accuracy``, ``agreement``, ``mcnemar``
     (``b01``, ``b10``, ``p_value``), then ``a_model``, ``b_model``, ``n_compared``, ``n_with_gold``, ``confusion``
-    (``{"labels", "matrix"}``, rows A, columns B; null unless single-label) and ``mean_abs_difference`` (regression)."""
+    (``{"labels", "matrix"}``, rows A, columns B; null unless single-label), ``mean_abs_difference`` (regression)
+    and ``by_length`` (per length slice: ``slice``, the four paired keys, ``n_compared``, ``n_with_gold``)."""
     confusion = None if m.confusion is None else {"labels": list(m.labels), "matrix": m.confusion.tolist()}
-    return {"a_accuracy": m.a_accuracy, "b_accuracy": m.b_accuracy, "agreement": m.agreement,
-            "mcnemar": {"b01": m.mcnemar.b01, "b10": m.mcnemar.b10, "p_value": m.mcnemar.p_value},
-            "a_model": m.a_model, "b_model": m.b_model, "n_compared": m.n_compared, "n_with_gold": m.n_with_gold,
-            "confusion": confusion, "mean_abs_difference": m.mean_abs_difference}
+    return {**_paired(m), "a_model": m.a_model, "b_model": m.b_model, "n_compared": m.n_compared,
+            "n_with_gold": m.n_with_gold, "confusion": confusion, "mean_abs_difference": m.mean_abs_difference,
+            "by_length": [{"slice": name, **_paired(s), "n_compared": s.n_compared, "n_with_gold": s.n_with_gold}
+                          for name, s in m.by_length]}
 
 
-__all__ = ["AGREE_COLUMN", "B_PREFIX", "CompareSchema", "ComparisonTally", "check_comparable", "compare_columns", "compare_values",
-           "compared", "comparison_dict", "comparison_metrics", "comparison_problem", "mcnemar_exact", "pair_rows", "schema_of_rows",
-           "score_compared"]
+__all__ = ["AGREE_COLUMN", "B_PREFIX", "CompareSchema", "ComparisonTally", "SliceTallies", "check_comparable",
+           "compare_columns", "compare_values", "compared", "comparison_dict", "comparison_metrics",
+           "comparison_problem", "length_slice", "mcnemar_exact", "pair_rows", "schema_of_rows", "score_compared"]

@@ -62,6 +62,27 @@ def _confusion_table(m: ComparisonMetrics) -> str:
             "the diagonal is where they agree.</p>")
 
 
+def slice_rows(m: ComparisonMetrics) -> list[tuple[str, ...]]:
+    """The per-length-slice table (:attr:`ComparisonMetrics.by_length`) as text cells: slice, rows compared,
+    accuracy A, accuracy B, agreement, b01, b10, p (exact)."""
+    return [(name, f"{s.n_compared:,}", _pct(s.a_accuracy), _pct(s.b_accuracy), _pct(s.agreement),
+             f"{s.mcnemar.b01:,}", f"{s.mcnemar.b10:,}", _p(s.mcnemar.p_value)) for name, s in m.by_length]
+
+
+SLICE_HEADERS = ("length (tokens)", "rows", "accuracy A", "accuracy B", "agreement", "b01", "b10", "McNemar p")
+"""The columns of :func:`slice_rows`."""
+
+
+def _slice_table(m: ComparisonMetrics) -> str:
+    if not m.by_length:
+        return ""
+    head = "".join(f"<th>{esc(h)}</th>" for h in SLICE_HEADERS)
+    body = "".join("<tr>" + "".join(f'<td class="n">{esc(c)}</td>' for c in row) + "</tr>" for row in slice_rows(m))
+    return (f"<table><tr>{head}</tr>{body}</table><p>Per length slice (A's token count, as in the Corpus dock): "
+            "McNemar's exact test of each slice on its own rows with gold (no correction for testing several "
+            "slices).</p>")
+
+
 def comparison_section(m: ComparisonMetrics) -> str:
     """The report's "Two models" section (HTML, escaped)."""
     mc = m.mcnemar
@@ -74,7 +95,7 @@ def comparison_section(m: ComparisonMetrics) -> str:
     note = (f"Model A: {m.a_model or '?'}. Model B: {m.b_model or '?'}. {m.n_compared:,} rows scored by both, "
             f"{m.n_with_gold:,} with gold labels (the accuracies and McNemar's test use those). {verdict(m)}")
     return (f'<section class="wide"><h2>Two models: A against B</h2><div class="cards">{card_html}</div>'
-            f"{_confusion_table(m)}<p>{esc(note)}</p></section>")
+            f"{_confusion_table(m)}<p>{esc(note)}</p>{_slice_table(m)}</section>")
 
 
-__all__ = ["comparison_line", "comparison_section", "verdict"]
+__all__ = ["SLICE_HEADERS", "comparison_line", "comparison_section", "slice_rows", "verdict"]

@@ -71,6 +71,8 @@ class ComparisonMetrics:
         mcnemar: :class:`McNemar`.
         mean_abs_difference: regression: the mean of ``|A's value - B's value|`` over the compared rows, in the
             output's units; None for classifiers.
+        by_length: ``(slice name, ComparisonMetrics)`` per length slice of the Corpus dock (``"1-128"``, ...,
+            ``"truncated"``), McNemar per slice; ``()`` when not asked for.
     """
 
     a_model: str
@@ -86,6 +88,7 @@ class ComparisonMetrics:
     confusion: np.ndarray | None
     mcnemar: McNemar
     mean_abs_difference: float | None = None
+    by_length: tuple[tuple[str, ComparisonMetrics], ...] = ()
 
     def __post_init__(self) -> None:
         if self.confusion is not None:

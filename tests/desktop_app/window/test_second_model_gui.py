@@ -94,6 +94,7 @@ def test_two_models_in_the_window(qtbot, tiny_model_dir, model_b, tmp_path):
     b01 = sum(r.correct and not r.b.correct for r in rows)
     assert m.mcnemar.b01 == b01 and f"b01 = {b01}" in tab.test_label.text()
     assert tab.confusion.rowCount() == 2 and tab.a_label.text().startswith("<b>A</b>")
+    assert tab.slices.rowCount() == len(m.by_length) >= 1 and tab.slices.item(0, 5).text() == str(m.by_length[0][1].mcnemar.b01)
 
     assert batch.export_to(str(tmp_path / "rows.csv"))
     with open(tmp_path / "rows.csv", encoding="utf-8", newline="") as fh:

@@ -189,3 +189,30 @@ def test_regression_pair_has_no_agreement_but_a_mean_difference(similarity):
     assert m.agreement is None and m.mean_abs_difference == 0.0 and m.confusion is None
     assert compare_columns("regression", ("score",)) == ("b_label", "b_value", "b_status", "agree")
     assert CompareSchema.of(RowSchema.of_predictor(similarity, True)).values(rows[0])["b_value"] == rows[0].value
+
+
+def test_mcnemar_per_length_slice_adds_up(bundled_predictor, random_binary):
+    """Per length slice: each slice's counts are those of its own rows, and the slices add up to the whole."""
+    from model.batch.comparison import length_slice
+
+    rows = [r for c in score_compared(bundled_predictor, random_binary, _records()) for r in c]
+    m = comparison_metrics(rows, BINARY, "single_label", by_length=True)
+    assert [name for name, _ in m.by_length] == sorted({length_slice(r.num_tokens, r.truncated) for r in rows},
+                                                       key=[n for n, _ in m.by_length].index)
+    assert sum(s.n_compared for _, s in m.by_length) == m.n_compared == 40
+    assert sum(s.mcnemar.b01 for _, s in m.by_length) == m.mcnemar.b01
+    assert sum(s.mcnemar.b10 for _, s in m.by_length) == m.mcnemar.b10
+    for name, s in m.by_length:
+        mine = [r for r in rows if length_slice(r.num_tokens, r.truncated) == name]
+        assert s.mcnemar.b01 == sum(r.correct and not r.b.correct for r in mine)
+    d = comparison_dict(m)["by_length"]
+    assert [x["slice"] for x in d] == [n for n, _ in m.by_length] and d[0]["mcnemar"]["b01"] == m.by_length[0][1].mcnemar.b01
+    assert comparison_metrics(rows, BINARY, "single_label").by_length == ()
+
+
+def test_length_slices_follow_the_corpus_edges():
+    from model.batch.comparison import length_slice
+
+    assert [length_slice(n, False) for n in (1, 128, 129, 512, 513, 1025)] == [
+        "1-128", "1-128", "129-256", "385-512", "513-1024", "1025+"]
+    assert length_slice(40, True) == "truncated"

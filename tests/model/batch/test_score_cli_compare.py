@@ -77,8 +77,10 @@ def test_compare_model_rows_metrics_and_report(two_models, data, tmp_path, capsy
     assert comparison["b_accuracy"] == pytest.approx(sum(b_right) / len(TEXTS))
     assert comparison["agreement"] == pytest.approx(sum(x["agree"] == "true" for x in both) / len(TEXTS))
     assert sum(map(sum, comparison["confusion"]["matrix"])) == len(TEXTS)
+    assert sum(s["n_compared"] for s in comparison["by_length"]) == len(TEXTS)  # all short: one slice
+    assert comparison["by_length"][0]["slice"] == "1-128" and comparison["by_length"][0]["mcnemar"]["b01"] == b01
     html = (tmp_path / "r.html").read_text()
-    assert "Two models: A against B" in html and "b01: A right, B wrong" in html
+    assert "Two models: A against B" in html and "b01: A right, B wrong" in html and "Per length slice" in html
     assert "compared with model B" in err and f"McNemar b01 {b01}, b10 {b10}" in err
 
 
