@@ -38,19 +38,25 @@ def main(argv: list[str] | None = None) -> int:
 
     from screenshots import write_review_folder
 
+    folder = write_review_folder(Path(args.imdb), args.n, scratch / "aclImdb-test")
+    return drive_app(lambda window, panels: drive(window, panels, folder, args.compare, Path(args.out)))
+
+
+def drive_app(drive) -> int:
+    """Start the real app (``desktop_app.app.main``, no arguments) and call ``drive(window, panels)`` half a second
+    after its panels are attached; returns the app's exit code."""
     import desktop_app.app as app_module
 
-    folder = write_review_folder(Path(args.imdb), args.n, scratch / "aclImdb-test")
-    real_attach = app_module.attach_panels
+    attach = app_module.attach_panels
 
-    def attach_and_drive(window):
-        panels = real_attach(window)
+    def attach_then_drive(window):
+        panels = attach(window)
         from PySide6.QtCore import QTimer
 
-        QTimer.singleShot(500, lambda: drive(window, panels, folder, args.compare, Path(args.out)))
+        QTimer.singleShot(500, lambda: drive(window, panels))
         return panels
 
-    app_module.attach_panels = attach_and_drive
+    app_module.attach_panels = attach_then_drive
     return app_module.main([])
 
 
@@ -61,15 +67,14 @@ def drive(window, panels, folder: Path, compare: str, out: Path) -> None:
     from screenshots import wait_until
 
     app = QApplication.instance()
-    batch, corpus = panels["batch"], panels["corpus"]
-    second = window.model_menu.second
+    batch, corpus, second = panels["batch"], panels["corpus"], window.model_menu.second
     wait_until(app, lambda: window.predictor is not None, 120)
-    second.load(compare)
+    second.load(compare)  # Model > Compare with a second model...
     wait_until(app, lambda: second.predictor is not None, 120)
-    finished = []
-    batch.scoring_finished.connect(finished.append)
-    window.paths_dropped.emit([str(folder)])  # what a drop of the folder on the window does
-    wait_until(app, lambda: bool(finished), 1800)
+    done = []
+    batch.scoring_finished.connect(done.append)
+    window.paths_dropped.emit([str(folder)])  # the folder dropped on the window: both models score it
+    wait_until(app, lambda: len(done) > 0, 1800)
     wait_until(app, lambda: corpus.comparison.result is not None
                and corpus.comparison.result[2].n_rows == len(batch.rows()), 120)
     next(a for a in window.analysis_menu.actions() if "disagreements first" in a.text()).trigger()
