@@ -32,13 +32,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--n", type=int, default=400, help="IMDB test reviews to score")
     p.add_argument("--imdb", default=str(ROOT.parent / "shared" / "data" / "imdb" / "test.jsonl.gz"))
     p.add_argument("--out", default=str(ROOT / "docs" / "screenshots"))
+    p.add_argument("--reviews", help="score this file or folder instead of --n IMDB test reviews")
+    p.add_argument("--precision", default="fp32", help="Model > Precision for both models (default fp32, as the "
+                   "command line's numbers in docs/two_models.md)")
     args = p.parse_args(argv)
     scratch = Path(tempfile.mkdtemp(prefix="ae-two-models-shot-"))
     os.environ["ATTENTION_EXPLORER_SETTINGS"] = str(scratch / "settings.ini")  # the default layout
+    (scratch / "settings.ini").write_text(f"[inference]\nprecision={args.precision}\n", encoding="utf-8")
 
     from screenshots import write_review_folder
 
-    folder = write_review_folder(Path(args.imdb), args.n, scratch / "aclImdb-test")
+    folder = Path(args.reviews) if args.reviews else write_review_folder(Path(args.imdb), args.n,
+                                                                          scratch / "aclImdb-test")
     return drive_app(lambda window, panels: drive(window, panels, folder, args.compare, Path(args.out)))
 
 
@@ -82,6 +87,8 @@ def drive(window, panels, folder: Path, compare: str, out: Path) -> None:
     analysed = []
     window.state.events.prediction.connect(analysed.append)
     batch.open_row(0)  # the first disagreement opens in the explorer
+    agree = batch.table_model.columnCount() - 1
+    batch.view.scrollTo(batch.proxy.index(0, agree))  # B's columns and "Agree?" in sight
     wait_until(app, lambda: bool(analysed), 60)
     wait_until(app, lambda: second.box.verdict.text() != "", 60)
     settle(app, 3.0)

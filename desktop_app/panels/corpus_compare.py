@@ -129,7 +129,8 @@ class CorpusComparison(QWidget):
 
 
 def _name(folder: str) -> str:
-    return folder.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] or "?"
+    """The last two parts of a model folder ("resources/model"), or "?"."""
+    return "/".join(folder.replace("\\", "/").rstrip("/").split("/")[-2:]) or "?"
 
 
 def _test_text(m) -> str:
