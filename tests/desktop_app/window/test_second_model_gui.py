@@ -115,3 +115,13 @@ def test_a_model_with_other_labels_is_refused(qtbot, tiny_model_dir, other_label
     assert "different labels" in text and str(other_labels) in text and str(Path(tiny_model_dir)) in text
     assert second.predictor is None and second.box.isHidden()
     win.close()
+
+
+def test_a_new_model_a_that_cannot_be_compared_drops_model_b(qtbot, tiny_model_dir, model_b, other_labels):
+    win = loaded_window(qtbot, tiny_model_dir)
+    second = _load_b(qtbot, win, model_b)
+    with qtbot.waitSignal(second.changed, timeout=TIMEOUT_MS, check_params_cb=lambda b: b is None):
+        win.model_menu.open_model(other_labels)
+    assert second.predictor is None and second.box.isHidden()
+    assert "Stopped comparing with model B" in second.error_box.text() and "only A: bad, good" in second.error_box.text()
+    win.close()
