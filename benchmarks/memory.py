@@ -60,8 +60,8 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def bert_base_folder(out: Path) -> Path:
-    """A BERT-base-sized sequence classifier with random weights (seed 0) in ``out`` (built once)."""
+def bert_base_folder(out: Path, seed: int = 0) -> Path:
+    """A BERT-base-sized sequence classifier with random weights (``seed``) in ``out`` (built once)."""
     if (out / "model.safetensors").is_file():
         return out
     import torch
@@ -74,7 +74,7 @@ def bert_base_folder(out: Path) -> Path:
                      intermediate_size=3072, max_position_embeddings=512, type_vocab_size=2,
                      pad_token_id=tok.pad_token_id, num_labels=2, id2label={0: "negative", 1: "positive"},
                      label2id={"negative": 0, "positive": 1})
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     BertForSequenceClassification(cfg).save_pretrained(out, safe_serialization=True)
     tok.save_pretrained(out)
     return out

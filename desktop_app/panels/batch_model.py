@@ -22,6 +22,7 @@ from model.batch import ResultRow, Summary
 from model.palette import BINARY_LABELS, class_colours
 from model.tasks.types import SINGLE_LABEL, task_type
 
+from . import batch_compare
 from .row_filter import FILTERS, confidence  # noqa: F401 - FILTERS: re-exported
 
 COLUMNS = ("Source", "Excerpt", "Predicted", "Confidence", "Tokens", "Truncated", "Windows", "Gold", "Correct?",
@@ -81,6 +82,7 @@ class BatchTableModel(QAbstractTableModel):
         self.summary = Summary()
         self._class_colours: dict[str, QColor] = {}
         self._schema: tuple = ()
+        self._compare = False  # rows carry model B's (issue 44): B's columns follow (desktop_app.panels.batch_compare)
         self.set_schema(BINARY_LABELS)
 
     def set_labels(self, labels: Sequence[str], task: str = SINGLE_LABEL, pairs: bool = False) -> None:
@@ -96,11 +98,11 @@ class BatchTableModel(QAbstractTableModel):
         """The model's class names (in order), task and whether it reads pairs: the Predicted and Gold cells show
         each class's palette colour (:mod:`model.palette`, as every view and the report), and the columns after
         :data:`COLUMNS` are "Second text" (``pairs``, or when a row has one), "Value" (regression) and one
-        "P(label)" per class (single- and multi-label)."""
+        "P(label)" per class (single- and multi-label), then model B's columns when the rows carry B's."""
         self._class_colours = {name: QColor(colour) for name, colour in class_colours(labels).items()}
         pairs = pairs or any(r.text_pair is not None for r in self._rows)
         schema = (tuple(labels), task, pairs)
-        if schema == self._schema:
+        if schema == self._schema and self._compare == (self._extra[-1:] == [(batch_compare.AGREE, "")]):
             if self._rows:
                 self.dataChanged.emit(self.index(0, LABEL), self.index(len(self._rows) - 1, GOLD),
                                       [Qt.ItemDataRole.DecorationRole])
@@ -109,6 +111,7 @@ class BatchTableModel(QAbstractTableModel):
         self._schema = schema
         self._extra = ([(PAIR, "")] if pairs else []) + ([(PROBABILITY, name) for name in labels]
                                                         if task_type(task).reads_probabilities else [(VALUE, "")])
+        self._extra += batch_compare.compare_columns(labels, task) if self._compare else []
         self._keys = {c: self._column_keys(c, 0, len(self._rows)) for c in range(self.columnCount())}
         self.endResetModel()
 
@@ -117,7 +120,8 @@ class BatchTableModel(QAbstractTableModel):
         return next((len(COLUMNS) + k for k, e in enumerate(self._extra) if e == (PROBABILITY, name)), -1)
 
     def extra_columns(self) -> list[tuple[str, str]]:
-        """The model's own columns after :data:`COLUMNS`: ``(kind, class name)``, kind "pair", "value" or "p"."""
+        """The model's own columns after :data:`COLUMNS`: ``(kind, class name)``, kind "pair", "value" or "p", then
+        model B's (:data:`desktop_app.panels.batch_compare.KINDS`) when the rows carry B's."""
         return list(self._extra)
 
     # -- data access ------------------------------------------------------------------------------------------
@@ -139,6 +143,9 @@ class BatchTableModel(QAbstractTableModel):
             return
         if not self._schema[2] and any(r.text_pair is not None for r in rows):
             self.set_schema(self._schema[0], self._schema[1], True)  # a second text: its column appears
+        if not self._compare and batch_compare.has_model_b(rows):
+            self._compare = True
+            self.set_schema(*self._schema)  # model B's rows: its columns appear
         first = len(self._rows)
         self.beginInsertRows(QModelIndex(), first, first + len(rows) - 1)
         self._rows.extend(rows)
@@ -160,6 +167,9 @@ class BatchTableModel(QAbstractTableModel):
             keys.clear()
         self.summary = Summary()
         self.endResetModel()
+        if self._compare:  # the next rows say again whether they carry model B's
+            self._compare = False
+            self.set_schema(*self._schema)
 
     # -- QAbstractTableModel ---------------------------------------------------------------------------------
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
@@ -179,6 +189,8 @@ class BatchTableModel(QAbstractTableModel):
                 return COLUMNS[section]
             if 0 <= section - len(COLUMNS) < len(self._extra):
                 kind, name = self._extra[section - len(COLUMNS)]
+                if kind in batch_compare.KINDS:
+                    return batch_compare.title(kind, name)
                 return {PAIR: "Second text", VALUE: "Value"}.get(kind, f"P({name})")
             return None
         return str(section + 1)
@@ -209,8 +221,8 @@ class BatchTableModel(QAbstractTableModel):
             return self._class_colours.get(r.label if c == LABEL else r.gold)
         if role == Qt.ItemDataRole.ForegroundRole and not r.ok and c == STATUS:
             return QColor("#b00020")
-        if role == Qt.ItemDataRole.TextAlignmentRole and (c in (CONFIDENCE, TOKENS, WINDOWS) or self._extra_kind(c) in (VALUE,
-                                                                                                    PROBABILITY)):
+        if role == Qt.ItemDataRole.TextAlignmentRole and (c in (CONFIDENCE, TOKENS, WINDOWS) or self._extra_kind(c) in (
+                VALUE, PROBABILITY, batch_compare.B_PROBABILITY, batch_compare.B_VALUE)):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
 
@@ -262,6 +274,8 @@ class BatchTableModel(QAbstractTableModel):
         if c == EXCERPT:
             return [e.lower() for e in self._excerpts[start:stop]]
         kind = self._extra_kind(c)
+        if kind in batch_compare.KINDS:
+            return [batch_compare.sort_key(r, *self._extra[c - len(COLUMNS)]) for r in rows]
         if kind == PROBABILITY:
             name = self._extra[c - len(COLUMNS)][1]
             return [-1.0 if (p := r.probability(name)) is None else p for r in rows]
@@ -289,6 +303,8 @@ class BatchTableModel(QAbstractTableModel):
 
     def _extra_display(self, r: ResultRow, c: int) -> str:
         kind, name = self._extra[c - len(COLUMNS)]
+        if kind in batch_compare.KINDS:
+            return batch_compare.display(r, kind, name)
         if kind == PAIR:
             return excerpt(r.text_pair) if r.text_pair else ""
         if kind == VALUE:

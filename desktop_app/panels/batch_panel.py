@@ -34,6 +34,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QWidget
 
 from model.batch import SUPPORTED_EXTENSIONS, Columns, Summary, write_rows
 from model.batch.columns import check_columns
+from model.batch.comparison import schema_of_rows
 from model.batch.engine import model_id
 from model.batch.export import SPREADSHEET_CELL_LIMIT, excerpt_rows
 from model.tasks.task import task_of
@@ -80,6 +81,7 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         self.setObjectName("BatchPanel")
         self.setAcceptDrops(True)
         self._predictor = None
+        self._second = None  # model B (issue 44): scores every row too, or None
         self._queue: list[list[str]] = []
         self._scored_paths: list[str] = []  # every path scored into the table, for a re-score
         self._running: int | None = None  # the job (generation) being scored
@@ -109,6 +111,12 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
                 self.view.setColumnHidden(col, not task.type.reads_probabilities)
             self.set_categories(categories(labels, task.kind))
             self._start_next()
+
+    def set_second_predictor(self, predictor) -> None:
+        """Model B (a loaded ``model.Predictor`` that can be compared with the model in use; None: stop comparing)
+        scores every row of the next jobs too: the table gains B's columns and "Agree?"; a running job keeps what
+        it started with."""
+        self._second = predictor
 
     def add_paths(self, paths: list[str]) -> None:
         """Score these files/folders: starts now, or queues behind the running job / until a model is set.
@@ -185,7 +193,8 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         rows = self.table_model.rows()
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
-            n = write_rows(path, excerpt_rows(rows, excerpt_chars) if excerpt_chars else rows, fmt)
+            n = write_rows(path, excerpt_rows(rows, excerpt_chars) if excerpt_chars else rows, fmt,
+                           schema=schema_of_rows(rows))  # model B's columns too when the rows carry them
         except (OSError, ValueError, RuntimeError) as exc:
             self._set_message(f"Export failed: {exc}", error=True)
             return False
@@ -241,7 +250,7 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         self.handle.reset_stop()  # the previous job has finished: a Cancel of it must not stop this one
         run = BatchRun()
         self.handle.run(batch_job, self._predictor, paths, run, columns, max_bytes, self._batch_size, self._chunk,
-                        generation=job, on_progress=self._on_job_output, on_error=self._on_failed,
+                        second=self._second, generation=job, on_progress=self._on_job_output, on_error=self._on_failed,
                         on_end=lambda: self._on_finished(job, run.summary, run.cancelled))
 
     def _on_job_output(self, output: BatchProgress | list) -> None:

@@ -37,6 +37,7 @@ from ..views.widgets import ElidedLabel, scrollable
 from ..workers.corpus import corpus_metrics_job
 from ..workers.handle import EXPLANATION_NICE
 from ..workers.jobs import Jobs
+from .corpus_compare import CorpusComparison
 from .corpus_words import CorpusWordsPanel
 
 THROTTLE_MS = 500  # at most two metric updates per second while rows arrive
@@ -156,6 +157,8 @@ class CorpusPanel(QWidget):
         self.metrics_scroll = scrollable(page)
         self.tabs.addTab(self.metrics_scroll, "Metrics")
         self.tabs.addTab(self.words, "What drives it")
+        self.comparison = CorpusComparison(self.batch, metrics_line)  # two models' rows (issue 44)
+        self.tabs.addTab(scrollable(self.comparison), "A vs B")
         self.export_button = QToolButton()
         self.export_button.setText("Export")
         self.export_button.setToolTip("Save a plot as PNG or SVG")
@@ -236,6 +239,7 @@ class CorpusPanel(QWidget):
         """Stop both workers (also done on application quit and when the main window closes)."""
         self.timer.stop()
         self.words.shutdown()
+        self.comparison.shutdown()
         self.handle.shutdown()
 
     # -- results ----------------------------------------------------------------------------------------------

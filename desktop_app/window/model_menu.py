@@ -24,6 +24,7 @@ from model.core.paths import default_model_dir
 
 from ..workers.preload import HFPreloader
 from .settings import APP_NAME, PRECISION_KEY
+from .second_model import SecondModel
 from .task_menu import TaskMenu
 
 MAX_RECENT = 8
@@ -88,6 +89,7 @@ class ModelMenu(QObject):
         self.menu.aboutToShow.connect(lambda: self.preloader.start(self.recent()))  # a recent folder may be picked
         window.predictor_loaded.connect(self._on_loaded)
         self.tasks = TaskMenu(window, lambda: self.current)  # Model > Task, the second text (after _on_loaded)
+        self.second = SecondModel(window)  # Model > Compare with a second model... (issue 44)
         self.rebuild()
 
     # ---------------------------------------------------------------- recent folders
@@ -128,6 +130,7 @@ class ModelMenu(QObject):
         clear.setEnabled(bool(self.recent()))
         self._precision_menu()
         self.tasks.add_to(self.menu)
+        self.second.add_to(self.menu)
 
     def _precision_menu(self) -> None:
         """Model > Precision: auto / float32 / bfloat16 for predict and batch scoring (model/predictor/precision.py)."""

@@ -97,4 +97,5 @@ def attach_results(window):
         window.register_view(name, plot)
     corpus.export_requested.connect(window.export_view_dialog)
     _actions(window, batch)
+    window.model_menu.second.attach_batch(batch)  # model B scores every row too (issue 44)
     return batch, corpus

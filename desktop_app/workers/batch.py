@@ -11,9 +11,11 @@ are dropped.
 from __future__ import annotations
 
 import time
+from functools import partial
 from dataclasses import dataclass, field
 
 from model.batch import DEFAULT_MAX_FILE_BYTES, Columns, Summary, Timer, estimate_count, iter_records, score_records
+from model.batch.comparison import score_compared
 
 from .jobs import JobContext
 
@@ -45,14 +47,16 @@ class BatchRun:
 
 def batch_job(ctx: JobContext, predictor, paths: list[str], run: BatchRun, columns: Columns | str | None = None,
               max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES, batch_size: int = DEFAULT_BATCH_SIZE,
-              chunk: int = DEFAULT_CHUNK, progress_interval_s: float = PROGRESS_INTERVAL_S):
+              chunk: int = DEFAULT_CHUNK, progress_interval_s: float = PROGRESS_INTERVAL_S, second=None):
     """Score ``paths``: estimate the count, then stream, score and yield rows into ``run``.
 
     A generator: yields :class:`BatchProgress` (at least ``progress_interval_s`` apart while scoring) and each chunk
     of ``chunk`` rows (a list of :class:`model.batch.ResultRow`), and fills ``run`` (its summary whatever happens,
     ``cancelled`` False when it ran to its end). ``columns``: the text, second-text and gold-label columns
     (:class:`model.batch.Columns`; a string names the text column only). Gold labels the model does not know are
-    counted in the summary (``Summary.gold_problems``). ``batch_size``: reviews per forward pass.
+    counted in the summary (``Summary.gold_problems``). ``batch_size``: reviews per forward pass. ``second``: model B
+    (issue 44), which scores every record too: the rows are then :class:`model.records.comparison.ComparedRow` s
+    (:func:`model.batch.comparison.score_compared`; both are the one shared Predictor of each model).
 
     Raises:
         whatever reading or scoring raises unexpectedly (rows sent before it stay valid).
@@ -76,9 +80,9 @@ def batch_job(ctx: JobContext, predictor, paths: list[str], run: BatchRun, colum
 
         records = iter_records(paths, text_column=columns.text, max_file_bytes=max_file_bytes,
                                pair_column=columns.pair, label_column=columns.label)
-        for rows in score_records(mine, records, batch_size=batch_size, chunk=chunk,
-                                  progress=on_progress, should_stop=ctx.should_stop,
-                                  on_gold_problem=summary.gold_problem):
+        score = partial(score_records, mine) if second is None else partial(score_compared, mine, second)
+        for rows in score(records, batch_size=batch_size, chunk=chunk, progress=on_progress,
+                          should_stop=ctx.should_stop, on_gold_problem=summary.gold_problem):
             summary.add(rows)
             yield rows
     finally:

@@ -27,10 +27,13 @@ Exit status: :data:`EXIT_STATUS` (also the end of ``--help``).
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from collections.abc import Sequence
 
+from .cli_args import positive_float as _positive_float, positive_int as _positive_int, unit_interval as _unit_interval
+from .cli_compare import CompareRun, add_compare_argument, ray_compared
 from .cli_report import add_report_arguments, report_path_error, wants_report, write_corpus_outputs
 from .columns import Columns, check_columns
 from .engine import Summary, Timer, score_records
@@ -55,33 +58,6 @@ def peak_rss_bytes() -> int | None:
         return None
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return rss if sys.platform == "darwin" else rss * 1024  # macOS reports bytes, Linux kilobytes
-
-
-def _positive_int(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
-    return n
-
-
-def _positive_float(value: str) -> float:
-    try:
-        x = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {value!r}") from None
-    if not x > 0:
-        raise argparse.ArgumentTypeError(f"must be greater than 0, got {value}")
-    return x
-
-
-def _unit_interval(value: str) -> float:
-    x = _positive_float(value)
-    if not x < 1:
-        raise argparse.ArgumentTypeError(f"must be below 1, got {value}")
-    return x
 
 
 EXIT_STATUS = (
@@ -139,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="scoring actors (default: from the cluster's CPUs/GPUs)")
     g.add_argument("--gpus-per-worker", type=_positive_float, metavar="G", help="GPUs per actor (default: 0, CPU)")
     add_report_arguments(p, _positive_int)  # --report, --metrics, --top-tokens, --min-count, --no-token-scores
+    add_compare_argument(p)  # --compare-model (issue 44, model/batch/cli_compare.py)
     return p
 
 
@@ -247,11 +224,13 @@ def _load_predictor(prog: str, args: argparse.Namespace):
     return predictor
 
 
-def _open_writer(prog: str, args: argparse.Namespace, fmt: str, shards: bool, predictor) -> RowWriter | ShardWriter:
+def _open_writer(prog: str, args: argparse.Namespace, fmt: str, shards: bool, predictor,
+                 compare: CompareRun | None = None) -> RowWriter | ShardWriter:
     """The writer of ``--out`` (a file, a shard folder) or stdout, with the model's columns
     (:meth:`RowSchema.of_predictor`; ``text_pair`` with ``--pair-column``, else when the first rows have second
-    texts); raises :class:`_Stop` (1) when it cannot open."""
+    texts; model B's too with ``compare``); raises :class:`_Stop` (1) when it cannot open."""
     schema = RowSchema.of_predictor(predictor, pairs=True if args.pair_column else None)
+    schema = compare.schema(schema) if compare is not None else schema
     try:
         if shards:
             return ShardWriter(args.out, schema=schema)
@@ -279,10 +258,11 @@ def _progress_bar(args: argparse.Namespace, max_bytes: int):
 
 
 def _score_into(prog: str, args: argparse.Namespace, predictor, writer, max_bytes: int,
-                kept: list | None = None) -> tuple[Summary, bool]:
+                kept: list | None = None, compare: CompareRun | None = None) -> tuple[Summary, bool]:
     """Score every input into ``writer`` (not committed yet); returns ``(summary, interrupted)``.
 
-    ``kept``: when given, every row written is appended to it too (for ``--report``/``--metrics``).
+    ``kept``: when given, every row written is appended to it too (for ``--report``/``--metrics``). ``compare``:
+    model B scores every input too (:mod:`model.batch.cli_compare`).
 
     Raises :class:`_Stop`: 0 on a broken pipe (e.g. piped into ``head``), 1 when scoring failed (the writer aborted).
     """
@@ -295,12 +275,16 @@ def _score_into(prog: str, args: argparse.Namespace, predictor, writer, max_byte
         if args.engine == "ray":
             chunks = _ray_chunks(args, max_bytes, progress,
                                  (GoldReader(tuple(predictor.labels), task_of(predictor).kind), summary.gold_problem))
+            if compare is not None:
+                b_args = argparse.Namespace(**{**vars(args), "model": args.compare_model})
+                chunks = ray_compared(chunks, _ray_chunks(b_args, max_bytes, None))
         else:
             records = iter_records(args.paths, text_column=args.text_column, max_file_bytes=max_bytes,
                                    pair_column=args.pair_column, label_column=args.label_column)
-            chunks = score_records(predictor, records, batch_size=args.batch_size, progress=progress,
-                                   long_text=args.long_text, on_gold_problem=summary.gold_problem)
-        for rows in chunks:
+            score = functools.partial(score_records, predictor) if compare is None else compare.scorer(predictor)
+            chunks = score(records, batch_size=args.batch_size, progress=progress, long_text=args.long_text,
+                           on_gold_problem=summary.gold_problem)
+        for rows in (chunks if compare is None else compare.count(chunks)):
             writer.write(rows)
             summary.add(rows)
             if kept is not None:
@@ -372,6 +356,9 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if (bad := check_columns(args.paths, Columns(args.text_column, args.pair_column, args.label_column))) is not None:
         raise _usage_error(parser, bad)
     predictor = _load_predictor(parser.prog, args)
+    compare, problem = CompareRun.load(args, predictor, lambda b_args: _load_predictor(parser.prog, b_args))
+    if problem is not None:
+        raise _usage_error(parser, problem)
     refused = InputSpec.of(predictor, f"the model in {args.model or 'resources/model'}").refusal(args.pair_column or None)
     if refused is not None:
         raise _usage_error(parser, f"--pair-column {args.pair_column}: {refused}")
@@ -379,9 +366,9 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         raise _usage_error(parser, f"--token-class {args.token_class}: not one of the model's classes "
                            f"({', '.join(predictor.labels)})")
     max_bytes = int(args.max_file_mb * 2**20)
-    writer = _open_writer(parser.prog, args, fmt, shards, predictor)
+    writer = _open_writer(parser.prog, args, fmt, shards, predictor, compare)
     kept: list | None = [] if wants_report(args) else None
-    summary, interrupted = _score_into(parser.prog, args, predictor, writer, max_bytes, kept)
+    summary, interrupted = _score_into(parser.prog, args, predictor, writer, max_bytes, kept, compare)
     try:
         writer.commit()
     except OSError as exc:
@@ -389,8 +376,10 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         print(f"{parser.prog}: cannot write {args.out}: {exc}", file=sys.stderr)
         return 1
     status = _report(args, summary, writer, shards, interrupted)
+    comparison = compare.report() if compare is not None else None  # the paired metrics, also on stderr
     if kept is not None:
-        failed, stopped = write_corpus_outputs(parser.prog, args, predictor, kept, interrupted, summary.elapsed_s)
+        failed, stopped = write_corpus_outputs(parser.prog, args, predictor, kept, interrupted, summary.elapsed_s,
+                                               comparison)
         status = 130 if stopped else failed or status
     return status
 

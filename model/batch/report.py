@@ -116,9 +116,10 @@ def metrics_dict(metrics: CorpusMetrics, tokens: CorpusTokens | None, top: int =
 
 
 def write_metrics_json(path: str | os.PathLike, metrics: CorpusMetrics, tokens: CorpusTokens | None,
-                       top: int = DEFAULT_TOP, precision: str | None = None) -> None:
-    """Write :func:`metrics_dict` to ``path`` as UTF-8 JSON (indented), atomically. Raises OSError."""
-    text = json.dumps(metrics_dict(metrics, tokens, top, precision), indent=2, ensure_ascii=False)
+                       top: int = DEFAULT_TOP, precision: str | None = None, extra: dict | None = None) -> None:
+    """Write :func:`metrics_dict` to ``path`` as UTF-8 JSON (indented), atomically; ``extra``'s keys follow (e.g.
+    ``"comparison"``, :func:`model.batch.comparison.comparison_dict`). Raises OSError."""
+    text = json.dumps({**metrics_dict(metrics, tokens, top, precision), **(extra or {})}, indent=2, ensure_ascii=False)
     atomic_write_bytes(path, (text + "\n").encode("utf-8"))
 
 
@@ -299,7 +300,8 @@ def _token_section(tokens: CorpusTokens | None, top: int) -> str:
 
 def render_report_html(metrics: CorpusMetrics, tokens: CorpusTokens | None, *, model_name: str, date: str,
                        source: str = "", top: int = DEFAULT_TOP, elapsed_s: float | None = None,
-                       failures: Sequence[tuple[str, str]] = (), precision: str | None = None) -> str:
+                       failures: Sequence[tuple[str, str]] = (), precision: str | None = None,
+                       sections: Sequence[str] = ()) -> str:
     """The report as one self-contained HTML document (UTF-8 text; no scripts, no external resources).
 
     Args:
@@ -313,11 +315,13 @@ def render_report_html(metrics: CorpusMetrics, tokens: CorpusTokens | None, *, m
         failures: ``(source, status)`` of rows not scored, the first :data:`MAX_FAILURES` listed (escaped).
         precision: what the rows ran in (:func:`model.batch.rows.precision_of`), shown after the model; None: not
             shown.
+        sections: more HTML sections (already escaped), shown after the headline cards (e.g. the two-model
+            comparison, :func:`model.batch.comparison_report.comparison_section`).
     """
     m = metrics
     sub = (f"Model: {model_name}" + (f" \u00b7 precision {precision}" if precision else "") + f" \u00b7 {date}"
            + (f" \u00b7 {source}" if source else ""))
-    parts = [_cards(m), '<div class="grid">', *_gold_sections(m), _histogram(m), _length_section(m), "</div>",
+    parts = [_cards(m), *sections, '<div class="grid">', *_gold_sections(m), _histogram(m), _length_section(m), "</div>",
              _token_section(tokens, top), _failures_section(m, failures)]
     foot = f"{m.n_rows:,} rows ({m.n_scored:,} scored, {m.n_failed:,} failed)"
     if elapsed_s is not None:

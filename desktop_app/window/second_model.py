@@ -1,0 +1,180 @@
+"""Model > Compare with a second model... (issue 44): model B beside the model in use (model A).
+
+:class:`SecondModel` (made by :class:`~desktop_app.window.model_menu.ModelMenu`) adds the Model menu's entries,
+loads model B on its own background thread (:func:`desktop_app.workers.second_model.load_second_job`: ours or any
+Hugging Face folder the app opens, read as model A's task when the user chose one), and refuses a model that cannot
+be compared row by row with A (another task type, other labels): one message naming both folders and what differs
+(:func:`model.batch.comparison.comparison_problem`). Once B is there:
+
+* the prediction panel shows a compact "Model B" section (:class:`~desktop_app.views.model_b_box.ModelBBox`): B's
+  verdict on the text on display (scored on the same thread, :func:`~desktop_app.workers.second_model.score_second_job`)
+  and whether A and B agree;
+* batch scoring scores every row with both (:meth:`~desktop_app.panels.batch_panel.BatchPanel.set_second_predictor`,
+  connected by :meth:`attach_batch`), the table gains B's columns and "Agree?"; Analysis > Batch: disagreements first
+  sorts by it; the Corpus dock's "A vs B" tab compares the two;
+* a new model A that B cannot be compared with drops B (one message); Stop comparing drops it too.
+
+Model B is one :class:`model.Predictor`, shared by this controller's thread and the batch thread (never copied).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+from model.batch.comparison import comparison_problem
+from model.tasks.task import task_of
+
+from ..panels.batch_compare import agree_column
+from ..panels.batch_model import COLUMNS
+from ..views.model_b_box import ModelBBox
+from ..workers.handle import EXPLANATION_NICE
+from ..workers.jobs import Jobs
+from ..workers.second_model import load_second_job, score_second_job
+from .settings import APP_NAME
+
+
+class SecondModel(QObject):
+    """Model B of a :class:`~desktop_app.window.main_window.MainWindow` (module docstring).
+
+    Attributes:
+        predictor: model B (a ``model.Predictor``), or None.
+        folder: model B's folder, or None.
+        box: the prediction panel's "Model B" section.
+        error_box: the last message box (non-modal), or None.
+
+    Signals:
+        changed(object): model B is now this predictor (None: no model B).
+    """
+
+    changed = Signal(object)
+
+    def __init__(self, window) -> None:
+        super().__init__(window)
+        self.window = window
+        self.predictor = None
+        self.folder: str | None = None
+        self.error_box: QMessageBox | None = None
+        self._scored: tuple | None = None  # ((text, pair), Score) of the text on display
+        self.handle = Jobs("model-b", EXPLANATION_NICE, parent=self)
+        self.box = ModelBBox()
+        layout = window.prediction_panel.layout()
+        layout.insertWidget(layout.count() - 1, self.box)  # under A's details, above the stretch
+        window.state.events.prediction.connect(self._on_prediction)
+        window.predictor_loaded.connect(self._on_a_loaded)
+
+    # ---------------------------------------------------------------- menu
+    def add_to(self, menu) -> None:
+        """Add "Compare with a second model..." and "Stop comparing" to ``menu`` (the Model menu, rebuilt often)."""
+        menu.addSeparator()
+        act = menu.addAction("Compare with a &second model\u2026", self.open_folder)
+        act.setStatusTip("Open a second model (same task and labels): both score every text and every batch row")
+        act.setEnabled(self.window.predictor is not None)
+        name = f" ({Path(self.folder).name})" if self.folder else ""
+        menu.addAction(f"S&top comparing{name}", self.stop).setEnabled(self.predictor is not None)
+
+    def open_folder(self) -> str | None:
+        """Ask for model B's folder and load it; returns the folder or None when cancelled."""
+        start = self.folder or str(Path.home())
+        folder = QFileDialog.getExistingDirectory(self.window, "Compare with a second model", start)
+        if folder:
+            self.load(folder)
+        return folder or None
+
+    # ---------------------------------------------------------------- loading
+    def load(self, folder: str | Path) -> None:
+        """Load model B from ``folder`` on the "model-b" thread; the answer is :attr:`changed` or one message."""
+        a = self.window.predictor
+        if a is None:
+            self._warn("Model A is still loading: open the second model once it is ready.")
+            return
+        folder = str(folder)
+        task = task_of(a) if task_of(a).source == "user" else None  # the user's reading of A: B reads the same
+        self.window.statusBar().showMessage(f"Loading model B from {folder}\u2026")
+        self.handle.run(load_second_job, folder, self.window.device, self.window.controller.precision, task,
+                        on_progress=lambda stage: self.window.statusBar().showMessage(stage),
+                        on_result=lambda b: self._on_loaded(folder, b),
+                        on_error=lambda exc: self._warn(f"Could not load model B from {folder}: {exc}"))
+
+    def _on_loaded(self, folder: str, b) -> None:
+        problem = comparison_problem(self.window.predictor, b)
+        if problem is not None:
+            self._warn(f"Model B was not opened: {problem}.")
+            return
+        self.predictor, self.folder, self._scored = b, folder, None
+        self.box.set_model(Path(folder).name)
+        self.window.statusBar().showMessage(f"Comparing with model B ({folder}): score a folder to compare them "
+                                            "row by row", 8000)
+        self.changed.emit(b)
+        self._on_prediction(self.window.state.prediction)
+
+    def stop(self) -> None:
+        """No model B any more (its rows already in the table keep their B columns)."""
+        self.handle.cancel()
+        self.predictor, self.folder, self._scored = None, None, None
+        self.box.set_model(None)
+        self.changed.emit(None)
+
+    def _on_a_loaded(self, a) -> None:
+        if self.predictor is None:
+            return
+        problem = comparison_problem(a, self.predictor)
+        if problem is not None:
+            self.stop()
+            self._warn(f"Stopped comparing with model B: {problem}.")
+
+    def _warn(self, message: str) -> None:
+        self.window.statusBar().showMessage(message, 10000)
+        self.error_box = QMessageBox(QMessageBox.Warning, APP_NAME, message, QMessageBox.Ok, self.window)
+        self.error_box.open()
+
+    # ---------------------------------------------------------------- the text on display
+    def _on_prediction(self, pred) -> None:
+        """A new prediction of A: B's verdict on the same text (scored once per text)."""
+        if self.predictor is None:
+            return
+        if pred is None:
+            self.box.clear()
+            return
+        problem = comparison_problem(self.window.predictor, self.predictor)  # Model > Task may have changed A
+        if problem is not None:
+            self.box.clear(f"Not compared: {problem}")
+            return
+        key = (self.window.editor.toPlainText(), self.window.review_box.text_pair())
+        if self._scored is not None and self._scored[0] == key:
+            self.box.show_scores(pred, self._scored[1])
+            return
+        self.box.clear("B is scoring this text\u2026")
+        self.handle.run(score_second_job, self.predictor, *key, on_result=lambda s: self._on_score(key, s),
+                        on_error=lambda exc: self.box.clear(f"B could not score this text: {exc}"))
+
+    def _on_score(self, key: tuple, score) -> None:
+        self._scored = (key, score)
+        if self.window.state.prediction is not None:
+            self.box.show_scores(self.window.state.prediction, score)
+
+    # ---------------------------------------------------------------- batch
+    def attach_batch(self, batch) -> None:
+        """Batch scoring follows model B (:meth:`BatchPanel.set_second_predictor`); adds Analysis > Batch:
+        disagreements first."""
+        self.changed.connect(batch.set_second_predictor)
+        batch.set_second_predictor(self.predictor)
+
+        def disagreements_first() -> None:
+            column = agree_column(batch.table_model.extra_columns(), len(COLUMNS))
+            if column < 0:
+                self.window.statusBar().showMessage("No rows scored by two models yet (Model > Compare with a "
+                                                    "second model\u2026, then score a folder)", 8000)
+                return
+            batch.view.sortByColumn(column, Qt.SortOrder.AscendingOrder)
+
+        self.window._action(self.window.analysis_menu, "Batch: &disagreements first (A vs B)", disagreements_first)
+
+    def shutdown(self) -> None:
+        """Stop the "model-b" thread (the window's workers are shut down on close)."""
+        self.handle.shutdown()
+
+
+__all__ = ["SecondModel"]
