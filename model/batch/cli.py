@@ -31,7 +31,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-from .cli_report import add_report_arguments, report_path_error, wants_report, write_corpus_outputs
+from .cli_counterfactuals import add_counterfactual_arguments, corpus_outputs, counterfactual_usage, keeps_rows
+from .cli_report import add_report_arguments, report_path_error
 from .columns import Columns, check_columns
 from .engine import Summary, Timer, score_records
 from .export import FORMATS, RowWriter, format_for_path
@@ -139,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="scoring actors (default: from the cluster's CPUs/GPUs)")
     g.add_argument("--gpus-per-worker", type=_positive_float, metavar="G", help="GPUs per actor (default: 0, CPU)")
     add_report_arguments(p, _positive_int)  # --report, --metrics, --top-tokens, --min-count, --no-token-scores
+    add_counterfactual_arguments(p, _positive_int)  # --counterfactuals, --counterfactuals-out, --cf-* (issue 43)
     return p
 
 
@@ -362,7 +364,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """Check the options, load the model, score, commit the output and report; :class:`_Stop` ends it early."""
-    if (usage := _ray_usage(args)) is not None:
+    if (usage := _ray_usage(args) or counterfactual_usage(args)) is not None:
         raise _usage_error(parser, usage)
     if (bad := report_path_error(args)) is not None:
         print(f"{parser.prog}: error: {bad}", file=sys.stderr)  # one line, before the model loads
@@ -380,7 +382,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                            f"({', '.join(predictor.labels)})")
     max_bytes = int(args.max_file_mb * 2**20)
     writer = _open_writer(parser.prog, args, fmt, shards, predictor)
-    kept: list | None = [] if wants_report(args) else None
+    kept: list | None = [] if keeps_rows(args) else None
     summary, interrupted = _score_into(parser.prog, args, predictor, writer, max_bytes, kept)
     try:
         writer.commit()
@@ -389,9 +391,8 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         print(f"{parser.prog}: cannot write {args.out}: {exc}", file=sys.stderr)
         return 1
     status = _report(args, summary, writer, shards, interrupted)
-    if kept is not None:
-        failed, stopped = write_corpus_outputs(parser.prog, args, predictor, kept, interrupted, summary.elapsed_s)
-        status = 130 if stopped else failed or status
+    if kept is not None:  # --report/--metrics (cli_report), --counterfactuals (cli_counterfactuals)
+        status = corpus_outputs(parser.prog, args, predictor, kept, interrupted, summary.elapsed_s, status)
     return status
 
 

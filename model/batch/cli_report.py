@@ -124,7 +124,8 @@ def _token_pass(prog: str, args: argparse.Namespace, predictor, texts: list[str]
 
 
 def write_corpus_outputs(prog: str, args: argparse.Namespace, predictor, rows: list[ResultRow],
-                         interrupted: bool, elapsed_s: float) -> tuple[int | None, bool]:
+                         interrupted: bool, elapsed_s: float, counterfactuals: dict | None = None
+                         ) -> tuple[int | None, bool]:
     """Metrics, token scores and the ``--metrics``/``--report`` files of the scored ``rows``.
 
     Args:
@@ -134,6 +135,8 @@ def write_corpus_outputs(prog: str, args: argparse.Namespace, predictor, rows: l
         rows: every row written (same order).
         interrupted: scoring was interrupted (no token pass).
         elapsed_s: scoring wall time, for the report.
+        counterfactuals: the counterfactual edits' metrics by generator (:mod:`model.batch.cli_counterfactuals`), or
+            None.
 
     Returns:
         ``(status, interrupted)``: status 1 when an output could not be written (message on stderr), else None;
@@ -147,14 +150,14 @@ def write_corpus_outputs(prog: str, args: argparse.Namespace, predictor, rows: l
         tokens, stopped = _token_pass(prog, args, predictor, texts)
     try:
         if args.metrics:
-            write_metrics_json(args.metrics, metrics, tokens, args.top_tokens, precision)
+            write_metrics_json(args.metrics, metrics, tokens, args.top_tokens, precision, counterfactuals)
             print(f"wrote metrics to {args.metrics}", file=sys.stderr)
         if args.report:
             write_report_html(args.report, metrics, tokens, model_name=model_name(args, predictor),
                               date=datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
                               source=", ".join(args.paths), top=args.top_tokens, elapsed_s=elapsed_s,
                               failures=[(r.source, r.status) for r in rows if not r.ok][:MAX_FAILURES],
-                              precision=precision)
+                              precision=precision, counterfactuals=counterfactuals)
             print(f"wrote the report to {args.report}", file=sys.stderr)
     except OSError as exc:
         print(f"{prog}: cannot write the report/metrics: {exc}", file=sys.stderr)

@@ -42,6 +42,7 @@ from ..palette import NEUTRAL, class_colour
 from model.tasks.types import TASK_TYPES, MultiLabel, Regression, SingleLabel, task_type
 from .corpus import CorpusMetrics
 from .corpus_tokens import CorpusTokens
+from .report_counterfactuals import counterfactual_section
 from .svg import (
     NEG,
     POS,
@@ -90,7 +91,7 @@ def _task_values(metrics: CorpusMetrics) -> dict:
 
 
 def metrics_dict(metrics: CorpusMetrics, tokens: CorpusTokens | None, top: int = DEFAULT_TOP,
-                 precision: str | None = None) -> dict:
+                 precision: str | None = None, counterfactuals: dict | None = None) -> dict:
     """The ``metrics.json`` content (module docstring) as a dict with exactly :data:`METRICS_KEYS` and then the
     task's :data:`TASK_KEYS`, in order.
 
@@ -99,6 +100,8 @@ def metrics_dict(metrics: CorpusMetrics, tokens: CorpusTokens | None, top: int =
         tokens: from :func:`model.batch.corpus_tokens.corpus_token_scores`, or None (``top_tokens`` null).
         top: tokens per list.
         precision: what the rows ran in (:func:`model.batch.rows.precision_of`), or None (unknown).
+        counterfactuals: when given, added last as ``"counterfactuals"``: ``{generator: {"n", "flip_rate",
+            "mean_abs_delta", "mean_jsd", "by_class"}}`` (:func:`model.counterfactuals.counterfactual_metrics`).
     """
     confusion = None
     if metrics.confusion is not None:
@@ -112,13 +115,14 @@ def metrics_dict(metrics: CorpusMetrics, tokens: CorpusTokens | None, top: int =
         "accuracy": _num(metrics.accuracy), "f1": _num(metrics.f1), "confusion_matrix": confusion,
         "ece": _num(metrics.ece), "top_tokens": top_tokens, "task": metrics.task, "labels": list(metrics.labels),
         "precision": precision, **_task_values(metrics),
+        **({"counterfactuals": counterfactuals} if counterfactuals is not None else {}),
     }
 
 
 def write_metrics_json(path: str | os.PathLike, metrics: CorpusMetrics, tokens: CorpusTokens | None,
-                       top: int = DEFAULT_TOP, precision: str | None = None) -> None:
+                       top: int = DEFAULT_TOP, precision: str | None = None, counterfactuals: dict | None = None) -> None:
     """Write :func:`metrics_dict` to ``path`` as UTF-8 JSON (indented), atomically. Raises OSError."""
-    text = json.dumps(metrics_dict(metrics, tokens, top, precision), indent=2, ensure_ascii=False)
+    text = json.dumps(metrics_dict(metrics, tokens, top, precision, counterfactuals), indent=2, ensure_ascii=False)
     atomic_write_bytes(path, (text + "\n").encode("utf-8"))
 
 
@@ -299,7 +303,8 @@ def _token_section(tokens: CorpusTokens | None, top: int) -> str:
 
 def render_report_html(metrics: CorpusMetrics, tokens: CorpusTokens | None, *, model_name: str, date: str,
                        source: str = "", top: int = DEFAULT_TOP, elapsed_s: float | None = None,
-                       failures: Sequence[tuple[str, str]] = (), precision: str | None = None) -> str:
+                       failures: Sequence[tuple[str, str]] = (), precision: str | None = None,
+                       counterfactuals: dict | None = None) -> str:
     """The report as one self-contained HTML document (UTF-8 text; no scripts, no external resources).
 
     Args:
@@ -313,12 +318,13 @@ def render_report_html(metrics: CorpusMetrics, tokens: CorpusTokens | None, *, m
         failures: ``(source, status)`` of rows not scored, the first :data:`MAX_FAILURES` listed (escaped).
         precision: what the rows ran in (:func:`model.batch.rows.precision_of`), shown after the model; None: not
             shown.
+        counterfactuals: the counterfactual edits' metrics by generator, or None (no section).
     """
     m = metrics
     sub = (f"Model: {model_name}" + (f" \u00b7 precision {precision}" if precision else "") + f" \u00b7 {date}"
            + (f" \u00b7 {source}" if source else ""))
     parts = [_cards(m), '<div class="grid">', *_gold_sections(m), _histogram(m), _length_section(m), "</div>",
-             _token_section(tokens, top), _failures_section(m, failures)]
+             _token_section(tokens, top), counterfactual_section(counterfactuals), _failures_section(m, failures)]
     foot = f"{m.n_rows:,} rows ({m.n_scored:,} scored, {m.n_failed:,} failed)"
     if elapsed_s is not None:
         foot += f", scored in {elapsed_s:,.1f} s"

@@ -6,8 +6,9 @@ integrated gradients, the most faithful method on the bundled model (docs/model.
 text is at most :data:`AUTO_IG_S`, else gradient x input, signed and one forward and backward pass); sum each
 word's token scores; rank the words by their support of the verdict (score times :func:`~.guided.aim`'s direction;
 an unsigned method's scores as they are); remove the first k words for k = 1, 2, ... (``settings.max_removals`` at
-most; the prefixes scored a batch at a time, stopping at the first that flips); then, while it flips, try to put each
-removed word back (all k in one batch) and keep the first set that still flips: a locally smallest removal. The edit
+most; the prefixes scored a batch at a time, stopping at the first that flips); then, for a removal of at most :data:`MINIMISE_UP_TO` words, try to put each removed word back
+(all k in one batch) and keep the first set that still flips, at most :data:`MINIMISE_ROUNDS` times: a smaller
+removal (locally smallest when the rounds did not run out). The edit
 reported is the smallest flipping removal found, or the largest removal tried when none flips (``flipped`` False).
 """
 
@@ -22,8 +23,10 @@ from .guided import aim, score_candidates, side_tokens, token_words
 
 PREFIX_BATCH = 8
 """Word-removal prefixes scored per ``score_many`` call."""
-MINIMISE_UP_TO = 12
+MINIMISE_UP_TO = 8
 """A flipping removal of at most this many words is made smaller by putting words back one at a time."""
+MINIMISE_ROUNDS = 3
+"""At most this many words are put back (one batch of candidates each)."""
 AUTO_IG_S = 0.1
 """``"auto"`` explains with integrated gradients when :func:`model.explain.cost.estimate_seconds` says it takes at
 most this many seconds for the text, else with gradient x input."""
@@ -89,7 +92,9 @@ class AblationFlip(Generator):
 
     def _minimise(self, source: Source, spans, removed: list[int], found: Edit) -> Edit:
         """Put removed words back one at a time while the removal still flips (see the module docstring)."""
-        while 1 < len(removed) <= MINIMISE_UP_TO:
+        for _ in range(MINIMISE_ROUNDS if len(removed) <= MINIMISE_UP_TO else 0):
+            if len(removed) < 2:
+                break
             tries = [removed[:i] + removed[i + 1:] for i in range(len(removed))]
             scored = score_candidates(source, [self._edit(source, spans, r) for r in tries])
             hit = next((i for i, e in enumerate(scored) if e.flipped), None)
@@ -99,4 +104,4 @@ class AblationFlip(Generator):
         return found
 
 
-__all__ = ["AUTO_IG_S", "AblationFlip", "auto_method", "MINIMISE_UP_TO", "PREFIX_BATCH", "word_order"]
+__all__ = ["AUTO_IG_S", "MINIMISE_ROUNDS", "MINIMISE_UP_TO", "AblationFlip", "auto_method", "MINIMISE_UP_TO", "PREFIX_BATCH", "word_order"]

@@ -49,7 +49,7 @@ class Settings:
     method: str = "auto"
     max_edits: int = 8
     max_removals: int = 20
-    candidates: int = 16
+    candidates: int = 8
     max_flips: int = 2
     samples: int = 1
     seed: int = 0

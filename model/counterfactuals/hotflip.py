@@ -7,8 +7,8 @@ Hugging Face encoder the backend opens) and f = direction x the explained score 
 (:func:`model.explain.gradients.target_score`: a class's log-odds, a label's logit, the value; direction from
 :func:`~.guided.aim`), the first-order change of f when token i becomes vocabulary word w is
 (e_w - e_{x_i}) . df/dx_i (the paper's eq. 2 with the embedding in place of the one-hot vector). The
-``settings.candidates`` substitutions with the most negative change (at most a quarter of them at one position)
-are made in the text (whole words of one piece,
+``settings.candidates`` substitutions with the most negative change (at most a quarter of them at one position; among
+the :data:`MAX_POSITIONS` words of the largest gradients) are made in the text (whole words of one piece,
 letters only, the word's case kept), scored in one batch, and the flip among them (or, for two tokens, the closest
 to flipping) is kept; the second token is chosen the same way on the text with the first substitution made. The edit
 reported is the first flip (one token before two), or the candidate closest to flipping.
@@ -30,6 +30,8 @@ from .base import Generator, Source, keep_case, word_spans
 from .guided import aim, closest, score_candidates, side_tokens, task_of, token_words
 
 _VOCAB: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+MAX_POSITIONS = 64
+"""Substitutions are looked for at the words of the largest gradients (norm of df/dx_i), at most this many."""
 
 
 def vocabulary(predictor) -> tuple[np.ndarray, list[str], torch.Tensor]:
@@ -82,6 +84,9 @@ def substitutions(source: Source, text: str, pair: str | None, frozen: tuple[int
         f = direction * target_score(logits, target, task_of(source).kind).sum()
         (grad,) = torch.autograd.grad(f, x)
     source.spent += 2
+    if len(positions) > MAX_POSITIONS:  # the positions of the largest gradients
+        norms = grad[0, positions].float().norm(dim=-1)
+        positions = [positions[i] for i in sorted(torch.topk(norms, MAX_POSITIONS).indices.tolist())]
     g = grad[0, positions].float()  # (P, E)
     own = (g * x[0, positions].detach().float()).sum(-1, keepdim=True)  # (P, 1): g_i . e_{x_i}
     change = g @ table.T - own  # (P, V')
@@ -133,4 +138,4 @@ class HotFlip(Generator):
         return [closest(source, [best, *score_candidates(source, self._edits(source, pairs))])]
 
 
-__all__ = ["HotFlip", "substitutions", "vocabulary"]
+__all__ = ["MAX_POSITIONS", "HotFlip", "substitutions", "vocabulary"]

@@ -73,6 +73,11 @@ _AUX = ("is", "are", "was", "were", "am", "has", "have", "had", "will", "would",
 _CONTRACTED = {"isn't": "is", "aren't": "are", "wasn't": "was", "weren't": "were", "hasn't": "has", "haven't": "have",
                "hadn't": "had", "won't": "will", "wouldn't": "would", "can't": "can", "couldn't": "could",
                "shouldn't": "should", "mustn't": "must", "cannot": "can"}
+_PRONOUNS = frozenset(("i", "you", "he", "she", "it", "we", "they", "there"))
+_PARTICIPLES = frozenset(("been", "done", "gone", "seen", "made", "had", "got", "given", "taken", "found", "heard",
+                          "told", "known", "shown", "become", "come", "left", "felt", "kept", "brought", "thought"))
+_HAVE = frozenset(("has", "have", "had"))
+_NEGATORS = frozenset(("never", "no", "not", "nor", "hardly", "barely", "neither"))
 _DO = {"don't": "", "doesn't": "s", "didn't": "ed", "do": "", "does": "s", "did": "ed"}
 _IRREGULAR = {"be": ("is", "was"), "have": ("has", "had"), "do": ("does", "did"), "go": ("goes", "went"),
               "get": ("gets", "got"), "make": ("makes", "made"), "see": ("sees", "saw"), "think": ("thinks", "thought"),
@@ -99,6 +104,15 @@ def inflect(verb: str, ending: str) -> str:
     return verb[:-1] + "ied" if re.search(r"[^aeiou]y$", low) else verb + "ed"
 
 
+def _negatable(words: list[str], i: int) -> bool:
+    """Whether "not" may follow the auxiliary ``words[i]``: not after a negator ("never have I"), not before a
+    pronoun (an inverted question, "is it"), and "has/have/had" only before a past participle (not "have a dog")."""
+    nxt = words[i + 1] if i + 1 < len(words) else ""
+    if not nxt or nxt in _NEGATORS or nxt in _PRONOUNS or (i > 0 and words[i - 1] in _NEGATORS):
+        return False
+    return words[i] not in _HAVE or nxt in _PARTICIPLES or nxt.endswith(("ed", "en"))
+
+
 def negation_sites(text: str) -> list[tuple[list[Change], str]]:
     """Each place where a negation can be added or removed, as ``(changes, note)``, in text order: an auxiliary
     ("is", "was", "will", ...) not already negated gets "not" after it ("can" becomes "cannot"); a negated one
@@ -121,7 +135,7 @@ def negation_sites(text: str) -> list[tuple[list[Change], str]]:
             sites.append(([Change(s, e, keep_case(text[s:e], _CONTRACTED[w]))], f"{text[s:e]} -> {_CONTRACTED[w]}"))
         elif w in _AUX + ("can",) and nxt == "not" and nxt_span is not None:
             sites.append(([Change(e, nxt_span[1], "")], f"{text[s:nxt_span[1]]} -> {text[s:e]}"))
-        elif w in _AUX and nxt not in ("not", "n't", "never"):
+        elif w in _AUX and _negatable(words, i):
             sites.append(([Change(e, e, " not")], f"{text[s:e]} -> {text[s:e]} not"))
         elif w == "can" and nxt not in ("not", "never"):
             sites.append(([Change(s, e, keep_case(text[s:e], "cannot"))], f"{text[s:e]} -> cannot"))

@@ -48,6 +48,8 @@ def test_parse_rules_names_the_bad_rule():
     ("Didn't try it.", ["Tried it."]),
     ("You can go and it won't rain.", ["You cannot go and it won't rain.", "You can go and it will rain."]),
     ("Nothing negatable here.", []),
+    ("Never have I seen it. Is it good? I have a dog. It has been fun.", ["Never have I seen it. Is it good? I have a "
+                                                                          "dog. It has not been fun."]),
 ])
 def test_negation_adds_or_removes_one_negation_per_edit(text, expected):
     assert [e.edited for e in _edits(Negation(), text)] == expected
