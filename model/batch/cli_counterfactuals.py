@@ -11,16 +11,15 @@ and ``--report`` (a section). Ctrl+C stops between inputs; the edits made so far
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import sys
 import threading
 from pathlib import Path
 
-from model.counterfactuals import Settings, counterfactual_metrics, edit_line, generate, parse_generators
+from model.counterfactuals import Settings, counterfactual_metrics, generate, parse_generators
 from model.counterfactuals.lexical import parse_rules
-from model.files.atomic import atomic_write_bytes
+from model.counterfactuals.metrics import write_edits_jsonl
 from model.records.counterfactual import SIDES
 
 from .cli_report import wants_report, write_corpus_outputs
@@ -112,9 +111,8 @@ def run_counterfactuals(prog: str, args: argparse.Namespace, predictor, rows: li
         rate = "-" if m["flip_rate"] is None else f"{m['flip_rate'] * 100:.1f} %"
         print(f"counterfactuals {name}: {m['n']:,} edits, flip rate {rate}", file=sys.stderr)
     if args.counterfactuals_out:
-        lines = "".join(json.dumps(edit_line(e), ensure_ascii=False) + "\n" for e in edits)
         try:
-            atomic_write_bytes(args.counterfactuals_out, lines.encode("utf-8"))
+            write_edits_jsonl(args.counterfactuals_out, edits)
         except OSError as exc:
             print(f"{prog}: cannot write {args.counterfactuals_out}: {exc}", file=sys.stderr)
             return metrics, 1, stop["now"]
@@ -138,4 +136,4 @@ def corpus_outputs(prog: str, args: argparse.Namespace, predictor, rows: list, i
     return status
 
 
-__all__ = ["corpus_outputs", "keeps_rows", "add_counterfactual_arguments", "counterfactual_usage", "run_counterfactuals", "wants_counterfactuals"]
+__all__ = ["add_counterfactual_arguments", "corpus_outputs", "counterfactual_usage", "keeps_rows", "run_counterfactuals", "wants_counterfactuals"]

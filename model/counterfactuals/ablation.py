@@ -104,4 +104,4 @@ class AblationFlip(Generator):
         return found
 
 
-__all__ = ["AUTO_IG_S", "MINIMISE_ROUNDS", "MINIMISE_UP_TO", "AblationFlip", "auto_method", "MINIMISE_UP_TO", "PREFIX_BATCH", "word_order"]
+__all__ = ["AUTO_IG_S", "MINIMISE_ROUNDS", "MINIMISE_UP_TO", "PREFIX_BATCH", "AblationFlip", "auto_method", "word_order"]

@@ -78,4 +78,14 @@ def edit_line(edit: Edit) -> dict:
     return row
 
 
-__all__ = ["METRIC_KEYS", "class_key", "counterfactual_metrics", "edit_line"]
+def write_edits_jsonl(path, edits: Iterable[Edit]) -> None:
+    """Write one :func:`edit_line` per edit to ``path`` (UTF-8 JSON Lines), atomically. Raises OSError."""
+    import json
+
+    from model.files.atomic import atomic_write_bytes
+
+    lines = "".join(json.dumps(edit_line(e), ensure_ascii=False) + "\n" for e in edits)
+    atomic_write_bytes(path, lines.encode("utf-8"))
+
+
+__all__ = ["METRIC_KEYS", "class_key", "counterfactual_metrics", "edit_line", "write_edits_jsonl"]

@@ -26,8 +26,7 @@ def reviews(tmp_path):
 
 def _run(argv, capsys):
     code = score.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, err
+    return code, capsys.readouterr().err
 
 
 def test_lines_metrics_and_report_agree(reviews, tiny_model_dir, tmp_path, capsys):
