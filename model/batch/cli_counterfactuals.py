@@ -101,6 +101,9 @@ def run_counterfactuals(prog: str, args: argparse.Namespace, predictor, rows: li
         edits = generate(predictor, [(r.text, r.text_pair) for r in ok], parse_generators(args.counterfactuals),
                          settings, predictor.options(long_text=args.long_text), [r.source for r in ok], progress,
                          lambda: stop["now"])
+    except ValueError as exc:  # e.g. --cf-side second on inputs without a second text
+        print(f"{prog}: --counterfactuals: {exc}", file=sys.stderr)
+        return None, 1, False
     finally:
         if in_main:
             signal.signal(signal.SIGINT, previous)

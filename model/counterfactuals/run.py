@@ -60,6 +60,8 @@ def generate(predictor, inputs: Sequence[tuple[str, str | None]], names: Sequenc
         ValueError: an unknown generator, bad settings, or a second text to edit on inputs without one.
     """
     names, settings = parse_generators(names), (settings or Settings()).checked()
+    if settings.side == "second" and (missing := [i for i, (_, p) in enumerate(inputs) if p is None]):
+        raise ValueError(f"the second text was chosen for editing, and input {missing[0] + 1} has no second text")
     options = options if options is not None else predictor.options()
     stop = should_stop or (lambda: False)
     scores = score_inputs(predictor, [t for t, _ in inputs], [p for _, p in inputs], options)

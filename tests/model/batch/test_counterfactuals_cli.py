@@ -78,3 +78,12 @@ def test_usage_errors_before_the_model_loads(reviews, extra, message, capsys, tm
     monkeypatch.chdir(tmp_path)
     code, err = _run([reviews, "--model", tmp_path / "no-model-here", *extra], capsys)
     assert code == 2 and message in err
+
+
+def test_the_second_side_without_second_texts_is_one_clear_line(reviews, tiny_model_dir, tmp_path, capsys):
+    code, err = _run([reviews, "--model", tiny_model_dir, "--out", tmp_path / "rows.csv", "--no-progress",
+                      "--counterfactuals", "negation", "--cf-side", "second", "--counterfactuals-out",
+                      tmp_path / "e.jsonl"], capsys)
+    assert code == 1 and "--counterfactuals: the second text was chosen for editing, and input 1 has no second" in err
+    assert "Traceback" not in err and not (tmp_path / "e.jsonl").exists()
+
