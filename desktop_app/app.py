@@ -78,7 +78,8 @@ def open_command_line_paths(window, paths: list[str]) -> None:
 
 
 def attach_panels(window) -> dict:
-    """Add the batch, corpus and explanation panels to ``window`` and wire them.
+    """Add the batch, corpus, explanation and "What if" panels to ``window`` and wire them (a What-if edit clicked
+    becomes the current text, the original pinned: :func:`desktop_app.panels.whatif_panel.open_edit`).
 
     The batch and corpus docks (the results working area) are :func:`desktop_app.window.results_area.attach_results`'s.
     The explanation panel follows the window's explorer state itself (each new prediction, the selected layer;
@@ -86,11 +87,12 @@ def attach_panels(window) -> dict:
     not set the height of the right-hand dock area.
 
     Returns:
-        {"batch": BatchPanel, "corpus": CorpusPanel, "explain": ExplanationPanel}
+        {"batch": BatchPanel, "corpus": CorpusPanel, "explain": ExplanationPanel, "whatif": WhatIfPanel}
     """
     from PySide6.QtCore import Qt
 
     from desktop_app.panels.explain_panel import ExplanationPanel
+    from desktop_app.panels.whatif_panel import WhatIfPanel, open_edit
     from desktop_app.views.widgets import scrollable
     from desktop_app.window.results_area import attach_results
 
@@ -102,9 +104,16 @@ def attach_panels(window) -> dict:
         explain.set_predictor(window.predictor)
     if window.current_prediction is not None:
         explain.set_prediction(window.current_prediction)
+    whatif = WhatIfPanel(state=window.state)  # issue 43: counterfactual edits of the current text
+    whatif_dock = window.add_panel(scrollable(whatif), "What if", Qt.RightDockWidgetArea)
+    if not window.has_saved_layout:  # opened from View > What if: the right-hand tabs are full at 1400 pixels
+        whatif_dock.hide()
+    window.predictor_loaded.connect(whatif.set_predictor)
+    whatif.set_predictor(window.predictor)
+    whatif.open_requested.connect(lambda text, pair: open_edit(window, whatif.source, text, pair))
     if not window.has_saved_layout:
         window.heatmap_dock.raise_()  # the attention heatmap stays the first right-hand tab on show
-    return {"batch": batch, "corpus": corpus, "explain": explain}
+    return {"batch": batch, "corpus": corpus, "explain": explain, "whatif": whatif}
 
 
 def first_sample_text() -> str:

@@ -13,7 +13,8 @@ to 28 classes; click a cell: the table shows that cell's rows, click it again: a
 every cell, see :meth:`desktop_app.panels.row_filter.RowFilter.population`); per-class precision/recall/F1;
 P(positive) (or the top label's probability) by gold label; the reliability diagram of the top label; accuracy by
 review length and truncation; a regression's predicted-vs-gold scatter and its error by length. The "Words" tab (:class:`~desktop_app.panels.corpus_words.CorpusWordsPanel`)
-finds the words that drive the model over these reviews. Every plot exports as PNG/SVG (``export_requested``; the
+finds the words that drive the model over these reviews; the "What if" tab
+(:class:`~desktop_app.panels.corpus_whatif.CorpusWhatIfPanel`) edits them and counts the flips. Every plot exports as PNG/SVG (``export_requested``; the
 main window's File > Export view lists them too).
 """
 
@@ -38,6 +39,7 @@ from ..workers.corpus import corpus_metrics_job
 from ..workers.handle import EXPLANATION_NICE
 from ..workers.jobs import Jobs
 from .corpus_compare import CorpusComparison
+from .corpus_whatif import CorpusWhatIfPanel
 from .corpus_words import CorpusWordsPanel
 
 THROTTLE_MS = 500  # at most two metric updates per second while rows arrive
@@ -145,6 +147,7 @@ class CorpusPanel(QWidget):
         self.scatter = RegressionScatterPlot()
         self.confusion.cell_clicked.connect(self._on_cell_clicked)
         self.words = CorpusWordsPanel(self.batch)
+        self.whatif = CorpusWhatIfPanel(self.batch)  # issue 43: counterfactual edits of the corpus
         page = QWidget()
         self.grid = grid = QGridLayout(page)
         grid.setContentsMargins(0, 0, 0, 0)
@@ -159,6 +162,7 @@ class CorpusPanel(QWidget):
         self.tabs.addTab(self.words, "What drives it")
         self.comparison = CorpusComparison(self.batch, metrics_line)  # two models' rows (issue 44)
         self.tabs.addTab(scrollable(self.comparison), "A vs B")
+        self.tabs.addTab(scrollable(self.whatif), "What if")
         self.export_button = QToolButton()
         self.export_button.setText("Export")
         self.export_button.setToolTip("Save a plot as PNG or SVG")
@@ -212,6 +216,7 @@ class CorpusPanel(QWidget):
         """The model for "What drives it" (the metrics need none); the scope line says again whether the rows are
         this model's."""
         self.words.set_predictor(predictor)
+        self.whatif.set_predictor(predictor)
         self._update_scope(self.batch.table_model.rowCount())
 
     def schedule(self) -> None:
@@ -240,6 +245,7 @@ class CorpusPanel(QWidget):
         self.timer.stop()
         self.words.shutdown()
         self.comparison.shutdown()
+        self.whatif.shutdown()
         self.handle.shutdown()
 
     # -- results ----------------------------------------------------------------------------------------------

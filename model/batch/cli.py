@@ -34,7 +34,8 @@ from collections.abc import Sequence
 
 from .cli_args import positive_float as _positive_float, positive_int as _positive_int, unit_interval as _unit_interval
 from .cli_compare import CompareRun, add_compare_argument, ray_compared
-from .cli_report import add_report_arguments, report_path_error, wants_report, write_corpus_outputs
+from .cli_counterfactuals import add_counterfactual_arguments, corpus_outputs, counterfactual_usage, keeps_rows
+from .cli_report import add_report_arguments, report_path_error
 from .columns import Columns, check_columns
 from .engine import Summary, Timer, score_records
 from .export import FORMATS, RowWriter, format_for_path
@@ -116,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--gpus-per-worker", type=_positive_float, metavar="G", help="GPUs per actor (default: 0, CPU)")
     add_report_arguments(p, _positive_int)  # --report, --metrics, --top-tokens, --min-count, --no-token-scores
     add_compare_argument(p)  # --compare-model (issue 44, model/batch/cli_compare.py)
+    add_counterfactual_arguments(p, _positive_int)  # --counterfactuals, --counterfactuals-out, --cf-* (issue 43)
     return p
 
 
@@ -346,7 +348,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """Check the options, load the model, score, commit the output and report; :class:`_Stop` ends it early."""
-    if (usage := _ray_usage(args)) is not None:
+    if (usage := _ray_usage(args) or counterfactual_usage(args)) is not None:
         raise _usage_error(parser, usage)
     if (bad := report_path_error(args)) is not None:
         print(f"{parser.prog}: error: {bad}", file=sys.stderr)  # one line, before the model loads
@@ -367,7 +369,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                            f"({', '.join(predictor.labels)})")
     max_bytes = int(args.max_file_mb * 2**20)
     writer = _open_writer(parser.prog, args, fmt, shards, predictor, compare)
-    kept: list | None = [] if wants_report(args) else None
+    kept: list | None = [] if keeps_rows(args) else None
     summary, interrupted = _score_into(parser.prog, args, predictor, writer, max_bytes, kept, compare)
     try:
         writer.commit()
@@ -377,10 +379,9 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return 1
     status = _report(args, summary, writer, shards, interrupted)
     comparison = compare.report() if compare is not None else None  # the paired metrics, also on stderr
-    if kept is not None:
-        failed, stopped = write_corpus_outputs(parser.prog, args, predictor, kept, interrupted, summary.elapsed_s,
-                                               comparison)
-        status = 130 if stopped else failed or status
+    if kept is not None:  # --report/--metrics (cli_report), --counterfactuals (cli_counterfactuals)
+        status = corpus_outputs(parser.prog, args, predictor, kept, interrupted, summary.elapsed_s, status,
+                                comparison)
     return status
 
 

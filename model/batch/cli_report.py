@@ -128,8 +128,8 @@ def _token_pass(prog: str, args: argparse.Namespace, predictor, texts: list[str]
 
 
 def write_corpus_outputs(prog: str, args: argparse.Namespace, predictor, rows: list[ResultRow],
-                         interrupted: bool, elapsed_s: float,
-                         comparison: ComparisonMetrics | None = None) -> tuple[int | None, bool]:
+                         interrupted: bool, elapsed_s: float, comparison: ComparisonMetrics | None = None,
+                         counterfactuals: dict | None = None) -> tuple[int | None, bool]:
     """Metrics, token scores and the ``--metrics``/``--report`` files of the scored ``rows``.
 
     Args:
@@ -141,6 +141,8 @@ def write_corpus_outputs(prog: str, args: argparse.Namespace, predictor, rows: l
         elapsed_s: scoring wall time, for the report.
         comparison: ``--compare-model``'s paired metrics (issue 44): ``metrics.json`` gains ``"comparison"``
             (:func:`model.batch.comparison.comparison_dict`), the report a "Two models" section; None: neither.
+        counterfactuals: the counterfactual edits' metrics by generator (:mod:`model.batch.cli_counterfactuals`), or
+            None.
 
     Returns:
         ``(status, interrupted)``: status 1 when an output could not be written (message on stderr), else None;
@@ -154,8 +156,9 @@ def write_corpus_outputs(prog: str, args: argparse.Namespace, predictor, rows: l
         tokens, stopped = _token_pass(prog, args, predictor, texts)
     try:
         if args.metrics:
-            extra = None if comparison is None else {"comparison": comparison_dict(comparison)}
-            write_metrics_json(args.metrics, metrics, tokens, args.top_tokens, precision, extra=extra)
+            extra = {**({} if comparison is None else {"comparison": comparison_dict(comparison)}),
+                     **({} if counterfactuals is None else {"counterfactuals": counterfactuals})}
+            write_metrics_json(args.metrics, metrics, tokens, args.top_tokens, precision, extra=extra or None)
             print(f"wrote metrics to {args.metrics}", file=sys.stderr)
         if args.report:
             write_report_html(args.report, metrics, tokens, model_name=model_name(args, predictor),
@@ -163,7 +166,8 @@ def write_corpus_outputs(prog: str, args: argparse.Namespace, predictor, rows: l
                               source=", ".join(args.paths), top=args.top_tokens, elapsed_s=elapsed_s,
                               failures=[(r.source, r.status) for r in rows if not r.ok][:MAX_FAILURES],
                               precision=precision,
-                              sections=() if comparison is None else (comparison_section(comparison),))
+                              sections=() if comparison is None else (comparison_section(comparison),),
+                              counterfactuals=counterfactuals)
             print(f"wrote the report to {args.report}", file=sys.stderr)
     except OSError as exc:
         print(f"{prog}: cannot write the report/metrics: {exc}", file=sys.stderr)

@@ -42,6 +42,7 @@ from ..palette import NEUTRAL, class_colour
 from model.tasks.types import TASK_TYPES, MultiLabel, Regression, SingleLabel, task_type
 from .corpus import CorpusMetrics
 from .corpus_tokens import CorpusTokens
+from .report_counterfactuals import counterfactual_section
 from .svg import (
     NEG,
     POS,
@@ -99,6 +100,10 @@ def metrics_dict(metrics: CorpusMetrics, tokens: CorpusTokens | None, top: int =
         tokens: from :func:`model.batch.corpus_tokens.corpus_token_scores`, or None (``top_tokens`` null).
         top: tokens per list.
         precision: what the rows ran in (:func:`model.batch.rows.precision_of`), or None (unknown).
+
+    :func:`write_metrics_json` adds what other passes measured after these keys (``"comparison"``,
+    ``"counterfactuals"``: ``{generator: {"n", "flip_rate", "mean_abs_delta", "mean_jsd", "by_class"}}``,
+    :func:`model.counterfactuals.counterfactual_metrics`).
     """
     confusion = None
     if metrics.confusion is not None:
@@ -301,7 +306,7 @@ def _token_section(tokens: CorpusTokens | None, top: int) -> str:
 def render_report_html(metrics: CorpusMetrics, tokens: CorpusTokens | None, *, model_name: str, date: str,
                        source: str = "", top: int = DEFAULT_TOP, elapsed_s: float | None = None,
                        failures: Sequence[tuple[str, str]] = (), precision: str | None = None,
-                       sections: Sequence[str] = ()) -> str:
+                       sections: Sequence[str] = (), counterfactuals: dict | None = None) -> str:
     """The report as one self-contained HTML document (UTF-8 text; no scripts, no external resources).
 
     Args:
@@ -317,12 +322,13 @@ def render_report_html(metrics: CorpusMetrics, tokens: CorpusTokens | None, *, m
             shown.
         sections: more HTML sections (already escaped), shown after the headline cards (e.g. the two-model
             comparison, :func:`model.batch.comparison_report.comparison_section`).
+        counterfactuals: the counterfactual edits' metrics by generator, or None (no section).
     """
     m = metrics
     sub = (f"Model: {model_name}" + (f" \u00b7 precision {precision}" if precision else "") + f" \u00b7 {date}"
            + (f" \u00b7 {source}" if source else ""))
     parts = [_cards(m), *sections, '<div class="grid">', *_gold_sections(m), _histogram(m), _length_section(m), "</div>",
-             _token_section(tokens, top), _failures_section(m, failures)]
+             _token_section(tokens, top), counterfactual_section(counterfactuals), _failures_section(m, failures)]
     foot = f"{m.n_rows:,} rows ({m.n_scored:,} scored, {m.n_failed:,} failed)"
     if elapsed_s is not None:
         foot += f", scored in {elapsed_s:,.1f} s"

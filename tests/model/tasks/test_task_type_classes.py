@@ -171,8 +171,10 @@ def _tables() -> dict[str, object]:
     """Every table of behaviour kept beside its consumer, keyed by task type class or id."""
     from model.batch.corpus import TASK_METRICS
     from model.batch.report import TASK_CARDS, TASK_KEYS
+    from model.counterfactuals.scoring import VERDICTS
 
-    tables: dict[str, object] = {"corpus metrics": TASK_METRICS, "report cards": TASK_CARDS, "metrics keys": TASK_KEYS}
+    tables: dict[str, object] = {"corpus metrics": TASK_METRICS, "report cards": TASK_CARDS, "metrics keys": TASK_KEYS,
+                                 "counterfactual flips": VERDICTS}
     if pytest.importorskip("PySide6"):
         from desktop_app.panels.corpus_panel import GOLD_NUMBERS
         from desktop_app.views.faithfulness_table import MEASURED
