@@ -14,11 +14,9 @@ The columns follow the model (:class:`model.batch.rows.RowSchema`, docs/batch_sc
 class, ``value`` for regression, ``text_pair`` for sentence pairs. Gold labels the model does not know are left
 empty, counted and listed on stderr.
 
-Rows are written as they are scored (stdout for CSV/JSON Lines, or ``--out``
-atomically: a temporary file renamed into place at the end), so memory does not
-grow with the number of reviews. A tqdm progress bar and a summary line
-(count, positive share, accuracy when gold labels exist, reviews/s, peak RSS)
-go to stderr. ``--report``/``--metrics`` add a self-contained HTML report and ``metrics.json`` computed from the
+Rows are written as they are scored (stdout for CSV/JSON Lines, or ``--out`` atomically), so memory does not grow
+with the number of reviews (``--projection`` holds them for the map: :mod:`model.batch.cli_map`). A tqdm progress
+bar and a summary line (count, positive share, accuracy when gold, reviews/s, peak RSS) go to stderr. ``--report``/``--metrics`` add a self-contained HTML report and ``metrics.json`` computed from the
 same rows, with corpus-level token scores from a second pass over the scored texts (:mod:`model.batch.cli_report`).
 
 Exit status: :data:`EXIT_STATUS` (also the end of ``--help``).
@@ -31,6 +29,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from .cli_map import add_map_arguments, map_error, map_kwargs, map_schema, map_sections, map_writer
 from .cli_report import add_report_arguments, report_path_error, wants_report, write_corpus_outputs
 from .columns import Columns, check_columns
 from .engine import Summary, Timer, score_records
@@ -139,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="scoring actors (default: from the cluster's CPUs/GPUs)")
     g.add_argument("--gpus-per-worker", type=_positive_float, metavar="G", help="GPUs per actor (default: 0, CPU)")
     add_report_arguments(p, _positive_int)  # --report, --metrics, --top-tokens, --min-count, --no-token-scores
+    add_map_arguments(p)  # --embeddings, --embedding-layer, --embedding-pooling, --projection
     return p
 
 
@@ -251,11 +251,11 @@ def _open_writer(prog: str, args: argparse.Namespace, fmt: str, shards: bool, pr
     """The writer of ``--out`` (a file, a shard folder) or stdout, with the model's columns
     (:meth:`RowSchema.of_predictor`; ``text_pair`` with ``--pair-column``, else when the first rows have second
     texts); raises :class:`_Stop` (1) when it cannot open."""
-    schema = RowSchema.of_predictor(predictor, pairs=True if args.pair_column else None)
+    schema = map_schema(args, RowSchema.of_predictor(predictor, pairs=True if args.pair_column else None))
     try:
         if shards:
             return ShardWriter(args.out, schema=schema)
-        return RowWriter(args.out, fmt, stream=None if args.out else sys.stdout, schema=schema)
+        return map_writer(args, RowWriter(args.out, fmt, stream=None if args.out else sys.stdout, schema=schema))
     except (ValueError, RuntimeError, OSError) as exc:
         print(f"{prog}: cannot write {args.out or 'stdout'}: {exc}", file=sys.stderr)
         raise _Stop(1) from None
@@ -299,7 +299,7 @@ def _score_into(prog: str, args: argparse.Namespace, predictor, writer, max_byte
             records = iter_records(args.paths, text_column=args.text_column, max_file_bytes=max_bytes,
                                    pair_column=args.pair_column, label_column=args.label_column)
             chunks = score_records(predictor, records, batch_size=args.batch_size, progress=progress,
-                                   long_text=args.long_text, on_gold_problem=summary.gold_problem)
+                                   long_text=args.long_text, on_gold_problem=summary.gold_problem, **map_kwargs(writer))
         for rows in chunks:
             writer.write(rows)
             summary.add(rows)
@@ -364,7 +364,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """Check the options, load the model, score, commit the output and report; :class:`_Stop` ends it early."""
     if (usage := _ray_usage(args)) is not None:
         raise _usage_error(parser, usage)
-    if (bad := report_path_error(args)) is not None:
+    if (bad := report_path_error(args) or map_error(args)) is not None:
         print(f"{parser.prog}: error: {bad}", file=sys.stderr)  # one line, before the model loads
         return 2
     shards = _is_shard_folder(args)
@@ -390,7 +390,8 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return 1
     status = _report(args, summary, writer, shards, interrupted)
     if kept is not None:
-        failed, stopped = write_corpus_outputs(parser.prog, args, predictor, kept, interrupted, summary.elapsed_s)
+        failed, stopped = write_corpus_outputs(parser.prog, args, predictor, kept, interrupted, summary.elapsed_s,
+                                               map_sections(writer))
         status = 130 if stopped else failed or status
     return status
 

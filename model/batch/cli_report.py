@@ -25,6 +25,7 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 from .corpus import corpus_metrics
@@ -124,7 +125,7 @@ def _token_pass(prog: str, args: argparse.Namespace, predictor, texts: list[str]
 
 
 def write_corpus_outputs(prog: str, args: argparse.Namespace, predictor, rows: list[ResultRow],
-                         interrupted: bool, elapsed_s: float) -> tuple[int | None, bool]:
+                         interrupted: bool, elapsed_s: float, sections: Sequence[str] = ()) -> tuple[int | None, bool]:
     """Metrics, token scores and the ``--metrics``/``--report`` files of the scored ``rows``.
 
     Args:
@@ -134,6 +135,7 @@ def write_corpus_outputs(prog: str, args: argparse.Namespace, predictor, rows: l
         rows: every row written (same order).
         interrupted: scoring was interrupted (no token pass).
         elapsed_s: scoring wall time, for the report.
+        sections: more report sections (HTML), e.g. the corpus map (:func:`model.batch.cli_map.map_sections`).
 
     Returns:
         ``(status, interrupted)``: status 1 when an output could not be written (message on stderr), else None;
@@ -154,7 +156,7 @@ def write_corpus_outputs(prog: str, args: argparse.Namespace, predictor, rows: l
                               date=datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
                               source=", ".join(args.paths), top=args.top_tokens, elapsed_s=elapsed_s,
                               failures=[(r.source, r.status) for r in rows if not r.ok][:MAX_FAILURES],
-                              precision=precision)
+                              precision=precision, sections=sections)
             print(f"wrote the report to {args.report}", file=sys.stderr)
     except OSError as exc:
         print(f"{prog}: cannot write the report/metrics: {exc}", file=sys.stderr)

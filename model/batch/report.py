@@ -299,7 +299,8 @@ def _token_section(tokens: CorpusTokens | None, top: int) -> str:
 
 def render_report_html(metrics: CorpusMetrics, tokens: CorpusTokens | None, *, model_name: str, date: str,
                        source: str = "", top: int = DEFAULT_TOP, elapsed_s: float | None = None,
-                       failures: Sequence[tuple[str, str]] = (), precision: str | None = None) -> str:
+                       failures: Sequence[tuple[str, str]] = (), precision: str | None = None,
+                       sections: Sequence[str] = ()) -> str:
     """The report as one self-contained HTML document (UTF-8 text; no scripts, no external resources).
 
     Args:
@@ -313,12 +314,14 @@ def render_report_html(metrics: CorpusMetrics, tokens: CorpusTokens | None, *, m
         failures: ``(source, status)`` of rows not scored, the first :data:`MAX_FAILURES` listed (escaped).
         precision: what the rows ran in (:func:`model.batch.rows.precision_of`), shown after the model; None: not
             shown.
+        sections: more sections (HTML, already escaped), placed after the plots, e.g. the corpus map
+            (:mod:`model.batch.map_report`).
     """
     m = metrics
     sub = (f"Model: {model_name}" + (f" \u00b7 precision {precision}" if precision else "") + f" \u00b7 {date}"
            + (f" \u00b7 {source}" if source else ""))
     parts = [_cards(m), '<div class="grid">', *_gold_sections(m), _histogram(m), _length_section(m), "</div>",
-             _token_section(tokens, top), _failures_section(m, failures)]
+             *sections, _token_section(tokens, top), _failures_section(m, failures)]
     foot = f"{m.n_rows:,} rows ({m.n_scored:,} scored, {m.n_failed:,} failed)"
     if elapsed_s is not None:
         foot += f", scored in {elapsed_s:,.1f} s"
