@@ -165,9 +165,9 @@ def _is_shard_folder(args: argparse.Namespace) -> bool:
     return args.engine == "ray" and bool(args.out) and is_shard_folder(args.out)
 
 
-def _ray_chunks(args: argparse.Namespace, max_bytes: int, progress, gold=None):
+def _ray_chunks(args: argparse.Namespace, max_bytes: int, progress, gold=None, **map_kw):
     """The Ray engine's row chunks for the parsed ``args`` (see :func:`model.batch.ray_engine.score_paths_ray`);
-    ``gold``: ``(GoldReader, on_gold_problem)`` for the driver's count of unknown gold labels."""
+    ``gold``: ``(GoldReader, on_gold_problem)`` for the driver's count of unknown gold labels; ``map_kw``: vectors."""
     from ..core.paths import default_model_dir
     from . import ray_engine
 
@@ -181,7 +181,7 @@ def _ray_chunks(args: argparse.Namespace, max_bytes: int, progress, gold=None):
         pair_column=args.pair_column, label_column=args.label_column,
         batch_size=args.batch_size, address=args.ray_address, num_workers=args.num_workers,
         gpus_per_worker=args.gpus_per_worker or 0.0, device=args.device, progress=progress, on_plan=on_plan, gold=gold,
-        task=(args.task, args.threshold), precision=args.precision)
+        task=(args.task, args.threshold), precision=args.precision, **map_kw)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -293,8 +293,8 @@ def _score_into(prog: str, args: argparse.Namespace, predictor, writer, max_byte
     chunks = None
     try:
         if args.engine == "ray":
-            chunks = _ray_chunks(args, max_bytes, progress,
-                                 (GoldReader(tuple(predictor.labels), task_of(predictor).kind), summary.gold_problem))
+            chunks = _ray_chunks(args, max_bytes, progress, (GoldReader(tuple(predictor.labels), task_of(predictor).kind),
+                                                             summary.gold_problem), **map_kwargs(writer))
         else:
             records = iter_records(args.paths, text_column=args.text_column, max_file_bytes=max_bytes,
                                    pair_column=args.pair_column, label_column=args.label_column)

@@ -28,6 +28,7 @@ from model.files.atomic import atomic_path
 from model.records.vectors import POOLINGS, PROJECTIONS, MapProjection, SentenceVectors, VectorSpec, stack_vectors
 
 from .rows import ResultRow, RowSchema
+from .shards import is_shard_folder
 
 MAP_COLUMNS = ("x", "y")
 
@@ -58,8 +59,8 @@ def map_error(args: argparse.Namespace) -> str | None:
         if args.embedding_layer is not None:
             return "--embedding-layer needs --embeddings or --projection"
         return None
-    if getattr(args, "engine", "local") == "ray":
-        return "--embeddings and --projection run with the local engine only (--engine local)"
+    if getattr(args, "engine", "local") == "ray" and args.out and is_shard_folder(args.out):
+        return "--embeddings and --projection write one --out file, not a folder of shards"
     if args.embeddings:
         path = Path(args.embeddings)
         parent = path.parent if str(path.parent) else Path(".")

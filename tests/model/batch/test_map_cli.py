@@ -67,8 +67,8 @@ def test_jsonl_layer_and_mean_pooling(reviews, tmp_path):
 def test_usage_errors(reviews, tmp_path, capsys):
     assert main([str(reviews), "--embeddings", str(tmp_path / "missing" / "e.npy")]) == 2
     assert "does not exist" in capsys.readouterr().err
-    assert main([str(reviews), "--projection", "pca", "--engine", "ray"]) == 2
-    assert "local engine" in capsys.readouterr().err
+    assert main([str(reviews), "--projection", "pca", "--engine", "ray", "--out", f"{tmp_path}/shards/"]) == 2
+    assert "not a folder of shards" in capsys.readouterr().err
     assert main([str(reviews), "--embedding-layer", "1"]) == 2
 
 
