@@ -37,6 +37,7 @@ from ..views.widgets import ElidedLabel, scrollable
 from ..workers.corpus import corpus_metrics_job
 from ..workers.handle import EXPLANATION_NICE
 from ..workers.jobs import Jobs
+from .corpus_map_panel import CorpusMapPanel
 from .corpus_words import CorpusWordsPanel
 
 THROTTLE_MS = 500  # at most two metric updates per second while rows arrive
@@ -156,6 +157,8 @@ class CorpusPanel(QWidget):
         self.metrics_scroll = scrollable(page)
         self.tabs.addTab(self.metrics_scroll, "Metrics")
         self.tabs.addTab(self.words, "What drives it")
+        self.map = CorpusMapPanel(self.batch, metrics_line)  # issue 42: the texts as points, linked to the table
+        self.tabs.addTab(scrollable(self.map), "Map")  # scrolls: its minimum size never sets the dock's
         self.export_button = QToolButton()
         self.export_button.setText("Export")
         self.export_button.setToolTip("Save a plot as PNG or SVG")
@@ -183,7 +186,7 @@ class CorpusPanel(QWidget):
         return {"Corpus: confusion matrix": self.confusion, "Corpus: score histogram": self.histogram,
                 "Corpus: reliability diagram": self.reliability, "Corpus: accuracy by length": self.slices,
                 "Corpus: per-class scores": self.per_class, "Corpus: predicted against gold": self.scatter,
-                "Corpus: words": self.words.plot}
+                "Corpus: words": self.words.plot, "Corpus: map": self.map.plot}
 
     def _arrange(self, task: str, n_classes: int) -> None:
         """The plots that fit the task, in the grid: single-label the confusion matrix (the full width from
@@ -209,6 +212,7 @@ class CorpusPanel(QWidget):
         """The model for "What drives it" (the metrics need none); the scope line says again whether the rows are
         this model's."""
         self.words.set_predictor(predictor)
+        self.map.set_predictor(predictor)
         self._update_scope(self.batch.table_model.rowCount())
 
     def schedule(self) -> None:
@@ -236,6 +240,7 @@ class CorpusPanel(QWidget):
         """Stop both workers (also done on application quit and when the main window closes)."""
         self.timer.stop()
         self.words.shutdown()
+        self.map.shutdown()
         self.handle.shutdown()
 
     # -- results ----------------------------------------------------------------------------------------------

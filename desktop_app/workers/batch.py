@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 
 from model.batch import DEFAULT_MAX_FILE_BYTES, Columns, Summary, Timer, estimate_count, iter_records, score_records
+from model.records.vectors import VectorSpec
 
 from .jobs import JobContext
 
@@ -28,6 +29,14 @@ class BatchProgress:
 
     done: int
     total: int
+
+
+@dataclass(frozen=True)
+class ChunkVectors:
+    """The sentence vectors of the next chunk of rows a batch job yields (issue 42, the corpus map): one float32 [d]
+    per row, None for a row not scored (:mod:`model.records.vectors`)."""
+
+    vectors: list
 
 
 @dataclass
@@ -45,14 +54,17 @@ class BatchRun:
 
 def batch_job(ctx: JobContext, predictor, paths: list[str], run: BatchRun, columns: Columns | str | None = None,
               max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES, batch_size: int = DEFAULT_BATCH_SIZE,
-              chunk: int = DEFAULT_CHUNK, progress_interval_s: float = PROGRESS_INTERVAL_S):
+              chunk: int = DEFAULT_CHUNK, progress_interval_s: float = PROGRESS_INTERVAL_S,
+              vectors: VectorSpec | None = None):
     """Score ``paths``: estimate the count, then stream, score and yield rows into ``run``.
 
     A generator: yields :class:`BatchProgress` (at least ``progress_interval_s`` apart while scoring) and each chunk
     of ``chunk`` rows (a list of :class:`model.batch.ResultRow`), and fills ``run`` (its summary whatever happens,
     ``cancelled`` False when it ran to its end). ``columns``: the text, second-text and gold-label columns
     (:class:`model.batch.Columns`; a string names the text column only). Gold labels the model does not know are
-    counted in the summary (``Summary.gold_problems``). ``batch_size``: reviews per forward pass.
+    counted in the summary (``Summary.gold_problems``). ``batch_size``: reviews per forward pass. ``vectors``: keep
+    each row's sentence vector (read in the scoring passes): each chunk of rows is then preceded by its
+    :class:`ChunkVectors`.
 
     Raises:
         whatever reading or scoring raises unexpectedly (rows sent before it stay valid).
@@ -76,10 +88,14 @@ def batch_job(ctx: JobContext, predictor, paths: list[str], run: BatchRun, colum
 
         records = iter_records(paths, text_column=columns.text, max_file_bytes=max_file_bytes,
                                pair_column=columns.pair, label_column=columns.label)
+        kept: list = []
         for rows in score_records(mine, records, batch_size=batch_size, chunk=chunk,
                                   progress=on_progress, should_stop=ctx.should_stop,
-                                  on_gold_problem=summary.gold_problem):
+                                  on_gold_problem=summary.gold_problem, vectors=vectors, on_vectors=kept.extend):
             summary.add(rows)
+            if vectors is not None:
+                yield ChunkVectors(kept[:])
+                kept.clear()
             yield rows
     finally:
         summary.elapsed_s = timer.elapsed_s
