@@ -70,6 +70,7 @@ class CorpusMapPanel(QWidget):
         self._explored = None  # (text, pair) being explored
         self.neighbour_rows: list[int] = []
         self._explored_at = None  # the explored text's Explored record, once placed
+        self._method = "pca"  # the projection last asked for
         self.handle = Jobs("corpus-map", EXPLANATION_NICE, parent=self)
         self.explore_handle = Jobs("corpus-map-explored", EXPLANATION_NICE, parent=self)
         self.timer = QTimer(self, singleShot=True, interval=PCA_THROTTLE_MS)
@@ -166,9 +167,12 @@ class CorpusMapPanel(QWidget):
             if not automatic:
                 self.status.setText(f"{vectors.count} text(s) with vectors: the map needs at least 3.")
             return False
-        if automatic and self.projector is not None and self.projector.result.method == "umap":
+        if automatic and self._method == "umap":  # a UMAP map (or one being fitted) is not replaced by a PCA
             self.status.setText(f"{n - len(self.rows):,} new text(s): press Map to place them.")
             return False
+        if not automatic:
+            self.timer.stop()
+        self._method = method
         self.projection_box.setCurrentIndex(self.projection_box.findData(method))
         self.cancel_button.setEnabled(method == "umap")
         self.progress.setVisible(method == "umap")
@@ -225,7 +229,7 @@ class CorpusMapPanel(QWidget):
     def _on_reset(self) -> None:
         self.timer.stop()
         self.handle.cancel()
-        self.projector, self.vectors, self.rows, self._explored_at = None, None, [], None
+        self.projector, self.vectors, self.rows, self._explored_at, self._method = None, None, [], None, "pca"
         self.plot.set_points(np.zeros((0, 2)), [], [])
         self.plot.set_marks(None)
         self.neighbours.clear()
@@ -254,10 +258,12 @@ class CorpusMapPanel(QWidget):
         self.projected.emit(r)
 
     def _on_failed(self, exc: Exception) -> None:
+        self._method = "pca" if self.projector is None else self.projector.result.method
         self.progress.setVisible(False)
         self.status.setText(f"The map failed: {type(exc).__name__}: {exc}")
 
     def _on_cancelled(self) -> None:
+        self._method = "pca" if self.projector is None else self.projector.result.method
         self.progress.setVisible(False)
         self.status.setText("UMAP cancelled; the map shows the previous projection.")
 

@@ -2,27 +2,34 @@
 "corpus-map"): the projection of the table's sentence vectors, and the explored text's place and neighbours.
 
 * :func:`projection_job`: PCA or UMAP (:mod:`model.batch.projection`) through the one cache of fitted projections
-  (same rows, model and layer: no second fit); UMAP reports ``(epochs done, epochs)`` through ``ctx.report`` and
-  stops at the next epoch on Cancel (:class:`~desktop_app.workers.jobs.JobStopped`).
+  (same rows, model and layer: no second fit); UMAP runs in a child process (:mod:`desktop_app.workers.map_process`:
+  its numba code would hold the GIL, and so the GUI, for seconds), reports ``(epochs done, epochs)`` through
+  ``ctx.report`` and stops at the next epoch on Cancel (:class:`~desktop_app.workers.jobs.JobStopped`).
 * :func:`explored_job`: the explored text's vector (the table row's own when the text is one of them, else one
   ``score_many`` call of the shared Predictor), placed with the fitted projection, and its nearest rows by cosine.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import queue
+import time
 from dataclasses import dataclass
 
 import numpy as np
 
-from model.batch.projection import ProjectionCache, ProjectionCancelled, Projector, nearest
-from model.records.vectors import SentenceVectors, VectorSpec
+from model.batch.projection import ProjectionCache, ProjectionCancelled, Projector, nearest, project
+from model.records.vectors import MapProjection, SentenceVectors, VectorSpec
 
+from .corpus import end_child
 from .jobs import JobContext, JobStopped
+from .map_process import fit_umap
 
 CACHE = ProjectionCache(size=4)
 """The fitted projections of this process (the last four)."""
 
 NEIGHBOURS = 10
+UMAP_NICE = 10  # the UMAP child's niceness: the GUI keeps the CPU
 
 
 def projection_job(ctx: JobContext, vectors: SentenceVectors, method: str, cache: ProjectionCache = CACHE) -> Projector:
@@ -30,9 +37,42 @@ def projection_job(ctx: JobContext, vectors: SentenceVectors, method: str, cache
     few vectors (see :func:`model.batch.projection.project`)."""
     try:
         return cache.get(vectors, method, progress=lambda done, total: ctx.report((done, total)),
-                         should_stop=ctx.should_stop)
+                         should_stop=ctx.should_stop, fit=_fit)
     except ProjectionCancelled:
         raise JobStopped from None
+
+
+def _fit(vectors: SentenceVectors, method: str, seed: int, progress, should_stop) -> Projector:
+    """PCA here (well under a second); UMAP in the child process (module docstring)."""
+    if method != "umap":
+        return project(vectors, method, seed, progress, should_stop)
+    t0 = time.perf_counter()
+    mp = multiprocessing.get_context("spawn")
+    outbox, stop = mp.Queue(), mp.Event()
+    child = mp.Process(target=fit_umap, name="corpus-map-umap", daemon=True,
+                       args=(np.ascontiguousarray(vectors.vectors), seed, outbox, stop, UMAP_NICE))
+    child.start()
+    try:
+        while True:
+            if should_stop():
+                stop.set()
+            try:
+                kind, *payload = outbox.get(timeout=0.1)
+            except queue.Empty:
+                if not child.is_alive():
+                    raise RuntimeError(f"the UMAP process ended unexpectedly (exit code {child.exitcode})") from None
+                continue
+            if kind == "progress":
+                progress(*payload)
+            elif kind == "result":
+                model, coords, explained = payload
+                return Projector(model, MapProjection(coords, "umap", seed, explained, time.perf_counter() - t0))
+            elif kind == "cancelled":
+                raise ProjectionCancelled("the map's projection was cancelled")
+            else:
+                raise RuntimeError(f"UMAP failed: {payload[0]}")
+    finally:
+        end_child(child, stop)
 
 
 @dataclass(frozen=True)

@@ -160,3 +160,20 @@ def test_sessions_restore_the_map_settings_and_slices(qtbot, tiny_model_dir, tmp
         session.read_session(path)
     for w in (win, other):
         w.shutdown_workers()
+
+
+@pytest.mark.slow
+def test_umap_runs_in_a_child_with_progress_and_cancel(qtbot, panels, tiny_predictor, reviews):
+    pytest.importorskip("umap")
+    batch, corpus = panels
+    _score(qtbot, batch, tiny_predictor, reviews)
+    m = _mapped(qtbot, corpus, "pca")
+    pca = m.plot.xy.copy()
+    reports = []
+    m.handle.worker.yielded.connect(lambda _rid, value: reports.append(value))
+    assert m.project("umap") and m.cancel_button.isEnabled()
+    qtbot.waitUntil(lambda: len(reports) > 0, timeout=120_000)  # the child is fitting: an epoch reported
+    m.cancel_button.click()
+    qtbot.waitUntil(lambda: "cancelled" in m.status.text(), timeout=WAIT_MS)
+    assert np.array_equal(m.plot.xy, pca)  # the previous projection stays
+    assert all(done <= total for done, total in reports)
