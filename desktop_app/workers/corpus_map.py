@@ -65,8 +65,9 @@ def _fit(vectors: SentenceVectors, method: str, seed: int, progress, should_stop
             if kind == "progress":
                 progress(*payload)
             elif kind == "result":
-                model, coords, explained = payload
-                return Projector(model, MapProjection(coords, "umap", seed, explained, time.perf_counter() - t0))
+                coords, explained = payload
+                return Projector(None, MapProjection(coords, "umap", seed, explained, time.perf_counter() - t0),
+                                 np.asarray(vectors.vectors))
             elif kind == "cancelled":
                 raise ProjectionCancelled("the map's projection was cancelled")
             else:

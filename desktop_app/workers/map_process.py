@@ -8,7 +8,8 @@ fresh interpreter), which shares no GIL with the GUI, as the corpus dock's word 
 
 Protocol (``multiprocessing``): the child gets the vectors as an argument and puts ``("progress", done, total)`` at
 most every :data:`~desktop_app.workers.corpus_process.PROGRESS_INTERVAL_S`, then one
-``("result", (pca, reducer), coords, explained)``, ``("cancelled",)`` or ``("error", message)``. Setting ``stop``
+``("result", coords, explained)`` (the points only: the fitted reducer of 25,000 texts is tens of megabytes, whose
+unpickling would hold the GIL on the receiving side), ``("cancelled",)`` or ``("error", message)``. Setting ``stop``
 (an Event) ends the fit at its next epoch.
 """
 
@@ -25,8 +26,8 @@ def fit_umap(vectors, seed: int, outbox, stop, nice: int = 0) -> None:
     try:
         from model.batch.projection import ProjectionCancelled, umap_fit
 
-        model, coords, explained = umap_fit(vectors, seed, progress, stop.is_set)
-        outbox.put(("result", model, coords, explained))
+        _model, coords, explained = umap_fit(vectors, seed, progress, stop.is_set)
+        outbox.put(("result", coords, explained))
     except ProjectionCancelled:
         outbox.put(("cancelled",))
     except Exception as exc:  # noqa: BLE001 - the parent shows one line; the child must not die silently

@@ -46,19 +46,24 @@ class Projector:
     """A fitted projection: :attr:`result` (the N points) and :meth:`place` (new vectors with the same fit).
 
     Args:
-        model: the fitted scikit-learn ``PCA`` (``method="pca"``) or ``(PCA-50 or None, umap.UMAP)``.
+        model: the fitted scikit-learn ``PCA`` (``method="pca"``) or ``(PCA-50 or None, umap.UMAP)``; for UMAP also
+            None (a fit made elsewhere, e.g. the app's child process, that sent back its points only).
         result: the :class:`~model.records.vectors.MapProjection` of the vectors it was fitted on.
+        fitted: float [N, d], those vectors (for :meth:`place` without a model).
     """
 
-    def __init__(self, model: Any, result: MapProjection) -> None:
-        self.model, self.result = model, result
+    def __init__(self, model: Any, result: MapProjection, fitted: np.ndarray | None = None) -> None:
+        self.model, self.result, self.fitted = model, result, fitted
 
     def place(self, vectors: np.ndarray) -> np.ndarray:
         """float32 [K, 2] coordinates of new vectors float [K, d] under the fitted projection (PCA: ``transform``;
-        UMAP: umap-learn's ``transform``, which places them among the fitted points)."""
+        UMAP: umap-learn's ``transform``, which places them among the fitted points; without the model, the mean
+        coordinates of the :data:`UMAP_NEIGHBORS` nearest fitted vectors by cosine)."""
         v = np.asarray(vectors, np.float32).reshape(len(vectors), -1)
         if self.result.method == "pca":
             return _transform(self.model, v)
+        if self.model is None:  # UMAP's points only: the mean place of the nearest fitted vectors (cosine)
+            return np.stack([self.result.coords[nearest(self.fitted, q, UMAP_NEIGHBORS)].mean(axis=0) for q in v])
         pca, reducer = self.model
         return reducer.transform(_transform(pca, v) if pca is not None else v).astype(np.float32)
 

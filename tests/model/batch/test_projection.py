@@ -70,3 +70,14 @@ def test_nearest_by_cosine():
     v = np.array([[1, 0], [0.9, 0.1], [0, 1], [-1, 0], [2, 0.01]], np.float32)
     assert nearest(v, v[0], 3, exclude=0).tolist() == [4, 1, 2]
     assert nearest(v, np.array([0, 1.0]), 1).tolist() == [2]
+
+
+def test_umap_points_only_place_a_vector_among_its_neighbours():
+    from model.batch.projection import Projector
+
+    sv = _vectors()
+    coords = np.random.default_rng(1).normal(size=(120, 2)).astype(np.float32)
+    fit = Projector(None, MapProjection(coords, "umap", 42), sv.vectors)
+    q = sv.vectors[7]
+    expected = coords[nearest(sv.vectors, q, 15)].mean(axis=0)
+    np.testing.assert_allclose(fit.place(q[None])[0], expected, atol=1e-6)
