@@ -109,7 +109,7 @@ def redraw_times(xy: np.ndarray) -> tuple[float, float]:
     app.processEvents()
     plot.grab()
     vb = plot.getPlotItem().getViewBox()
-    (x0, x1), (y0, y1) = vb.viewRange()
+    (x0, x1), _ = vb.viewRange()
     pans, hovers = [], []
     for k in range(20):
         dx = (x1 - x0) * 0.02 * (1 if k % 2 else -1)

@@ -22,11 +22,20 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QTimer, Signal
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QListWidget, QProgressBar, QPushButton,
-                               QSplitter, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
 from model.batch.map_colours import TITLES, Categories, colouring, modes_for, ramp_colours
-from model.tasks.types import task_type
 
 from ..map_settings import MapSettings
 from ..views.corpus_map_plot import CorpusMapPlot
@@ -125,16 +134,25 @@ class CorpusMapPanel(QWidget):
         lay.addWidget(self.neighbours)
         side.addWidget(holder)
         side.addWidget(self.slices)
-        split = QSplitter()
+        self.split = split = QSplitter()
         split.addWidget(self.plot)
         split.addWidget(side)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 1)
+        self.neighbours.setMinimumWidth(120)
+        self._sized = False
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
         layout.addWidget(self.status)
         layout.addWidget(split, 1)
+
+    def showEvent(self, event) -> None:
+        """On the first show: the map gets two thirds of the width, the neighbours and slices the rest."""
+        super().showEvent(event)
+        if not self._sized and self.width() > 100:
+            self._sized = True
+            self.split.setSizes([2 * self.width() // 3, self.width() // 3])
 
     # -- public API -------------------------------------------------------------------------------------------
     def set_predictor(self, predictor) -> None:

@@ -9,8 +9,16 @@ slice's rows, ~1 ms per 1,000 rows).
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QInputDialog, QPushButton, QTableWidget, QTableWidgetItem,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QGridLayout,
+    QInputDialog,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from model.batch import write_rows
 from model.batch.corpus import corpus_metrics
@@ -35,15 +43,17 @@ class SlicesBox(QWidget):
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.verticalHeader().setVisible(False)
         self.table.cellDoubleClicked.connect(lambda r, _c: self.show_slice(r - self._first_slice_row()))
-        buttons = QHBoxLayout()
-        for text, slot in (("Save selection as slice\u2026", lambda: self.save_selection()),
-                           ("Show", lambda: self.show_slice(self._chosen())),
-                           ("Clear selection", lambda: self.panel.select_rows([])),
-                           ("Export\u2026", lambda: self.export(self._chosen())),
-                           ("Delete", lambda: self.delete(self._chosen()))):
+        buttons = QGridLayout()  # two rows: the dock stays narrow
+        for k, (text, tip, slot) in enumerate((
+                ("Save slice\u2026", "Save the map selection as a named slice", lambda: self.save_selection()),
+                ("Show", "Filter the table and the metrics to the chosen slice", lambda: self.show_slice(self._chosen())),
+                ("Clear", "Clear the map selection", lambda: self.panel.select_rows([])),
+                ("Export\u2026", "Write the chosen slice's rows", lambda: self.export(self._chosen())),
+                ("Delete", "Forget the chosen slice", lambda: self.delete(self._chosen())))):
             b = QPushButton(text)
+            b.setToolTip(tip)
             b.clicked.connect(slot)
-            buttons.addWidget(b)
+            buttons.addWidget(b, k // 3, k % 3)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(buttons)

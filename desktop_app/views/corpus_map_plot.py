@@ -179,4 +179,4 @@ class CorpusMapPlot(pg.PlotWidget):
         self._on_shape(np.asarray(polygon, np.float64))
 
 
-__all__ = ["CorpusMapPlot", "SELECT_MODES", "points_in_polygon"]
+__all__ = ["SELECT_MODES", "CorpusMapPlot", "points_in_polygon"]

@@ -329,8 +329,8 @@ def _restore_task(window, session: Session) -> list[str]:
     """The second text, the threshold and the corpus map's settings and slices of ``session`` (before its text is
     analysed); notes on what was left out."""
     notes = []
-    if session.corpus_map is not None and getattr(window, "corpus_map", None) is not None:
-        window.corpus_map.apply_settings(session.corpus_map)
+    if (settings := session.corpus_map) is not None and getattr(window, "corpus_map", None) is not None:
+        window.corpus_map.apply_settings(settings)
     box = window.review_box
     if session.text_pair is not None and not box.pair_action.isEnabled():
         notes.append("The session's second text was left out: this model reads single texts.")

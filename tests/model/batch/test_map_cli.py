@@ -14,7 +14,6 @@ from sklearn.decomposition import PCA
 from model.batch import iter_records, score_records
 from model.batch.cli import main
 from model.records.vectors import VectorSpec
-
 from tests.conftest import BUNDLED_MODEL
 
 pytestmark = pytest.mark.skipif(not (BUNDLED_MODEL / "model.safetensors").is_file(), reason="no bundled weights")
@@ -40,7 +39,7 @@ def test_embeddings_and_pca_columns(reviews, tmp_path, bundled_predictor):
                  "--projection", "pca", "--report", str(report), "--no-progress", "--no-token-scores",
                  "--precision", "fp32"])
     assert code == 1  # one empty text failed
-    rows = list(csv.DictReader(open(out, encoding="utf-8")))
+    rows = list(csv.DictReader(out.read_text(encoding="utf-8").splitlines()))
     vectors = np.load(npy)
     scored = [r for r in rows if r["status"] == "ok"]
     assert vectors.dtype == np.float32 and vectors.shape == (len(scored), 128) == (6, 128)
@@ -60,7 +59,7 @@ def test_jsonl_layer_and_mean_pooling(reviews, tmp_path):
     out, npy = tmp_path / "o.jsonl", tmp_path / "e.npy"
     assert main([str(reviews), "--out", str(out), "--embeddings", str(npy), "--embedding-layer", "0",
                  "--embedding-pooling", "mean", "--projection", "pca", "--no-progress"]) == 1
-    rows = [json.loads(line) for line in open(out, encoding="utf-8")]
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert all(isinstance(r["x"], float) for r in rows if r["status"] == "ok") and np.load(npy).shape == (6, 128)
 
 

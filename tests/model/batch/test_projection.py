@@ -11,11 +11,11 @@ from model.batch.projection import ProjectionCache, ProjectionCancelled, nearest
 from model.records.vectors import MapProjection, SentenceVectors, VectorSpec
 
 
-def _vectors(n=120, d=64, seed=0, spec=VectorSpec()):
+def _vectors(n=120, d=64, seed=0, spec=None):
     rng = np.random.default_rng(seed)
     centres = rng.normal(size=(3, d)) * 4
     v = centres[np.arange(n) % 3] + rng.normal(size=(n, d))
-    return SentenceVectors(v.astype(np.float32), np.arange(n), spec, "m")
+    return SentenceVectors(v.astype(np.float32), np.arange(n), spec or VectorSpec(), "m")
 
 
 def test_pca_equals_scikit_learn():

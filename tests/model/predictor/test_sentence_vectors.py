@@ -19,8 +19,8 @@ def _ids(predictor, texts):
     return torch.from_numpy(ids), torch.from_numpy(mask)
 
 
-def _kept(predictor, texts, spec=VectorSpec()):
-    return np.stack([s.vector for s in predictor.score_many(texts, vectors=spec)])
+def _kept(predictor, texts, spec=None):
+    return np.stack([s.vector for s in predictor.score_many(texts, vectors=spec or VectorSpec())])
 
 
 def test_bundled_vectors_are_the_readout_input(bundled_predictor):
