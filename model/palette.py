@@ -43,6 +43,8 @@ BINARY_LABELS = ("negative", "positive")
 
 TOWARD_NEGATIVE = CLASS_COLOURS[0]
 TOWARD_POSITIVE = CLASS_COLOURS[1]
+RIGHT = OKABE_ITO[2]  # bluish green: a prediction that matches its gold (the corpus map)
+WRONG = OKABE_ITO[1]  # vermillion: one that does not (told apart from RIGHT under the common deficiencies)
 
 
 def class_colour(index: int) -> str:

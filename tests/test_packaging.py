@@ -60,7 +60,8 @@ def test_bundle_contains_resources_and_skips_unused_parts(bundle_exe):
                      "libtorchbind_test.so", "test_jit", "protoc", "libqgtk3.so"):
         assert unwanted not in present, unwanted
     assert not (internal / "torch" / "include").exists()
-    assert not (internal / "gensim").exists() and not (internal / "sklearn").exists()
+    assert not (internal / "gensim").exists()
+    assert (internal / "sklearn").exists() and (internal / "numba").exists()  # the corpus map's PCA and UMAP
     assert not (internal / "ray").exists()  # the 'cluster' extra is command-line only
 
 

@@ -40,7 +40,7 @@ from model.batch.export import SPREADSHEET_CELL_LIMIT, excerpt_rows
 from model.tasks.task import task_of
 from model.text.inputs import InputSpec
 
-from ..workers.batch import DEFAULT_BATCH_SIZE, DEFAULT_CHUNK, BatchProgress, BatchRun, batch_job
+from ..workers.batch import DEFAULT_BATCH_SIZE, DEFAULT_CHUNK, BatchProgress, BatchRun, ChunkVectors, batch_job
 from ..workers.handle import BATCH_NICE
 from ..workers.jobs import Jobs
 from .batch_export import ask_export_path, export_hint
@@ -50,6 +50,7 @@ from .batch_navigation import ResultsNavigation
 from .batch_ui import DROP_HINT, BatchPanelUI
 from .editor import PathDropTarget
 from .row_filter import categories
+from .row_vectors import RowVectors
 from .scored_by import model_label, rows_are_stale, scored_by
 
 
@@ -88,6 +89,7 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         self._job_t0 = 0.0
         self._scoring_s = 0.0  # seconds spent scoring in finished jobs
         self.table_model = BatchTableModel(self)
+        self.row_vectors = RowVectors()  # the rows' sentence vectors, for the corpus map (issue 42)
         self.proxy = BatchFilterProxy(self)
         self.proxy.setSourceModel(self.table_model)
         self._build_ui()
@@ -166,6 +168,7 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         self.handle.next_generation()  # anything still arriving from the cancelled job is stale now
         self._scored_paths.clear()
         self.table_model.clear()
+        self.row_vectors.clear()
         self._scoring_s = 0.0
         self._update_summary()
         self._set_message("")
@@ -250,13 +253,16 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         self.handle.reset_stop()  # the previous job has finished: a Cancel of it must not stop this one
         run = BatchRun()
         self.handle.run(batch_job, self._predictor, paths, run, columns, max_bytes, self._batch_size, self._chunk,
-                        second=self._second, generation=job, on_progress=self._on_job_output, on_error=self._on_failed,
+                        second=self._second, vectors=self.row_vectors.spec, generation=job,
+                        on_progress=self._on_job_output, on_error=self._on_failed,
                         on_end=lambda: self._on_finished(job, run.summary, run.cancelled))
 
     def _on_job_output(self, output: BatchProgress | list) -> None:
         """What the running (current) job yields: its progress, or a chunk of rows."""
         if isinstance(output, BatchProgress):
             self._on_progress(output.done, output.total)
+        elif isinstance(output, ChunkVectors):  # before its rows: the map finds them when the rows arrive
+            self.row_vectors.extend(output.vectors, first=self.table_model.rowCount())
         else:
             self._on_rows(output)
 

@@ -40,6 +40,7 @@ from ..workers.handle import EXPLANATION_NICE
 from ..workers.jobs import Jobs
 from .corpus_compare import CorpusComparison
 from .corpus_whatif import CorpusWhatIfPanel
+from .corpus_map_panel import CorpusMapPanel
 from .corpus_words import CorpusWordsPanel
 
 THROTTLE_MS = 500  # at most two metric updates per second while rows arrive
@@ -160,6 +161,8 @@ class CorpusPanel(QWidget):
         self.metrics_scroll = scrollable(page)
         self.tabs.addTab(self.metrics_scroll, "Metrics")
         self.tabs.addTab(self.words, "What drives it")
+        self.map = CorpusMapPanel(self.batch, metrics_line)  # issue 42: the texts as points, linked to the table
+        self.tabs.addTab(scrollable(self.map), "Map")  # scrolls: its minimum size never sets the dock's
         self.comparison = CorpusComparison(self.batch, metrics_line)  # two models' rows (issue 44)
         self.tabs.addTab(scrollable(self.comparison), "A vs B")
         self.tabs.addTab(scrollable(self.whatif), "What if")
@@ -190,7 +193,7 @@ class CorpusPanel(QWidget):
         return {"Corpus: confusion matrix": self.confusion, "Corpus: score histogram": self.histogram,
                 "Corpus: reliability diagram": self.reliability, "Corpus: accuracy by length": self.slices,
                 "Corpus: per-class scores": self.per_class, "Corpus: predicted against gold": self.scatter,
-                "Corpus: words": self.words.plot}
+                "Corpus: words": self.words.plot, "Corpus: map": self.map.plot}
 
     def _arrange(self, task: str, n_classes: int) -> None:
         """The plots that fit the task, in the grid: single-label the confusion matrix (the full width from
@@ -217,6 +220,7 @@ class CorpusPanel(QWidget):
         this model's."""
         self.words.set_predictor(predictor)
         self.whatif.set_predictor(predictor)
+        self.map.set_predictor(predictor)
         self._update_scope(self.batch.table_model.rowCount())
 
     def schedule(self) -> None:
@@ -246,6 +250,7 @@ class CorpusPanel(QWidget):
         self.words.shutdown()
         self.comparison.shutdown()
         self.whatif.shutdown()
+        self.map.shutdown()
         self.handle.shutdown()
 
     # -- results ----------------------------------------------------------------------------------------------

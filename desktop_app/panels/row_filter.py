@@ -10,7 +10,9 @@ The filters, all of which must hold:
 * a search string: a case-insensitive substring of the source path, the review text or the status;
 * a word (from the corpus dock's "What drives the corpus" lists): the review text contains it as a whole word
   (:mod:`desktop_app.words`: words as the corpus token scores define them);
-* a confusion-matrix cell ``(gold, predicted)`` (the corpus dock's drill-down): the row's gold and predicted labels.
+* a confusion-matrix cell ``(gold, predicted)`` (the corpus dock's drill-down): the row's gold and predicted labels;
+* a selection on the corpus map (issue 42): the rows chosen there (``points``: the rows' ``id()``, valid while the
+  table holds them; the map drops its selection when the table is cleared).
 
 The corpus dock describes the rows of :meth:`RowFilter.population` (every filter but the cell), so after a cell
 click the table shows that cell's rows while the matrix still shows every cell, one click from the next.
@@ -54,12 +56,16 @@ class RowFilter:
         needle: the lower-cased search string ("" for none).
         word: a word or bigram the review must contain ("" for none).
         cell: ``(gold label, predicted label)`` of a confusion-matrix cell, or None.
+        points: the ``id()`` of each row selected on the corpus map, or None (no map selection); ``points_name``:
+            what the selection is called (a slice's name, or "" for "map selection").
     """
 
     category: str = ALL
     needle: str = ""
     word: str = ""
     cell: tuple[str, str] | None = None
+    points: frozenset[int] | None = None
+    points_name: str = ""
 
     def __post_init__(self) -> None:
         if self.category not in FILTERS and not self.category.startswith(PREDICTED):
@@ -67,7 +73,8 @@ class RowFilter:
 
     def is_filtering(self) -> bool:
         """True when some filter hides rows."""
-        return self.category != ALL or bool(self.needle) or bool(self.word) or self.cell is not None
+        return (self.category != ALL or bool(self.needle) or bool(self.word) or self.cell is not None
+                or self.points is not None)
 
     def population(self) -> RowFilter:
         """This filter without the confusion-matrix cell: the rows the corpus dock describes."""
@@ -85,6 +92,8 @@ class RowFilter:
                 return False
         if self.cell is not None and (not r.ok or (r.gold, r.label) != self.cell):
             return False
+        if self.points is not None and id(r) not in self.points:
+            return False
         if self.needle:
             n = self.needle
             if not (n in r.source.lower() or n in r.status.lower() or n in r.text.lower()):
@@ -101,4 +110,6 @@ class RowFilter:
             parts.append(f"word \u201c{self.word}\u201d")
         if self.cell is not None:
             parts.append(f"gold {self.cell[0]} \u2192 predicted {self.cell[1]}")
+        if self.points is not None:
+            parts.append(f"{self.points_name or 'map selection'} ({len(self.points):,} texts)")
         return " \u00b7 ".join(parts) if parts else "all rows"

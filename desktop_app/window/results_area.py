@@ -96,6 +96,9 @@ def attach_results(window):
     for name, plot in corpus.plots().items():
         window.register_view(name, plot)
     corpus.export_requested.connect(window.export_view_dialog)
+    window.corpus_map = corpus.map  # sessions keep the map's settings and slices (issue 42)
+    window.state.events.prediction.connect(lambda pred: corpus.map.set_explored(
+        None if pred is None else window.editor.toPlainText(), window.review_box.text_pair()))
     _actions(window, batch)
     window.model_menu.second.attach_batch(batch)  # model B scores every row too (issue 44)
     return batch, corpus

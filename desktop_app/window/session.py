@@ -11,7 +11,9 @@ prediction arrives, restores the selection, the layer/head, the active view and 
 are unchanged). A session saved with another model first offers to switch to it when its folder exists
 (:mod:`desktop_app.window.session_model`). Version 3 (issue 30) adds a sentence pair's second text (``text_pair``,
 also per pin), the class chosen to explain (``target``, null: the predicted one) and the multi-label ``threshold``.
-Version 1 and 2 files (without show, head mask and pins; without the version 3 fields) still open.
+Version 1 and 2 files (without show, head mask and pins; without the version 3 fields) still open. An optional
+``corpus_map`` object (issue 42: the Map view's settings and slices, :mod:`desktop_app.map_settings`) is restored
+before the text is analysed; files without it open as before.
 
 :func:`read_session` raises :class:`SessionError` with a message for the user for a damaged file, a file
 that is not a session, or one written by a newer version of the app.
@@ -26,6 +28,7 @@ from pathlib import Path
 from model.files.atomic import atomic_write_bytes
 from model.tasks.types import task_type
 
+from ..map_settings import MapSettings, map_settings_from_json
 from . import session_fields
 from .model_menu import folder_key
 from .session_fields import SessionError, load_session_json
@@ -55,6 +58,7 @@ class Session:
         threshold: the multi-label decision threshold in (0, 1), or None (the model's).
         window: the window of a long review shown (0-based; :mod:`desktop_app.document`); ``selection`` indexes its
             tokens. 0 for a review that fits, and in sessions before version 4.
+        corpus_map: the corpus map's settings and slices (:class:`desktop_app.map_settings.MapSettings`), or None.
     """
 
     text: str
@@ -72,6 +76,7 @@ class Session:
     target: int | None = None
     threshold: float | None = None
     window: int = 0
+    corpus_map: MapSettings | None = None
 
     def to_json_dict(self) -> dict:
         """The file's JSON object."""
@@ -81,6 +86,7 @@ class Session:
             "active_view": self.active_view, "explanations": self.explanations, "show": self.show,
             "head_mask": self.head_mask, "pins": list(self.pins), "text_pair": self.text_pair,
             "target": self.target, "threshold": self.threshold, "window": self.window,
+            "corpus_map": None if self.corpus_map is None else self.corpus_map.to_json(),
         }
 
 
@@ -120,9 +126,18 @@ def read_session(path: str | Path) -> Session:
             explanations=kept, show=_show_of(data.get("show")),
             head_mask=session_fields.head_mask(data.get("head_mask")),
             pins=session_fields.pins(data.get("pins")), dropped=tuple(dropped), **session_fields.task_fields(data),
+            corpus_map=_corpus_map(data.get("corpus_map")),
         )
     except SessionError as exc:
         raise SessionError(f"{name} is damaged: {exc}.") from exc
+
+
+def _corpus_map(value) -> MapSettings | None:
+    """The session's corpus-map settings (None when it has none). Raises SessionError: a bad field (named)."""
+    try:
+        return None if value is None else map_settings_from_json(value)
+    except ValueError as exc:
+        raise SessionError(str(exc)) from None
 
 
 def _show_of(value) -> str:
@@ -181,6 +196,7 @@ def capture(window) -> Session:
         text_pair=window.review_box.text_pair(), target=None if state.task.following else state.task.target,
         threshold=state.task.threshold if info is not None and task_type(info.task).label_set else None,
         window=state.windows.current,
+        corpus_map=None if getattr(window, "corpus_map", None) is None else window.corpus_map.settings(),
     )
 
 
@@ -310,8 +326,11 @@ def _restore_view(window, session: Session, pred) -> list[str]:
 
 
 def _restore_task(window, session: Session) -> list[str]:
-    """The second text and the threshold of ``session`` (before its text is analysed); notes on what was left out."""
+    """The second text, the threshold and the corpus map's settings and slices of ``session`` (before its text is
+    analysed); notes on what was left out."""
     notes = []
+    if (settings := session.corpus_map) is not None and getattr(window, "corpus_map", None) is not None:
+        window.corpus_map.apply_settings(settings)
     box = window.review_box
     if session.text_pair is not None and not box.pair_action.isEnabled():
         notes.append("The session's second text was left out: this model reads single texts.")

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from model.batch import DEFAULT_MAX_FILE_BYTES, Columns, Summary, Timer, estimate_count, iter_records, score_records
 from model.batch.comparison import score_compared
+from model.records.vectors import VectorSpec
 
 from .jobs import JobContext
 
@@ -30,6 +31,14 @@ class BatchProgress:
 
     done: int
     total: int
+
+
+@dataclass(frozen=True)
+class ChunkVectors:
+    """The sentence vectors of the next chunk of rows a batch job yields (issue 42, the corpus map): one float32 [d]
+    per row, None for a row not scored (:mod:`model.records.vectors`)."""
+
+    vectors: list
 
 
 @dataclass
@@ -47,7 +56,8 @@ class BatchRun:
 
 def batch_job(ctx: JobContext, predictor, paths: list[str], run: BatchRun, columns: Columns | str | None = None,
               max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES, batch_size: int = DEFAULT_BATCH_SIZE,
-              chunk: int = DEFAULT_CHUNK, progress_interval_s: float = PROGRESS_INTERVAL_S, second=None):
+              chunk: int = DEFAULT_CHUNK, progress_interval_s: float = PROGRESS_INTERVAL_S, second=None,
+              vectors: VectorSpec | None = None):
     """Score ``paths``: estimate the count, then stream, score and yield rows into ``run``.
 
     A generator: yields :class:`BatchProgress` (at least ``progress_interval_s`` apart while scoring) and each chunk
@@ -57,6 +67,9 @@ def batch_job(ctx: JobContext, predictor, paths: list[str], run: BatchRun, colum
     counted in the summary (``Summary.gold_problems``). ``batch_size``: reviews per forward pass. ``second``: model B
     (issue 44), which scores every record too: the rows are then :class:`model.records.comparison.ComparedRow` s
     (:func:`model.batch.comparison.score_compared`; both are the one shared Predictor of each model).
+    ``vectors``: keep
+    each row's sentence vector (read in the scoring passes, model A's): each chunk of rows is then preceded by its
+    :class:`ChunkVectors`.
 
     Raises:
         whatever reading or scoring raises unexpectedly (rows sent before it stay valid).
@@ -80,10 +93,15 @@ def batch_job(ctx: JobContext, predictor, paths: list[str], run: BatchRun, colum
 
         records = iter_records(paths, text_column=columns.text, max_file_bytes=max_file_bytes,
                                pair_column=columns.pair, label_column=columns.label)
+        kept: list = []
         score = partial(score_records, mine) if second is None else partial(score_compared, mine, second)
         for rows in score(records, batch_size=batch_size, chunk=chunk, progress=on_progress,
-                          should_stop=ctx.should_stop, on_gold_problem=summary.gold_problem):
+                          should_stop=ctx.should_stop, on_gold_problem=summary.gold_problem, vectors=vectors,
+                          on_vectors=kept.extend):
             summary.add(rows)
+            if vectors is not None:
+                yield ChunkVectors(kept[:])
+                kept.clear()
             yield rows
     finally:
         summary.elapsed_s = timer.elapsed_s

@@ -106,11 +106,16 @@ def _run_in_child(ctx, predictor, texts: list[str], min_count: int, bigrams: boo
         inbox.put(None)
         return _relay(ctx, child, outbox, stop)
     finally:
-        stop.set()
+        end_child(child, stop)
+
+
+def end_child(child, stop) -> None:
+    """Set the child's ``stop`` Event and wait :data:`CHILD_EXIT_S` for it to end, then terminate it."""
+    stop.set()
+    child.join(CHILD_EXIT_S)
+    if child.is_alive():
+        child.terminate()
         child.join(CHILD_EXIT_S)
-        if child.is_alive():
-            child.terminate()
-            child.join(CHILD_EXIT_S)
 
 
 def _relay(ctx, child, outbox, stop) -> CorpusTokens:

@@ -34,6 +34,20 @@ def _lower_priority(nice: int) -> None:
         pass
 
 
+def progress_sender(outbox):
+    """``progress(done, total)`` that puts ``("progress", done, total)`` on ``outbox`` at most every
+    :data:`PROGRESS_INTERVAL_S` (and at the end); shared by the children of the corpus dock."""
+    last = [0.0]
+
+    def progress(done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - last[0] >= PROGRESS_INTERVAL_S or done >= total:
+            last[0] = now
+            outbox.put(("progress", done, total))
+
+    return progress
+
+
 def score_words(model_dir: str | None, device: str | None, min_count: int, bigrams: bool, inbox, outbox, stop,
                 nice: int = 0, target: str | None = None) -> None:
     """The child's entry point: read the texts, load the model, score the words, send the result (module docstring).
@@ -56,14 +70,7 @@ def score_words(model_dir: str | None, device: str | None, min_count: int, bigra
         from model.batch.corpus import corpus_token_scores
 
         predictor = Predictor.from_pretrained(model_dir or None, device=device)
-        last = [0.0]
-
-        def progress(done: int, total: int) -> None:
-            now = time.monotonic()
-            if now - last[0] >= PROGRESS_INTERVAL_S or done >= total:
-                last[0] = now
-                outbox.put(("progress", done, total))
-
+        progress = progress_sender(outbox)
         outbox.put(("progress", 0, len(texts)))
         result = corpus_token_scores(predictor, texts, min_count=min_count, bigrams=bigrams, should_stop=stop.is_set,
                                      progress=progress, target=target)

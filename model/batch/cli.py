@@ -14,11 +14,9 @@ The columns follow the model (:class:`model.batch.rows.RowSchema`, docs/batch_sc
 class, ``value`` for regression, ``text_pair`` for sentence pairs. Gold labels the model does not know are left
 empty, counted and listed on stderr.
 
-Rows are written as they are scored (stdout for CSV/JSON Lines, or ``--out``
-atomically: a temporary file renamed into place at the end), so memory does not
-grow with the number of reviews. A tqdm progress bar and a summary line
-(count, positive share, accuracy when gold labels exist, reviews/s, peak RSS)
-go to stderr. ``--report``/``--metrics`` add a self-contained HTML report and ``metrics.json`` computed from the
+Rows are written as they are scored (stdout for CSV/JSON Lines, or ``--out`` atomically), so memory does not grow
+with the number of reviews (``--projection`` holds them for the map: :mod:`model.batch.cli_map`). A tqdm progress
+bar and a summary line (count, positive share, accuracy when gold, reviews/s, peak RSS) go to stderr. ``--report``/``--metrics`` add a self-contained HTML report and ``metrics.json`` computed from the
 same rows, with corpus-level token scores from a second pass over the scored texts (:mod:`model.batch.cli_report`).
 
 Exit status: :data:`EXIT_STATUS` (also the end of ``--help``).
@@ -36,6 +34,7 @@ from .cli_args import positive_float as _positive_float, positive_int as _positi
 from .cli_compare import CompareRun, add_compare_argument, ray_compared
 from .cli_counterfactuals import add_counterfactual_arguments, corpus_outputs, counterfactual_usage, keeps_rows
 from .cli_report import add_report_arguments, report_path_error
+from .cli_map import add_map_arguments, map_error, map_kwargs, map_schema, map_sections, map_writer
 from .columns import Columns, check_columns
 from .engine import Summary, Timer, score_records
 from .export import FORMATS, RowWriter, format_for_path
@@ -118,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_report_arguments(p, _positive_int)  # --report, --metrics, --top-tokens, --min-count, --no-token-scores
     add_compare_argument(p)  # --compare-model (issue 44, model/batch/cli_compare.py)
     add_counterfactual_arguments(p, _positive_int)  # --counterfactuals, --counterfactuals-out, --cf-* (issue 43)
+    add_map_arguments(p)  # --embeddings, --embedding-layer, --embedding-pooling, --projection (issue 42)
     return p
 
 
@@ -144,9 +144,9 @@ def _is_shard_folder(args: argparse.Namespace) -> bool:
     return args.engine == "ray" and bool(args.out) and is_shard_folder(args.out)
 
 
-def _ray_chunks(args: argparse.Namespace, max_bytes: int, progress, gold=None):
+def _ray_chunks(args: argparse.Namespace, max_bytes: int, progress, gold=None, **map_kw):
     """The Ray engine's row chunks for the parsed ``args`` (see :func:`model.batch.ray_engine.score_paths_ray`);
-    ``gold``: ``(GoldReader, on_gold_problem)`` for the driver's count of unknown gold labels."""
+    ``gold``: ``(GoldReader, on_gold_problem)`` for the driver's count of unknown gold labels; ``map_kw``: vectors."""
     from ..core.paths import default_model_dir
     from . import ray_engine
 
@@ -160,7 +160,7 @@ def _ray_chunks(args: argparse.Namespace, max_bytes: int, progress, gold=None):
         pair_column=args.pair_column, label_column=args.label_column,
         batch_size=args.batch_size, address=args.ray_address, num_workers=args.num_workers,
         gpus_per_worker=args.gpus_per_worker or 0.0, device=args.device, progress=progress, on_plan=on_plan, gold=gold,
-        task=(args.task, args.threshold), precision=args.precision)
+        task=(args.task, args.threshold), precision=args.precision, **map_kw)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -231,12 +231,12 @@ def _open_writer(prog: str, args: argparse.Namespace, fmt: str, shards: bool, pr
     """The writer of ``--out`` (a file, a shard folder) or stdout, with the model's columns
     (:meth:`RowSchema.of_predictor`; ``text_pair`` with ``--pair-column``, else when the first rows have second
     texts; model B's too with ``compare``); raises :class:`_Stop` (1) when it cannot open."""
-    schema = RowSchema.of_predictor(predictor, pairs=True if args.pair_column else None)
+    schema = map_schema(args, RowSchema.of_predictor(predictor, pairs=True if args.pair_column else None))
     schema = compare.schema(schema) if compare is not None else schema
     try:
         if shards:
             return ShardWriter(args.out, schema=schema)
-        return RowWriter(args.out, fmt, stream=None if args.out else sys.stdout, schema=schema)
+        return map_writer(args, RowWriter(args.out, fmt, stream=None if args.out else sys.stdout, schema=schema))
     except (ValueError, RuntimeError, OSError) as exc:
         print(f"{prog}: cannot write {args.out or 'stdout'}: {exc}", file=sys.stderr)
         raise _Stop(1) from None
@@ -275,8 +275,8 @@ def _score_into(prog: str, args: argparse.Namespace, predictor, writer, max_byte
     chunks = None
     try:
         if args.engine == "ray":
-            chunks = _ray_chunks(args, max_bytes, progress,
-                                 (GoldReader(tuple(predictor.labels), task_of(predictor).kind), summary.gold_problem))
+            chunks = _ray_chunks(args, max_bytes, progress, (GoldReader(tuple(predictor.labels), task_of(predictor).kind),
+                                                             summary.gold_problem), **map_kwargs(writer))
             if compare is not None:
                 b_args = argparse.Namespace(**{**vars(args), "model": args.compare_model})
                 chunks = ray_compared(chunks, _ray_chunks(b_args, max_bytes, None))
@@ -285,7 +285,7 @@ def _score_into(prog: str, args: argparse.Namespace, predictor, writer, max_byte
                                    pair_column=args.pair_column, label_column=args.label_column)
             score = functools.partial(score_records, predictor) if compare is None else compare.scorer(predictor)
             chunks = score(records, batch_size=args.batch_size, progress=progress, long_text=args.long_text,
-                           on_gold_problem=summary.gold_problem)
+                           on_gold_problem=summary.gold_problem, **map_kwargs(writer))
         for rows in (chunks if compare is None else compare.count(chunks)):
             writer.write(rows)
             summary.add(rows)
@@ -350,7 +350,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """Check the options, load the model, score, commit the output and report; :class:`_Stop` ends it early."""
     if (usage := _ray_usage(args) or counterfactual_usage(args)) is not None:
         raise _usage_error(parser, usage)
-    if (bad := report_path_error(args)) is not None:
+    if (bad := report_path_error(args) or map_error(args)) is not None:
         print(f"{parser.prog}: error: {bad}", file=sys.stderr)  # one line, before the model loads
         return 2
     shards = _is_shard_folder(args)
@@ -381,7 +381,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     comparison = compare.report() if compare is not None else None  # the paired metrics, also on stderr
     if kept is not None:  # --report/--metrics (cli_report), --counterfactuals (cli_counterfactuals)
         status = corpus_outputs(parser.prog, args, predictor, kept, interrupted, summary.elapsed_s, status,
-                                comparison)
+                                comparison, map_sections(writer))
     return status
 
 

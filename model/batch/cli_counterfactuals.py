@@ -124,10 +124,11 @@ def run_counterfactuals(prog: str, args: argparse.Namespace, predictor, rows: li
 
 
 def corpus_outputs(prog: str, args: argparse.Namespace, predictor, rows: list, interrupted: bool, elapsed_s: float,
-                   status: int, comparison=None) -> int:
+                   status: int, comparison=None, sections=()) -> int:
     """After scoring ``rows``: the counterfactual edits (when asked, and scoring was not interrupted), then
-    ``--metrics``/``--report`` (:func:`model.batch.cli_report.write_corpus_outputs`, with the edits' metrics and
-    ``comparison``, ``--compare-model``'s paired metrics or None).
+    ``--metrics``/``--report`` (:func:`model.batch.cli_report.write_corpus_outputs`, with the edits' metrics,
+    ``comparison``, ``--compare-model``'s paired metrics or None, and ``sections``, more report sections such as the
+    corpus map).
     Returns the exit status: ``status``, 1 when an output could not be written, 130 when Ctrl+C stopped a pass."""
     cf, stopped = None, False
     if wants_counterfactuals(args) and not interrupted:
@@ -135,7 +136,7 @@ def corpus_outputs(prog: str, args: argparse.Namespace, predictor, rows: list, i
         status = 130 if stopped else failed or status
     if wants_report(args):
         failed, stopped_report = write_corpus_outputs(prog, args, predictor, rows, interrupted, elapsed_s,
-                                                      comparison, counterfactuals=cf)
+                                                      comparison, counterfactuals=cf, sections=sections)
         status = 130 if stopped or stopped_report else failed or status
     return status
 

@@ -25,6 +25,7 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 from model.records.comparison import ComparisonMetrics
@@ -129,7 +130,8 @@ def _token_pass(prog: str, args: argparse.Namespace, predictor, texts: list[str]
 
 def write_corpus_outputs(prog: str, args: argparse.Namespace, predictor, rows: list[ResultRow],
                          interrupted: bool, elapsed_s: float, comparison: ComparisonMetrics | None = None,
-                         counterfactuals: dict | None = None) -> tuple[int | None, bool]:
+                         counterfactuals: dict | None = None, sections: Sequence[str] = ()
+                         ) -> tuple[int | None, bool]:
     """Metrics, token scores and the ``--metrics``/``--report`` files of the scored ``rows``.
 
     Args:
@@ -143,6 +145,7 @@ def write_corpus_outputs(prog: str, args: argparse.Namespace, predictor, rows: l
             (:func:`model.batch.comparison.comparison_dict`), the report a "Two models" section; None: neither.
         counterfactuals: the counterfactual edits' metrics by generator (:mod:`model.batch.cli_counterfactuals`), or
             None.
+        sections: more report sections (HTML), e.g. the corpus map (:func:`model.batch.cli_map.map_sections`).
 
     Returns:
         ``(status, interrupted)``: status 1 when an output could not be written (message on stderr), else None;
@@ -166,7 +169,7 @@ def write_corpus_outputs(prog: str, args: argparse.Namespace, predictor, rows: l
                               source=", ".join(args.paths), top=args.top_tokens, elapsed_s=elapsed_s,
                               failures=[(r.source, r.status) for r in rows if not r.ok][:MAX_FAILURES],
                               precision=precision,
-                              sections=() if comparison is None else (comparison_section(comparison),),
+                              sections=(*([] if comparison is None else [comparison_section(comparison)]), *sections),
                               counterfactuals=counterfactuals)
             print(f"wrote the report to {args.report}", file=sys.stderr)
     except OSError as exc:

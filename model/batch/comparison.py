@@ -117,7 +117,8 @@ def score_compared(a: Any, b: Any, records: Iterable[Record], *, chunk: int = 51
         progress: ``progress(done)``: records handled so far, a record counting half when one model has scored it.
         should_stop: checked before each chunk and by ``score_records``; a stop keeps the rows both models scored.
         on_gold_problem: gold labels A does not know (B knows the same labels: reported once).
-        scoring: ``batch_size`` and ``long_text``, passed to ``score_records`` for both models.
+        scoring: ``batch_size`` and ``long_text``, passed to ``score_records`` for both models; ``vectors`` and
+            ``on_vectors`` (the sentence vectors of the corpus map) to model A's only.
 
     Raises:
         ValueError: the models cannot be compared (:func:`check_comparable`), or ``batch_size``/``chunk`` < 1.
@@ -132,13 +133,15 @@ def score_compared(a: Any, b: Any, records: Iterable[Record], *, chunk: int = 51
         if not block:
             return
         rows: list[list[ResultRow]] = []
+        only_a = {k: scoring.pop(k) for k in ("vectors", "on_vectors") if k in scoring}
         for k, (model, gold_problem) in enumerate(((a, on_gold_problem), (b, None))):
             def half(done: int, _k: int = k, _base: int = base) -> None:
                 if progress is not None:
                     progress(_base + (_k * len(block) + done) // 2)
 
             rows.append([r for part in score_records(model, block, chunk=len(block), progress=half,
-                                                     should_stop=should_stop, on_gold_problem=gold_problem, **scoring)
+                                                     should_stop=should_stop, on_gold_problem=gold_problem, **scoring,
+                                                     **(only_a if k == 0 else {}))
                          for r in part])
         base += len(block)
         paired = pair_rows(*rows)

@@ -74,6 +74,8 @@ def score_records(
     should_stop: Callable[[], bool] | None = None,
     long_text: str | None = None,
     on_gold_problem: GoldProblem | None = None,
+    vectors: Any = None,
+    on_vectors: Callable[[list[Any]], None] | None = None,
 ) -> Iterator[list[ResultRow]]:
     """Score a stream of records chunk by chunk; yields each chunk's rows in input order.
 
@@ -97,6 +99,8 @@ def score_records(
         long_text: the long-text policy passed to ``score_many`` (None: its default, ``"windows"``).
         on_gold_problem: called for each record whose gold label the model does not know
             (:class:`model.batch.gold.GoldReader`); its row keeps an empty gold.
+        vectors: None, or a :class:`model.records.vectors.VectorSpec`: then each chunk's rows are preceded by
+            ``on_vectors(one float32 [d] vector per row, None for a failed row)``, read in the scoring passes.
 
     Yields:
         Non-empty lists of :class:`ResultRow`; concatenated, they follow the
@@ -108,6 +112,7 @@ def score_records(
     if batch_size < 1 or chunk < 1:
         raise ValueError(f"batch_size and chunk must be >= 1, got {batch_size} and {chunk}")
     options = predictor.options(long_text=long_text)  # the run's settings, fixed for the whole run
+    options = options if vectors is None else options.replace(vectors=vectors)
     ctx = _context(predictor, options)
     it = iter(records)
     base = 0
@@ -130,10 +135,12 @@ def score_records(
         if any(p is not None for p in pairs):
             kw["text_pairs"] = pairs
         scores = predictor.score_many(texts, batch_size, chunk_progress, should_stop, **kw) if texts else []
-        rows = _block_rows(block, dict(zip(ok_idx, scores)), ctx, golds)
+        rows = _block_rows(block, score_at := dict(zip(ok_idx, scores)), ctx, golds)
         base += len(block)
         if not texts and progress is not None:
             progress(base)
+        if on_vectors is not None and rows:  # rows[j] is block[j]'s row
+            on_vectors([score_at[j].vector if r.ok and j in score_at else None for j, r in enumerate(rows)])
         if rows:
             yield rows
         if len(scores) < len(texts):  # stopped

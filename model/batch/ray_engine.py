@@ -41,6 +41,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .engine import ResultRow, failed_row, score_records
 from .export import _import_pyarrow
 from .gold import GoldReader
@@ -53,6 +55,7 @@ CLUSTER_HINT = "the Ray engine needs the 'cluster' extra: pip install 'attention
 # Test hook (not a CLI option): the path of a marker file; the first actor to reach its second block creates it and
 # exits the process (os._exit) before returning, once per marker, so tests can check that a dead actor is retried.
 TEST_CRASH_ENV = "ATTENTION_EXPLORER_RAY_TEST_CRASH_MARKER"
+VECTOR_COLUMN = "vector"  # an output block's sentence vectors (issue 42), when kept
 MAX_RESTARTS = 3  # per actor; each restart reloads the model
 MAX_TASK_RETRIES = 3  # per block, on an actor that died
 _INPUT_COLUMNS = ("source", "text", "gold", "status", "text_pair", "gold_source")
@@ -100,19 +103,35 @@ def _block_schema(pa: Any) -> Any:
     return pa.schema([(f, types.get(f, pa.string())) for f in BLOCK_FIELDS])
 
 
-def rows_to_table(rows: Sequence[ResultRow]) -> Any:
-    """An output block: the rows as an Arrow table of every :class:`ResultRow` field (:func:`_block_schema`)."""
+def rows_to_table(rows: Sequence[ResultRow], vectors: Sequence[Any] | None = None) -> Any:
+    """An output block: the rows as an Arrow table of every :class:`ResultRow` field (:func:`_block_schema`); with
+    ``vectors`` (one float32 [d] or None per row) a last column ``vector`` (list of float32, null for none)."""
     pa = _import_pyarrow()
-    return pa.Table.from_pylist([{f: getattr(r, f) for f in BLOCK_FIELDS} for r in rows], schema=_block_schema(pa))
+    table = pa.Table.from_pylist([{f: getattr(r, f) for f in BLOCK_FIELDS} for r in rows], schema=_block_schema(pa))
+    if vectors is None:
+        return table
+    column = pa.array([None if v is None else v.tolist() for v in vectors], type=pa.list_(pa.float32()))
+    return table.append_column(VECTOR_COLUMN, column)
 
 
-def table_to_rows(table: Any) -> list[ResultRow]:
-    """Result rows back from an output block made by :func:`rows_to_table`."""
+def table_to_rows(table: Any, on_vectors: Callable[[list[Any]], None] | None = None) -> list[ResultRow]:
+    """Result rows back from an output block made by :func:`rows_to_table`; its ``vector`` column, if any, goes to
+    ``on_vectors`` (:func:`table_vectors`)."""
+    if VECTOR_COLUMN in table.column_names:
+        if on_vectors is not None:
+            on_vectors(table_vectors(table))
+        table = table.drop_columns([VECTOR_COLUMN])
     return [ResultRow(**{**d, "probabilities": tuple(d["probabilities"] or ()), "labels": tuple(d["labels"] or ())})
             for d in table.to_pylist()]
 
 
-def score_block(predictor: Any, records: Sequence[Record], batch_size: int = 64) -> list[ResultRow]:
+def table_vectors(table: Any) -> list[np.ndarray | None]:
+    """The ``vector`` column of an output block: float32 [d] per row, None for a row without one."""
+    return [None if v is None else np.asarray(v, np.float32) for v in table.column(VECTOR_COLUMN).to_pylist()]
+
+
+def score_block(predictor: Any, records: Sequence[Record], batch_size: int = 64, vectors: Any = None,
+                vectors_out: list | None = None) -> list[ResultRow]:
     """Score one block with the local engine's :func:`model.batch.score_records`; one row per record, in order.
 
     If scoring the block raises, the block is scored again one record at a
@@ -124,6 +143,8 @@ def score_block(predictor: Any, records: Sequence[Record], batch_size: int = 64)
         predictor: a :class:`model.Predictor` (or anything ``score_records`` accepts).
         records: the block's records (unreadable ones pass through as their status rows).
         batch_size: texts per forward pass.
+        vectors, vectors_out: a :class:`model.records.vectors.VectorSpec` to keep, and the list that gets one entry
+            per row (float32 [d], or None for a failed row), as :func:`model.batch.score_records` gives them.
 
     Returns:
         ``len(records)`` rows.
@@ -131,16 +152,21 @@ def score_block(predictor: Any, records: Sequence[Record], batch_size: int = 64)
     records = list(records)
     if not records:
         return []
+    kept: list = []
+    kw = {} if vectors is None else {"vectors": vectors, "on_vectors": kept.extend}
     try:
-        return [r for rows in score_records(predictor, records, batch_size, chunk=len(records)) for r in rows]
+        out = [r for rows in score_records(predictor, records, batch_size, chunk=len(records), **kw) for r in rows]
     except Exception as exc:  # noqa: BLE001 - isolate the failing review below
         logging.getLogger(__name__).warning("a block of %d failed (%s); scoring it one by one", len(records), exc)
-    out: list[ResultRow] = []
-    for rec in records:
-        try:
-            out.extend(r for rows in score_records(predictor, [rec], 1, chunk=1) for r in rows)
-        except Exception as exc:  # noqa: BLE001 - becomes the review's status
-            out.append(failed_row(rec, f"scoring failed: {type(exc).__name__}: {exc}"))
+        out, kept[:] = [], []
+        for rec in records:
+            try:
+                out.extend(r for rows in score_records(predictor, [rec], 1, chunk=1, **kw) for r in rows)
+            except Exception as exc:  # noqa: BLE001 - becomes the review's status
+                out.append(failed_row(rec, f"scoring failed: {type(exc).__name__}: {exc}"))
+                kept.append(None)
+    if vectors_out is not None:
+        vectors_out.extend(kept)
     return out
 
 
@@ -155,10 +181,13 @@ class ScoringActor:
         task: ``(kind, threshold)`` passed to :meth:`model.Predictor.set_task` (None keeps the config's).
         precision: passed to :meth:`model.Predictor.use_precision` (``auto`` decides on each node from its own CPU's
             reported features; each row says what it ran in).
+        vectors: None, or the :class:`model.records.vectors.VectorSpec` whose vectors each block's table carries
+            (:func:`rows_to_table`'s ``vector`` column).
     """
 
     def __init__(self, model_dir: str, batch_size: int, device: str, torch_threads: int,
-                 task: tuple[str | None, float | None] = (None, None), precision: str = "auto") -> None:
+                 task: tuple[str | None, float | None] = (None, None), precision: str = "auto",
+                 vectors: Any = None) -> None:
         import torch
 
         from model.predictor.predictor import Predictor
@@ -170,15 +199,16 @@ class ScoringActor:
         if task != (None, None):  # the driver's --task / --threshold (checked there)
             self.predictor.set_task(*task)
         self.predictor.use_precision(precision)
-        self.batch_size = batch_size
+        self.batch_size, self.vectors = batch_size, vectors
         self.calls = 0
 
     def __call__(self, batch: Any) -> Any:
         """Score one input block (Arrow table of :func:`records_to_table`) -> output block (:func:`rows_to_table`)."""
         self.calls += 1
-        rows = score_block(self.predictor, table_to_records(batch), self.batch_size)
+        kept: list | None = None if self.vectors is None else []
+        rows = score_block(self.predictor, table_to_records(batch), self.batch_size, self.vectors, kept)
         _maybe_crash_for_test(self.calls)
-        return rows_to_table(rows)
+        return rows_to_table(rows, kept)
 
 
 def _maybe_crash_for_test(calls: int) -> None:
@@ -234,15 +264,14 @@ def score_paths_ray(
     address: str | None = None,
     num_workers: int | None = None,
     gpus_per_worker: float = 0.0,
-    device: str | None = None,
-    num_cpus: int | None = None,
-    block_rows: int | None = None,
-    window_rows: int = 100_000,
+    device: str | None = None, num_cpus: int | None = None,
+    block_rows: int | None = None, window_rows: int = 100_000,
     progress: Callable[[int], None] | None = None,
     on_plan: Callable[[PoolPlan], None] | None = None,
     gold: tuple[GoldReader, Callable[[str, str], None]] | None = None,
     task: tuple[str | None, float | None] = (None, None),
     precision: str = "auto",
+    vectors: Any = None, on_vectors: Callable[[list[Any]], None] | None = None,
 ) -> Iterator[list[ResultRow]]:
     """Score every review in ``paths`` on Ray; yields lists of rows that, concatenated, follow the input order.
 
@@ -267,6 +296,7 @@ def score_paths_ray(
             does (the actors' rows leave those golds empty).
         task, precision: every actor's :meth:`model.Predictor.set_task` ``(kind, threshold)`` (``(None, None)``: the
             config's) and :meth:`model.Predictor.use_precision` (:data:`model.predictor.precision.PRECISIONS`).
+        vectors, on_vectors: sentence vectors kept as :func:`model.batch.score_records` keeps them.
 
     Raises:
         RuntimeError: Ray is not installed (:data:`CLUSTER_HINT`).
@@ -286,7 +316,7 @@ def score_paths_ray(
         _quiet_ray_data(ray)
         ctor = {"model_dir": str(Path(model_dir).resolve()), "batch_size": batch_size,
                 "device": device or ("cuda" if gpus_per_worker > 0 else "cpu"), "torch_threads": plan.torch_threads,
-                "task": task, "precision": precision}
+                "task": task, "precision": precision, "vectors": vectors}
         options = _map_options(plan, ctor)
         records = _checked_gold(iter_records(paths, text_column=text_column, max_file_bytes=max_file_bytes,
                                              pair_column=pair_column, label_column=label_column), gold)
@@ -294,7 +324,7 @@ def score_paths_ray(
         for tables in _windows(_blocks(records, block_rows), block_rows, window_rows):
             ds = _score_window(ray, tables, plan, options)
             for table in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
-                rows = table_to_rows(table)
+                rows = table_to_rows(table, on_vectors)
                 done += len(rows)
                 if progress is not None:
                     progress(done)

@@ -320,15 +320,15 @@ def render_report_html(metrics: CorpusMetrics, tokens: CorpusTokens | None, *, m
         failures: ``(source, status)`` of rows not scored, the first :data:`MAX_FAILURES` listed (escaped).
         precision: what the rows ran in (:func:`model.batch.rows.precision_of`), shown after the model; None: not
             shown.
-        sections: more HTML sections (already escaped), shown after the headline cards (e.g. the two-model
-            comparison, :func:`model.batch.comparison_report.comparison_section`).
+        sections: more sections (HTML, already escaped), placed after the plots, e.g. the two-model comparison
+            (:func:`model.batch.comparison_report.comparison_section`) and the corpus map (:mod:`model.batch.map_report`).
         counterfactuals: the counterfactual edits' metrics by generator, or None (no section).
     """
     m = metrics
     sub = (f"Model: {model_name}" + (f" \u00b7 precision {precision}" if precision else "") + f" \u00b7 {date}"
            + (f" \u00b7 {source}" if source else ""))
-    parts = [_cards(m), *sections, '<div class="grid">', *_gold_sections(m), _histogram(m), _length_section(m), "</div>",
-             _token_section(tokens, top), counterfactual_section(counterfactuals), _failures_section(m, failures)]
+    parts = [_cards(m), '<div class="grid">', *_gold_sections(m), _histogram(m), _length_section(m), "</div>",
+             *sections, _token_section(tokens, top), counterfactual_section(counterfactuals), _failures_section(m, failures)]
     foot = f"{m.n_rows:,} rows ({m.n_scored:,} scored, {m.n_failed:,} failed)"
     if elapsed_s is not None:
         foot += f", scored in {elapsed_s:,.1f} s"

@@ -9,9 +9,10 @@ thread only), so threads sharing one model never see each other's settings. Priv
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 import numpy as np
 import torch
@@ -27,6 +28,7 @@ from model.text.segments import pad_segments, types_kw
 from . import _long_text
 from ._long_text import WINDOW_BATCH, WindowCollector, whole_windows
 from ._reading import Parts, check_pair, input_spec, probabilities, read_out
+from ._vectors import VectorTap, text_vector
 from .options import PredictOptions
 
 MAX_TOKENS_CPU = 4096  # padded tokens per score_many pass on a CPU
@@ -173,8 +175,11 @@ def score_texts(parts: Parts, texts: Sequence[str], pairs: Sequence[str | None] 
                 batch_size: int, max_tokens: int, window: int, progress: Callable[[int, int], None] | None,
                 should_stop: Callable[[], bool] | None) -> list[Score]:
     """``Predictor.score_many`` once its arguments are checked: the texts taken ``window`` at a time, sorted by length
-    within one, scored in token-budget batches; the scores in input order (the scored prefix when stopped)."""
+    within one, scored in token-budget batches; the scores in input order (the scored prefix when stopped). With
+    ``options.vectors`` each Score keeps its text's sentence vector (:mod:`model.predictor._vectors`), read in the
+    same passes."""
     total, results, done = len(texts), [], 0
+    tap = None if options.vectors is None else VectorTap(parts.model, options.vectors)
     for w0 in range(0, total, window):
         chunk = texts[w0 : w0 + window]
         chunk_pairs = [None] * len(chunk) if pairs is None else pairs[w0 : w0 + window]
@@ -182,19 +187,26 @@ def score_texts(parts: Parts, texts: Sequence[str], pairs: Sequence[str | None] 
         lengths = [len(ids) for ids in items.items]
         order = np.argsort(lengths, kind="stable")
         done += len(chunk) - len(good)
+        item_vectors: dict[int, np.ndarray] = {}
         for idx in token_budget_batches([lengths[i] for i in order], order, batch_size, max_tokens):
             if should_stop is not None and should_stop():
                 k = next((i for i, s in enumerate(slots) if s is None), len(slots))
                 return results + slots[:k]  # type: ignore[operator]
             ids, mask = parts.encoder.pad_ids([items.items[i] for i in idx])  # (B, T) each
             types = types_kw(parts.model, pad_segments([items.segments[i] for i in idx], ids.shape[1]), parts.device)
-            with forward_scope(parts, options) as model:
-                logits, _ = model(torch.from_numpy(ids).to(parts.device), torch.from_numpy(mask).to(parts.device),
-                                  **types)
+            mask_t = torch.from_numpy(mask).to(parts.device)
+            with forward_scope(parts, options) as model, tap.recording() if tap else nullcontext() as outputs:
+                logits, _ = model(torch.from_numpy(ids).to(parts.device), mask_t, **types)
+            if tap is not None:
+                item_vectors.update(zip((int(i) for i in idx), tap.vectors(outputs, mask_t)))
             probs, z = probabilities(logits, options.task), logits.float().cpu().numpy()  # (B, C) each
             for row, i in enumerate(idx):
                 if (complete := items.add(int(i), z[row], probs[row])) is not None:
-                    slots[good[complete[0]]] = complete[1]
+                    k, score = complete
+                    if tap is not None:
+                        score = dataclasses.replace(score, vector=text_vector(
+                            item_vectors, int(items.first[k]), len(items.ranges[k])))
+                    slots[good[k]] = score
                     done += 1
             if progress is not None:
                 progress(done, total)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from model.explain.heads import check_head_mask
+from model.records.vectors import VectorSpec
 from model.tasks.task import SINGLE_LABEL, Task
 from model.text.document_windows import check_policy
 
@@ -39,10 +40,12 @@ class PredictOptions:
             (:mod:`model.predictor.precision`); explanations, flows and internals always run the float32 weights.
         task: how the logits are read (:class:`model.tasks.task.Task`: kind and multi-label threshold).
         heads: the model's (L, H), which ``head_mask`` is checked against; None: no head mask may be given.
+        vectors: None, or which sentence vector ``score_many`` keeps in each Score
+            (:class:`model.records.vectors.VectorSpec`).
 
     Raises:
         ValueError: a head mask that is not numeric, not (L, H) or outside [0, 1], or given without ``heads``; an
-            unknown long-text policy or precision. TypeError: ``task`` is not a Task.
+            unknown long-text policy or precision. TypeError: ``task`` is not a Task, ``vectors`` not a VectorSpec.
     """
 
     head_mask: Any = None
@@ -50,6 +53,7 @@ class PredictOptions:
     precision: str = "fp32"
     task: Task = field(default_factory=lambda: Task(SINGLE_LABEL))
     heads: tuple[int, int] | None = None
+    vectors: VectorSpec | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "long_text", check_policy(self.long_text))
@@ -57,6 +61,8 @@ class PredictOptions:
             raise ValueError(f"precision must be one of {', '.join(RUN_PRECISIONS)}, got {self.precision!r}")
         if not isinstance(self.task, Task):
             raise TypeError(f"task must be a model.tasks.task.Task, got {type(self.task).__name__}")
+        if self.vectors is not None and not isinstance(self.vectors, VectorSpec):
+            raise TypeError(f"vectors must be a model.records.vectors.VectorSpec, got {type(self.vectors).__name__}")
         if self.head_mask is not None:
             if self.heads is None:
                 raise ValueError("a head mask needs the model's (layers, heads): build the options with "

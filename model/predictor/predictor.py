@@ -21,6 +21,7 @@ from model.records.info import ModelInfo, build_model_info
 from model.records.internals import AttentionInternals, EmbeddingNorms
 from model.records.document import Document
 from model.records.prediction import NoClassificationHead, NoPositionalMatrix, Prediction, Score
+from model.records.vectors import VectorSpec
 from model.tasks.task import Task
 
 from . import _analysis, _loading, _long_text, _reading, _scoring
@@ -202,7 +203,7 @@ class Predictor:
                    progress: Callable[[int, int], None] | None = None, should_stop: Callable[[], bool] | None = None,
                    window: int | None = None, max_tokens: int | None = None, head_mask=None,
                    long_text: str | None = None, text_pairs: Sequence[str | None] | None = None, *,
-                   options: PredictOptions | None = None) -> list[Score]:
+                   options: PredictOptions | None = None, vectors: VectorSpec | None = None) -> list[Score]:
         """Score many texts (or sentence pairs) without attention, in length-bucketed batches (fast SDPA path).
 
         Texts are taken in windows of ``window`` consecutive texts, sorted by length within one (each batch holds
@@ -221,17 +222,16 @@ class Predictor:
             text_pairs: None, or one second text per text (None for a single text): each pair is encoded as
                 :meth:`predict` encodes it (cut longest side first, never in windows); a bad second text (empty,
                 too long) gets that row's Score an ``error``.
+            vectors: keep each text's sentence vector in ``Score.vector`` (float32 [d]; :mod:`model.records.vectors`),
+                read in the same passes; overrides ``options.vectors``.
 
-        Returns:
-            Scores for ``texts[:k]`` in input order: k == len(texts) unless stopped early (the scored prefix).
-
-        Raises:
-            ValueError: ``batch_size`` < 1, ``text_pairs`` of another length than ``texts``, and the class
-                docstring's errors; NoClassificationHead in attention-only mode.
+        Returns the scores for ``texts[:k]`` in input order: k == len(texts) unless stopped early (the scored prefix).
+        Raises ValueError: ``batch_size`` < 1, ``text_pairs`` of another length than ``texts``, a ``vectors`` layer
+        out of range, and the class docstring's errors; NoClassificationHead in attention-only mode.
         """
         self.require_head("scoring")
         opts = self._settle(options, head_mask, long_text)
-        parts = self._parts(opts.precision)
+        opts, parts = opts if vectors is None else opts.replace(vectors=vectors), self._parts(opts.precision)
         batch_size, max_tokens = _scoring.pass_limits(parts, texts, text_pairs, batch_size, max_tokens)
         return _scoring.score_texts(parts, texts, text_pairs, opts, batch_size, max_tokens,
                                     window or max(1024, 8 * batch_size), progress, should_stop)

@@ -242,6 +242,8 @@ class Score:
         task: :data:`model.tasks.task.TASKS`, as :attr:`Prediction.task`.
         value: regression, the predicted value (the raw output); None otherwise and on error.
         pair_truncated: which side of a pair was cut, as :attr:`Prediction.pair_truncated`.
+        vector: float32 [d], the text's sentence vector when the call kept them (``PredictOptions.vectors``; see
+            :mod:`model.records.vectors`), else None (and on error).
     """
 
     label: str
@@ -253,6 +255,7 @@ class Score:
     task: str = SINGLE_LABEL
     value: float | None = None
     pair_truncated: str = ""
+    vector: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         freeze_arrays(self)

@@ -316,7 +316,7 @@ def test_next_error_key_and_the_word_highlight(qtbot, tiny_model_dir, tmp_path):
 def test_corpus_plots_export_as_png_and_svg(qtbot, tiny_model_dir, tmp_path):
     win, _batch = scored_window(qtbot, tiny_model_dir, tmp_path)
     names = [n for n in win.view_widgets() if n.startswith("Corpus: ")]
-    assert len(names) == 7  # with the per-class scores and the regression scatter (issue 30)
+    assert len(names) == 8  # with the per-class scores and the regression scatter (issue 30), the map (issue 42)
     for name in names:
         for suffix in (".png", ".svg"):
             out = tmp_path / f"{name.split(': ')[1].replace(' ', '_')}{suffix}"

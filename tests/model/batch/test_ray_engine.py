@@ -289,3 +289,20 @@ def test_ctrl_c_writes_the_rows_scored_so_far(ray_session, hostile_folder, tmp_p
     assert code == 130 and "interrupted" in err
     assert 0 < len(read_results(out)) < len(list(iter_records([hostile_folder])))
 
+
+
+@pytest.mark.slow
+@needs_ray
+def test_ray_keeps_the_same_vectors_and_map(ray_session, hostile_folder, tmp_path, capsys):
+    """``--embeddings``/``--projection`` with ``--engine ray``: the actors' vectors equal the local engine's, row for
+    scored row (issue 42)."""
+    common = [hostile_folder, "--model", BUNDLED_MODEL, "--batch-size", "4", "--no-progress", "--precision", "fp32",
+              "--projection", "pca"]
+    _cli([*common, "--out", tmp_path / "local.csv", "--embeddings", tmp_path / "local.npy"], capsys)
+    code, err = _cli([*common, "--out", tmp_path / "ray.csv", "--embeddings", tmp_path / "ray.npy", "--engine", "ray",
+                      "--num-workers", "2"], capsys)
+    assert code == 1, err
+    local, ray_v = np.load(tmp_path / "local.npy"), np.load(tmp_path / "ray.npy")
+    assert local.shape == ray_v.shape and local.shape[0] == sum(r.ok for r in read_results(tmp_path / "ray.csv"))
+    np.testing.assert_allclose(ray_v, local, atol=1e-4)
+    assert "x,y" in (tmp_path / "ray.csv").read_text(encoding="utf-8").splitlines()[0]
