@@ -233,6 +233,8 @@ class CompareResult:
         signed: whether its scores are signed (positive: evidence for ``target``).
         target: the class index both texts' explanations explain (:func:`focus_class`).
         notes: user-facing remarks, e.g. that DecompX does not cover the model and gradient x input was used.
+        names: what the two sides are called in the view: ("pinned", "current"), or ("model B", "model A") when the
+            pin reads the current text with the second model (issue 44).
     """
 
     pinned: CompareSide
@@ -243,6 +245,7 @@ class CompareResult:
     signed: bool
     target: int
     notes: tuple[str, ...] = ()
+    names: tuple[str, str] = ("pinned", "current")
 
     @property
     def labels(self) -> tuple[str, ...]:

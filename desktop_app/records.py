@@ -69,13 +69,29 @@ class Pin:
     Attributes:
         text: the review text as analysed (a long review's whole text: ``prediction.document.text``).
         prediction: its :class:`model.records.prediction.Prediction` (with the head mask then in force; for a long
-            review the window then shown, carrying the whole review's verdict and ``document``).
+            review the window then shown, carrying the whole review's verdict and ``document``); None for a pin of
+            model B (computed by the comparison).
         head_mask: the (L, H) head mask it was analysed with, read-only, or None (all heads on).
+        text_pair: a sentence pair's second text, or None.
+        model: which model the pin reads the text with: :data:`MODEL_A` (the model on display) or :data:`MODEL_B` (the
+            second model opened to compare with, issue 44: the Compare view then shows the two models' importances
+            of the same text side by side).
     """
 
     text: str
     prediction: object
     head_mask: np.ndarray | None = None
+    text_pair: str | None = None
+    model: str = ""
+
+    @property
+    def of_model_b(self) -> bool:
+        """True for a pin of the second model (:data:`MODEL_B`)."""
+        return self.model == MODEL_B
+
+
+MODEL_A = ""  # a pin of the model on display
+MODEL_B = "B"  # a pin of the second model (Model > Compare with a second model...)
 
 def same_mask(a, b) -> bool:
     """True when two head masks (None = every head on) switch the same heads off by the same amount."""

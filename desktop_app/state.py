@@ -378,8 +378,9 @@ class ExplorerState:
         pred = self.prediction
         if pred is None:
             return None
-        pin = Pin(pred.document.text, pred, self.head_mask)  # the whole review (pred may be one window of it)
-        kept = tuple(p for p in self.pins if not (p.text == pin.text and same_mask(p.head_mask, pin.head_mask)))
+        pin = Pin(pred.document.text, pred, self.head_mask, pred.text_pair)  # the whole review (pred: maybe a window)
+        kept = tuple(p for p in self.pins if p.of_model_b or not (p.text == pin.text
+                                                                   and same_mask(p.head_mask, pin.head_mask)))
         self.set_pins((*kept, pin))
         return pin
 

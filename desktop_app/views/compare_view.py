@@ -231,7 +231,8 @@ class CompareView(DeferredRender, QWidget):
             verdict = f" ({pred.label} {float(np.max(pred.probabilities)) * 100:.0f} %)" \
                 if len(getattr(pred, "probabilities", ())) else ""
             heads = ", heads off" if pin.head_mask is not None else ""
-            self.pin_combo.addItem(f"{i + 1}. {short_text(pin.text, 50)}{verdict}{heads}", i)
+            model = "model B: " if pin.of_model_b else ""
+            self.pin_combo.addItem(f"{i + 1}. {model}{short_text(pin.text, 50)}{verdict}{heads}", i)
             self.pin_combo.setItemData(self.pin_combo.count() - 1, pin.text, Qt.ToolTipRole)
         self.pin_combo.blockSignals(False)
         has = bool(pins)
@@ -286,7 +287,7 @@ class CompareView(DeferredRender, QWidget):
             return
         kind = f"evidence for {r.target_label}" if r.signed else "share of the read-out"
         self.caption.setText(f"<b>{r.method_title}</b> ({kind}), summed over each word's tokens; "
-                             f"\u0394 = current \u2212 pinned")
+                             f"\u0394 = {r.names[1]} \u2212 {r.names[0]}")
 
     def _fill_summary(self, r) -> None:
         t = self.summary_table
@@ -295,7 +296,7 @@ class CompareView(DeferredRender, QWidget):
         t.setHorizontalHeaderLabels(["", "text", "label", *(f"P({name})" for name in labels)])
         t.setRowCount(0 if r is None else 3)
         if r is not None:
-            for row, (name, side) in enumerate((("pinned", r.pinned), ("current", r.current))):
+            for row, (name, side) in enumerate(zip(r.names, (r.pinned, r.current), strict=True)):
                 if side.head_mask is not None:
                     name += f" ({int((side.head_mask == 0).sum())} heads off)"
                 cells = [name, short_text(side.text), side.label, *(f"{p * 100:.1f} %" for p in side.probabilities)]
@@ -317,6 +318,9 @@ class CompareView(DeferredRender, QWidget):
         if r is None:
             t.setRowCount(0)
             return
+        a, b = r.names
+        t.setHorizontalHeaderLabels([f"{a} word", f"{b} word", "change", a, b, "\u0394", f"ALTI {a}", f"ALTI {b}",
+                                     "\u0394 ALTI"])  # WORD_COLUMNS, named for the two sides
         words = r.row_words()
         imp = r.importance_rows()
         flow = r.flow_rows()
@@ -350,7 +354,8 @@ class CompareView(DeferredRender, QWidget):
         self.words_axis.set_tokens([row_label(op, a, b) for op, a, b in words])
         span = float(np.abs(delta).max()) or 1.0
         item.setRange(xRange=(0, len(delta)), yRange=(-span, span), padding=0.05)
-        item.setTitle(f"\u0394 {r.method_title} per word (current \u2212 pinned)", color="#222222", size="8pt")
+        item.setTitle(f"\u0394 {r.method_title} per word ({r.names[1]} \u2212 {r.names[0]})", color="#222222",
+                      size="8pt")
 
     def plot_deltas(self) -> np.ndarray:
         """float64 [R]: the bar heights drawn (per aligned row; empty when nothing is drawn)."""

@@ -28,6 +28,7 @@ from model.batch.comparison import comparison_problem
 from model.tasks.task import task_of
 
 from ..panels.batch_compare import agree_column
+from ..records import MODEL_B, Pin
 from ..panels.batch_model import COLUMNS
 from ..views.model_b_box import ModelBBox
 from ..workers.handle import EXPLANATION_NICE
@@ -64,6 +65,7 @@ class SecondModel(QObject):
         layout.insertWidget(layout.count() - 1, self.box)  # under A's details, above the stretch
         window.state.events.prediction.connect(self._on_prediction)
         window.predictor_loaded.connect(self._on_a_loaded)
+        self.changed.connect(window.compare.set_second)  # pins of model B in Compare read the text with B
 
     # ---------------------------------------------------------------- menu
     def add_to(self, menu) -> None:
@@ -73,7 +75,24 @@ class SecondModel(QObject):
         act.setStatusTip("Open a second model (same task and labels): both score every text and every batch row")
         act.setEnabled(self.window.predictor is not None)
         name = f" ({Path(self.folder).name})" if self.folder else ""
+        both = menu.addAction("Compare A and B on this &text (importances side by side)", self.pin_text)
+        both.setStatusTip("Pin model B's reading of the current text: the Compare view shows B's word importances "
+                          "beside A's")
+        both.setEnabled(self.predictor is not None)
         menu.addAction(f"S&top comparing{name}", self.stop).setEnabled(self.predictor is not None)
+
+    def pin_text(self) -> None:
+        """Pin model B's reading of the current text (:meth:`desktop_app.state.ExplorerState.set_pins` with a
+        :class:`~desktop_app.records.Pin` of :data:`~desktop_app.records.MODEL_B`) and show Compare: B's word
+        importances beside A's, by the Compare view's method, with both verdicts."""
+        pred = self.window.state.prediction
+        if self.predictor is None or pred is None:
+            self.window.statusBar().showMessage("Open a second model and analyse a text first", 8000)
+            return
+        pin = Pin(pred.document.text, None, None, pred.text_pair, MODEL_B)
+        state = self.window.state
+        state.set_pins((*(p for p in state.pins if not (p.of_model_b and p.text == pin.text)), pin))
+        self.window.raise_view("Compare")
 
     def open_folder(self) -> str | None:
         """Ask for model B's folder and load it; returns the folder or None when cancelled."""

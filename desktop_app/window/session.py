@@ -191,8 +191,8 @@ def capture(window) -> Session:
         active_view=window.current_view_name(),
         explanations={m: explanation_to_json(r) for m, r in state.explanations.items()},
         show=state.show, head_mask=_mask_json(state.head_mask),
-        pins=tuple({"text": p.text, "head_mask": _mask_json(p.head_mask),
-                    "text_pair": getattr(p.prediction, "text_pair", None)} for p in state.pins),
+        pins=tuple({"text": p.text, "head_mask": _mask_json(p.head_mask), "text_pair": p.text_pair}
+                   for p in state.pins if not p.of_model_b),  # model B is not part of a session
         text_pair=window.review_box.text_pair(), target=None if state.task.following else state.task.target,
         threshold=state.task.threshold if info is not None and task_type(info.task).label_set else None,
         window=state.windows.current,

@@ -6,7 +6,9 @@ method's token scores (``Predictor.explain``, both texts explaining the same cla
 :func:`desktop_app.compare_records.focus_class`) and the ALTI aggregated importance (``Predictor.attention_flow``),
 sums them into words and aligns the two word sequences (:func:`desktop_app.compare_records.align_words`); the
 answer is one immutable :class:`~desktop_app.compare_records.CompareResult`. Per-text results are cached
-(:class:`Comparer`, used on that thread only), so switching pins or re-analysing an unchanged text costs nothing.
+(:class:`~desktop_app.workers.comparer.Comparer`, used on that thread only), so switching pins or re-analysing an
+unchanged text costs nothing. A pin of model B (issue 44, :attr:`desktop_app.records.Pin.of_model_b`) reads the
+current text with the second model: the view then shows the two models' importances of one text side by side.
 
 :class:`CompareController`, on the GUI thread, asks again whenever the pins, the current prediction, the chosen
 method or the head mask change. Latest request wins: stale requests are skipped (and a running explanation stops
@@ -19,26 +21,27 @@ gradients stop at their next check (a layer, a batch), and the view says so unti
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
-from dataclasses import dataclass, replace
 
-import numpy as np
 from PySide6.QtCore import QObject, Signal
 
-from ..compare_records import CompareResult, CompareSide, align_words, focus_class, text_words, word_sums
+from ..compare_records import CompareResult
 from desktop_app.workers.attention_flow import mask_key
+from .comparer import (  # noqa: F401 - the comparison's computing side, re-exported
+    DEFAULT_METHOD,
+    FALLBACK_METHOD,
+    FLOW_METHOD,
+    Comparer,
+    SideRequest,
+    compare_job,
+)
 from .handle import EXPLANATION_NICE, one_line
-from .jobs import JobContext, Jobs, JobStopped
 from .state_protocol import CompareState
+from .jobs import Jobs
 
 log = logging.getLogger(__name__)
 
-DEFAULT_METHOD = "decompx"  # the explanation compared by default ...
-FALLBACK_METHOD = "grad_x_input"  # ... and the one used where DecompX does not cover the model
-FLOW_METHOD = "alti"  # the attention flow compared beside it
 IDLE, RUNNING, CANCELLED = "", "running", "cancelled"  # what the controller is doing (:attr:`CompareController.activity`)
 CANCELLED_MESSAGE = "Comparison cancelled. Press \u201cCompare again\u201d to run it (or change the pin, text or method)."
-CACHE_SIZE = 16  # per-text results kept on the worker
 
 
 def method_choices() -> list[tuple[str, str]]:
@@ -46,142 +49,6 @@ def method_choices() -> list[tuple[str, str]]:
     from model.explain import EXPLANATION_METHODS, METHOD_TITLES
 
     return [(m, METHOD_TITLES[m]) for m in EXPLANATION_METHODS]
-
-
-@dataclass(frozen=True)
-class SideRequest:
-    """One text to compare.
-
-    Attributes:
-        text: the text. head_mask: float32 (L, H) or None, the mask it is analysed with.
-        prediction: its ``model.Prediction`` under ``head_mask`` when known (a pin's), else None (computed).
-        text_pair: a sentence pair's second text, or None (the words compared are the first text's; the second
-            text's tokens count as special tokens there).
-    """
-
-    text: str
-    head_mask: np.ndarray | None
-    prediction: object = None
-    text_pair: str | None = None
-
-    @property
-    def pair(self) -> dict:
-        """``{"text_pair": ...}`` for a pair, else ``{}`` (keyword arguments of the Predictor's calls)."""
-        return {} if self.text_pair is None else {"text_pair": self.text_pair}
-
-
-def compare_job(ctx: JobContext, comparer: Comparer, predictor, pinned: SideRequest, current: SideRequest,
-                method: str, auto: bool = False, target: int = -1) -> CompareResult:
-    """The job: ``comparer.compare`` on the jobs' thread (see :meth:`Comparer.compare`)."""
-    return comparer.compare(ctx, predictor, pinned, current, method, auto, target)
-
-
-class Comparer:
-    """Computes :class:`~desktop_app.compare_records.CompareResult` records, keeping the per-text results (used on the
-    compare thread only).
-
-    Attributes:
-        cache: (text, mask, method, target, second text) -> (CompareSide, note), the last :data:`CACHE_SIZE`.
-    """
-
-    def __init__(self) -> None:
-        self.cache: OrderedDict[tuple, tuple] = OrderedDict()
-        self._cache_owner = None
-
-    def compare(self, ctx: JobContext, predictor, pinned: SideRequest, current: SideRequest, method: str,
-                auto: bool = False, target: int = -1) -> CompareResult:
-        """Compare ``pinned`` with ``current`` by ``method`` (a ``model.explain`` id). ``auto``: the method is the
-        default, not the user's choice: DecompX only where :func:`model.explain.cost.estimate_seconds` puts both texts
-        under :data:`model.explain.cost.COMPARE_DECOMPX_S`, else :data:`FALLBACK_METHOD` (the result's note says so).
-        ``target``: the class both texts explain (the state's "Explain class" pick; -1: the focus class). ``ctx``:
-        the job's :class:`~desktop_app.workers.jobs.JobContext` (its checks stop an explanation between its steps; its
-        progress says what runs, for methods estimated to take over :data:`model.explain.cost.SLOW_S`).
-
-        Raises:
-            :class:`~desktop_app.workers.jobs.JobStopped`: cancelled, or a newer request made it stale.
-            ValueError: a model without a classification head; or what the Predictor raises.
-        """
-        from model.explain import METHOD_TITLES, SIGNED_METHODS
-        from model.explain.cost import COMPARE_DECOMPX_S, estimate_seconds
-
-        p = predictor
-        if self._cache_owner is not p:
-            self.cache.clear()
-            self._cache_owner = p
-        labels = tuple(p.labels)
-        if not labels:
-            raise ValueError("comparing needs a model with a classification head")
-        cur_pred = current.prediction if current.prediction is not None else \
-            p.predict(current.text, head_mask=current.head_mask, **current.pair)
-        target = target if 0 <= target < len(labels) else focus_class(labels, cur_pred.probabilities)
-        notes: list[str] = []
-        if auto and method == "decompx":
-            preds = [cur_pred] if pinned.prediction is None else [cur_pred, pinned.prediction]
-            est = sum(estimate_seconds(method, p.config, q.document.num_tokens) for q in preds)
-            if est >= COMPARE_DECOMPX_S:
-                notes.append(f"{METHOD_TITLES[method]} would take about {est:.0f} s on these texts (estimated); "
-                             f"showing {METHOD_TITLES[FALLBACK_METHOD]}. Choose {METHOD_TITLES[method]} above to "
-                             "compute it")
-                method = FALLBACK_METHOD
-        try:
-            a = self._side(ctx, p, pinned, method, target)
-            b = self._side(ctx, p, replace(current, prediction=cur_pred), method, target)
-        except NotImplementedError as exc:  # DecompX (a flow method) does not cover this architecture
-            if method == FALLBACK_METHOD:
-                raise
-            notes.append(f"{METHOD_TITLES.get(method, method)} does not cover this model ({one_line(exc)}); "
-                         f"showing {METHOD_TITLES[FALLBACK_METHOD]}")
-            method = FALLBACK_METHOD
-            a = self._side(ctx, p, pinned, method, target)
-            b = self._side(ctx, p, replace(current, prediction=cur_pred), method, target)
-        notes += [n for n in dict.fromkeys((a[1], b[1])) if n]
-        return CompareResult(a[0], b[0], align_words(a[0].words.words, b[0].words.words), method,
-                             METHOD_TITLES.get(method, method), method in SIGNED_METHODS, target, tuple(notes))
-
-    def _side(self, ctx: JobContext, p, side: SideRequest, method: str, target: int) -> tuple[CompareSide, str]:
-        """(CompareSide, note about the flow or "") of one text, from the cache or computed."""
-        key = (side.text, mask_key(side.head_mask), method, target, side.text_pair)
-        if key in self.cache:
-            self.cache.move_to_end(key)
-            return self.cache[key]
-        ctx.check()
-        from model.explain import METHOD_TITLES, ExplanationCancelled
-        from model.explain.cost import SLOW_S, estimate_seconds
-
-        pred = side.prediction if side.prediction is not None else \
-            p.predict(side.text, head_mask=side.head_mask, **side.pair)
-        doc = pred.document  # a long review is compared whole, whatever window the attention views show
-        offsets = doc.offsets if doc.segment_ids is None else \
-            np.where(np.asarray(doc.segment_ids)[:, None] == 1, 0, doc.offsets)  # the first text's words only
-        words = text_words(side.text, offsets)
-        report = None
-        if estimate_seconds(method, p.config, doc.num_tokens) > SLOW_S:
-            title = METHOD_TITLES.get(method, method)
-            report = lambda done, total: ctx.report(  # noqa: E731
-                f"Comparing: {title} of {doc.num_tokens} tokens, {done}/{total}\u2026")
-        try:
-            expl = p.explain(side.text, method, target=target, head_mask=side.head_mask, **side.pair,
-                             should_stop=ctx.should_stop, progress=report)
-        except ExplanationCancelled as exc:
-            raise JobStopped from exc
-        if len(expl.scores) != doc.num_tokens:
-            raise ValueError(f"{method} gave {len(expl.scores)} scores for {doc.num_tokens} tokens")
-        flow, note = None, ""
-        ctx.check()
-        try:
-            importance = (p.explain(side.text, FLOW_METHOD, head_mask=side.head_mask).scores if pred.num_windows > 1
-                          else p.attention_flow(side.text, FLOW_METHOD, head_mask=side.head_mask,
-                                                **side.pair).importance)
-            flow = word_sums(importance, words.token_word, len(words.words))
-        except NotImplementedError as exc:  # FlowNotSupported: ALTI does not cover this architecture
-            note = f"ALTI cannot be shown: {one_line(exc)}"
-        mask = None if side.head_mask is None else np.array(side.head_mask, dtype=np.float32)
-        out = (CompareSide(side.text, tuple(pred.labels), np.array(pred.probabilities, dtype=np.float32), words,
-                           word_sums(expl.scores, words.token_word, len(words.words)), flow, mask), note)
-        self.cache[key] = out
-        while len(self.cache) > CACHE_SIZE:
-            self.cache.popitem(last=False)
-        return out
 
 
 class CompareController(QObject):
@@ -217,6 +84,7 @@ class CompareController(QObject):
         super().__init__(parent)
         self.state = state
         self.predictor = None
+        self.second = None  # model B's Predictor (issue 44), which a pin of model B reads the text with
         self.method = DEFAULT_METHOD
         self.method_chosen = False  # the user picked the method (else the default, DecompX where it is quick)
         self._views: list = []  # the connected views (:meth:`connect_view`)
@@ -258,6 +126,20 @@ class CompareController(QObject):
                 view.set_methods(method_choices(), self.method)
         self.refresh()
 
+    def set_second(self, predictor) -> None:
+        """Model B's ``model.Predictor`` (None: no second model): pins of model B read their text with it
+        (:attr:`desktop_app.records.Pin.of_model_b`); compare again."""
+        self.second = predictor
+        self._asked = None
+        self.refresh()
+
+    def _pinned_side(self, pin) -> SideRequest:
+        """The :class:`SideRequest` of ``pin``: its text, mask, prediction and second text, read by model B for a
+        pin of model B."""
+        if pin.of_model_b:
+            return SideRequest(pin.text, None, None, pin.text_pair, predictor=self.second, name="model B")
+        return SideRequest(pin.text, pin.head_mask, pin.prediction, pin.text_pair)
+
     def set_method(self, method: str) -> None:
         """Compare by explanation ``method`` (a ``model.explain`` id; an unknown one fails with a message)."""
         if method and (method != self.method or not self.method_chosen):
@@ -286,7 +168,7 @@ class CompareController(QObject):
             return None
         # a long review is compared whole, whatever window the attention views show
         return pin.text, mask_key(pin.head_mask), pred.document.text, mask_key(self.state.head_mask), self.method, \
-            self.method_chosen, self.target(), pin.prediction.text_pair, pred.text_pair
+            self.method_chosen, self.target(), pin.text_pair, pred.text_pair, pin.model, id(self.second)
 
     def target(self) -> int:
         """The class both sides explain: the state's "Explain class" when the user picked one, else -1 (the focus
@@ -309,6 +191,12 @@ class CompareController(QObject):
             self._show(self.latest, "Loading model\u2026")
             self._set_activity(IDLE)
             return self.handle.generation
+        if self.pin().of_model_b and self.second is None:
+            self._asked = None
+            self._show(None, "This pin reads the text with model B, which is not open: Model > Compare with a "
+                       "second model\u2026")
+            self._set_activity(IDLE)
+            return self.handle.generation
         if key == self._asked:
             return self.handle.generation
         self._asked = key
@@ -319,10 +207,10 @@ class CompareController(QObject):
         self._show(old if same else None, "Comparing\u2026")
         self._set_activity(RUNNING)
         return self.handle.run(compare_job, self.comparer, self.predictor,
-                               SideRequest(pin.text, pin.head_mask, pin.prediction, pin.prediction.text_pair),
+                               self._pinned_side(pin),
                                SideRequest(pred.document.text, self.state.head_mask,
-                                           None if self._mask_pending else pred,
-                                           pred.text_pair),
+                                           None if self._mask_pending else pred, pred.text_pair,
+                                           name="model A" if pin.of_model_b else ""),
                                self.method, not self.method_chosen, self.target(), generation=generation,
                                on_result=self._on_result, on_progress=self._on_progress, on_error=self._on_failed)
 

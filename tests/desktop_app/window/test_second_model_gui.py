@@ -125,3 +125,33 @@ def test_a_new_model_a_that_cannot_be_compared_drops_model_b(qtbot, tiny_model_d
     assert second.predictor is None and second.box.isHidden()
     assert "Stopped comparing with model B" in second.error_box.text() and "only A: bad, good" in second.error_box.text()
     win.close()
+
+
+def test_compare_a_and_b_on_one_text_shows_both_importances_side_by_side(qtbot, tiny_model_dir, model_b):
+    """Model > Compare A and B on this text: a pin of model B, so the Compare view shows B's word importances beside
+    A's (the current analysis), each side's verdict its own model's; a session leaves model B's pin out."""
+    from desktop_app.window import session
+
+    text = "A wonderful film, loved it, though the ending dragged."
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    with qtbot.waitSignal(win.state.events.prediction, timeout=TIMEOUT_MS):
+        win.open_review(text)
+    second = _load_b(qtbot, win, model_b)
+    win.compare.set_method("grad_x_input")
+    with qtbot.waitSignal(win.compare.result, timeout=TIMEOUT_MS,
+                          check_params_cb=lambda r: r is not None and r.names == ("model B", "model A")) as blocker:
+        second.pin_text()
+    r = blocker.args[0]
+    pin = win.state.pins[-1]
+    assert pin.of_model_b and pin.prediction is None and pin.text == text
+    b = Predictor.from_pretrained(model_b, device="cpu")
+    assert r.pinned.text == r.current.text == text
+    assert r.pinned.probabilities.tolist() == pytest.approx(b.predict(text).probabilities.tolist(), abs=1e-5)
+    assert r.current.probabilities.tolist() == pytest.approx(win.state.prediction.probabilities.tolist(), abs=1e-5)
+    assert r.pinned.words.words == r.current.words.words and len(r.pinned.importance) == len(r.current.words.words)
+    assert not (r.pinned.importance == r.current.importance).all()  # two models: two explanations
+    b_importance = b.explain(text, "grad_x_input", target=r.target).scores
+    assert float(r.pinned.importance.sum()) == pytest.approx(float(b_importance[1:].sum()), abs=1e-4)
+    assert session.capture(win).pins == ()  # model B's pin is not part of a session
+    second.stop()
+    qtbot.waitUntil(lambda: "model B, which is not open" in win.compare.message, timeout=TIMEOUT_MS)
