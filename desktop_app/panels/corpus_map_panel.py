@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from model.batch.map_colours import TITLES, Categories, colouring, modes_for, ramp_colours
+from model.batch.map_colours import AGREEMENT, TITLES, Categories, colouring, compared, modes_for, ramp_colours
 
 from ..map_settings import MapSettings
 from ..views.corpus_map_plot import CorpusMapPlot
@@ -167,7 +167,7 @@ class CorpusMapPanel(QWidget):
         for box in (self.colour_box, self.label_box):
             box.blockSignals(True)
             box.clear()
-        for mode in modes_for(task or "single_label"):
+        for mode in modes_for(task or "single_label", compared(self.rows)):
             self.colour_box.addItem(TITLES[mode], mode)
         self.label_box.addItems(list(labels))
         self.colour_box.setCurrentIndex(max(0, self.colour_box.findData(keep_mode)))
@@ -265,6 +265,8 @@ class CorpusMapPanel(QWidget):
         table = self.batch.table_model
         self.projector, self.vectors = projector, vectors
         self.rows = [table.row_at(int(i)) for i in vectors.rows]
+        if compared(self.rows) != (self.colour_box.findData(AGREEMENT) >= 0):  # model B's rows came or went (issue 44)
+            self._fill_colours(tuple(table.schema[0] or ()), table.schema[1])
         r = projector.result
         took = f" in {r.elapsed_s:.1f} s" if r.elapsed_s else " (cached)"
         share = f"; the axes explain {100 * sum(r.explained):.1f}% of the variance" if r.method == "pca" else ""

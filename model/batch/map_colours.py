@@ -5,7 +5,8 @@ continuous (:class:`Scale`: a number per point, NaN where there is none). Which 
 depends on its task type (:data:`MODES`, a :meth:`~model.tasks.types.TaskType.pick` table): single-label rows by
 predicted class, gold class, right/wrong, confidence or a class's probability; multi-label by a chosen label (its
 probability, whether it is predicted, whether it is gold), right/wrong (the exact set); regression by the value or
-the absolute error; every task by length (tokens), windows, or whether a word occurs.
+the absolute error; every task by length (tokens), windows, or whether a word occurs; rows scored by two models
+(issue 44, :class:`model.records.comparison.ComparedRow`) also by whether the two models agree (:data:`AGREEMENT`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 
 from model.palette import NEUTRAL, RIGHT, WRONG, class_colour
 from model.records.batch import ResultRow
+from model.records.comparison import ComparedRow
 from model.tasks.types import MultiLabel, Regression, SingleLabel, task_type
 
 _COMMON = ("length", "windows", "word")
@@ -27,11 +29,14 @@ MODES = {
     Regression: ("value", "error", *_COMMON),
 }
 """The colourings of each task type's rows, the first the default (see the module docstring)."""
+AGREEMENT = "agree"
+"""The colouring of rows scored by two models: whether model A and model B predict the same (``ComparedRow.agree``)."""
 
 TITLES = {"predicted": "predicted class", "gold": "gold class", "correct": "right / wrong", "confidence": "confidence",
           "probability": "probability of a class", "label_predicted": "a label: predicted",
           "label_gold": "a label: gold", "value": "predicted value", "error": "absolute error",
-          "length": "length (tokens)", "windows": "windows", "word": "a word occurs"}
+          "length": "length (tokens)", "windows": "windows", "word": "a word occurs",
+          AGREEMENT: "model A and model B agree"}
 """A human title per colouring."""
 
 
@@ -52,9 +57,16 @@ class Scale:
     name: str
 
 
-def modes_for(task_id: str) -> tuple[str, ...]:
-    """The colourings of rows of task ``task_id`` (:data:`MODES`)."""
-    return task_type(task_id).pick(MODES)
+def modes_for(task_id: str, compared: bool = False) -> tuple[str, ...]:
+    """The colourings of rows of task ``task_id`` (:data:`MODES`), and :data:`AGREEMENT` when ``compared`` (the rows
+    were scored by two models)."""
+    modes = task_type(task_id).pick(MODES)
+    return (*modes, AGREEMENT) if compared else modes
+
+
+def compared(rows: Sequence[ResultRow]) -> bool:
+    """True when any of ``rows`` was scored by a second model too (a :class:`ComparedRow` with B's row)."""
+    return any(isinstance(r, ComparedRow) and r.b is not None for r in rows)
 
 
 def _categories(keys: Sequence[str], order: Sequence[str], colours: dict[str, str]) -> Categories:
@@ -91,6 +103,10 @@ def colouring(rows: Sequence[ResultRow], mode: str, labels: Sequence[str] = (), 
         field = "label" if mode == "label_predicted" else "gold"
         keys = [f"{label}" if label in getattr(r, field).split(";") else f"not {label}" for r in rows]
         return _categories(keys, (label, f"not {label}"), {label: palette.get(label, RIGHT)})
+    if mode == AGREEMENT:
+        agree = [r.agree if isinstance(r, ComparedRow) else None for r in rows]
+        keys = ["agree" if a else "disagree" if a is not None else "not compared" for a in agree]
+        return _categories(keys, ("agree", "disagree", "not compared"), {"agree": RIGHT, "disagree": WRONG})
     if mode == "word":
         pattern = re.compile(rf"\b{re.escape(word.strip())}\b", re.IGNORECASE) if word.strip() else None
         keys = [f"“{word}” occurs" if pattern and pattern.search(r.text) else "not found" for r in rows]

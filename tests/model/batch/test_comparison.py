@@ -216,3 +216,19 @@ def test_length_slices_follow_the_corpus_edges():
     assert [length_slice(n, False) for n in (1, 128, 129, 512, 513, 1025)] == [
         "1-128", "1-128", "129-256", "385-512", "513-1024", "1025+"]
     assert length_slice(40, True) == "truncated"
+
+
+def test_the_corpus_map_colours_rows_by_agreement(emotions_single, other_emotions):
+    """Issue 44 with the corpus map (issue 42): rows scored by two models add the "model A and model B agree"
+    colouring, whose categories follow each row's own ``agree``; rows of one model do not offer it."""
+    from model.batch.map_colours import AGREEMENT, colouring, compared, modes_for
+
+    rows = [r for c in score_compared(emotions_single, other_emotions, _emotion_records(), batch_size=3) for r in c]
+    alone = [r for c in score_records(emotions_single, _emotion_records(), batch_size=3) for r in c]
+    assert compared(rows) and not compared(alone)
+    assert AGREEMENT in modes_for("single_label", compared(rows)) and AGREEMENT not in modes_for("single_label")
+    c = colouring(rows, AGREEMENT)
+    want = ["agree" if r.agree else "disagree" if r.agree is not None else "not compared" for r in rows]
+    assert [c.names[k] for k in c.codes] == want and "not compared" in want  # the empty text: neither model scored it
+    one = colouring(alone, AGREEMENT)
+    assert {one.names[k] for k in one.codes} == {"not compared"}
