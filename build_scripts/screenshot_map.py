@@ -10,6 +10,11 @@ waits for the scores, raises the Corpus dock's Map tab, colours it right/wrong, 
 ``--umap``), draws a lasso around the points nearest the map's lower left corner (the table and the metrics follow),
 clicks the first selected point (its review opens in the explorer; the map stars it and lists its 10 nearest
 neighbours) and saves ``docs/screenshots/corpus_map.png``.
+
+``--model DIR --data FILE.jsonl --colour label_gold --label joy --out ...`` maps another model's corpus instead (e.g. a
+multi-label GoEmotions model on its test split, coloured by one label): the file is dropped as it is (its gold labels
+read by the batch panel) and the map coloured by ``--colour`` (a Map colouring, ``model.batch.map_colours.TITLES``)
+and ``--label``.
 """
 
 from __future__ import annotations
@@ -34,6 +39,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--imdb", default=str(ROOT.parent / "shared" / "data" / "imdb" / "test.jsonl.gz"))
     p.add_argument("--out", default=str(ROOT / "docs" / "screenshots" / "corpus_map.png"))
     p.add_argument("--umap", action="store_true", help="map with UMAP instead of PCA")
+    p.add_argument("--model", help="the model folder to open (default: the bundled model)")
+    p.add_argument("--data", help="a labelled .jsonl file to drop instead of --n IMDB test reviews")
+    p.add_argument("--colour", default="correct", help="the Map colouring (default: right / wrong)")
+    p.add_argument("--label", default="", help="the class or label of a per-label colouring")
     args = p.parse_args(argv)
     scratch = Path(tempfile.mkdtemp(prefix="ae-map-shot-"))
     os.environ["ATTENTION_EXPLORER_SETTINGS"] = str(scratch / "settings.ini")
@@ -42,21 +51,21 @@ def main(argv: list[str] | None = None) -> int:
 
     import desktop_app.app as app_module
 
-    folder = write_review_folder(Path(args.imdb), args.n, scratch / "aclImdb-test")
+    folder = Path(args.data) if args.data else write_review_folder(Path(args.imdb), args.n, scratch / "aclImdb-test")
     real_attach = app_module.attach_panels
 
     def attach_and_drive(window):
         panels = real_attach(window)
         from PySide6.QtCore import QTimer
 
-        QTimer.singleShot(500, lambda: drive(window, panels, folder, Path(args.out), args.umap))
+        QTimer.singleShot(500, lambda: drive(window, panels, folder, Path(args.out), args.umap, args.colour, args.label))
         return panels
 
     app_module.attach_panels = attach_and_drive
-    return app_module.main([])
+    return app_module.main(["--model", args.model] if args.model else [])
 
 
-def drive(window, panels, folder: Path, out: Path, umap: bool) -> None:
+def drive(window, panels, folder: Path, out: Path, umap: bool, colour: str = "correct", label: str = "") -> None:
     """The user's steps (module docstring), then quit."""
     from PySide6.QtWidgets import QApplication
     from screenshot_corpus import settle
@@ -70,8 +79,10 @@ def drive(window, panels, folder: Path, out: Path, umap: bool) -> None:
     window.paths_dropped.emit([str(folder)])
     wait_until(app, lambda: bool(finished), 1800)
     m = corpus.map
-    corpus.tabs.setCurrentIndex(corpus.tabs.count() - 1)
-    m.colour_box.setCurrentIndex(m.colour_box.findData("correct"))
+    corpus.tabs.setCurrentIndex(next(i for i in range(corpus.tabs.count()) if corpus.tabs.tabText(i) == "Map"))
+    m.colour_box.setCurrentIndex(max(0, m.colour_box.findData(colour)))
+    if label:
+        m.label_box.setCurrentIndex(max(0, m.label_box.findText(label)))
     projected = []
     m.projected.connect(projected.append)
     m.project("umap" if umap else "pca")

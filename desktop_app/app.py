@@ -183,6 +183,7 @@ def run_self_test(app, window) -> dict:
     app.processEvents()
     info = window.model_info
     words = self_test_corpus_words(window.predictor)
+    umap = self_test_corpus_map(window.predictor) if getattr(sys, "frozen", False) else None
     return {
         "ok": True,
         "label": pred.label,
@@ -195,6 +196,7 @@ def run_self_test(app, window) -> dict:
         "precision": info.precision if info is not None else "",
         "elapsed_s": round(float(pred.elapsed_s), 6),
         "corpus_words": words,
+        **({} if umap is None else {"corpus_map_umap": umap}),
     }
 
 
@@ -215,6 +217,33 @@ def self_test_corpus_words(predictor) -> int:
     if words == 0:
         raise RuntimeError("the corpus word scores found no word in the bundled sample")
     return words
+
+
+def self_test_corpus_map(predictor, points: int = 60) -> dict:
+    """The self-test's corpus-map check, run by a packaged executable (issue 42: numba and umap-learn in the bundle):
+    the bundled sample's sentence vector (``score_many(vectors=VectorSpec())``) repeated to ``points`` points with
+    seeded noise of 5% of its scale, mapped with UMAP in the map's child process
+    (:func:`desktop_app.workers.corpus_map.projection_job`'s path; the first UMAP compiles numba's code into
+    ``NUMBA_CACHE_DIR``, later ones load it).
+
+    Returns:
+        ``{"points": N, "seconds": wall seconds of the fit, child start included}``.
+
+    Raises:
+        RuntimeError: the child failed; ValueError: no vector.
+    """
+    import numpy as np
+
+    from desktop_app.workers.corpus_map import fit_projection
+    from model.records.vectors import SentenceVectors, VectorSpec
+
+    vector = predictor.score_many([first_sample_text()], vectors=VectorSpec())[0].vector
+    rng = np.random.default_rng(0)
+    scale = 0.05 * (float(np.abs(vector).mean()) or 1.0)
+    vectors = (vector[None, :] + rng.normal(0.0, scale, (points, len(vector)))).astype(np.float32)
+    t0 = time.perf_counter()
+    fit_projection(SentenceVectors(vectors, np.arange(points)), "umap", 42, lambda *_: None, lambda: False)
+    return {"points": points, "seconds": round(time.perf_counter() - t0, 2)}
 
 
 def set_app_icon(app) -> None:

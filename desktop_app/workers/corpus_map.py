@@ -37,13 +37,17 @@ def projection_job(ctx: JobContext, vectors: SentenceVectors, method: str, cache
     few vectors (see :func:`model.batch.projection.project`)."""
     try:
         return cache.get(vectors, method, progress=lambda done, total: ctx.report((done, total)),
-                         should_stop=ctx.should_stop, fit=_fit)
+                         should_stop=ctx.should_stop, fit=fit_projection)
     except ProjectionCancelled:
         raise JobStopped from None
 
 
-def _fit(vectors: SentenceVectors, method: str, seed: int, progress, should_stop) -> Projector:
-    """PCA here (well under a second); UMAP in the child process (module docstring)."""
+def fit_projection(vectors: SentenceVectors, method: str, seed: int, progress, should_stop) -> Projector:
+    """The projection ``method`` ("pca", "umap") of ``vectors`` with ``seed``: PCA here (well under a second); UMAP in
+    the child process (module docstring), ``progress(done, total)`` per epoch and ``should_stop()`` polled every 0.1 s.
+
+    Raises:
+        ProjectionCancelled: ``should_stop()`` said so; RuntimeError: the child failed or ended."""
     if method != "umap":
         return project(vectors, method, seed, progress, should_stop)
     t0 = time.perf_counter()
