@@ -81,6 +81,8 @@ def test_bundle_self_test_without_python(bundle_exe):
     model_dir = Path(report["model_dir"]).resolve()
     assert bundle_exe.parent.resolve() in model_dir.parents, report
     assert report["corpus_words"] > 0, report  # the corpus dock's word-scoring child process ran in the bundle
+    # the corpus map's UMAP (numba, umap-learn) ran in the map's child process of the bundle (issue 42)
+    assert report["corpus_map_umap"]["points"] == 60 and report["corpus_map_umap"]["seconds"] > 0, report
 
 
 @pytest.mark.timeout(3000)
