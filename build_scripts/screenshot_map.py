@@ -43,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data", help="a labelled .jsonl file to drop instead of --n IMDB test reviews")
     p.add_argument("--colour", default="correct", help="the Map colouring (default: right / wrong)")
     p.add_argument("--label", default="", help="the class or label of a per-label colouring")
+    p.add_argument("--dock-only", action="store_true", help="save the Corpus dock alone, floated at 1100 x 720")
     args = p.parse_args(argv)
     scratch = Path(tempfile.mkdtemp(prefix="ae-map-shot-"))
     os.environ["ATTENTION_EXPLORER_SETTINGS"] = str(scratch / "settings.ini")
@@ -58,14 +59,16 @@ def main(argv: list[str] | None = None) -> int:
         panels = real_attach(window)
         from PySide6.QtCore import QTimer
 
-        QTimer.singleShot(500, lambda: drive(window, panels, folder, Path(args.out), args.umap, args.colour, args.label))
+        QTimer.singleShot(500, lambda: drive(window, panels, folder, Path(args.out), args.umap, args.colour, args.label,
+                                                      args.dock_only))
         return panels
 
     app_module.attach_panels = attach_and_drive
     return app_module.main(["--model", args.model] if args.model else [])
 
 
-def drive(window, panels, folder: Path, out: Path, umap: bool, colour: str = "correct", label: str = "") -> None:
+def drive(window, panels, folder: Path, out: Path, umap: bool, colour: str = "correct", label: str = "",
+          dock_only: bool = False) -> None:
     """The user's steps (module docstring), then quit."""
     from PySide6.QtWidgets import QApplication
     from screenshot_corpus import settle
@@ -99,9 +102,15 @@ def drive(window, panels, folder: Path, out: Path, umap: bool, colour: str = "co
     m.plot.point_clicked.emit(first)
     wait_until(app, lambda: bool(analysed), 120)
     wait_until(app, lambda: m.neighbours.count() > 0, 300)
+    from PySide6.QtWidgets import QDockWidget
+
+    dock = next((d for d in window.findChildren(QDockWidget) if d.widget() is corpus), None)
+    if dock_only and dock is not None:  # the Corpus dock floated and enlarged, as a user undocks it to study the map
+        dock.setFloating(True)
+        dock.resize(1100, 720)
     settle(app, 3.0)
     out.parent.mkdir(parents=True, exist_ok=True)
-    window.grab().save(str(out))
+    (dock if dock_only and dock is not None else window).grab().save(str(out))
     print(f"rows {len(batch.rows())}, points {len(m.rows)}, selected {batch.proxy.rowCount()}, "
           f"neighbours {m.neighbours.count()}; {m.status.text()}", flush=True)
     window.close()

@@ -96,7 +96,7 @@ def test_compare_summary_leaves_room_for_its_scroll_bar(qtbot):
     side = SimpleNamespace(text="A long pinned review " * 10, label="positive", head_mask=None,
                            probabilities=np.array([0.1, 0.9]))
     r = SimpleNamespace(labels=("negative", "positive"), pinned=side, current=side,
-                        delta_probabilities=np.array([0.0, 0.0]))
+                        delta_probabilities=np.array([0.0, 0.0]), names=("pinned", "current"))
     view._fill_summary(r)
     qtbot.wait(20)
     t = view.summary_table
