@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from model.batch.map_colours import AGREEMENT, TITLES, Categories, colouring, compared, modes_for, ramp_colours
+from model.tasks.types import SINGLE_LABEL
 
 from ..map_settings import MapSettings
 from ..views.corpus_map_plot import CorpusMapPlot
@@ -167,7 +168,7 @@ class CorpusMapPanel(QWidget):
         for box in (self.colour_box, self.label_box):
             box.blockSignals(True)
             box.clear()
-        for mode in modes_for(task or "single_label", compared(self.rows)):
+        for mode in modes_for(task or SINGLE_LABEL, compared(self.rows)):
             self.colour_box.addItem(TITLES[mode], mode)
         self.label_box.addItems(list(labels))
         self.colour_box.setCurrentIndex(max(0, self.colour_box.findData(keep_mode)))

@@ -10,6 +10,7 @@ import numpy as np
 
 from model.records.batch import ResultRow
 from model.records.vectors import MapProjection
+from model.tasks.types import SINGLE_LABEL
 
 from .map_colours import Categories, colouring, modes_for, ramp_colours
 from .svg import _rect, _svg, _text, esc
@@ -23,7 +24,7 @@ def map_svg(rows: Sequence[ResultRow], coords: np.ndarray, title: str) -> tuple[
     keep = np.linspace(0, n - 1, MAX_POINTS).astype(int) if n > MAX_POINTS else np.arange(n)
     rows, xy = [rows[i] for i in keep], np.asarray(coords, np.float64)[keep]
     labels = next((r.labels for r in rows if r.labels), ())
-    task = rows[0].task if rows else "single_label"
+    task = rows[0].task if rows else SINGLE_LABEL
     mode = "correct" if any(r.correct is not None for r in rows) else modes_for(task)[0]
     c = colouring(rows, mode, labels)
     if isinstance(c, Categories):
