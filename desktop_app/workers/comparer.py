@@ -63,7 +63,8 @@ class Comparer:
     compare thread only).
 
     Attributes:
-        cache: (text, mask, method, target, second text) -> (CompareSide, note), the last :data:`CACHE_SIZE`.
+        cache: (text, mask, method, target, second text, the model: its id and folder, so that a model B loaded later at
+            the same address is not served another's results) -> (CompareSide, note), the last :data:`CACHE_SIZE`.
     """
 
     def __init__(self) -> None:
@@ -123,7 +124,7 @@ class Comparer:
 
     def _side(self, ctx: JobContext, p, side: SideRequest, method: str, target: int) -> tuple[CompareSide, str]:
         """(CompareSide, note about the flow or "") of one text, from the cache or computed."""
-        key = (side.text, mask_key(side.head_mask), method, target, side.text_pair, id(p))
+        key = (side.text, mask_key(side.head_mask), method, target, side.text_pair, id(p), str(p.model_dir))
         if key in self.cache:
             self.cache.move_to_end(key)
             return self.cache[key]
