@@ -32,11 +32,12 @@ from pathlib import Path
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QApplication, QFileDialog, QWidget
 
-from model.batch import SUPPORTED_EXTENSIONS, Columns, Summary, write_rows
+from model.batch import Columns, Summary, write_rows
 from model.batch.columns import check_columns
 from model.batch.comparison import schema_of_rows
 from model.batch.engine import model_id
 from model.batch.export import SPREADSHEET_CELL_LIMIT, excerpt_rows
+from model.batch.readers import SUPPORTED_PATTERNS
 from model.tasks.task import task_of
 from model.text.inputs import InputSpec
 
@@ -45,8 +46,8 @@ from ..workers.handle import BATCH_NICE
 from ..workers.jobs import Jobs
 from .batch_export import ask_export_path, export_hint
 from .batch_model import CONFIDENCE, LABEL, BatchTableModel, format_duration
-from .batch_proxy import BatchFilterProxy
 from .batch_navigation import ResultsNavigation
+from .batch_proxy import BatchFilterProxy
 from .batch_ui import DROP_HINT, BatchPanelUI
 from .editor import PathDropTarget
 from .row_filter import categories
@@ -340,7 +341,7 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
             self.message.emit(text)
 
     def _choose_files(self) -> None:
-        patterns = " ".join(f"*{e}" for e in SUPPORTED_EXTENSIONS)
+        patterns = " ".join(SUPPORTED_PATTERNS)
         files, _ = QFileDialog.getOpenFileNames(self, "Score review files", "", f"Reviews ({patterns});;All files (*)")
         if files:
             self.add_paths(files)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog, QWidget
 
+from model.batch.readers import SUPPORTED_PATTERNS
 from model.files.atomic import atomic_write_bytes
-from model.batch import SUPPORTED_EXTENSIONS
 from model.files.textio import read_text_file
 
 from ..views.registry import CENTRAL_VIEW_TITLE, DOCKED_VIEWS, WHOLE_WINDOW_TITLE
@@ -25,9 +25,9 @@ MAX_REVIEW_FILE_BYTES = 5_000_000  # larger text files are refused with a messag
 
 
 def review_file_filter() -> str:
-    """The File > Open files dialog's name filter: exactly the extensions the batch readers read
-    (:data:`model.batch.SUPPORTED_EXTENSIONS`), then "All files"."""
-    return f"Reviews ({' '.join('*' + e for e in SUPPORTED_EXTENSIONS)});;All files (*)"
+    """The File > Open files dialog's name filter: exactly the files the batch readers read, plain or compressed
+    (:data:`model.batch.readers.SUPPORTED_PATTERNS`), then "All files"."""
+    return f"Reviews ({' '.join(SUPPORTED_PATTERNS)});;All files (*)"
 
 
 class FileActionsMixin:

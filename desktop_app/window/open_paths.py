@@ -7,9 +7,10 @@ beyond a session file's first bytes); :func:`open_paths` does it in a window who
 * one session file (``*.aesession.json``, or a ``.json`` file that says it is a session) opens the session
   (:func:`desktop_app.window.session.open_session`) once the model has loaded;
 * one other file that is not a table of reviews (``.txt``, or any text file: not ``.csv``/``.tsv``/``.jsonl``/
-  ``.ndjson``/``.json``) opens in the editor and is analysed (:meth:`FileActionsMixin.open_review_file`:
-  a binary or too large file is a message);
-* folders, tables of reviews and several files go to batch scoring (the window's ``paths_dropped``, as a drop);
+  ``.ndjson``/``.json``) and not compressed opens in the editor and is analysed
+  (:meth:`FileActionsMixin.open_review_file`: a binary or too large file is a message);
+* folders, tables of reviews, compressed files (``reviews.jsonl.gz``, ``review.txt.xz``: the batch readers read them
+  decompressed) and several files go to batch scoring (the window's ``paths_dropped``, as a drop);
 * paths that do not exist, and sessions among several paths, are named in one message; the rest still opens.
 
 On macOS, Finder sends a file opened while the app runs as a ``QFileOpenEvent`` to the application (the one that
@@ -25,6 +26,7 @@ from pathlib import Path
 from PySide6.QtCore import QEvent, QObject
 
 from model.batch.readers import JSON_EXTENSIONS, JSONL_EXTENSIONS, TABLE_EXTENSIONS
+from model.files.compression import split_compression
 
 from .session import FORMAT, SUFFIX
 
@@ -83,7 +85,8 @@ def sort_paths(paths: list[str]) -> PathRequest:
         path = Path(found[0])
         if is_session_file(path):
             return PathRequest(session=found[0], missing=missing)
-        if path.suffix.lower() not in BATCH_FILE_EXTENSIONS:
+        ext, compression = split_compression(path)
+        if ext not in BATCH_FILE_EXTENSIONS and not compression:
             return PathRequest(review=found[0], missing=missing)
         return PathRequest(batch=(found[0],), missing=missing)
     sessions = tuple(p for p in found if Path(p).is_file() and is_session_file(Path(p)))

@@ -14,6 +14,8 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from model.files.compression import DECOMPRESSION_ERRORS, open_text, split_compression
+
 TEXT_COLUMNS = ("text", "review", "content")
 PAIR_COLUMNS = ("text_pair",)
 LABEL_COLUMNS = ("label", "labels", "sentiment", "gold")
@@ -79,9 +81,9 @@ def pick_columns(names: list[str], columns: Columns, kind: str = "column") -> Pi
 def _first_names(path: str) -> list[str] | None:
     """The header of a CSV/TSV file or the keys of a JSON Lines file's first object; None when unreadable or not
     a table (the readers then report the file itself)."""
-    ext = os.path.splitext(path)[1].lower()
+    ext = split_compression(path)[0]
     try:
-        with open(path, encoding="utf-8-sig", errors="replace", newline="") as fh:
+        with open_text(path, "utf-8-sig", errors="replace") as fh:
             if ext in (".csv", ".tsv"):
                 return next(csv.reader(fh, delimiter="\t" if ext == ".tsv" else ","), None)
             if ext in (".jsonl", ".ndjson"):
@@ -89,7 +91,7 @@ def _first_names(path: str) -> list[str] | None:
                     if line.strip():
                         obj = json.loads(line)
                         return [str(k) for k in obj] if isinstance(obj, dict) else None
-    except (OSError, ValueError, csv.Error):
+    except (OSError, ValueError, csv.Error, *DECOMPRESSION_ERRORS):
         return None
     return None
 
@@ -107,7 +109,7 @@ def check_columns(paths: Iterable[str | os.PathLike], columns: Columns) -> str |
         names = _first_names(path)
         if names is None:
             continue
-        kind = "field" if path.lower().endswith((".jsonl", ".ndjson")) else "column"
+        kind = "field" if split_compression(path)[0] in (".jsonl", ".ndjson") else "column"
         picked = pick_columns(names, columns, kind)
         problem = picked.problem
         if problem is not None and picked.text is not None:  # a missing text column stays the file's own status

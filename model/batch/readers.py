@@ -26,6 +26,10 @@ Supported inputs
 ``.json``
     one object, or a list of objects, of the same shape.
 
+Each may be compressed (``reviews.jsonl.gz``, ``.xz``, ``.bz2``: :mod:`model.files.compression`); it is read
+decompressed, streamed as the plain file is, and a damaged or truncated stream ends the file with a status record
+after the rows read before it.
+
 Gold labels are kept raw here (``Record.gold``: the value as text, a list joined
 by ``";"``): only the model knows its labels, so :class:`model.batch.gold.GoldReader`
 reads them when the rows are scored. A ``.txt`` file's parent folder name is its
@@ -67,11 +71,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO
 
+from model.files import compression
 from model.files.textio import SAMPLE_BYTES, binary_kind, decode_bytes, detect_stream_encoding
 
 from .columns import Columns, pick_columns
 from .gold import gold_text, normalize_gold
 
+_READ_ERRORS = (OSError, *compression.DECOMPRESSION_ERRORS)
 DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024  # 10 MB; files read whole (.txt, .json) above this are refused
 
 REVIEW_EXTENSIONS = (".txt",)
@@ -131,8 +137,11 @@ def _human_bytes(n: float) -> str:
     return f"{n:.1f} GB"  # pragma: no cover
 
 
-def _os_error_status(exc: OSError, path: str) -> str:
-    """A short status for an OSError met while opening/statting ``path``."""
+def _os_error_status(exc: BaseException, path: str) -> str:
+    """A short status for an error of :data:`_READ_ERRORS` met while opening, statting or reading ``path`` (an OSError
+    without an errno, or a decompression error, of a compressed file: its damage)."""
+    if not isinstance(exc, OSError) or (exc.errno is None and compression.split_compression(path)[1]):
+        return compression.describe_error(exc, path)
     if isinstance(exc, PermissionError) or exc.errno in (errno.EACCES, errno.EPERM):
         return "permission denied"
     if exc.errno == errno.ELOOP:
@@ -146,9 +155,8 @@ def _os_error_status(exc: OSError, path: str) -> str:
     return f"cannot read: {exc.strerror or exc}"
 
 
-
 def _read_sample(path: str) -> bytes:
-    with open(path, "rb") as fh:
+    with compression.open_bytes(path) as fh:
         return fh.read(SAMPLE_BYTES)
 
 
@@ -163,7 +171,7 @@ def _check_file(path: str, max_file_bytes: int | None) -> tuple[bytes | None, st
         return None, f"too large ({_human_bytes(size)}; the limit is {_human_bytes(max_file_bytes)})", size
     try:
         sample = _read_sample(path)
-    except OSError as exc:
+    except _READ_ERRORS as exc:
         return None, _os_error_status(exc, path), size
     if not sample:
         return None, "empty file", size
@@ -179,9 +187,9 @@ def _read_text_file(path: str, max_file_bytes: int | None) -> tuple[str | None, 
     if status:
         return None, status
     try:
-        with open(path, "rb") as fh:
+        with compression.open_bytes(path) as fh:  # a compressed file's cap is on what it decompresses to
             data = fh.read() if max_file_bytes is None else fh.read(max_file_bytes + 1)
-    except OSError as exc:
+    except _READ_ERRORS as exc:
         return None, _os_error_status(exc, path)
     if max_file_bytes is not None and len(data) > max_file_bytes:
         return None, f"too large (more than {_human_bytes(max_file_bytes)})"
@@ -195,14 +203,14 @@ def _read_text_file(path: str, max_file_bytes: int | None) -> tuple[str | None, 
 
 
 def _open_stream(path: str) -> tuple[IO[str] | None, str | None]:
-    """Open a CSV/TSV/JSONL file for streaming text. Returns ``(handle, failure_status)``."""
+    """Open a CSV/TSV/JSONL file (plain or compressed) for streaming text. Returns ``(handle, failure_status)``."""
     sample, status, _ = _check_file(path, None)  # streamed: no whole-file cap
     if status:
         return None, status
     try:
         enc = detect_stream_encoding(path, sample)
-        return open(path, "r", encoding=enc, errors="strict", newline=""), None
-    except OSError as exc:
+        return compression.open_text(path, enc), None
+    except _READ_ERRORS as exc:
         return None, _os_error_status(exc, path)
     except (ValueError, LookupError) as exc:
         return None, str(exc) if "undecodable" in str(exc) else f"undecodable bytes ({exc})"
@@ -238,7 +246,7 @@ def _iter_table(path: str, columns: Columns, max_record_bytes: int | None) -> It
     if fh is None:
         yield _fail(path, status or "cannot read")
         return
-    delimiter = "\t" if path.lower().endswith(".tsv") else ","
+    delimiter = "\t" if compression.split_compression(path)[0] == ".tsv" else ","
     # the csv module refuses fields over 131,072 characters by default; long reviews are legitimate
     csv.field_size_limit(max(csv.field_size_limit(), (max_record_bytes or 0) + 1, 2**31 - 1))
     row_no = 0
@@ -270,7 +278,7 @@ def _iter_table(path: str, columns: Columns, max_record_bytes: int | None) -> It
             yield _fail(f"{path}:row {row_no + 1}", f"undecodable bytes ({exc.reason})")
         except csv.Error as exc:
             yield _fail(f"{path}:row {row_no + 1}", f"malformed CSV: {exc}")
-        except OSError as exc:
+        except _READ_ERRORS as exc:
             yield _fail(f"{path}:row {row_no + 1}", _os_error_status(exc, path))
 
 
@@ -312,7 +320,7 @@ def _iter_jsonl(path: str, columns: Columns, max_record_bytes: int | None) -> It
                 yield _record_from_object(obj, source, columns, max_record_bytes)
         except UnicodeDecodeError as exc:
             yield _fail(f"{path}:line {line_no + 1}", f"undecodable bytes ({exc.reason})")
-        except OSError as exc:
+        except _READ_ERRORS as exc:
             yield _fail(f"{path}:line {line_no + 1}", _os_error_status(exc, path))
     if not any_line:
         yield _fail(path, "whitespace only")
@@ -359,20 +367,30 @@ READERS: dict[str, Reader] = {
 """The readers, keyed by lower-case file extension (a new format is one entry here)."""
 
 SUPPORTED_EXTENSIONS = tuple(READERS)
+SUPPORTED_PATTERNS = tuple(f"*{e}{c}" for c in ("", *compression.COMPRESSIONS) for e in SUPPORTED_EXTENSIONS)
+"""File-name patterns of every readable file, plain then compressed (``*.txt`` ... ``*.json.bz2``): file dialogs."""
+
+
+def is_supported(path: str | os.PathLike) -> bool:
+    """True when :func:`read_file` has a reader for ``path``'s name (its format, compressed or not)."""
+    return compression.split_compression(path)[0] in READERS
 
 
 def read_file(path: str, columns: Columns | str | None, max_file_bytes: int | None) -> Iterator[Record]:
-    """Records of one file: :data:`READERS` picks the reader by extension; other files get one status record.
-    ``columns``: the named columns (a plain string names the text column only; None detects them)."""
+    """Records of one file: :data:`READERS` picks the reader by extension (that of the file inside a compressed one);
+    other files get one status record. ``columns``: the named columns (a plain string names the text column only;
+    None detects them)."""
     if not isinstance(columns, Columns):
         columns = Columns(text=columns)
-    ext = os.path.splitext(path)[1].lower()
+    ext, packed = compression.split_compression(path)
     reader = READERS.get(ext)
     if reader is None:
         supported = ", ".join(SUPPORTED_EXTENSIONS)
-        yield _fail(path, f"unsupported file type {ext or '(no extension)'!r} (supported: {supported})")
+        yield _fail(path, f"unsupported file type {ext + packed or '(no extension)'!r} (supported: {supported}, "
+                          f"each may be compressed: {', '.join(compression.COMPRESSIONS)})")
     else:
         yield from reader(path, columns, max_file_bytes)
 
 
-__all__ = ["DEFAULT_MAX_FILE_BYTES", "READERS", "SUPPORTED_EXTENSIONS", "Columns", "Record", "normalize_gold", "read_file"]
+__all__ = ["DEFAULT_MAX_FILE_BYTES", "READERS", "SUPPORTED_EXTENSIONS", "SUPPORTED_PATTERNS", "Columns", "Record",
+           "is_supported", "normalize_gold", "read_file"]

@@ -13,14 +13,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator
 
+from model.files.compression import DECOMPRESSION_ERRORS, open_bytes, split_compression
+
 from .columns import Columns
 from .readers import (
     _SKIPPED_NAMES,
     DEFAULT_MAX_FILE_BYTES,
     JSONL_EXTENSIONS,
-    SUPPORTED_EXTENSIONS,
     TABLE_EXTENSIONS,
     Record,
+    is_supported,
     read_file,
 )
 from .readers import _fail as fail
@@ -82,8 +84,7 @@ class _Walker:
                 if is_dir:
                     yield from self.folder(child)
                 elif is_file:
-                    ext = os.path.splitext(entry.name)[1].lower()
-                    if ext in SUPPORTED_EXTENSIONS and not _SKIPPED_NAMES.match(entry.name):
+                    if is_supported(entry.name) and not _SKIPPED_NAMES.match(entry.name):
                         yield from self.file(child)
                 elif entry.is_symlink():
                     yield fail(child, self._dangling_status(child))
@@ -148,24 +149,25 @@ def estimate_count(paths: Iterable[str | os.PathLike], max_file_bytes: int | Non
     Walks folders with the same walker and rules (without decoding anything); a one-review
     file or a JSON file counts 1, a CSV/TSV file its newline count minus the
     header, a JSON Lines file its newline count (counted in 1 MB binary
-    pieces). Quoted newlines in CSV fields make it an over-estimate.
+    pieces; a compressed file's decompressed, which reads it once more). Quoted newlines in CSV fields make it an
+    over-estimate.
 
     Returns:
         The estimated number of records, >= 0. Never raises.
     """
     def count_file(path: str) -> int:
-        ext = os.path.splitext(path)[1].lower()
+        ext = split_compression(path)[0]
         if ext not in TABLE_EXTENSIONS + JSONL_EXTENSIONS:
             return 1
         n = 0
         last = b"\n"
         try:
-            with open(path, "rb") as fh:
+            with open_bytes(path) as fh:
                 while piece := fh.read(1 << 20):
                     n += piece.count(b"\n")
                     last = piece[-1:]
-        except OSError:
-            return 1
+        except (OSError, *DECOMPRESSION_ERRORS):
+            return max(1, n)
         n += last != b"\n"
         return max(1, n - 1) if ext in TABLE_EXTENSIONS else max(1, n)
 

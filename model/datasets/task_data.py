@@ -19,15 +19,14 @@ and SciPy's (imported when :func:`evaluate` runs).
 from __future__ import annotations
 
 import csv
-import gzip
 import json
-import lzma
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from model.batch.gold import GoldReader, gold_text
+from model.files.compression import open_text, split_compression
 from model.tasks.types import MultiLabel, Regression, SingleLabel, task_type
 
 from .splits import TABLE_SUFFIXES, VAL_SIZE, UsageError, split_file, validation_split
@@ -51,13 +50,13 @@ class Split:
 
 
 def read_table(path: Path) -> list[dict]:
-    """The rows of a JSON Lines (``.jsonl``, ``.gz``, ``.xz``) or CSV/TSV (header line) file as dicts; blank lines
-    skipped. Raises ValueError naming file and line for a row that is not a JSON object."""
-    name = path.name.lower()
-    opener = gzip.open if name.endswith(".gz") else lzma.open if name.endswith(".xz") else open
-    with opener(path, "rt", encoding="utf-8", newline="") as fh:
-        if name.endswith((".csv", ".tsv")):
-            return list(csv.DictReader(fh, delimiter="\t" if name.endswith(".tsv") else ","))
+    """The rows of a JSON Lines (``.jsonl``) or CSV/TSV (header line) file as dicts, plain or compressed (``.gz``,
+    ``.xz``, ``.bz2``: :mod:`model.files.compression`); blank lines skipped. Raises ValueError naming file and line for
+    a row that is not a JSON object."""
+    ext = split_compression(path)[0]
+    with open_text(path, "utf-8") as fh:
+        if ext in (".csv", ".tsv"):
+            return list(csv.DictReader(fh, delimiter="\t" if ext == ".tsv" else ","))
         rows = []
         for lineno, line in enumerate(fh, 1):
             if line.strip():

@@ -23,9 +23,7 @@ undecodable bytes; :func:`read_text_file` raises ValueError with a message for t
 from __future__ import annotations
 
 import codecs
-import gzip
 import json
-import lzma
 import os
 import stat
 from collections.abc import Callable
@@ -33,6 +31,8 @@ from pathlib import Path
 
 import numpy as np
 from charset_normalizer import from_bytes
+
+from .compression import DECOMPRESSION_ERRORS, is_damage, open_bytes, open_text, split_compression
 
 SAMPLE_BYTES = 64 * 1024  # bytes sniffed for magic numbers, NUL bytes and the encoding of streamed files
 DETECT_BYTES = 4 * 1024 * 1024  # at most this many bytes are given to charset-normalizer
@@ -171,6 +171,9 @@ def detect_stream_encoding(path: str | Path, sample: bytes) -> str:
     Raises:
         OSError: the file cannot be read.
         ValueError: no encoding fits.
+        EOFError, zlib.error, lzma.LZMAError: a compressed file damaged within the first ``DETECT_BYTES`` of a
+            file that is not UTF-8 (:data:`model.files.compression.DECOMPRESSION_ERRORS`); damage after UTF-8 that far
+            gives "utf-8", and the reader meets the damage where it is.
     """
     for bom, enc in _BOMS:
         if sample.startswith(bom):
@@ -180,14 +183,18 @@ def detect_stream_encoding(path: str | Path, sample: bytes) -> str:
         return le_be
     dec = codecs.getincrementaldecoder("utf-8")("strict")
     try:
-        with open(path, "rb") as fh:
+        with open_bytes(path) as fh:
             while piece := fh.read(1 << 20):
                 dec.decode(piece)
             dec.decode(b"", final=True)
         return "utf-8"
     except UnicodeDecodeError:
         pass
-    with open(path, "rb") as fh:
+    except (OSError, *DECOMPRESSION_ERRORS) as exc:
+        if not (split_compression(path)[1] and is_damage(exc)):
+            raise
+        return "utf-8"  # valid as far as a damaged compressed file reads: its reader reports the damage where it is
+    with open_bytes(path) as fh:
         head = fh.read(DETECT_BYTES)
     return guess_encoding(head)
 
@@ -240,7 +247,8 @@ def read_text_file(path: str | Path, limit: int) -> str:
 
 
 def read_labelled_rows(path: str | Path, label_of: Callable[[dict], int]) -> tuple[list[str], list[int]]:
-    """Read ``{"text", "label"}`` rows from ``.jsonl``, ``.jsonl.gz`` or ``.jsonl.xz`` (UTF-8; blank lines skipped).
+    """Read ``{"text", "label"}`` rows from ``.jsonl``, ``.jsonl.gz``, ``.jsonl.xz`` or ``.jsonl.bz2`` (UTF-8; blank
+    lines skipped).
 
     Args:
         path: the file.
@@ -256,10 +264,9 @@ def read_labelled_rows(path: str | Path, label_of: Callable[[dict], int]) -> tup
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"data file not found: {path}")
-    opener = gzip.open if path.suffix == ".gz" else lzma.open if path.suffix == ".xz" else open
     texts: list[str] = []
     labels: list[int] = []
-    with opener(path, "rt", encoding="utf-8") as fh:
+    with open_text(path, "utf-8", newline=None) as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue

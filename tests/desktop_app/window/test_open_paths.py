@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import subprocess
@@ -28,12 +29,14 @@ def files(tmp_path) -> dict[str, Path]:
     plain_json_session.write_text(session.read_text(encoding="utf-8"), encoding="utf-8")
     table = tmp_path / "reviews.csv"
     table.write_text("text\nGreat.\nAwful.\n", encoding="utf-8")
+    packed = tmp_path / "reviews.jsonl.gz"
+    packed.write_bytes(gzip.compress(b'{"text": "Great.", "label": 1}\n{"text": "Awful.", "label": 0}\n'))
     folder = tmp_path / "folder"
     folder.mkdir()
     for i in range(3):
         (folder / f"{i}.txt").write_text(f"Review number {i} was fine.", encoding="utf-8")
     return {"review": review, "session": session, "json_session": plain_json_session, "table": table,
-            "folder": folder, "missing": tmp_path / "nope.txt"}
+            "packed": packed, "folder": folder, "missing": tmp_path / "nope.txt"}
 
 
 def test_the_command_line_takes_paths():
@@ -53,6 +56,7 @@ def test_paths_are_sorted_as_a_desktop_app_opens_them(files):
     assert s("json_session").session == str(files["json_session"])
     assert s("table").batch == (str(files["table"]),) and s("table").review is None
     assert s("folder").batch == (str(files["folder"]),)
+    assert s("packed").batch == (str(files["packed"]),) and s("packed").review is None  # the readers decompress it
     both = s("review", "folder")
     assert both.batch == (str(files["review"]), str(files["folder"])) and both.review is None
     bad = s("missing", "review")
@@ -96,6 +100,18 @@ def test_folders_and_several_files_are_scored_and_bad_paths_named(qtbot, tiny_mo
     assert all(r.ok for r in batch.rows())
     assert len(win.errors) == 1 and "No such file or folder" in win.errors[0] and "nope.txt" in win.errors[0]
     assert win.editor.toPlainText() != files["review"].read_text()
+
+
+def test_a_compressed_table_opened_alone_is_scored(qtbot, tiny_model_dir, files):
+    from desktop_app.app import open_command_line_paths
+
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    batch = win.panels["batch"]
+    open_command_line_paths(win, [str(files["packed"])])
+    qtbot.waitUntil(lambda: len(batch.rows()) == 2 and not batch.is_running(), timeout=LOAD_TIMEOUT_MS)
+    rows = batch.rows()
+    assert all(r.ok for r in rows) and [r.text for r in rows] == ["Great.", "Awful."] and not win.errors
+    assert win.editor.toPlainText() == ""
 
 
 def test_the_app_starts_with_a_file_argument(tiny_model_dir, tmp_path, files):
@@ -171,9 +187,10 @@ def test_drop_indicator_shows_while_dragging(qtbot, tiny_model_dir, tmp_path):
 def test_open_files_filter_matches_the_readers():
     from desktop_app.window.file_actions import review_file_filter
     from model.batch.readers import READERS
+    from model.files.compression import COMPRESSIONS
 
     filt = review_file_filter()
     first = filt.split(";;")[0]
     patterns = first[first.index("(") + 1 : first.index(")")].split()
-    assert sorted(p.lstrip("*") for p in patterns) == sorted(READERS)
-    assert "parquet" not in first and ".gz" not in first
+    assert sorted(patterns) == sorted(f"*{e}{c}" for e in READERS for c in ("", *COMPRESSIONS))
+    assert "parquet" not in first and "*.gz" not in patterns and "*.jsonl.gz" in patterns
