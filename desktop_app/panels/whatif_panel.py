@@ -63,6 +63,7 @@ class WhatIfPanel(WhatIfBase):
         self.table.cellClicked.connect(self._on_clicked)
         self.table.currentCellChanged.connect(lambda row, *_: self._show_detail(row))
         self.state.events.prediction.connect(lambda *_: self._update_enabled())
+        self.state.events.info.connect(self.follow_task)  # Model > Task: the task the predictor reads now
         self._update_enabled()
 
     def _update_enabled(self) -> None:

@@ -169,9 +169,15 @@ class WhatIfBase(QWidget):
     def set_predictor(self, predictor) -> None:
         """The shared Predictor; shows the side choice and the threshold the model needs."""
         self._predictor = predictor
-        if predictor is not None:
-            self.picker.set_task(pairs=predictor.reads_pairs, value=not predictor.task.type.reads_probabilities)
+        self.follow_task()
         self._update_enabled()
+
+    def follow_task(self, *_args) -> None:
+        """Show the side choice and the threshold that the Predictor's task needs now: called when a model loads and
+        after Model > Task reads the same model another way (e.g. as a regression: the threshold appears)."""
+        if self._predictor is not None:
+            self.picker.set_task(pairs=self._predictor.reads_pairs,
+                                 value=not self._predictor.task.type.reads_probabilities)
 
     def _update_enabled(self) -> None:
         """Enable the buttons that fit (subclasses)."""

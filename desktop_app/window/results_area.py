@@ -93,6 +93,7 @@ def attach_results(window):
         if window.predictor is not None:
             panel.set_predictor(window.predictor)
     window.model_switch_started.connect(lambda _folder: (batch.cancel_if_running(), corpus.words.cancel()))
+    window.state.events.info.connect(corpus.whatif.follow_task)  # Model > Task: the regression threshold, ...
     for name, plot in corpus.plots().items():
         window.register_view(name, plot)
     corpus.export_requested.connect(window.export_view_dialog)

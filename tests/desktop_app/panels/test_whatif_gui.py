@@ -110,3 +110,21 @@ def test_corpus_tab_counts_flips_by_generator_and_exports_them(panels, qtbot, ti
     lines = [json.loads(x) for x in Path(out).read_text(encoding="utf-8").splitlines()]
     assert len(lines) == len(tab.edits) and {x["source"] for x in lines} <= {r.source for r in rows}
     assert sum(x["flipped"] for x in lines) == len(flipped)
+
+
+def test_the_what_if_settings_follow_a_task_change(qtbot, tmp_path):
+    """Model > Task: a one-output head read as multi-label (a sigmoid) hides the threshold a regression flip needs,
+    and read as a regression again shows it, in both "What if" pickers (before, only a model load updated them)."""
+    pytest.importorskip("transformers")
+    from tests.fixtures.tiny_hf import make_tiny_hf_dir
+
+    folder = make_tiny_hf_dir(tmp_path / "sts", "bert", task="regression", seed=5, init_std=0.5)
+    win = loaded_window(qtbot, folder, panels=True)
+    failed = []
+    win.controller.task_failed.connect(failed.append)
+    pickers = (win.panels["whatif"].picker, win.panels["corpus"].whatif.picker)
+    assert win.state.info.task == "regression" and not any(p.threshold.isHidden() for p in pickers)
+    for kind, hidden in (("multi_label", True), ("regression", False)):
+        win.controller.set_task(kind)
+        qtbot.waitUntil(lambda k=kind: failed or win.state.info.task == k, timeout=WAIT_MS)
+        assert not failed and [p.threshold.isHidden() for p in pickers] == [hidden, hidden], (kind, failed)
