@@ -1,6 +1,6 @@
 """Sessions: File > Save session / Open session.
 
-A session is versioned JSON (``{"format": "attention-explorer-session", "version": 2, ...}``) holding the
+A session is versioned JSON (``{"format": "attention-explorer-session", "version": 5, ...}``) holding the
 review text, the model folder ("" for the bundled model, so the session works from any checkout or bundle),
 the selected layer, head and tokens, the active view, the explanation results (token scores and
 faithfulness), what the attention views show (``show``), the heads switched off (``head_mask``, (L, H) of 0/1, or
