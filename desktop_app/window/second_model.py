@@ -19,6 +19,7 @@ Model B is one :class:`model.Predictor`, shared by this controller's thread and 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, Signal
@@ -43,6 +44,7 @@ class SecondModel(QObject):
     Attributes:
         predictor: model B (a ``model.Predictor``), or None.
         folder: model B's folder, or None.
+        loading: the folder of the model B being loaded, or None.
         box: the prediction panel's "Model B" section.
         error_box: the last message box (non-modal), or None.
 
@@ -57,6 +59,7 @@ class SecondModel(QObject):
         self.window = window
         self.predictor = None
         self.folder: str | None = None
+        self.loading: str | None = None
         self.error_box: QMessageBox | None = None
         self._scored: tuple | None = None  # ((text, pair), Score) of the text on display
         self.handle = Jobs("model-b", EXPLANATION_NICE, parent=self)
@@ -103,35 +106,65 @@ class SecondModel(QObject):
         return folder or None
 
     # ---------------------------------------------------------------- loading
-    def load(self, folder: str | Path) -> None:
-        """Load model B from ``folder`` on the "model-b" thread; the answer is :attr:`changed` or one message."""
+    def load(self, folder: str | Path, on_done: Callable[[str | None], None] | None = None) -> None:
+        """Load model B from ``folder`` on the "model-b" thread; the answer is :attr:`changed` or one message.
+
+        ``on_done`` (optional; a session's restore, :mod:`desktop_app.window.session_model_b`) is called once, on the
+        GUI thread, when this load has ended however it ended: with None when model B is now the model of
+        ``folder``, else with why not (model A still loading, a folder that fails to load, a model that cannot be
+        compared with A, a load stopped by Stop comparing or another load), which it then says instead of a
+        message box."""
+        def end(message: str | None) -> None:
+            if on_done is not None:
+                on_done(message)
+            elif message is not None:
+                self._warn(message)
+
         a = self.window.predictor
         if a is None:
-            self._warn("Model A is still loading: open the second model once it is ready.")
+            end("Model A is still loading: open the second model once it is ready.")
             return
         folder = str(folder)
+        outcome: list[str | None] = []  # how the load ended: None (loaded) or why not
+
+        def settle(b=None, error: Exception | None = None) -> None:  # the load's answer (the latest request)
+            self.loading = None
+            message = self._on_loaded(folder, b) if error is None else f"Could not load model B from {folder}: {error}"
+            outcome.append(message)
+            if message is not None and self.predictor is not None:  # the old model B stays: its verdict again
+                self._on_prediction(self.window.state.prediction)
+
+        def ended() -> None:
+            if outcome:
+                end(outcome[0])
+            elif on_done is not None:  # stale: Stop comparing or another load came first
+                on_done(f"Loading model B from {folder} was stopped before it ended.")
+
         task = task_of(a) if task_of(a).source == "user" else None  # the user's reading of A: B reads the same
         self.window.statusBar().showMessage(f"Loading model B from {folder}\u2026")
+        self.loading = folder
         self.handle.run(load_second_job, folder, self.window.device, self.window.controller.precision, task,
                         on_progress=lambda stage: self.window.statusBar().showMessage(stage),
-                        on_result=lambda b: self._on_loaded(folder, b),
-                        on_error=lambda exc: self._warn(f"Could not load model B from {folder}: {exc}"))
+                        on_result=settle, on_error=lambda exc: settle(error=exc),
+                        on_end=ended)
 
-    def _on_loaded(self, folder: str, b) -> None:
+    def _on_loaded(self, folder: str, b) -> str | None:
+        """Adopt ``b`` as model B; returns None, or why it was refused (it cannot be compared with A)."""
         problem = comparison_problem(self.window.predictor, b)
         if problem is not None:
-            self._warn(f"Model B was not opened: {problem}.")
-            return
+            return f"Model B was not opened: {problem}."
         self.predictor, self.folder, self._scored = b, folder, None
         self.box.set_model(Path(folder).name)
         self.window.statusBar().showMessage(f"Comparing with model B ({folder}): score a folder to compare them "
                                             "row by row", 8000)
         self.changed.emit(b)
         self._on_prediction(self.window.state.prediction)
+        return None
 
     def stop(self) -> None:
-        """No model B any more (its rows already in the table keep their B columns)."""
+        """No model B any more (its rows already in the table keep their B columns); a load under way is stopped."""
         self.handle.cancel()
+        self.loading = None
         self.predictor, self.folder, self._scored = None, None, None
         self.box.set_model(None)
         self.changed.emit(None)
@@ -151,8 +184,9 @@ class SecondModel(QObject):
 
     # ---------------------------------------------------------------- the text on display
     def _on_prediction(self, pred) -> None:
-        """A new prediction of A: B's verdict on the same text (scored once per text)."""
-        if self.predictor is None:
+        """A new prediction of A: B's verdict on the same text (scored once per text; not while a model B loads: that
+        request would make the load stale, and the loaded model scores the text on display)."""
+        if self.predictor is None or self.loading is not None:
             return
         if pred is None:
             self.box.clear()

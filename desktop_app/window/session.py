@@ -1,6 +1,6 @@
 """Sessions: File > Save session / Open session.
 
-A session is versioned JSON (``{"format": "attention-explorer-session", "version": 2, ...}``) holding the
+A session is versioned JSON (``{"format": "attention-explorer-session", "version": 5, ...}``) holding the
 review text, the model folder ("" for the bundled model, so the session works from any checkout or bundle),
 the selected layer, head and tokens, the active view, the explanation results (token scores and
 faithfulness), what the attention views show (``show``), the heads switched off (``head_mask``, (L, H) of 0/1, or
@@ -13,7 +13,12 @@ are unchanged). A session saved with another model first offers to switch to it 
 also per pin), the class chosen to explain (``target``, null: the predicted one) and the multi-label ``threshold``.
 Version 1 and 2 files (without show, head mask and pins; without the version 3 fields) still open. An optional
 ``corpus_map`` object (issue 42: the Map view's settings and slices, :mod:`desktop_app.map_settings`) is restored
-before the text is analysed; files without it open as before.
+before the text is analysed; files without it open as before. Version 5 (issue 44, two models side by side) adds
+model B: its folder (``model_b_dir``, the same convention as ``model_dir``: "" for the bundled model; null when no
+model B was open) and its pins, kept in ``pins`` in their order and marked ``"model": "B"``; opening the session loads
+model B the way the Model menu does and restores its pins, and a model B that cannot be loaded is named in the note
+while the rest is restored (:mod:`desktop_app.window.session_model_b`). A session without model B leaves the model B
+open now as it is. Version 1 to 4 files open as before (no model B).
 
 :func:`read_session` raises :class:`SessionError` with a message for the user for a damaged file, a file
 that is not a session, or one written by a newer version of the app.
@@ -29,12 +34,14 @@ from model.files.atomic import atomic_write_bytes
 from model.tasks.types import task_type
 
 from ..map_settings import MapSettings, map_settings_from_json
+from ..records import MODEL_A, MODEL_B
 from . import session_fields
 from .model_menu import folder_key
-from .session_fields import SessionError, load_session_json
+from .session_fields import SessionError, explanation_from_json, explanation_to_json, load_session_json
+from .session_model import model_name
 
 FORMAT = "attention-explorer-session"
-VERSION = 4
+VERSION = 5
 SUFFIX = ".aesession.json"
 
 
@@ -51,7 +58,9 @@ class Session:
         explanations: JSON dicts ``{"explanation": ..., "faithfulness": ...}`` per method.
         show: what the attention views show (:data:`desktop_app.state.SHOW_CHOICES`).
         head_mask: (L, H) nested lists of 0/1 (0: head off), or None (every head on).
-        pins: ``{"text": str, "head_mask": (L, H) lists or None}`` per pinned analysis, oldest first.
+        pins: ``{"text": str, "head_mask": (L, H) lists or None, "text_pair": str or None, "model": "" or "B"}`` per
+            pinned analysis, oldest first; ``model`` is :data:`~desktop_app.records.MODEL_B` ("B") for a pin of model B
+            (its text read with model B; head_mask None), :data:`~desktop_app.records.MODEL_A` ("") otherwise.
         dropped: method ids of explanations left out when reading (unknown to this app); not written.
         text_pair: the second text of a sentence pair, or None (a single text).
         target: the class the user chose to explain (0-based), or None (the predicted class).
@@ -59,6 +68,8 @@ class Session:
         window: the window of a long review shown (0-based; :mod:`desktop_app.document`); ``selection`` indexes its
             tokens. 0 for a review that fits, and in sessions before version 4.
         corpus_map: the corpus map's settings and slices (:class:`desktop_app.map_settings.MapSettings`), or None.
+        model_b_dir: model B's folder (version 5, issue 44; "" = the bundled model), or None: no model B (and in
+            sessions before version 5).
     """
 
     text: str
@@ -77,6 +88,7 @@ class Session:
     threshold: float | None = None
     window: int = 0
     corpus_map: MapSettings | None = None
+    model_b_dir: str | None = None
 
     def to_json_dict(self) -> dict:
         """The file's JSON object."""
@@ -87,6 +99,7 @@ class Session:
             "head_mask": self.head_mask, "pins": list(self.pins), "text_pair": self.text_pair,
             "target": self.target, "threshold": self.threshold, "window": self.window,
             "corpus_map": None if self.corpus_map is None else self.corpus_map.to_json(),
+            "model_b_dir": self.model_b_dir,
         }
 
 
@@ -154,36 +167,11 @@ def _mask_json(mask) -> list | None:
     return None if mask is None else [[float(x) for x in row] for row in mask.tolist()]
 
 
-def explanation_to_json(result) -> dict:
-    """An :class:`model.explain.ExplanationResult` as a JSON dict."""
-    return {"explanation": result.explanation.to_json_dict(), "faithfulness": result.faithfulness.to_json_dict()}
-
-
-def explanation_from_json(data: dict):
-    """The :class:`model.explain.ExplanationResult` of :func:`explanation_to_json`. Raises KeyError/TypeError/ValueError."""
-    import numpy as np
-
-    from model.records.explanation import Explanation, ExplanationResult, Faithfulness
-
-    e, f = data["explanation"], data["faithfulness"]
-    explanation = Explanation(
-        method=str(e["method"]), scores=np.asarray(e["scores"], dtype=np.float32), signed=bool(e["signed"]),
-        target=int(e["target"]), elapsed_s=float(e["elapsed_s"]),
-        convergence_delta=None if e.get("convergence_delta") is None else float(e["convergence_delta"]),
-        tokens=[str(t) for t in e["tokens"]],
-    )
-    faith = Faithfulness(
-        method=str(f["method"]), comprehensiveness_aopc=float(f["comprehensiveness_aopc"]),
-        sufficiency_aopc=float(f["sufficiency_aopc"]), per_k={int(k): v for k, v in (f.get("per_k") or {}).items()},
-        elapsed_s=float(f.get("elapsed_s", 0.0)), target=int(f.get("target", 0)), p_full=float(f.get("p_full", 0.0)),
-    )
-    return ExplanationResult(explanation.method, explanation, faith)
-
-
 # -- the main window side -------------------------------------------------------------------------------------
 def capture(window) -> Session:
-    """The window's current session (text, model folder, layer/head, selection, active view, explanations)."""
-    state, info = window.state, window.model_info
+    """The window's current session (text, model folder, layer/head, selection, active view, explanations, model B's
+    folder and every pin, model B's too)."""
+    state, info, second = window.state, window.model_info, window.model_menu.second
     folder = info.model_dir if info is not None else window.model_dir
     return Session(
         text=window.editor.toPlainText(), model_dir=folder_key(folder),
@@ -191,46 +179,40 @@ def capture(window) -> Session:
         active_view=window.current_view_name(),
         explanations={m: explanation_to_json(r) for m, r in state.explanations.items()},
         show=state.show, head_mask=_mask_json(state.head_mask),
-        pins=tuple({"text": p.text, "head_mask": _mask_json(p.head_mask), "text_pair": p.text_pair}
-                   for p in state.pins if not p.of_model_b),  # model B is not part of a session
+        pins=tuple({"text": p.text, "head_mask": _mask_json(p.head_mask), "text_pair": p.text_pair,
+                    "model": MODEL_B if p.of_model_b else MODEL_A} for p in state.pins),
         text_pair=window.review_box.text_pair(), target=None if state.task.following else state.task.target,
         threshold=state.task.threshold if info is not None and task_type(info.task).label_set else None,
         window=state.windows.current,
         corpus_map=None if getattr(window, "corpus_map", None) is None else window.corpus_map.settings(),
+        model_b_dir=None if second.predictor is None else folder_key(second.folder),
     )
 
 
 def restore(window, session: Session, done=None, offer_switch: bool = True) -> None:
-    """Analyse and pin ``session.pins``, then analyse ``session.text`` and, when its prediction arrives, restore the
-    rest of ``session``.
+    """Bring back the session's model B, analyse and pin ``session.pins``, then analyse ``session.text`` and, when its
+    prediction arrives, restore the rest of ``session``.
 
     The explanations go into the explorer state (the explanation panel shows what the state holds). What cannot be
     restored (a head mask that does not fit the model in use, a layer, head or tokens beyond it, explanations of
-    other tokens or of unknown methods) is left out and listed in one status-bar note. The restore always ends:
-    when an analysis fails, a message box says so and the window stays as it is. ``done(session)`` is called once
-    the restore has ended (optional). When the session names another model whose folder exists here (and
-    ``offer_switch``), the user is first offered to switch to it (:mod:`desktop_app.window.session_model`).
+    other tokens or of unknown methods, a model B that cannot be loaded and its pins) is left out and listed in one
+    status-bar note. The restore always ends: when an analysis fails, a message box says so and the window stays as
+    it is. ``done(session)`` is called once the restore has ended (optional). When the session names another model
+    whose folder exists here (and ``offer_switch``), the user is first offered to switch to it
+    (:mod:`desktop_app.window.session_model`). Model B is loaded first, as Model > Compare with a second model...
+    loads it, when the session names one other than the model B open (:mod:`desktop_app.window.session_model_b`).
     """
-    from .session_model import offer_model_switch, session_model_key
+    from .session_model_b import merged_pins, restore_model_b
 
+    notes = _model_notes(window, session, done, offer_switch)
+    if notes is None:  # the user is asked first; restore() again once answered
+        return
     state = window.state
-    notes: list[str] = []
-    info = window.model_info
-    key, problem = session_model_key(session.model_dir)
-    if info is not None and key is not None and key != folder_key(info.model_dir) and offer_switch:
-        if offer_model_switch(window, session.model_dir, model_name,
-                              lambda: restore(window, session, done, offer_switch=False)):
-            return
-    if info is not None and (key is None or key != folder_key(info.model_dir)):
-        saved = f"names no model here: its {problem}" if key is None else f"was saved with {model_name(key)}"
-        notes.append(f"This session {saved}; it is shown with {model_name(info.model_dir)}.")
-        window.statusBar().showMessage(notes[0], 10000)
-    if session.dropped:
-        notes.append(f"Left out the explanations of methods this version does not know: {', '.join(session.dropped)}.")
     state.clear_pins()
     state.set_show(session.show)
-    pending = list(session.pins)
+    pending = [p for p in session.pins if p["model"] != MODEL_B]  # model A's pins, analysed one by one
     expected = {"text": None}  # the text being analysed, exactly as the editor or the predictor holds it
+    with_b = [False]  # whether model B's pins are restored (model B is the session's)
 
     def set_mask(mask) -> None:
         try:
@@ -270,6 +252,7 @@ def restore(window, session: Session, done=None, offer_switch: bool = True) -> N
             expected["text"] = pending[0]["text"]
             window.controller.analyze(pending[0]["text"], state.head_mask, text_pair=pending[0].get("text_pair"))
         else:
+            state.set_pins(merged_pins(session.pins, state.pins, with_b[0]))
             set_mask(session.head_mask)
             notes.extend(_restore_task(window, session))
             window.analyze_text(session.text)
@@ -277,9 +260,33 @@ def restore(window, session: Session, done=None, offer_switch: bool = True) -> N
             if not expected["text"].strip():  # nothing the editor analyses (e.g. a byte-order mark only)
                 on_failed("the text is empty in the editor")
 
-    state.events.prediction.connect(on_prediction)
-    window.analysis_failed.connect(on_failed)
-    next_step()
+    def start(b_restored: bool) -> None:
+        with_b[0] = b_restored
+        state.events.prediction.connect(on_prediction)
+        window.analysis_failed.connect(on_failed)
+        next_step()
+
+    restore_model_b(window, session.model_b_dir, session.pins, notes, start)
+
+
+def _model_notes(window, session: Session, done, offer_switch: bool) -> list[str] | None:
+    """The restore's first notes (the session's model is not the one in use, explanations of unknown methods), or
+    None when the user is first offered to switch to the session's model (:func:`restore` follows once answered)."""
+    from .session_model import offer_model_switch, session_model_key
+
+    notes: list[str] = []
+    info = window.model_info
+    key, problem = session_model_key(session.model_dir)
+    if info is not None and key is not None and key != folder_key(info.model_dir) and offer_switch:
+        if offer_model_switch(window, session.model_dir, lambda: restore(window, session, done, offer_switch=False)):
+            return None
+    if info is not None and (key is None or key != folder_key(info.model_dir)):
+        saved = f"names no model here: its {problem}" if key is None else f"was saved with {model_name(key)}"
+        notes.append(f"This session {saved}; it is shown with {model_name(info.model_dir)}.")
+        window.statusBar().showMessage(notes[0], 10000)
+    if session.dropped:
+        notes.append(f"Left out the explanations of methods this version does not know: {', '.join(session.dropped)}.")
+    return notes
 
 
 def _awaits_window(state, session: Session, pred, notes: list[str]) -> bool:
@@ -338,13 +345,6 @@ def _restore_task(window, session: Session) -> list[str]:
     if session.threshold is not None:
         window.state.task.set_threshold(session.threshold)
     return notes
-
-
-def model_name(folder: str | Path | None) -> str:
-    """A model folder as a message names it: "the bundled model" ("" or ``resources/model``), else "the model in
-    FOLDER"."""
-    key = folder_key(folder)
-    return f"the model in {key}" if key else "the bundled model"
 
 
 def save_session_dialog(window) -> None:

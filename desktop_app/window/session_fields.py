@@ -6,7 +6,8 @@ than :data:`MAX_DEPTH`. :func:`session_fields` checks every field's type and ran
 strings without NUL bytes or lone surrogates, explanation records complete) and raises :class:`SessionError` with a
 message that names the field. :func:`editor_text` is the editor's own normalisation of a text (CRLF, a lone CR,
 U+2028/U+2029 become a newline; lone surrogates are dropped), so the text a session restores is exactly the text
-that gets analysed. Qt-free; :mod:`.session` builds the :class:`~.session.Session` from what this returns.
+that gets analysed. :func:`explanation_to_json` and :func:`explanation_from_json` convert the explanation records.
+Qt-free; :mod:`.session` builds the :class:`~.session.Session` from what this returns.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from pathlib import Path
 
 from model.text.inputs import MAX_TEXT_CHARS
 from model.files.textio import read_regular_bytes
+
+from ..records import MODEL_A, MODEL_B
 
 MAX_SESSION_BYTES = 16 * 2**20
 """The largest session file read (a session holds texts of at most ``MAX_TEXT_CHARS`` plus a few scores)."""
@@ -131,8 +134,9 @@ def head_mask(value, name: str = "head_mask") -> list | None:
 
 
 def pins(value) -> tuple[dict, ...]:
-    """``[{"text": str, "head_mask": ..., "text_pair": str or None}, ...]`` with each text normalised as the editor
-    does."""
+    """``[{"text": str, "head_mask": ..., "text_pair": str or None, "model": MODEL_A or MODEL_B}, ...]`` with each
+    text normalised as the editor does; ``model`` (version 5, issue 44: a pin of model B is ``"B"``) is
+    :data:`~desktop_app.records.MODEL_A` ("") when absent, as in every pin of older sessions."""
     if value is None:
         return ()
     if not isinstance(value, list):
@@ -141,10 +145,13 @@ def pins(value) -> tuple[dict, ...]:
     for i, pin in enumerate(value):
         if not isinstance(pin, dict):
             raise SessionError(f"pins[{i}] is {_show(pin)}, not {{text, head_mask}}")
-        pair = pin.get("text_pair")
+        pair, model = pin.get("text_pair"), pin.get("model") or MODEL_A
+        if model not in (MODEL_A, MODEL_B):
+            raise SessionError(f"pins[{i}].model is {_show(model)}, not \"{MODEL_B}\" (model B) or absent (model A)")
         out.append({"text": session_text(pin.get("text"), f"pins[{i}].text"),
                     "head_mask": head_mask(pin.get("head_mask"), f"pins[{i}].head_mask"),
-                    "text_pair": None if pair is None else session_text(pair, f"pins[{i}].text_pair")})
+                    "text_pair": None if pair is None else session_text(pair, f"pins[{i}].text_pair"),
+                    "model": model})
     return tuple(out)
 
 
@@ -162,14 +169,16 @@ def task_fields(data: dict) -> dict:
 
 
 def view_fields(data: dict) -> dict:
-    """``model_dir``, ``layer``, ``head``, ``selection``, ``active_view`` and ``window`` (the window of a long review
+    """``model_dir``, ``model_b_dir`` (version 5: model B's folder, "" for the bundled model, None: no model B),
+    ``layer``, ``head``, ``selection``, ``active_view`` and ``window`` (the window of a long review
     shown, 0 in sessions before version 4) of a session object, checked."""
     selection = data.get("selection") or []
     if not isinstance(selection, list):
         raise SessionError(f"selection is {_show(selection)}, not a list of token indices")
-    model_dir = data.get("model_dir") or ""
+    model_dir, model_b_dir = data.get("model_dir") or "", data.get("model_b_dir")
     return {
         "model_dir": _string(model_dir, "model_dir"),
+        "model_b_dir": None if model_b_dir is None else _string(model_b_dir, "model_b_dir"),
         "layer": _whole(data.get("layer", 0), "layer", 0),
         "head": _whole(data.get("head", -1), "head", -2),
         "selection": tuple(_whole(i, f"selection[{n}]", 0) for n, i in enumerate(selection[:MAX_INDEX])),
@@ -245,3 +254,30 @@ def explanations(value, known: tuple[str, ...]) -> tuple[dict, list[str]]:
             continue
         kept[method] = data
     return kept, dropped
+
+
+
+def explanation_to_json(result) -> dict:
+    """An :class:`model.explain.ExplanationResult` as a JSON dict."""
+    return {"explanation": result.explanation.to_json_dict(), "faithfulness": result.faithfulness.to_json_dict()}
+
+
+def explanation_from_json(data: dict):
+    """The :class:`model.explain.ExplanationResult` of :func:`explanation_to_json`. Raises KeyError/TypeError/ValueError."""
+    import numpy as np
+
+    from model.records.explanation import Explanation, ExplanationResult, Faithfulness
+
+    e, f = data["explanation"], data["faithfulness"]
+    explanation = Explanation(
+        method=str(e["method"]), scores=np.asarray(e["scores"], dtype=np.float32), signed=bool(e["signed"]),
+        target=int(e["target"]), elapsed_s=float(e["elapsed_s"]),
+        convergence_delta=None if e.get("convergence_delta") is None else float(e["convergence_delta"]),
+        tokens=[str(t) for t in e["tokens"]],
+    )
+    faith = Faithfulness(
+        method=str(f["method"]), comprehensiveness_aopc=float(f["comprehensiveness_aopc"]),
+        sufficiency_aopc=float(f["sufficiency_aopc"]), per_k={int(k): v for k, v in (f.get("per_k") or {}).items()},
+        elapsed_s=float(f.get("elapsed_s", 0.0)), target=int(f.get("target", 0)), p_full=float(f.get("p_full", 0.0)),
+    )
+    return ExplanationResult(explanation.method, explanation, faith)

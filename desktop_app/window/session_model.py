@@ -27,25 +27,33 @@ MAX_PATH_CHARS = 4096
 """The longest ``model_dir`` read as a path (Linux's PATH_MAX); a longer one is no folder anywhere."""
 
 
-def session_model_key(model_dir: str) -> tuple[str | None, str]:
+def session_model_key(model_dir: str, field: str = "model_dir") -> tuple[str | None, str]:
     """``(key, problem)`` of a session's ``model_dir``: its :func:`folder_key` ("" for the bundled model) and "",
     or None and why it names no model here (a relative path, over :data:`MAX_PATH_CHARS` characters, unreadable,
     or an existing folder without ``config.json``). A folder that does not exist keeps its key (the session was
-    saved with a model this machine lacks). Never raises."""
+    saved with a model this machine lacks). ``field``: the session field the problem names (``model_b_dir`` for model
+    B's folder). Never raises."""
     if not model_dir:
         return "", ""
     shown = model_dir if len(model_dir) <= 80 else model_dir[:77] + "..."
     if len(model_dir) > MAX_PATH_CHARS:
-        return None, f"model_dir is {len(model_dir):,} characters long, not a folder path"
+        return None, f"{field} is {len(model_dir):,} characters long, not a folder path"
     if not Path(model_dir).is_absolute():
-        return None, f"model_dir {shown!r} is a relative path (a session names its model folder in full)"
+        return None, f"{field} {shown!r} is a relative path (a session names its model folder in full)"
     try:
         key = folder_key(model_dir)
         if key and Path(key).is_dir() and not (Path(key) / "config.json").is_file():
-            return None, f"model_dir {shown!r} is not a model folder (no config.json)"
+            return None, f"{field} {shown!r} is not a model folder (no config.json)"
     except (OSError, ValueError) as exc:
-        return None, f"model_dir {shown!r} cannot be read ({getattr(exc, 'strerror', None) or exc})"
+        return None, f"{field} {shown!r} cannot be read ({getattr(exc, 'strerror', None) or exc})"
     return key, ""
+
+
+def model_name(folder: str | Path | None) -> str:
+    """A model folder as a message names it: "the bundled model" ("" or ``resources/model``), else "the model in
+    FOLDER"."""
+    key = folder_key(folder)
+    return f"the model in {key}" if key else "the bundled model"
 
 
 def model_available(key: str) -> bool:
@@ -54,15 +62,13 @@ def model_available(key: str) -> bool:
     return not key or Path(key).is_dir()
 
 
-def offer_model_switch(window, session_model_dir: str, name: Callable[[str], str],
-                       then: Callable[[], None]) -> bool:
+def offer_model_switch(window, session_model_dir: str, then: Callable[[], None]) -> bool:
     """Offer to switch ``window`` to ``session_model_dir`` (a session's ``model_dir``); ``then()`` restores the
     session once answered (after the switch when accepted, with the model in use otherwise).
 
     Args:
         window: the main window.
         session_model_dir: the session's model folder ("" for the bundled model).
-        name: how a message names a model folder (:func:`desktop_app.window.session.model_name`).
         then: called once, on the GUI thread, when the session can be restored.
 
     Returns:
@@ -75,8 +81,8 @@ def offer_model_switch(window, session_model_dir: str, name: Callable[[str], str
     current = window.model_info.model_dir if window.model_info is not None else window.model_dir
     box = QMessageBox(
         QMessageBox.Question, APP_NAME,
-        f"This session was saved with {name(key)}; {name(current)} is loaded.\n\n"
-        f"Switch to {name(key)} and restore the session with it?",
+        f"This session was saved with {model_name(key)}; {model_name(current)} is loaded.\n\n"
+        f"Switch to {model_name(key)} and restore the session with it?",
         QMessageBox.Yes | QMessageBox.No, window)
     box.setDefaultButton(QMessageBox.Yes)
     box.button(QMessageBox.Yes).setText("Switch model")

@@ -15,23 +15,9 @@ from PySide6.QtCore import Qt
 from desktop_app.workers.batch import DEFAULT_BATCH_SIZE, DEFAULT_CHUNK
 from model import Predictor
 from model.batch import iter_records, score_records
-from model.core.config import EncoderConfig
-from tests.fixtures.tiny_models import make_random_model_dir
 
 pytestmark = [pytest.mark.gui, pytest.mark.timeout(300)]
 TIMEOUT_MS = 120_000
-
-
-@pytest.fixture(scope="module")
-def model_b(tmp_path_factory) -> Path:
-    """A second tiny random model with the default labels (another seed: other predictions)."""
-    return make_random_model_dir(tmp_path_factory.mktemp("model_b"), seed=11)
-
-
-@pytest.fixture(scope="module")
-def other_labels(tmp_path_factory) -> Path:
-    config = EncoderConfig(max_len=64, d_model=16, n_heads=2, n_layers=2, d_ff=32, labels=("bad", "good"))
-    return make_random_model_dir(tmp_path_factory.mktemp("other_labels"), config)
 
 
 def _folder(root: Path) -> Path:
@@ -129,7 +115,7 @@ def test_a_new_model_a_that_cannot_be_compared_drops_model_b(qtbot, tiny_model_d
 
 def test_compare_a_and_b_on_one_text_shows_both_importances_side_by_side(qtbot, tiny_model_dir, model_b):
     """Model > Compare A and B on this text: a pin of model B, so the Compare view shows B's word importances beside
-    A's (the current analysis), each side's verdict its own model's; a session leaves model B's pin out."""
+    A's (the current analysis), each side's verdict its own model's; a session keeps model B's folder and its pin."""
     from desktop_app.window import session
 
     text = "A wonderful film, loved it, though the ending dragged."
@@ -152,6 +138,8 @@ def test_compare_a_and_b_on_one_text_shows_both_importances_side_by_side(qtbot, 
     assert not (r.pinned.importance == r.current.importance).all()  # two models: two explanations
     b_importance = b.explain(text, "grad_x_input", target=r.target).scores
     assert float(r.pinned.importance.sum()) == pytest.approx(float(b_importance[1:].sum()), abs=1e-4)
-    assert session.capture(win).pins == ()  # model B's pin is not part of a session
+    saved = session.capture(win)  # model B and its pin are part of a session (version 5)
+    assert saved.model_b_dir == str(model_b.resolve())
+    assert saved.pins == ({"text": text, "head_mask": None, "text_pair": None, "model": "B"},)
     second.stop()
     qtbot.waitUntil(lambda: "model B, which is not open" in win.compare.message, timeout=TIMEOUT_MS)
