@@ -2,8 +2,8 @@
 
 ``python -m benchmarks.fuzz_sessions [--n 250] [--seed 0] [--timeout 60] [--show 0]``
 
-Saves a full session (text, pins, head mask, layer/head, selection, view, explanations including integrated
-gradients without a convergence delta) of a tiny random model, then damages copies at random: any field (nested
+Saves a full session (text, pins of model A and of model B, model B's folder, head mask, layer/head, selection,
+view, explanations including integrated gradients without a convergence delta) of a tiny random model, then damages copies at random: any field (nested
 ones included) set to NaN, ±Infinity, huge, negative, mistyped values, strings with NUL bytes, lone surrogates,
 CR/LF variants, U+2028/U+2029, empty or 3-million-character texts, deep nesting, or deleted; whole files truncated,
 bit-flipped, not UTF-8, empty, a JSON array, 50 MB, a folder or a named pipe. Each goes through File > Open
@@ -35,7 +35,7 @@ TEXTS = ["Good\r\nfilm.", "Good\rfilm.", "Good\u2028film.", "Good\u2029film.", "
 
 
 def base_session(model_dir: Path) -> dict:
-    """A complete version-2 session of ``model_dir`` (a tiny random model), as its JSON object."""
+    """A complete session of ``model_dir`` (a tiny random model, also its model B), as its JSON object."""
     import numpy as np
 
     from desktop_app.window.session import FORMAT, VERSION
@@ -56,7 +56,8 @@ def base_session(model_dir: Path) -> dict:
 
     return {"format": FORMAT, "version": VERSION, "text": text, "model_dir": str(model_dir), "layer": 1, "head": 0,
             "selection": [1, 2], "active_view": "Neuron view", "show": "alti", "head_mask": mask,
-            "pins": [{"text": "Bad plot.", "head_mask": None}],
+            "pins": [{"text": "Bad plot.", "head_mask": None}, {"text": "Fine plot.", "head_mask": None, "model": "B"}],
+            "model_b_dir": str(model_dir),  # version 5: the same tiny model as model B, with a pin of B
             "explanations": {"grad_x_input": record("grad_x_input", None),
                              "integrated_gradients": record("integrated_gradients", None)}}
 
