@@ -271,11 +271,12 @@ class AttentionLinksView(DeferredRender, QWidget):
             return
         layer = min(self.state.layer, pred.attention.shape[0] - 1)
         self._set_tokens(pred)
-        if self.hover is not None:
+        T = pred.num_tokens  # a focus outside the tokens (a stale hover or selection) is no focus
+        if self.hover is not None and 0 <= self.hover[1] < T:
             side, idx = self.hover
             self.focus = (side, (idx,))
-        elif self.state.selection:
-            self.focus = ("query", tuple(self.state.selection))
+        elif picked := tuple(i for i in self.state.selection if 0 <= i < T):
+            self.focus = ("query", picked)
         else:
             self.focus = None
         A, note = shown_heads(self.state, layer)

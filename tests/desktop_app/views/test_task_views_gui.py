@@ -195,6 +195,20 @@ def test_links_a_to_b_filter_keeps_only_links_from_the_first_text_to_the_second(
     assert not view.pair_filter.isVisibleTo(view) and view.pair_filter.choice == "all"
 
 
+def test_links_forget_a_hovered_token_the_next_text_does_not_have(qtbot):
+    """The mouse rests on key token 8 of a 9-token pair while a shorter text's analysis arrives (analysis runs as the
+    user types): the links redraw for every query instead of indexing token 8 of 4 (an IndexError before)."""
+    from desktop_app.views.links_view import AttentionLinksView
+
+    state, view, _pred = pair_shown(qtbot, AttentionLinksView)
+    view.set_hover("key", 8)
+    view.flush()
+    assert view.focus == ("key", (8,))
+    state.set_prediction(make_prediction(("no", "yes"), [1.0, 0.0]))  # 4 tokens
+    view.flush()
+    assert view.focus is None and "all queries" in view.info.text() and view.shown_links > 0
+
+
 def test_the_heatmap_marks_the_second_text_on_both_axes(qtbot):
     from desktop_app.views.heatmap import AttentionHeatmap
 
