@@ -31,14 +31,16 @@ from PySide6.QtWidgets import (
     QWidgetAction,
 )
 
-from model.batch import DEFAULT_MAX_FILE_BYTES
+from model.batch import DEFAULT_MAX_FILE_BYTES, SUPPORTED_EXTENSIONS
+from model.files.compression import COMPRESSIONS
 
 from ..views.widgets import ElidedLabel
 from .batch_export import export_menu
 from .batch_proxy import results_view
 from .row_filter import FILTERS
 
-DROP_HINT = "Drop files or folders of reviews here (.txt, .csv, .tsv, .jsonl, .json)."
+DROP_HINT = (f"Drop files or folders of reviews here ({', '.join(SUPPORTED_EXTENSIONS)}; "
+             f"also compressed: {', '.join(COMPRESSIONS)}).")
 PROGRESS_TEXT_SAMPLE = "Cancelled: 100,000 reviews in 10:00:00"
 """The longest progress text the bar is sized for (a finished job's)."""
 
