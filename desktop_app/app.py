@@ -79,7 +79,8 @@ def open_command_line_paths(window, paths: list[str]) -> None:
 
 def attach_panels(window) -> dict:
     """Add the batch, corpus, explanation and "What if" panels to ``window`` and wire them (a What-if edit clicked
-    becomes the current text, the original pinned: :func:`desktop_app.panels.whatif_panel.open_edit`).
+    becomes the current text, the original pinned: :func:`desktop_app.panels.whatif_panel.open_edit`), and the
+    "Model B attention" dock (:class:`desktop_app.window.model_b_attention.ModelBAttention`, ``window.model_b_attention``).
 
     The batch and corpus docks (the results working area) are :func:`desktop_app.window.results_area.attach_results`'s.
     The explanation panel follows the window's explorer state itself (each new prediction, the selected layer;
@@ -94,6 +95,7 @@ def attach_panels(window) -> dict:
     from desktop_app.panels.explain_panel import ExplanationPanel
     from desktop_app.panels.whatif_panel import WhatIfPanel, open_edit
     from desktop_app.views.widgets import scrollable
+    from desktop_app.window.model_b_attention import ModelBAttention
     from desktop_app.window.results_area import attach_results
 
     batch, corpus = attach_results(window)
@@ -111,6 +113,7 @@ def attach_panels(window) -> dict:
     window.predictor_loaded.connect(whatif.set_predictor)
     whatif.set_predictor(window.predictor)
     whatif.open_requested.connect(lambda text, pair: open_edit(window, whatif.source, text, pair))
+    window.model_b_attention = ModelBAttention(window, window.model_menu.second)  # B's own heatmap and links
     if not window.has_saved_layout:
         window.heatmap_dock.raise_()  # the attention heatmap stays the first right-hand tab on show
     return {"batch": batch, "corpus": corpus, "explain": explain, "whatif": whatif}

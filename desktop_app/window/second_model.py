@@ -47,6 +47,8 @@ class SecondModel(QObject):
         loading: the folder of the model B being loaded, or None.
         box: the prediction panel's "Model B" section.
         error_box: the last message box (non-modal), or None.
+        show_attention: shows model B's attention dock (:mod:`desktop_app.window.model_b_attention`, which sets it),
+            or None: Model > Model B's attention calls it.
 
     Signals:
         changed(object): model B is now this predictor (None: no model B).
@@ -61,6 +63,7 @@ class SecondModel(QObject):
         self.folder: str | None = None
         self.loading: str | None = None
         self.error_box: QMessageBox | None = None
+        self.show_attention: Callable[[], None] | None = None
         self._scored: tuple | None = None  # ((text, pair), Score) of the text on display
         self.handle = Jobs("model-b", EXPLANATION_NICE, parent=self)
         self.box = ModelBBox()
@@ -82,6 +85,10 @@ class SecondModel(QObject):
         both.setStatusTip("Pin model B's reading of the current text: the Compare view shows B's word importances "
                           "beside A's")
         both.setEnabled(self.predictor is not None)
+        if self.show_attention is not None:
+            att = menu.addAction("Model B's &attention (heatmap, links)", self.show_attention)
+            att.setStatusTip("Model B's own heatmap and token links for the text on display, its layers and heads")
+            att.setEnabled(self.predictor is not None)
         menu.addAction(f"S&top comparing{name}", self.stop).setEnabled(self.predictor is not None)
 
     def pin_text(self) -> None:

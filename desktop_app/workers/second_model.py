@@ -50,4 +50,21 @@ def score_second_job(_ctx: JobContext, predictor, text: str, text_pair: str | No
     return predictor.score_many([text], text_pairs=pairs)[0]
 
 
-__all__ = ["load_second_job", "score_second_job"]
+def attention_second_job(_ctx: JobContext, predictor, text: str, text_pair: str | None, start_char: int = 0):
+    """Model B's summary and full analysis of ``text`` (and ``text_pair``): ``(ModelInfo, Prediction, window)`` with
+    B's attention float32 (L_B, H_B, T, T) (:meth:`model.Predictor.predict`). A text B reads in windows gives B's window
+    that starts at or before ``start_char`` (where model A's window on display starts; 0: the first window), its
+    other windows' logits reused from the first call (``window``: its 0-based index).
+
+    Raises:
+        PairNotSupported: a second text for a model B that reads single texts; ValueError: a text B cannot read.
+    """
+    pred = predictor.predict(text, text_pair=text_pair)
+    starts = pred.document.windows.chars[:, 0]
+    window = max(0, int((starts <= start_char).sum()) - 1)
+    if window > 0:
+        pred = predictor.predict(text, text_pair=text_pair, window=window, document=pred.document)
+    return predictor.model_info(), pred, window
+
+
+__all__ = ["attention_second_job", "load_second_job", "score_second_job"]
