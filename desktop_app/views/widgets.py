@@ -32,7 +32,8 @@ def fit_table_height(table) -> int:
 
 class KeptHeightScroll(QScrollArea):
     """A scroll area whose minimum height is its widget's, less the widgets in :attr:`scrolled_only` (those that are
-    shown): only they scroll when the dock is short, instead of making the dock area, and so the window, taller.
+    shown), as the dock area reads it on its own layout passes: the dock keeps room for the widget, and what is added
+    later (model B's section, a multi-label threshold row) scrolls instead of making the window taller.
 
     Attributes:
         scrolled_only: widgets inside the scrolled widget (e.g. the prediction panel's model B section).
