@@ -56,7 +56,8 @@ class PerClassPlot(CorpusPlot):
         self.axis.set_tokens([f"{n} ({int(s):,})" for n, s in zip(labels, support)])
         self.setToolTip("\n".join(f"{n}: precision {p:.3f}, recall {r:.3f}, F1 {f:.3f}, support {int(s):,}"
                                   for n, p, r, f, s in zip(labels, pc.precision, pc.recall, pc.f1, support)))
-        self.getPlotItem().setRange(xRange=(0, 1.0), yRange=(0, c), padding=0.02)
+        # room beyond 0 and 1: their tick labels are drawn and markers at 1 (a perfect score) are not cut
+        self.getPlotItem().setRange(xRange=(-0.06, 1.1), yRange=(-0.02 * c, 1.02 * c), padding=0)
 
 
 class RegressionScatterPlot(CorpusPlot):

@@ -9,6 +9,7 @@ clickable, and a word that does not fit the line moves to the next line whole. N
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +20,14 @@ _BR = re.compile(r"(?i)<br\s*/?\s*>")
 PAD_X = 2.0  # pixels of padding left/right inside a word's box (not between the pieces of one word)
 LINE_GAP = 4.0  # pixels between lines
 MARGIN = 4.0  # pixels around the text
+
+
+def _kept(gap: str) -> str:
+    """``gap`` without what a tokenizer drops and never gives a token: HTML line breaks, whitespace, control and
+    format characters (Unicode categories Cc, Cf: IMDB's Windows-1252 dashes read as U+0096, zero-width spaces) and
+    U+FFFD, as BERT's text cleaning does. Text left over was dropped by truncation."""
+    return "".join(c for c in _BR.sub("", gap)
+                   if not c.isspace() and c != "\ufffd" and unicodedata.category(c) not in ("Cc", "Cf"))
 
 
 def token_pieces(pred, lo: int = 0, hi: int | None = None) -> list[tuple[str, str]]:
@@ -52,7 +61,7 @@ def token_pieces(pred, lo: int = 0, hi: int | None = None) -> list[tuple[str, st
         if e > s:
             gap = text[prev_end:s] if s > prev_end else ""
             if gap:
-                if _BR.sub("", gap).strip():
+                if _kept(gap):
                     sep = "\u2026"
                 elif "\n" in gap or _BR.search(gap):
                     sep = "\n"

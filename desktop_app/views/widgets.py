@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QSizePolicy, QWidget
 
@@ -30,10 +30,35 @@ def fit_table_height(table) -> int:
     return height
 
 
-def scrollable(widget: QWidget) -> QScrollArea:
+class KeptHeightScroll(QScrollArea):
+    """A scroll area whose minimum height is its widget's, less the widgets in :attr:`scrolled_only` (those that are
+    shown), as the dock area reads it on its own layout passes: the dock keeps room for the widget, and what is added
+    later (model B's section, a multi-label threshold row) scrolls instead of making the window taller.
+
+    Attributes:
+        scrolled_only: widgets inside the scrolled widget (e.g. the prediction panel's model B section).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scrolled_only: list[QWidget] = []
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        """QSize: the base class's width; the widget's minimum height (pixels) less the shown ``scrolled_only``."""
+        inner = self.widget()
+        if inner is None:
+            return super().minimumSizeHint()
+        spacing = max(0, inner.layout().spacing()) if inner.layout() is not None else 0
+        extra = sum(w.minimumSizeHint().height() + spacing for w in self.scrolled_only if not w.isHidden())
+        return QSize(super().minimumSizeHint().width(), inner.minimumSizeHint().height() - extra)
+
+
+def scrollable(widget: QWidget, keep_min_height: bool = False) -> QScrollArea:
     """``widget`` in a frameless, resizable scroll area: its minimum size no longer sets the minimum size of the dock
-    (or dock area) that holds it; it scrolls when the dock is smaller."""
-    area = QScrollArea()
+    (or dock area) that holds it; it scrolls when the dock is smaller. ``keep_min_height``: a
+    :class:`KeptHeightScroll`, which keeps the widget's minimum height but for what is added to its ``scrolled_only``
+    (the prediction panel's model B section)."""
+    area = KeptHeightScroll() if keep_min_height else QScrollArea()
     area.setObjectName(f"{widget.objectName() or type(widget).__name__}Scroll")
     area.setFrameShape(QFrame.Shape.NoFrame)
     area.setWidgetResizable(True)

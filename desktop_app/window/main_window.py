@@ -163,9 +163,10 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
 
         self.view_menu_docks = None
         self._build_menus()
+        prediction = scrollable(self.prediction_panel, keep_min_height=True)  # model B's section will scroll in it
         self.model_menu = ModelMenu(self)  # File > Open model folder..., the Model menu, recent folders
         self.review_dock = self._add_dock(review, "Review", Qt.LeftDockWidgetArea)
-        self.prediction_dock = self._add_dock(self.prediction_panel, "Prediction", Qt.LeftDockWidgetArea)
+        self.prediction_dock = self._add_dock(prediction, "Prediction", Qt.LeftDockWidgetArea)
         docks = [self._add_dock(scrollable(getattr(self, v.attr)) if v.scroll else getattr(self, v.attr), v.title,
                                 Qt.RightDockWidgetArea, v.tab) for v in DOCKED_VIEWS]
         for spec, dock in zip(DOCKED_VIEWS, docks):

@@ -32,6 +32,7 @@ from ..panels.batch_compare import agree_column
 from ..records import MODEL_B, Pin
 from ..panels.batch_model import COLUMNS
 from ..views.model_b_box import ModelBBox
+from ..views.widgets import KeptHeightScroll
 from ..workers.handle import EXPLANATION_NICE
 from ..workers.jobs import Jobs
 from ..workers.second_model import load_second_job, score_second_job
@@ -69,6 +70,9 @@ class SecondModel(QObject):
         self.box = ModelBBox()
         layout = window.prediction_panel.layout()
         layout.insertWidget(layout.count() - 1, self.box)  # under A's details, above the stretch
+        area = window.prediction_panel.parentWidget().parentWidget()  # the dock's KeptHeightScroll (viewport, area)
+        if isinstance(area, KeptHeightScroll):
+            area.scrolled_only.append(self.box)  # B's section scrolls: the window never grows for it
         window.state.events.prediction.connect(self._on_prediction)
         window.predictor_loaded.connect(self._on_a_loaded)
         self.changed.connect(window.compare.set_second)  # pins of model B in Compare read the text with B

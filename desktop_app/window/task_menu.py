@@ -54,8 +54,7 @@ class TaskMenu(QObject):
         window.predictor_loaded.connect(self._on_loaded)
         window.controller.task_set.connect(self._on_task_set)
         window.state.task.threshold_changed.connect(self._threshold_changed)
-        window.controller.task_failed.connect(lambda m: window.statusBar().showMessage(f"Task not changed: {m}",
-                                                                                       10000))
+        window.controller.task_failed.connect(self._on_task_failed)
 
     # ---------------------------------------------------------------- settings
     def _read(self, name: str) -> dict:
@@ -139,6 +138,15 @@ class TaskMenu(QObject):
         self._write(THRESHOLDS_KEY, self.key(), None if threshold == self.config_threshold else threshold)
         if threshold != info.threshold:
             self.window.controller.set_task(None, threshold)
+
+    def _on_task_failed(self, message: str) -> None:
+        """A task that does not fit the model (e.g. regression of a model with several outputs): say why, and
+        remember the task the model is still read as, not the refused one (else every opening of the folder tries it
+        again)."""
+        self.window.statusBar().showMessage(f"Task not changed: {message}", 10000)
+        info = self.window.state.info
+        if info is not None:
+            self._write(TASKS_KEY, self.key(), None if info.task == self.config_task else info.task)
 
     def _on_task_set(self, info) -> None:
         old = self.window.state.info

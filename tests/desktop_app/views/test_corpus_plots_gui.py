@@ -101,3 +101,33 @@ def test_a_short_dock_scrolls_and_no_plot_text_overlaps(qtbot, corpus):
     counts = scene_rects(texts(corpus.slices))
     view_rect = corpus.slices.getPlotItem().getViewBox().sceneBoundingRect()
     assert all(view_rect.adjusted(-1, -1, 1, 1).contains(r) for r in counts)
+
+
+@pytest.mark.parametrize("width", [220, 300, 500])
+def test_per_class_scores_show_the_ends_of_their_scale(qtbot, width):
+    """An analyst saw precision and recall markers at 1.0 against the plot's right edge, half cut, on an axis
+    labelled only 0.2 ... 0.8: neither 0 nor 1 had a tick label, so a perfect score could not be read."""
+    from PySide6.QtCore import QPointF
+    from PySide6.QtGui import QImage, QPainter
+
+    from desktop_app.views.corpus_task_plots import PerClassPlot
+    from model.records.corpus import PerClass
+
+    plot = PerClassPlot()
+    qtbot.addWidget(plot)
+    plot.resize(width, 170)
+    plot.show()
+    per_class = PerClass(precision=np.array([1.0, 0.75]), recall=np.array([5 / 6, 1.0]),
+                         f1=np.array([10 / 11, 6 / 7]), support=np.array([6, 3]))
+    plot.set_per_class(("negative", "positive"), per_class)
+    plot.flush()
+    qtbot.wait(20)
+    axis = plot.getAxis("bottom")
+    image = QImage(8, 8, QImage.Format_ARGB32)
+    painter = QPainter(image)
+    drawn = [float(text) for _, _, text in axis.generateDrawSpecs(painter)[2]]
+    painter.end()
+    assert 0.0 in drawn and 1.0 in drawn, drawn
+    box = plot.getPlotItem().getViewBox()
+    right_px = box.mapViewToDevice(QPointF(box.viewRange()[0][1], 0)).x()
+    assert right_px - box.mapViewToDevice(QPointF(1.0, 0)).x() >= 5  # a 7-pixel marker at 1.0 is whole

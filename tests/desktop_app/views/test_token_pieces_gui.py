@@ -95,3 +95,25 @@ def test_word_starts_follow_the_separators():
     pieces = [("[CLS]", ""), ("Ku", " "), ("##tch", ""), ("##er", ""), ("is", " "), ("\u2026", "\u2026"), ("x", "\n")]
     assert word_starts(pieces).tolist() == [0, 1, 1, 1, 4, 5, 6]
     assert word_starts([]).tolist() == []
+
+
+@pytest.mark.parametrize("dropped", ["\x96", "\u200b", "\x96<br /><br />"])
+def test_a_character_the_tokenizer_drops_is_no_truncation_marker(tiny_predictor, dropped):
+    """IMDB reviews hold Windows-1252 dashes read as the control character U+0096 ("Rose \\x96 Does ..."): the
+    tokenizer drops it, like other control and format characters. The token view showed the truncation marker "[…]"
+    there, telling a reader of a short, whole review that text had been cut."""
+    from desktop_app.views.token_layout import token_pieces
+
+    pred = tiny_predictor.predict(f"Rose {dropped} Does anything happen")
+    seps = [sep for _shown, sep in token_pieces(pred)]
+    assert "\u2026" not in seps, seps
+    assert seps.count("\n") == (1 if "<br" in dropped else 0), seps
+
+
+def test_text_cut_by_truncation_keeps_its_marker(tiny_predictor):
+    """The marker stays where head+tail truncation cut real words out."""
+    from desktop_app.views.token_layout import token_pieces
+
+    text = " ".join(f"word{i % 50} \x96" for i in range(2000))
+    pred = tiny_predictor.predict(text, long_text="head_tail")
+    assert [sep for _shown, sep in token_pieces(pred)].count("\u2026") == 1

@@ -143,3 +143,20 @@ def test_compare_a_and_b_on_one_text_shows_both_importances_side_by_side(qtbot, 
     assert saved.pins == ({"text": text, "head_mask": None, "text_pair": None, "model": "B"},)
     second.stop()
     qtbot.waitUntil(lambda: "model B, which is not open" in win.compare.message, timeout=TIMEOUT_MS)
+
+
+def test_model_b_keeps_the_default_window_height(qtbot, tiny_model_dir, model_b):
+    """Loading model B adds its section to the prediction panel: the window (1400 x 860, the default) grew to 910
+    pixels, past the bottom of an 860-pixel screen, because the Prediction dock's content set the left column's
+    minimum height. The dock scrolls instead."""
+    win = loaded_window(qtbot, tiny_model_dir, size=(1400, 860), panels=True)
+    with qtbot.waitSignal(win.state.events.prediction, timeout=TIMEOUT_MS):
+        win.open_review("A wonderful film, loved it.")
+    qtbot.wait(50)
+    before = win.prediction_dock.minimumSizeHint().height()
+    second = _load_b(qtbot, win, model_b)
+    qtbot.waitUntil(lambda: second.box.verdict.text() != "", timeout=TIMEOUT_MS)
+    qtbot.wait(50)
+    assert win.prediction_dock.minimumSizeHint().height() <= before  # a pair model's window: 851 px before B
+    assert win.minimumSizeHint().height() <= 860 and win.height() == 860
+    assert second.box.isVisible()

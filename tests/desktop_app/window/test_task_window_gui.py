@@ -289,3 +289,25 @@ def test_a_regression_models_faithfulness_is_measured_in_its_output_value(qtbot,
         win.model_menu.open_model(pair_dir)  # a classifier: drops in a probability
     headers = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
     assert headers[1] == "Compr. \u2191" and "p(class)" in table.toolTip()
+
+
+def test_a_refused_task_is_not_remembered_for_the_folder(qtbot, pair_dir):
+    """Model > Task > Regression on a 3-label model is refused ("Task not changed: regression reads one output");
+    it was remembered for the folder all the same, so every later opening of the folder tried it again and showed the
+    refusal in the status bar. The folder now remembers the task the model is read as."""
+    win = loaded_window(qtbot, pair_dir)
+    tasks = win.model_menu.tasks
+    with qtbot.waitSignal(win.controller.task_set, timeout=LOAD_TIMEOUT_MS):
+        tasks.set_task("multi_label")  # a task that fits, remembered
+    assert tasks.saved_task(tasks.key()) == "multi_label"
+    with qtbot.waitSignal(win.controller.task_failed, timeout=LOAD_TIMEOUT_MS):
+        tasks.set_task("regression")
+    assert win.state.info.task == "multi_label"
+    assert tasks.saved_task(tasks.key()) == "multi_label"
+    with qtbot.waitSignal(win.controller.task_failed, timeout=LOAD_TIMEOUT_MS):
+        tasks.set_task("regression")
+    with qtbot.waitSignal(win.controller.task_set, timeout=LOAD_TIMEOUT_MS):
+        tasks.set_task("single_label")  # the config's task: nothing remembered
+    with qtbot.waitSignal(win.controller.task_failed, timeout=LOAD_TIMEOUT_MS):
+        tasks.set_task("regression")
+    assert tasks.saved_task(tasks.key()) is None
