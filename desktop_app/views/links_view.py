@@ -22,10 +22,11 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QPainterPath, QPen
-from PySide6.QtWidgets import QCheckBox, QGraphicsPathItem, QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsPathItem, QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
 
 from ..state import MAX_HEADS, MEAN_HEADS, SHOW_TITLES
 from .colours import ALL_HEADS_COLOUR, head_colour
+from .head_boxes import HeadBoxes
 from .pair_marks import PairLinkFilter
 from .render import DeferredRender
 from .shown import UNITS, shown_heads
@@ -95,9 +96,11 @@ class AttentionLinksView(DeferredRender, QWidget):
         self.anchors.setZValue(5)
         self.focus_dots.setZValue(6)
         self.path_items: list[list[QGraphicsPathItem]] = []  # [head][bin]
-        self.head_boxes: list[QCheckBox] = []
         self.heads_row = QHBoxLayout()
         self.heads_row.addWidget(QLabel("Heads:"))
+        self.heads = HeadBoxes()  # wrapped: 12 heads (MiniLM, BERT) never widen the dock
+        self.heads.toggled.connect(self.set_head_enabled)
+        self.heads_row.addWidget(self.heads)
         self.all_heads_label = QLabel("all heads (ALTI: one matrix per layer)")
         self.all_heads_label.setStyleSheet(f"QLabel {{ color: {ALL_HEADS_COLOUR}; font-weight: bold; }}")
         self.all_heads_label.setVisible(False)
@@ -146,10 +149,7 @@ class AttentionLinksView(DeferredRender, QWidget):
         for row in self.path_items:
             for item in row:
                 self.plot.removeItem(item)
-        for box in self.head_boxes:
-            self.heads_row.removeWidget(box)
-            box.deleteLater()
-        self.path_items, self.head_boxes = [], []
+        self.path_items = []
         for h in range(n_heads + 1):  # the heads, then the "all heads" lines of ALTI
             c = head_colour(h) if h < n_heads else QColor(ALL_HEADS_COLOUR)
             row = []
@@ -164,22 +164,15 @@ class AttentionLinksView(DeferredRender, QWidget):
                 self.plot.addItem(item)
                 row.append(item)
             self.path_items.append(row)
-            if h == n_heads:
-                break
-            box = QCheckBox(f"{h + 1}")
-            box.setChecked(True)
-            box.setStyleSheet(f"QCheckBox {{ color: {c.name()}; font-weight: bold; }}")
-            box.toggled.connect(lambda on, h=h: self.set_head_enabled(h, on))
-            self.heads_row.insertWidget(self.heads_row.count() - 1, box)
-            self.head_boxes.append(box)
+        self.heads.set_count(n_heads)
         self._n_heads = n_heads
         self.enabled_heads = set(range(n_heads))
         self._sync_head_boxes(self.state.show)
 
     def _sync_head_boxes(self, show: str) -> None:
-        """ALTI has one matrix per layer: the head boxes give way to the "all heads" label."""
-        for box in self.head_boxes:
-            box.setEnabled(show != "alti")
+        """ALTI has one matrix per layer: the head boxes give way to the "all heads" label (hidden, so the row is no
+        wider than either)."""
+        self.heads.setVisible(show != "alti")
         self.all_heads_label.setVisible(show == "alti")
 
     def _on_show(self, show: str) -> None:
@@ -193,10 +186,7 @@ class AttentionLinksView(DeferredRender, QWidget):
             self.enabled_heads.add(head)
         else:
             self.enabled_heads.discard(head)
-        if 0 <= head < len(self.head_boxes) and self.head_boxes[head].isChecked() != on:
-            self.head_boxes[head].blockSignals(True)
-            self.head_boxes[head].setChecked(on)
-            self.head_boxes[head].blockSignals(False)
+        self.heads.set_checked(head, on)
         if before != self.enabled_heads:
             self.heads_changed.emit(tuple(sorted(self.enabled_heads)))
             self.request_render()

@@ -147,10 +147,10 @@ def test_alti_is_one_matrix_per_layer_and_attention_comes_back(qtbot):
     assert "all heads" in win.heatmap.title.text() and "rows sum to 1" in win.heatmap.title.text()
     for combo in (win.head_combo, win.heatmap.head_combo):
         assert not combo.isEnabled() and combo.toolTip() == ALTI_HEAD_TIP
-    # the links: one "all heads" set of lines, the head boxes disabled
+    # the links: one "all heads" set of lines, the head boxes hidden (the row no wider than its label)
     links = win.links_view
     H = pred.attention.shape[1]
-    assert links.all_heads_label.isVisibleTo(links) and not any(b.isEnabled() for b in links.head_boxes)
+    assert links.all_heads_label.isVisibleTo(links) and not links.heads.isVisibleTo(links)
     assert links.shown_links > 0
     assert any(item.isVisible() for item in links.path_items[H])
     assert not any(item.isVisible() for row in links.path_items[:H] for item in row)
@@ -167,7 +167,7 @@ def test_alti_is_one_matrix_per_layer_and_attention_comes_back(qtbot):
     np.testing.assert_array_equal(win.heatmap.image_item.image, pred.attention[1, 2])
     assert win.heatmap.colorbar.getAxis("left").labelText == "attention weight"
     np.testing.assert_allclose(win.token_view.values, pred.attention[1, 2, 4], rtol=1e-6)
-    assert all(b.isEnabled() for b in links.head_boxes) and not links.all_heads_label.isVisibleTo(links)
+    assert links.heads.isVisibleTo(links) and not links.all_heads_label.isVisibleTo(links)
     # switching again uses the cached flow: shown at once, no "Computing"
     choose(win.show_combo, "alti")
     assert win.state.flow is not None and win.state.flow.method == "alti"

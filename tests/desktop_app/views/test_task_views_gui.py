@@ -209,6 +209,28 @@ def test_links_forget_a_hovered_token_the_next_text_does_not_have(qtbot):
     assert view.focus is None and "all queries" in view.info.text() and view.shown_links > 0
 
 
+def test_twelve_heads_do_not_widen_the_links_dock(qtbot):
+    """A 12-head model's head boxes wrap (two rows of six) and ALTI's "all heads" label replaces them: the links view
+    of a pair stays under 700 pixels wide at least (848 with one row of boxes, 1,105 with ALTI's label beside them)."""
+    import dataclasses
+
+    from desktop_app.views.links_view import AttentionLinksView
+
+    state, view = state_and_view(qtbot, AttentionLinksView, size=(600, 600))
+    state.set_model(dataclasses.replace(model_info(("no", "yes"), reads_pairs=True), n_heads=12))
+    pred = make_prediction(("no", "yes"), [0.0, 1.0], pair=True)
+    att = np.random.default_rng(1).random((2, 12, pred.num_tokens, pred.num_tokens)).astype(np.float32)
+    state.set_prediction(dataclasses.replace(pred, attention=att / att.sum(-1, keepdims=True)))
+    view.flush()
+    boxes = view.heads.boxes
+    assert len(boxes) == 12 and {view.heads.grid.getItemPosition(i)[0] for i in range(12)} == {0, 1}
+    assert view.minimumSizeHint().width() < 700
+    state.set_show("alti")
+    view.flush()
+    assert not view.heads.isVisibleTo(view) and view.all_heads_label.isVisibleTo(view)
+    assert view.minimumSizeHint().width() < 700
+
+
 def test_the_heatmap_marks_the_second_text_on_both_axes(qtbot):
     from desktop_app.views.heatmap import AttentionHeatmap
 

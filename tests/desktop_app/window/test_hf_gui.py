@@ -73,8 +73,8 @@ def test_open_hf_folder_analyse_switch_heads_and_back_to_bundled(qtbot, tiny_mod
     assert win.state.layer == 11 and win.state.head == 11
     np.testing.assert_allclose(win.heatmap.image_item.image, pred.attention[11, 11], atol=1e-6)
     assert win.pe_view.pe_matrix.shape == (512, 96)
-    colours = {b.styleSheet() for b in win.links_view.head_boxes}
-    assert len(win.links_view.head_boxes) == 12 and len(colours) == 12  # 12 distinct head colours
+    colours = {b.styleSheet() for b in win.links_view.heads.boxes}
+    assert len(win.links_view.heads.boxes) == 12 and len(colours) == 12  # 12 distinct head colours
     win.links_view.set_head_enabled(11, False)
     assert 11 not in win.links_view.enabled_heads
     assert str(hf12_dir.resolve()) in win.model_menu.recent()
