@@ -148,6 +148,11 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         if self.is_running():
             self.cancel()
 
+    @property
+    def predictor(self):
+        """The ``model.Predictor`` the next jobs use (None before a model is set)."""
+        return self._predictor
+
     def scored_by(self) -> str:
         """Which model scored the rows, and whether it is the model in use (:func:`.scored_by.scored_by`); ""
         without scored rows."""

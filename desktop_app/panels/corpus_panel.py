@@ -15,7 +15,8 @@ P(positive) (or the top label's probability) by gold label; the reliability diag
 review length and truncation; a regression's predicted-vs-gold scatter and its error by length. The "Words" tab (:class:`~desktop_app.panels.corpus_words.CorpusWordsPanel`)
 finds the words that drive the model over these reviews; the "What if" tab
 (:class:`~desktop_app.panels.corpus_whatif.CorpusWhatIfPanel`) edits them and counts the flips. Every plot exports as PNG/SVG (``export_requested``; the
-main window's File > Export view lists them too).
+main window's File > Export view lists them too), and Export > Report (HTML)... / Metrics (JSON)... save the scorer's
+report of what the dock shows (:class:`~desktop_app.panels.corpus_report.CorpusReportExport`).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from ..workers.corpus import corpus_metrics_job
 from ..workers.handle import EXPLANATION_NICE
 from ..workers.jobs import Jobs
 from .corpus_compare import CorpusComparison
+from .corpus_report import CorpusReportExport
 from .corpus_whatif import CorpusWhatIfPanel
 from .corpus_map_panel import CorpusMapPanel
 from .corpus_words import CorpusWordsPanel
@@ -168,12 +170,13 @@ class CorpusPanel(QWidget):
         self.tabs.addTab(scrollable(self.whatif), "What if")
         self.export_button = QToolButton()
         self.export_button.setText("Export")
-        self.export_button.setToolTip("Save a plot as PNG or SVG")
+        self.export_button.setToolTip("Save a plot as PNG or SVG, or the corpus report (HTML) and metrics (JSON)")
         self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         menu = QMenu(self.export_button)
         for title in self.plots():
             menu.addAction(title + "\u2026").triggered.connect(lambda _=False, t=title: self.export_requested.emit(t))
         self.export_button.setMenu(menu)
+        self.report = CorpusReportExport(self, menu)  # the scorer's report.html / metrics.json of what the dock shows
         head = QHBoxLayout()
         text = QVBoxLayout()
         text.setSpacing(0)
@@ -251,6 +254,7 @@ class CorpusPanel(QWidget):
         self.comparison.shutdown()
         self.whatif.shutdown()
         self.map.shutdown()
+        self.report.shutdown()
         self.handle.shutdown()
 
     # -- results ----------------------------------------------------------------------------------------------

@@ -97,6 +97,8 @@ def attach_results(window):
     for name, plot in corpus.plots().items():
         window.register_view(name, plot)
     corpus.export_requested.connect(window.export_view_dialog)
+    corpus.report.message.connect(lambda text: window.statusBar().showMessage(text, 10000))
+    corpus.report.failed.connect(window.show_error)
     window.corpus_map = corpus.map  # sessions keep the map's settings and slices (issue 42)
     window.state.events.prediction.connect(lambda pred: corpus.map.set_explored(
         None if pred is None else window.editor.toPlainText(), window.review_box.text_pair()))

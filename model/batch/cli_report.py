@@ -164,7 +164,7 @@ def write_corpus_outputs(prog: str, args: argparse.Namespace, predictor, rows: l
             write_metrics_json(args.metrics, metrics, tokens, args.top_tokens, precision, extra=extra or None)
             print(f"wrote metrics to {args.metrics}", file=sys.stderr)
         if args.report:
-            write_report_html(args.report, metrics, tokens, model_name=model_name(args, predictor),
+            write_report_html(args.report, metrics, tokens, model_name=model_name(predictor),
                               date=datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
                               source=", ".join(args.paths), top=args.top_tokens, elapsed_s=elapsed_s,
                               failures=[(r.source, r.status) for r in rows if not r.ok][:MAX_FAILURES],
@@ -178,12 +178,13 @@ def write_corpus_outputs(prog: str, args: argparse.Namespace, predictor, rows: l
     return None, stopped
 
 
-def model_name(args: argparse.Namespace, predictor) -> str:
-    """A name for the report: the model folder's name (``bundled model`` without ``--model``) and its size."""
+def model_name(predictor) -> str:
+    """A name for the report: the model folder's name (``bundled model`` for the bundled one) and its size; the
+    scorer's ``--report`` and the Corpus dock's Export > Report (HTML) share it."""
     from ..core.paths import default_model_dir
 
     cfg = predictor.config
-    folder = Path(args.model).resolve() if args.model else default_model_dir().resolve()
+    folder = Path(predictor.model_dir).resolve() if predictor.model_dir else default_model_dir().resolve()
     where = "bundled model" if folder == default_model_dir().resolve() else folder.name
     shape = f"{getattr(cfg, 'n_layers', '?')} layers, d_model {getattr(cfg, 'd_model', '?')}"
     return f"{where} ({shape}, labels {', '.join(predictor.labels)})"

@@ -5,41 +5,19 @@ the slices and settings."""
 
 from __future__ import annotations
 
-import csv
-
 import numpy as np
 import pytest
 
 pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
-from gui_helpers import corpus_panels, loaded_window, wait_metrics
+from gui_helpers import loaded_window, wait_metrics
 from sklearn.decomposition import PCA
 
 from model.batch import read_results
 
 pytestmark = [pytest.mark.gui, pytest.mark.timeout(240)]
 WAIT_MS = 60_000
-GOOD = ["a wonderful film", "great acting and a moving story", "I loved it", "superb, funny and warm"]
-BAD = ["a dreadful film", "boring and far too long", "I hated it", "dull, flat and lifeless"]
-
-
-@pytest.fixture
-def panels(qtbot):
-    yield from corpus_panels(qtbot, size=(1000, 700))
-
-
-@pytest.fixture
-def reviews(tmp_path):
-    path = tmp_path / "reviews.csv"
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(["text", "label"])
-        for i in range(30):
-            good = i % 2 == 0
-            w.writerow([f"{(GOOD if good else BAD)[i % 4]}, review {i}.", "positive" if (i % 5) else "negative"])
-        w.writerow(["", "positive"])  # a failed row: no vector, no point
-    return path
 
 
 def _score(qtbot, batch, tiny_predictor, reviews):
