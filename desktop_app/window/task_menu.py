@@ -98,14 +98,27 @@ class TaskMenu(QObject):
         for kind in TASKS:
             mark = "  (config)" if kind == self.config_task else ""
             act = sub.addAction(TASK_MENU_TITLES[kind] + mark)
-            act.setToolTip(TASK_TITLES[kind])
+            why = self._why_not(kind, info)
+            act.setToolTip(TASK_TITLES[kind] + (f": not for this model ({why})" if why else ""))
             act.setCheckable(True)
             act.setChecked(info is not None and info.task == kind)
-            act.setEnabled(info is not None and info.has_head)
+            act.setEnabled(info is not None and info.has_head and not why)
             act.setData(kind)
             act.triggered.connect(lambda _=False, k=kind: self.set_task(k))
             group.addAction(act)
         menu.addAction(self.review.pair_action)
+
+    @staticmethod
+    def _why_not(kind: str, info) -> str:
+        """Why the model's head cannot be read as ``kind`` (e.g. "regression reads one output, and this model has
+        2"), or "" when it can (or no model is known): such an entry is greyed out, its tooltip saying why."""
+        if info is None or not info.has_head:
+            return ""
+        try:
+            TASK_TYPES[kind].check_outputs(len(info.labels))
+        except ValueError as exc:
+            return str(exc)
+        return ""
 
     def set_task(self, kind: str) -> None:
         """Read the model as ``kind`` from now on (remembered for this folder; the config's choice forgets it)."""

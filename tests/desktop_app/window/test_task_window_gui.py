@@ -94,6 +94,9 @@ def test_the_task_override_relabels_and_is_reapplied_when_the_folder_opens_again
     task_menu = next(a.menu() for a in win.model_menu.menu.actions() if a.menu() and "Task" in a.text())
     titles = [a.text() for a in task_menu.actions()]
     assert any("Multi-label" in t and "(config)" in t for t in titles)
+    regression = next(a for a in task_menu.actions() if a.data() == "regression")  # 5 outputs: not a regression
+    assert not regression.isEnabled() and "regression reads one output, and this model has 5" in regression.toolTip()
+    assert all(a.isEnabled() for a in task_menu.actions() if a.data() in ("single_label", "multi_label"))
     with qtbot.waitSignal(win.state.events.prediction, timeout=LOAD_TIMEOUT_MS,
                           check_params_cb=lambda p, *_: p is not None and p.task == "single_label"):
         next(a for a in task_menu.actions() if a.data() == "single_label").trigger()
