@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QFileDialog
 
 from model.batch.cli_report import model_name
 from model.batch.report import MAX_FAILURES
-from model.batch.rows import precision_of
+from model.batch.rows import precision_label
 
 from ..workers.corpus_report import CorpusSnapshot, metrics_job, report_job
 from ..workers.handle import EXPLANATION_NICE
@@ -55,18 +55,17 @@ class CorpusReportExport(QObject):
 
     def snapshot(self) -> CorpusSnapshot | None:
         """What the dock shows now, or None when there is nothing to report (no metrics, or no scored row)."""
-        p = self.panel
-        m, predictor = p.metrics, p.batch.predictor
-        if m is None or m.n_scored == 0 or predictor is None:
+        if not self._ready():
             return None
-        rows = p.batch.table_model.rows()
+        p = self.panel
+        m = p.metrics
         compared = p.comparison.result
         projector = p.map.projector
-        summary = p.batch.table_model.summary
+        summary = p.batch.table_model.summary  # the table's running totals: no pass over its rows here
         return CorpusSnapshot(
-            metrics=m, tokens=p.words.result, model_name=model_name(predictor),
+            metrics=m, tokens=p.words.result, model_name=model_name(p.batch.predictor),
             source=p.scope_label.text().removeprefix("Describes ") or f"{m.n_rows:,} rows",
-            precision=precision_of(rows), failures=tuple((r.source, r.status) for r in rows if not r.ok)[:MAX_FAILURES],
+            precision=precision_label(summary.precisions), failures=tuple(summary.failures[:MAX_FAILURES]),
             elapsed_s=summary.elapsed_s or None, comparison=None if compared is None else compared[2],
             map_rows=tuple(p.map.rows) if projector is not None else (),
             map_projection=None if projector is None else projector.result,
@@ -93,8 +92,13 @@ class CorpusReportExport(QObject):
         self.handle.shutdown()
 
     # ------------------------------------------------------------------------------------------------------------
+    def _ready(self) -> bool:
+        """Something to report: metrics of scored rows and a model."""
+        m = self.panel.metrics
+        return m is not None and m.n_scored > 0 and self.panel.batch.predictor is not None
+
     def _ask(self, title: str, name: str, pattern: str, save) -> None:
-        if self.snapshot() is None:
+        if not self._ready():
             self.message.emit("Score some texts first: the report describes the scored rows.")
             return
         path, _ = QFileDialog.getSaveFileName(self.panel, title, str(Path(self.folder) / name), pattern)

@@ -47,7 +47,7 @@ class ModelBAttention(QObject):
 
     def __init__(self, window, second) -> None:
         super().__init__(window)
-        self.window, self.second = window, second
+        self.window = window
         self.state = ExplorerState()
         self.flows = FlowController(self.state, self)  # B's value norms / ALTI, on their own worker
         self.handle = Jobs("model-b-attention", EXPLANATION_NICE, parent=self)

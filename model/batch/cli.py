@@ -74,8 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="attention-explorer-score", epilog=EXIT_STATUS,
         description="Score texts (or sentence pairs) with the bundled sentiment model or a Hugging Face classifier. "
         "Inputs: .txt (one text), .csv/.tsv (a text/review/content column), .jsonl/.json (a 'text' field), "
-        "each also compressed (.gz, .xz, .bz2: reviews.jsonl.gz), or folders of them (recursive; pos/ and neg/ folders, or folders named after the model's classes, give "
-        "gold labels).",
+        "each also compressed (.gz, .xz, .bz2: reviews.jsonl.gz), or folders of them (recursive; pos/ and neg/ "
+        "folders, or folders named after the model's classes, give gold labels).",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files and/or folders of reviews")
     p.add_argument("--out", "-o", metavar="FILE", help="write results here (atomically) instead of stdout")

@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from model.files.compression import DECOMPRESSION_ERRORS, open_text, split_compression
+from model.files.compression import READ_ERRORS, open_text, split_compression
 
 TEXT_COLUMNS = ("text", "review", "content")
 PAIR_COLUMNS = ("text_pair",)
@@ -91,7 +91,7 @@ def _first_names(path: str) -> list[str] | None:
                     if line.strip():
                         obj = json.loads(line)
                         return [str(k) for k in obj] if isinstance(obj, dict) else None
-    except (OSError, ValueError, csv.Error, *DECOMPRESSION_ERRORS):
+    except (*READ_ERRORS, ValueError, csv.Error):
         return None
     return None
 

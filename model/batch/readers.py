@@ -77,7 +77,6 @@ from model.files.textio import SAMPLE_BYTES, binary_kind, decode_bytes, detect_s
 from .columns import Columns, pick_columns
 from .gold import gold_text, normalize_gold
 
-_READ_ERRORS = (OSError, *compression.DECOMPRESSION_ERRORS)
 DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024  # 10 MB; files read whole (.txt, .json) above this are refused
 
 REVIEW_EXTENSIONS = (".txt",)
@@ -138,9 +137,9 @@ def _human_bytes(n: float) -> str:
 
 
 def _os_error_status(exc: BaseException, path: str) -> str:
-    """A short status for an error of :data:`_READ_ERRORS` met while opening, statting or reading ``path`` (an OSError
-    without an errno, or a decompression error, of a compressed file: its damage)."""
-    if not isinstance(exc, OSError) or (exc.errno is None and compression.split_compression(path)[1]):
+    """A short status for an error of :data:`model.files.compression.READ_ERRORS` met while opening, statting or
+    reading ``path`` (a compressed file's damage, :func:`model.files.compression.is_damage`, is described as such)."""
+    if not isinstance(exc, OSError) or (compression.split_compression(path)[1] and compression.is_damage(exc)):
         return compression.describe_error(exc, path)
     if isinstance(exc, PermissionError) or exc.errno in (errno.EACCES, errno.EPERM):
         return "permission denied"
@@ -171,7 +170,7 @@ def _check_file(path: str, max_file_bytes: int | None) -> tuple[bytes | None, st
         return None, f"too large ({_human_bytes(size)}; the limit is {_human_bytes(max_file_bytes)})", size
     try:
         sample = _read_sample(path)
-    except _READ_ERRORS as exc:
+    except compression.READ_ERRORS as exc:
         return None, _os_error_status(exc, path), size
     if not sample:
         return None, "empty file", size
@@ -189,7 +188,7 @@ def _read_text_file(path: str, max_file_bytes: int | None) -> tuple[str | None, 
     try:
         with compression.open_bytes(path) as fh:  # a compressed file's cap is on what it decompresses to
             data = fh.read() if max_file_bytes is None else fh.read(max_file_bytes + 1)
-    except _READ_ERRORS as exc:
+    except compression.READ_ERRORS as exc:
         return None, _os_error_status(exc, path)
     if max_file_bytes is not None and len(data) > max_file_bytes:
         return None, f"too large (more than {_human_bytes(max_file_bytes)})"
@@ -210,7 +209,7 @@ def _open_stream(path: str) -> tuple[IO[str] | None, str | None]:
     try:
         enc = detect_stream_encoding(path, sample)
         return compression.open_text(path, enc), None
-    except _READ_ERRORS as exc:
+    except compression.READ_ERRORS as exc:
         return None, _os_error_status(exc, path)
     except (ValueError, LookupError) as exc:
         return None, str(exc) if "undecodable" in str(exc) else f"undecodable bytes ({exc})"
@@ -278,7 +277,7 @@ def _iter_table(path: str, columns: Columns, max_record_bytes: int | None) -> It
             yield _fail(f"{path}:row {row_no + 1}", f"undecodable bytes ({exc.reason})")
         except csv.Error as exc:
             yield _fail(f"{path}:row {row_no + 1}", f"malformed CSV: {exc}")
-        except _READ_ERRORS as exc:
+        except compression.READ_ERRORS as exc:
             yield _fail(f"{path}:row {row_no + 1}", _os_error_status(exc, path))
 
 
@@ -320,7 +319,7 @@ def _iter_jsonl(path: str, columns: Columns, max_record_bytes: int | None) -> It
                 yield _record_from_object(obj, source, columns, max_record_bytes)
         except UnicodeDecodeError as exc:
             yield _fail(f"{path}:line {line_no + 1}", f"undecodable bytes ({exc.reason})")
-        except _READ_ERRORS as exc:
+        except compression.READ_ERRORS as exc:
             yield _fail(f"{path}:line {line_no + 1}", _os_error_status(exc, path))
     if not any_line:
         yield _fail(path, "whitespace only")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator
 
-from model.files.compression import DECOMPRESSION_ERRORS, open_bytes, split_compression
+from model.files.compression import READ_ERRORS, open_bytes, split_compression
 
 from .columns import Columns
 from .readers import (
@@ -166,7 +166,7 @@ def estimate_count(paths: Iterable[str | os.PathLike], max_file_bytes: int | Non
                 while piece := fh.read(1 << 20):
                     n += piece.count(b"\n")
                     last = piece[-1:]
-        except (OSError, *DECOMPRESSION_ERRORS):
+        except READ_ERRORS:
             return max(1, n)
         n += last != b"\n"
         return max(1, n - 1) if ext in TABLE_EXTENSIONS else max(1, n)

@@ -34,6 +34,10 @@ DECOMPRESSION_ERRORS: tuple[type[BaseException], ...] = (EOFError, zlib.error, l
 """Raised while reading a damaged or truncated compressed stream, besides :class:`OSError` (which bad gzip headers and
 bzip2's "Invalid data stream" raise)."""
 
+READ_ERRORS: tuple[type[BaseException], ...] = (OSError, *DECOMPRESSION_ERRORS)
+"""Everything reading a plain or compressed file may raise for the file's or the system's sake (:func:`is_damage`
+tells which)."""
+
 
 def is_damage(exc: BaseException) -> bool:
     """True when ``exc``, raised reading a compressed file, is the file's damage (:data:`DECOMPRESSION_ERRORS`, or an
@@ -91,4 +95,5 @@ def describe_error(exc: BaseException, path: str | os.PathLike) -> str:
     return f"damaged {name} file ({exc})"
 
 
-__all__ = ["COMPRESSIONS", "DECOMPRESSION_ERRORS", "describe_error", "is_damage", "open_bytes", "open_text", "split_compression"]
+__all__ = ["COMPRESSIONS", "DECOMPRESSION_ERRORS", "READ_ERRORS", "describe_error", "is_damage", "open_bytes",
+           "open_text", "split_compression"]

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 from charset_normalizer import from_bytes
 
-from .compression import DECOMPRESSION_ERRORS, is_damage, open_bytes, open_text, split_compression
+from .compression import READ_ERRORS, is_damage, open_bytes, open_text, split_compression
 
 SAMPLE_BYTES = 64 * 1024  # bytes sniffed for magic numbers, NUL bytes and the encoding of streamed files
 DETECT_BYTES = 4 * 1024 * 1024  # at most this many bytes are given to charset-normalizer
@@ -190,7 +190,7 @@ def detect_stream_encoding(path: str | Path, sample: bytes) -> str:
         return "utf-8"
     except UnicodeDecodeError:
         pass
-    except (OSError, *DECOMPRESSION_ERRORS) as exc:
+    except READ_ERRORS as exc:
         if not (split_compression(path)[1] and is_damage(exc)):
             raise
         return "utf-8"  # valid as far as a damaged compressed file reads: its reader reports the damage where it is
