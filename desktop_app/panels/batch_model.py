@@ -94,6 +94,12 @@ class BatchTableModel(QAbstractTableModel):
         """``(labels, task, pairs)``: the model the table is set up for (:meth:`set_schema`)."""
         return self._schema
 
+    def metrics_schema(self, rows: Sequence[ResultRow]) -> tuple:
+        """``(labels, task)`` to describe ``rows`` of this table with (:func:`model.batch.corpus.corpus_metrics`):
+        ``(None, None)``, the rows' own, when there are any (the rows of an earlier model stay after a model switch,
+        e.g. to a model without classes, issue 56), the table's model's for none."""
+        return (None, None) if rows else self._schema[:2]
+
     def set_schema(self, labels: Sequence[str], task: str = SINGLE_LABEL, pairs: bool = False) -> None:
         """The model's class names (in order), task and whether it reads pairs: the Predicted and Gold cells show
         each class's palette colour (:mod:`model.palette`, as every view and the report), and the columns after

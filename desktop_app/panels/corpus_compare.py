@@ -86,8 +86,8 @@ class CorpusComparison(QWidget):
     def refresh_now(self) -> None:
         """Recompute on the worker now (the latest request wins)."""
         self.timer.stop()
-        labels, task, _pairs = self.batch.table_model.schema
-        self.handle.run(comparison_job, self.batch.table_model.rows(), labels, task, on_result=self._show,
+        rows = self.batch.table_model.rows()
+        self.handle.run(comparison_job, rows, *self.batch.table_model.metrics_schema(rows), on_result=self._show,
                         on_error=lambda exc: self.test_label.setText(f"Comparison failed: {exc}"))
 
     def shutdown(self) -> None:

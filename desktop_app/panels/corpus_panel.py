@@ -242,7 +242,7 @@ class CorpusPanel(QWidget):
         keep = self.batch.proxy.row_filter.population()
         self._pending_filter = keep
         rows = self.batch.table_model.rows()  # a list copy: the worker gets a snapshot
-        labels, task, _pairs = self.batch.table_model.schema if not rows else (None, None, False)  # empty: the model's
+        labels, task = self.batch.table_model.metrics_schema(rows)
         self.handle.run(corpus_metrics_job, rows, keep.accepts if keep.is_filtering() else None, 10, labels, task,
                         on_result=self._on_ready, on_error=self._on_failed, on_stale_error=self._on_failed,
                         on_end=self._on_computed)

@@ -134,13 +134,13 @@ class SlicesBox(QWidget):
     def metrics_rows(self) -> list[tuple[str, int, str]]:
         """``(name, texts, numbers)`` of every row, the map selection and each slice, in the table's order."""
         table = self.panel.batch.table_model
-        labels, task, _pairs = table.schema
         groups = [("All rows", table.rows())]
         if sel := self.selection_rows():
             groups.append((self.panel.batch.proxy.row_filter.points_name or "Map selection", sel))
         groups += [(s.name, self.rows_of(s)) for s in self._slices]
         out = []
         for name, rows in groups:
+            labels, task = table.metrics_schema(rows)
             m = corpus_metrics(rows, labels=labels, task=task) if rows else None
             out.append((name, len(rows), self.describe(m) if m is not None and m.n_scored else "\u2013"))
         return out

@@ -178,10 +178,11 @@ def corpus_metrics(rows: Sequence[ResultRow], n_bins: int = 10, labels: Sequence
 
 
 def _histogram(values: np.ndarray, gold_index: np.ndarray | None, C: int, edges: np.ndarray) -> Histogram:
-    """The :class:`Histogram` of ``values`` [N] (NaN left out), split by ``gold_index`` [N] (-1: no gold) when given."""
+    """The :class:`Histogram` of ``values`` [N] (NaN left out), split by ``gold_index`` [N] (-1: no gold) into C
+    classes when given and C > 0."""
     finite = np.isfinite(values)
     by_gold = None
-    if gold_index is not None:
+    if gold_index is not None and C:  # no classes (a model without a classification head): no split
         by_gold = frozen(np.stack([np.histogram(values[(gold_index == i) & finite], edges)[0] for i in range(C)])
                           .astype(np.int64).reshape(C, len(edges) - 1))
     return Histogram(frozen(edges), frozen(np.histogram(values[finite], edges)[0].astype(np.int64)), by_gold)
@@ -202,6 +203,7 @@ def _single_label(c: _Columns, common: dict, has_gold: np.ndarray, probs: np.nda
     n_gold = int(has_gold.sum())
     if n_gold:
         accuracy = float(correct.sum() / n_gold)
+    if n_gold and names:  # no classes (labels=(), a model without a head): no confusion matrix, F1 or calibration
         confusion = frozen(_confusion(gold[has_gold], pred[has_gold], len(names)))
         pc = per_class(confusion)
         macro, weighted = macro_weighted_f1(confusion) if confusion.sum() else (0.0, 0.0)
@@ -245,7 +247,7 @@ def _multi_label(c: _Columns, common: dict, has_gold: np.ndarray, probs: np.ndar
     score = np.nanmax(probs, axis=1) if probs.size and not np.isnan(probs).all() else np.full(len(c.ok), np.nan)
     extra: dict = {}
     accuracy = f1 = f1_kind = None
-    if has_gold.any():
+    if has_gold.any() and names:  # no classes (labels=()): no label-set scores
         gold_rows = [r for r, g in zip(c.ok, has_gold) if g]
         ml = multi_label_metrics(_label_sets([r.gold for r in gold_rows], names),
                                  _label_sets([r.label for r in gold_rows], names))

@@ -133,16 +133,18 @@ class CorpusMetrics:
         accuracy: fraction correct of the gold rows (multi-label: subset accuracy); None without gold and for
             regression.
         f1: single-label, the positive class's F1 (``f1_kind`` "positive", a negative/positive model) or macro-F1
-            ("macro"); multi-label micro-F1 ("micro"); None without gold and for regression.
+            ("macro"); multi-label micro-F1 ("micro"); None without gold, without classes and for regression.
         f1_kind: ``"positive"``, ``"macro"``, ``"micro"`` or None.
-        confusion: int64 [C, C], rows gold, columns predicted (single-label); None without gold or for other tasks.
+        confusion: int64 [C, C], rows gold, columns predicted (single-label); None without gold, without classes
+            (C = 0: ``labels=()``, a model without a classification head) or for other tasks.
         ece: expected calibration error of the top label (single-label), in [0, 1]; None without gold.
         reliability: the ECE's :class:`ReliabilityBins`; None when ``ece`` is None.
         score: float64 [n_scored], the number each row's histogram shows, in row order: P(positive) for a
             negative/positive model, else the predicted class's probability (single-label), the highest sigmoid
             (multi-label) or the predicted value (regression); ``score_name`` names it.
         score_name: e.g. ``"P(positive)"``, ``"confidence"``, ``"top sigmoid"``, ``"predicted value"``.
-        histogram: the ``score`` :class:`Histogram` (``counts_by_gold`` None without gold or for regression).
+        histogram: the ``score`` :class:`Histogram` (``counts_by_gold`` None without gold, without classes or for
+            regression).
         by_length: :class:`SliceAccuracy` over token-count bins (``num_tokens``, the classification token included):
             1-128, 129-256, 257-384, 385-512, 513-1024, 1025+ (not truncated: reviews above the model's limit are read
             in windows, :mod:`model.text.document_windows`) and "truncated" (cut to the model's limit).

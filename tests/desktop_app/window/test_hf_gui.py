@@ -124,3 +124,59 @@ def test_attention_only_model_and_a_failing_folder_keep_the_app_usable(qtbot, ti
     assert "unsupported architecture 'gpt2'" in blocker.args[0]
     win.model_menu.error_box.close()
     win.close()
+
+
+def _labelled_csv(path: Path, n: int = 12) -> Path:
+    import csv
+
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["text", "label"])
+        for i in range(n):
+            w.writerow([f"review {i}: a {'wonderful' if i % 2 else 'dreadful'} film", "positive" if i % 2 else "negative"])
+    return path
+
+
+def test_a_model_without_classes_after_a_batch_keeps_every_view_current(qtbot, tiny_model_dir, deberta_base_dir,
+                                                                        tmp_path, monkeypatch):
+    """Issue 56: File > Open model folder... of a model without a classification head, with a classifier's rows in
+    the batch table: the Map's slices box raised (no classes to split the histogram by) and the new model's analysis
+    was not shown. Now the slices describe the rows by their own classes, and the window shows the new model."""
+    from gui_helpers import loaded_window
+
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    batch, corpus = win.panels["batch"], win.panels["corpus"]
+    batch.label_column_edit.setText("label")
+    with qtbot.waitSignal(batch.scoring_finished, timeout=TIMEOUT_MS):
+        batch.add_paths([str(_labelled_csv(tmp_path / "reviews.csv"))])
+    before = corpus.map.slices.metrics_rows()
+    with qtbot.capture_exceptions() as raised:
+        _open_via_menu(qtbot, win, deberta_base_dir, monkeypatch)
+        pred = _analyze(qtbot, win, "A wonderful film.")
+    assert [e[1] for e in raised] == []
+    assert pred.labels == () and "attention only" in win.prediction_panel.label.text()
+    assert win.head_combo.count() >= 4 and win.model_info.n_heads == 4  # the new model's heads are offered
+    assert corpus.map.slices.metrics_rows() == before  # the rows are still the first model's: the same numbers
+    assert len(batch.table_model.rows()) == 12 and not win.errors
+    win.close()
+
+
+def test_a_failing_state_subscriber_leaves_the_other_views_current(qtbot, tiny_model_dir, deberta_base_dir,
+                                                                   monkeypatch):
+    """Issue 56: psygnal stops an emission at the first subscriber that raises, so every view connected after it
+    kept the old model. Now the failure is reported (sys.excepthook) and the other subscribers still run."""
+    win = open_window(qtbot, tiny_model_dir)
+
+    def broken(*_):
+        raise RuntimeError("a broken view")
+
+    win.state.events.info.connect(broken, priority=100)  # before every view
+    win.state.events.prediction.connect(broken, priority=100)
+    with qtbot.capture_exceptions() as raised:
+        _open_via_menu(qtbot, win, deberta_base_dir, monkeypatch)
+        pred = _analyze(qtbot, win, "A wonderful film.")
+    messages = [str(e[1]) for e in raised]
+    assert messages and set(messages) == {"a broken view"}
+    assert win.head_combo.count() == 4 + 2  # the new model's 4 heads, mean and max
+    assert pred.labels == () and "attention only" in win.prediction_panel.label.text()
+    win.close()

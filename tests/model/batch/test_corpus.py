@@ -148,6 +148,22 @@ def test_no_gold_labels():
     assert all(d[k] is None for k in ("accuracy", "f1", "confusion_matrix", "ece", "top_tokens"))
 
 
+def test_a_model_without_classes_gets_metrics_without_class_fields():
+    """Issue 56: the rows of a classifier described with the label set of a model without a classification head
+    (``labels=()``, all-MiniLM-L6-v2 in attention-only mode) raised ``need at least one array to stack``."""
+    rows = make_rows(300, 4)
+    for task in ("single_label", "multi_label"):
+        m = corpus_metrics(rows if task == "single_label" else [], labels=(), task=task)
+        assert m.labels == () and m.confusion is None and m.f1 is None and m.per_class is None
+        assert m.histogram.counts_by_gold is None and m.histogram.counts.sum() == 0  # no class: no probability
+    m = corpus_metrics(rows, labels=())
+    y, yhat = gold_pairs(rows)
+    assert m.n_with_gold == len(y) > 0 and m.accuracy == pytest.approx(accuracy_score(y, yhat))
+    assert (m.ece, m.reliability) == (None, None)
+    d = metrics_dict(m, None)
+    assert d["f1"] is None and d["confusion_matrix"] is None
+
+
 def test_empty_and_all_failed():
     for rows in ([], [ResultRow("x", "", "", (), 0, False, "positive", None, "unreadable")]):
         m = corpus_metrics(rows)
