@@ -10,7 +10,7 @@
   table's order and opens it in the explorer;
 * double-click (or :meth:`~ResultsNavigation.open_row`): opens a row's review in the explorer;
 * :meth:`~ResultsNavigation.set_word_filter` / :meth:`~ResultsNavigation.set_cell_filter`: the corpus dock's word
-  and confusion-matrix filters, shown as one button in the panel that removes them.
+  and confusion-matrix filters, shown with a map selection as one button in the panel that removes them.
 """
 
 from __future__ import annotations
@@ -100,13 +100,19 @@ class ResultsNavigation:
         self.proxy.set_cell(None if gold is None or predicted is None else (gold, predicted))
 
     def clear_corpus_filters(self) -> None:
-        """Remove the word and cell filters (the category and the search stay)."""
-        self.proxy.set_filter(replace(self.proxy.row_filter, word="", cell=None))
+        """Remove the Corpus dock's filters: the word, the cell and the map selection (the category and the search
+        stay)."""
+        self.proxy.set_filter(replace(self.proxy.row_filter, word="", cell=None, points=None, points_name=""))
 
     def _on_filter_changed(self, f: RowFilter) -> None:
-        """Show the corpus filters on their button, and the summary of the rows now shown."""
-        corpus_only = RowFilter(word=f.word, cell=f.cell)
+        """Show the filter ``f`` (the proxy's, the one owner): the Corpus dock's filters (word, cell, map selection)
+        on their button, the category and the search in their boxes, and the summary of the rows now shown."""
+        corpus_only = RowFilter(word=f.word, cell=f.cell, points=f.points, points_name=f.points_name)
         active = corpus_only.is_filtering()
         self.corpus_filter_button.setText(f"\u2715 {corpus_only.describe()}" if active else "")
         self.corpus_filter_button.setVisible(active)
+        if self.category_combo.currentText() != f.category:
+            self.category_combo.setCurrentText(f.category)  # its slot sets the same filter again: nothing changes
+        if self.search_edit.text().strip().lower() != f.needle:
+            self.search_edit.setText(f.needle)
         self._update_summary()

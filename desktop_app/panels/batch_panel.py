@@ -122,7 +122,8 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         self._second = predictor
 
     def add_paths(self, paths: list[str]) -> None:
-        """Score these files/folders: starts now, or queues behind the running job / until a model is set.
+        """Score these files/folders: starts now, or queues behind the running job / until a model is set. Every
+        filter of the table is dropped (:meth:`BatchFilterProxy.reset_filters`).
 
         Empty lists are ignored; paths that do not exist become rows with a
         status ("not found"), they do not raise.
@@ -130,6 +131,7 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         paths = [str(p) for p in paths if str(p)]
         if not paths:
             return
+        self.proxy.reset_filters()  # a new scoring shows every row
         self._queue.append(paths)
         if self._predictor is None:
             self._set_message("Waiting for the model to load; scoring starts then.")
@@ -169,8 +171,9 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         self.add_paths(paths)
 
     def clear(self) -> None:
-        """Cancel everything and remove all rows (rows still in flight from the old job are dropped)."""
+        """Cancel everything, remove all rows (rows still in flight from the old job are dropped) and every filter."""
         self.cancel()
+        self.proxy.reset_filters()
         self.handle.next_generation()  # anything still arriving from the cancelled job is stale now
         self._scored_paths.clear()
         self.table_model.clear()

@@ -2,11 +2,12 @@
 
 :class:`BatchFilterProxy` shows the rows of a :class:`~desktop_app.panels.batch_model.BatchTableModel` that its
 :class:`~desktop_app.panels.row_filter.RowFilter` accepts (a category, a search string, a word from the corpus dock,
-a confusion-matrix cell), in arrival order or sorted by one column. It holds one NumPy array, the source rows in
-display order: a filter change tests each row once in plain Python (no Qt call per row), a sort is one NumPy
-``argsort`` of the column's precomputed keys (:meth:`BatchTableModel.sort_order`), and each change is one
-``layoutChanged`` that keeps the selection. Qt's ``QSortFilterProxyModel`` called Python once per comparison
-(``lessThan``) and once per row (``filterAcceptsRow``): sorting 25,000 rows held the GUI thread about 2 s
+a confusion-matrix cell, a map selection), in arrival order or sorted by one column. It is the one owner of the
+filters: the batch dock's category box and search box follow its :attr:`~BatchFilterProxy.row_filter`. It holds one
+NumPy array, the source rows in display order: a filter change tests each row once in plain Python (no Qt call per
+row), a sort is one NumPy ``argsort`` of the column's precomputed keys (:meth:`BatchTableModel.sort_order`), and
+each change is one ``layoutChanged`` that keeps the selection. Qt's ``QSortFilterProxyModel`` called Python once per
+comparison (``lessThan``) and once per row (``filterAcceptsRow``): sorting 25,000 rows held the GUI thread about 2 s
 (``python -m benchmarks.batch_gui --fill``, docs/performance.md).
 """
 
@@ -82,6 +83,11 @@ class BatchFilterProxy(QAbstractProxyModel):
     def set_cell(self, cell: tuple[str, str] | None) -> None:
         """Keep rows with this ``(gold, predicted)`` pair (a confusion-matrix cell); None keeps all."""
         self.set_filter(replace(self._filter, cell=None if cell is None else (str(cell[0]), str(cell[1]))))
+
+    def reset_filters(self) -> None:
+        """Drop every filter (category, search, word, cell, map selection): Clear and a new scoring start from all
+        rows (issue 56: a map selection of rows no longer in the table hid every new row)."""
+        self.set_filter(RowFilter())
 
     def set_filter(self, new: RowFilter) -> None:
         """Adopt ``new`` (one ``layoutChanged``) and emit ``filter_changed``; nothing when it equals the current."""

@@ -20,6 +20,8 @@ Public: :meth:`CorpusMapPanel.set_predictor`, :meth:`set_explored`, :meth:`setti
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (
@@ -211,7 +213,7 @@ class CorpusMapPanel(QWidget):
         """Filter the batch table (and so the Corpus metrics) to ``rows`` (table rows); [] clears the selection."""
         f = self.batch.proxy.row_filter
         points = frozenset(id(r) for r in rows) if rows else None
-        self.batch.proxy.set_filter(f.__class__(f.category, f.needle, f.word, f.cell, points, name if rows else ""))
+        self.batch.proxy.set_filter(replace(f, points=points, points_name=name if rows else ""))
 
     def settings(self) -> MapSettings:
         """The map's settings and slices, for a session."""

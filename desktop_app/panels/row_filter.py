@@ -12,7 +12,10 @@ The filters, all of which must hold:
   (:mod:`desktop_app.words`: words as the corpus token scores define them);
 * a confusion-matrix cell ``(gold, predicted)`` (the corpus dock's drill-down): the row's gold and predicted labels;
 * a selection on the corpus map (issue 42): the rows chosen there (``points``: the rows' ``id()``, valid while the
-  table holds them; the map drops its selection when the table is cleared).
+  table holds them).
+
+The table's proxy (:class:`desktop_app.panels.batch_proxy.BatchFilterProxy`) owns the one current filter; Clear and
+a new scoring drop every filter (:meth:`~desktop_app.panels.batch_proxy.BatchFilterProxy.reset_filters`).
 
 The corpus dock describes the rows of :meth:`RowFilter.population` (every filter but the cell), so after a cell
 click the table shows that cell's rows while the matrix still shows every cell, one click from the next.

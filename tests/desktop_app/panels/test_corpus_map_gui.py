@@ -159,3 +159,40 @@ def test_umap_runs_in_a_child_with_progress_and_cancel(qtbot, panels, tiny_predi
     qtbot.waitUntil(lambda: "cancelled" in m.status.text(), timeout=WAIT_MS)
     assert np.array_equal(m.plot.xy, pca)  # the previous projection stays
     assert all(done <= total for done, total in reports)
+
+
+def test_clear_and_a_new_scoring_drop_every_filter_and_the_dock_names_a_map_selection(qtbot, panels, tiny_predictor,
+                                                                                     reviews):
+    """Issue 56: Clear kept the map selection (ids of rows no longer in the table), so the same folder scored again
+    showed "Showing 0 of 31 (filtered)", and nothing in the batch dock said that a selection filtered the table."""
+    from desktop_app.panels.row_filter import MISCLASSIFIED, RowFilter
+
+    batch, corpus = panels
+    rows = _score(qtbot, batch, tiny_predictor, reviews)
+    m = _mapped(qtbot, corpus)
+    m.select_rows(m.rows[:13])
+    assert batch.proxy.rowCount() == 13
+    assert not batch.corpus_filter_button.isHidden()
+    assert batch.corpus_filter_button.text() == "\u2715 map selection (13 texts)"
+    batch.search_edit.setText("review")
+    batch.category_combo.setCurrentText(MISCLASSIFIED)
+    batch.set_cell_filter("positive", "negative")
+    batch.clear()
+    assert batch.proxy.row_filter == RowFilter() and batch.corpus_filter_button.isHidden()
+    assert (batch.search_edit.text(), batch.category_combo.currentText()) == ("", "All")
+    with qtbot.waitSignal(batch.scoring_finished, timeout=WAIT_MS):
+        batch.add_paths([str(reviews)])
+    assert batch.proxy.rowCount() == len(rows) == 31
+    assert "filtered" not in batch.summary_label.text()
+    # a new scoring (no Clear) drops a selection and a search too; the button removes the selection alone
+    m = _mapped(qtbot, corpus)
+    m.select_rows(m.rows[:5], "five")
+    assert batch.corpus_filter_button.text() == "\u2715 five (5 texts)"
+    batch.corpus_filter_button.click()
+    assert batch.proxy.rowCount() == 31 and batch.corpus_filter_button.isHidden()
+    m.select_rows(m.rows[:5])
+    batch.search_edit.setText("review 1")
+    with qtbot.waitSignal(batch.scoring_finished, timeout=WAIT_MS):
+        batch.add_paths([str(reviews)])
+    assert batch.proxy.row_filter == RowFilter() and batch.search_edit.text() == ""
+    assert batch.proxy.rowCount() == 62
