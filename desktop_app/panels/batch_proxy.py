@@ -101,6 +101,14 @@ class BatchFilterProxy(QAbstractProxyModel):
         """True when some filter (category, search, word, cell) hides rows."""
         return self._filter.is_filtering()
 
+    def described_rows(self) -> list:
+        """The rows the Corpus dock describes: those of :meth:`RowFilter.population` (every filter but the
+        confusion-matrix cell), in arrival order, as :class:`model.batch.ResultRow` s."""
+        src = self.sourceModel()
+        rows = [] if src is None else src.rows()
+        keep = self._filter.population()
+        return [r for r in rows if keep.accepts(r)] if keep.is_filtering() else rows
+
     def visible_rows(self) -> list:
         """The :class:`model.batch.ResultRow` s that pass the filter (in the table's order)."""
         src = self.sourceModel()

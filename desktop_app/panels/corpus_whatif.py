@@ -1,6 +1,7 @@
 """The Corpus dock's "What if" tab (issue 43): the chosen generators over the scored corpus (or a sample of it).
 
-The texts are the Batch table's rows scored without error (the first N, "Sample"), edited and scored on this tab's
+The texts are the Batch table's rows scored without error that the Corpus dock describes (its filters but a
+confusion-matrix cell, e.g. a map selection; the first N, "Sample"), edited and scored on this tab's
 :class:`~desktop_app.workers.jobs.Jobs` by the one shared Predictor (:func:`desktop_app.workers.counterfactuals.
 edits_job`), with progress and Cancel. Shown: per generator and per source class, the edits, the flip rate (LIT's
 swap rate), the mean |change| of the source class's probability (or value) and the mean Jensen-Shannon divergence
@@ -88,15 +89,20 @@ class CorpusWhatIfPanel(WhatIfBase):
         self.export_all_button.setEnabled(bool(self.edits))
 
     def start(self) -> bool:
-        """Edit the first N scored rows with the ticked generators (on the worker); False when there is nothing to
-        do (the status says why)."""
-        rows = [r for r in self.batch.table_model.rows() if r.ok][:self.sample.value()]
+        """Edit the first N scored rows the Corpus dock describes (the table's filters but a confusion-matrix cell:
+        a map selection, a word, the search; :meth:`BatchFilterProxy.described_rows`) with the ticked generators (on
+        the worker); False when there is nothing to do (the status says why)."""
+        rows = [r for r in self.batch.proxy.described_rows() if r.ok][:self.sample.value()]
         names = self.picker.names()
         if not rows or not names or self._predictor is None:
-            self.status.setText("Nothing to edit: score a corpus first." if not rows else "Tick a generator.")
+            empty = ("Nothing to edit: no scored row among the rows the Corpus describes." if self.batch.rows()
+                     else "Nothing to edit: score a corpus first.")
+            self.status.setText(empty if not rows else "Tick a generator.")
             return False
         self.running = True
-        self.status.setText(f"Editing {len(rows):,} rows with {', '.join(names)}\u2026")
+        pop = self.batch.proxy.row_filter.population()
+        scope = f" ({pop.describe()})" if pop.is_filtering() else ""
+        self.status.setText(f"Editing {len(rows):,} rows{scope} with {', '.join(names)}\u2026")
         self.progress.setRange(0, len(rows) + 1)
         self.progress.setValue(0)
         pairs = any(r.text_pair is not None for r in rows)

@@ -112,6 +112,31 @@ def test_corpus_tab_counts_flips_by_generator_and_exports_them(panels, qtbot, ti
     assert sum(x["flipped"] for x in lines) == len(flipped)
 
 
+def test_corpus_tab_edits_the_rows_the_corpus_describes(panels, qtbot, tiny_predictor):
+    """Issue 56: with "Describes 2 of 4 rows (map selection)" shown, the What if tab edited every scored row. It
+    edits the rows the Corpus describes: a map selection's, but all of them whatever the confusion-matrix cell."""
+    batch, corpus = panels
+    texts = ["It is a good film and the cast is great.", "The plot was terrible, I didn't like it.",
+             "A wonderful, very funny story.", "It isn't bad at all."]
+    rows = [binary_row(f"r/{i}.txt", t, "positive", 0.6, 12, False, "positive", True, "ok")
+            for i, t in enumerate(texts)]
+    batch.table_model.append_rows(rows)
+    tab = corpus.whatif
+    corpus.set_predictor(tiny_predictor)
+    for name, box in tab.picker.boxes.items():
+        box.setChecked(name in ("negation", "ablation_flip"))
+    corpus.map.select_rows(batch.rows()[1:3])
+    batch.set_cell_filter("negative", "negative")  # hides every row of the table, not of the Corpus
+    assert batch.proxy.rowCount() == 0
+    assert tab.start()
+    assert "map selection (2 texts)" in tab.status.text()
+    qtbot.waitUntil(lambda: bool(tab.edits) and not tab.running, timeout=WAIT_MS)
+    assert {e.source for e in tab.edits} == {texts[1], texts[2]}  # the texts edited
+    corpus.map.select_rows([])
+    batch.search_edit.setText("no such text")
+    assert not tab.start() and "no scored row among the rows the Corpus describes" in tab.status.text()
+
+
 def test_the_what_if_settings_follow_a_task_change(qtbot, tmp_path):
     """Model > Task: a one-output head read as multi-label (a sigmoid) hides the threshold a regression flip needs,
     and read as a regression again shows it, in both "What if" pickers (before, only a model load updated them)."""
