@@ -34,9 +34,15 @@ def comparison_job(_ctx: JobContext, rows: list, labels: tuple[str, ...] | None,
     if not has_model_b(rows):
         return None
     a = corpus_metrics(rows, labels=labels, task=task)
-    b = corpus_metrics([r.b for r in rows if getattr(r, "b", None) is not None], labels=a.labels, task=a.task)
-    return a, b, comparison_metrics(rows, a.labels, a.task, rows[0].model, next(r.b.model for r in rows if r.b),
-                                    by_length=True)
+    b_rows = [r.b for r in rows if getattr(r, "b", None) is not None]
+    b = corpus_metrics(b_rows, labels=a.labels, task=a.task)
+    return a, b, comparison_metrics(rows, a.labels, a.task, _first_model(rows), _first_model(b_rows), by_length=True)
+
+
+def _first_model(rows: list) -> str:
+    """The model folder of the first row that has one ("" for none): a file that failed was scored by no model, so
+    the first row may have none (issue 56: the tab said "A (?)" and "B (?)")."""
+    return next((r.model for r in rows if r.model), "")
 
 
 class CorpusComparison(QWidget):

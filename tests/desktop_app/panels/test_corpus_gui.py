@@ -362,3 +362,28 @@ def test_the_users_results_layout_is_remembered(qtbot, tiny_model_dir, tmp_path)
         again.paths_dropped.emit([str(tmp_path / "reviews")])
     qtbot.wait(100)
     assert abs(dock2.height() - 300) <= 2  # not grown again: the user's layout
+
+
+def test_a_vs_b_names_the_models_when_the_first_row_is_a_failed_file(panels, qtbot):
+    """Issue 56: the A vs B tab read the model names from the table's first row; a file that failed was scored by no
+    model, so the tab said "A (?)" and "B (?)". The names come from the first rows that have a model."""
+    from model.batch import Record
+    from model.batch.comparison import compared
+    from model.batch.rows import failed_row
+
+    batch, corpus = panels
+    bad = Record("broken.txt", None, "positive", "unreadable")
+    rows = [compared(failed_row(bad), failed_row(bad))]
+    for i in range(6):
+        p = 0.2 + 0.1 * i
+        a = binary_row(f"r{i}.txt", f"text {i}", "positive" if p >= 0.5 else "negative", p, 9, False, "positive",
+                       p >= 0.5, "ok", model="models/alpha")
+        rows.append(compared(a, binary_row(a.source, a.text, "positive", 0.7, 9, False, "positive", True, "ok",
+                                           model="models/beta")))
+    batch.table_model.append_rows(rows)
+    tab = corpus.comparison
+    tab.refresh_now()
+    qtbot.waitUntil(lambda: tab.result is not None, timeout=WAIT_MS)
+    assert tab.a_label.text().startswith("<b>A</b> (models/alpha): ")
+    assert tab.b_label.text().startswith("<b>B</b> (models/beta): ")
+    assert tab.result[2].n_compared == 6
