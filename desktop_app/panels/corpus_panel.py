@@ -24,6 +24,7 @@ from __future__ import annotations
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QMenu, QTabWidget, QToolButton, QVBoxLayout, QWidget
 
+from model.batch.corpus import undefined_f1
 from model.tasks.types import SINGLE_LABEL, MultiLabel, Regression, SingleLabel, task_type
 
 from ..views.corpus_plots import (
@@ -69,7 +70,7 @@ def _multi_label_numbers(m) -> list[str]:
 
 def _single_label_numbers(m) -> list[str]:
     f1 = "F1" if m.f1_kind == "positive" else "macro-F1"
-    parts = [f"accuracy {_pct(m.accuracy)}", f"{f1} {m.f1:.3f}"]
+    parts = [f"accuracy {_pct(m.accuracy)}", f"{f1} {_num(None if undefined_f1(m) else m.f1)}"]  # why: the tooltip
     if m.ece is not None:
         parts.append(f"ECE {_pct(m.ece)}")
     return parts
@@ -280,6 +281,8 @@ class CorpusPanel(QWidget):
             self.numbers_label.setText("Score a folder of reviews to see what the corpus says.")
         else:
             self.numbers_label.setText(metrics_line(m))
+            if why := undefined_f1(m):  # the F1 shown as "\u2013": the reason
+                self.numbers_label.setToolTip(f"{metrics_line(m)}\n{why}")
         self._update_scope(n_total)
         self._arrange(m.task, len(m.labels))
         self.confusion.set_matrix(m.labels, m.confusion)

@@ -283,6 +283,26 @@ def _regression(c: _Columns, common: dict, has_gold: np.ndarray, _probs: np.ndar
         regression=reg, error_by_length=_length_slices(c, has_gold, abs_err) if reg is not None else None)
 
 
+def undefined_f1(m: CorpusMetrics) -> str:
+    """Why the headline F1 of single-label metrics ``m`` is undefined, in words ("" when it is defined): the F1 of
+    the positive class when no gold row has it and no row is predicted it (2 TP + FP + FN = 0), or macro-F1 when no
+    gold row has a gold and predicted class of the model. ``m.f1`` is 0.0 then, as scikit-learn's
+    ``f1_score(zero_division="warn")`` returns with an ``UndefinedMetricWarning``; a view shows "\u2013" and this
+    reason (issue 56: a selection of correctly predicted negatives read "F1 0.000")."""
+    c = m.confusion
+    if c is None or m.f1 is None:
+        return ""
+    if m.f1_kind == "positive":
+        k = m.labels.index("positive")
+        if int(c[k, :].sum() + c[:, k].sum()) == 0:
+            return ("F1 of the positive class is undefined: no row here has the gold label positive and none is "
+                    "predicted positive (2 TP + FP + FN = 0; scikit-learn's zero_division)")
+    elif int(c.sum()) == 0:
+        return ("macro-F1 is undefined: no gold row here has a gold and a predicted label among the model's classes "
+                "(scikit-learn's zero_division)")
+    return ""
+
+
 TASK_METRICS = {SingleLabel: _single_label, MultiLabel: _multi_label, Regression: _regression}
 """The corpus metrics of each task type: ``f(columns, common fields, has_gold [N], probabilities [N, C], labels)``
 -> :class:`CorpusMetrics` (selected by :meth:`model.tasks.types.TaskType.pick`)."""
@@ -290,4 +310,5 @@ TASK_METRICS = {SingleLabel: _single_label, MultiLabel: _multi_label, Regression
 __all__ = [
     "BINARY_LABELS", "HIST_BINS", "LENGTH_EDGES", "CorpusMetrics", "CorpusTokens", "Histogram", "PerClass",
     "RegressionMetrics", "ReliabilityBins", "SliceAccuracy", "corpus_metrics", "corpus_token_scores", "reliability",
+    "undefined_f1",
 ]

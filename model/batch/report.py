@@ -40,7 +40,7 @@ from collections.abc import Sequence
 from model.files.atomic import atomic_write_bytes
 from ..palette import NEUTRAL, class_colour
 from model.tasks.types import TASK_TYPES, MultiLabel, Regression, SingleLabel, task_type
-from .corpus import CorpusMetrics
+from .corpus import CorpusMetrics, undefined_f1
 from .corpus_tokens import CorpusTokens
 from .report_counterfactuals import counterfactual_section
 from .svg import (
@@ -180,7 +180,8 @@ def _multi_label_cards(m: CorpusMetrics) -> list[tuple[str, str]]:
 
 def _single_label_cards(m: CorpusMetrics) -> list[tuple[str, str]]:
     f1_name = {"positive": "F1 (positive class)", "micro": "micro-F1"}.get(m.f1_kind or "", "macro-F1")
-    cards = [(_pct(m.accuracy), "accuracy"), (_f(m.f1), f1_name if m.f1_kind else "F1")]
+    f1 = None if undefined_f1(m) else m.f1  # no class to score: "n/a", not 0 (issue 56)
+    cards = [(_pct(m.accuracy), "accuracy"), (_f(f1), f1_name if m.f1_kind else "F1")]
     if m.f1_kind == "macro":
         cards.append((_f(m.weighted_f1), "weighted F1"))
     return [*cards, (_f(m.ece), "ECE (10 bins)")]

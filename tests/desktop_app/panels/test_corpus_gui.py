@@ -387,3 +387,30 @@ def test_a_vs_b_names_the_models_when_the_first_row_is_a_failed_file(panels, qtb
     assert tab.a_label.text().startswith("<b>A</b> (models/alpha): ")
     assert tab.b_label.text().startswith("<b>B</b> (models/beta): ")
     assert tab.result[2].n_compared == 6
+
+
+def test_an_f1_whose_class_is_absent_reads_a_dash_with_the_reason(panels, qtbot):
+    """Issue 56: a selection of correctly predicted negatives read "accuracy 100.0% · F1 0.000": the positive class's
+    F1 is 0/0 there (scikit-learn sets it to 0 with an UndefinedMetricWarning). It reads "F1 –", the tooltip says
+    why; a selection with a positive row gets its number again."""
+    import warnings
+
+    from sklearn.exceptions import UndefinedMetricWarning
+    from sklearn.metrics import f1_score
+
+    batch, corpus = panels
+    rows = [binary_row(f"n{i}.txt", f"dull film {i}", "negative", 0.2, 9, False, "negative", True, "ok")
+            for i in range(9)]
+    rows.append(binary_row("p.txt", "great film", "positive", 0.9, 9, False, "positive", True, "ok"))
+    batch.table_model.append_rows(rows)
+    wait_metrics(qtbot, corpus, 10)
+    assert "accuracy 100.0% \u00b7 F1 1.000" in corpus.numbers_label.text()
+    corpus.map.select_rows(batch.rows()[:9])
+    m = wait_metrics(qtbot, corpus, 9)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert m.f1 == f1_score(["negative"] * 9, ["negative"] * 9, pos_label="positive") == 0.0
+    assert any(issubclass(w.category, UndefinedMetricWarning) for w in caught)
+    assert "accuracy 100.0% \u00b7 F1 \u2013 \u00b7" in corpus.numbers_label.text()
+    assert "F1 of the positive class is undefined" in corpus.numbers_label.toolTip()
+    assert "F1 \u2013" in corpus.map.slices.metrics_rows()[1][2]  # the slices table reads the same line

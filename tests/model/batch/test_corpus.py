@@ -549,3 +549,24 @@ def test_auto_min_count():
     from model.batch.cli_report import auto_min_count
 
     assert (auto_min_count(10), auto_min_count(2500), auto_min_count(25_000)) == (5, 5, 50)
+
+
+def test_an_undefined_f1_is_named_and_the_report_shows_no_number():
+    """Issue 56: the F1 of the positive class among correctly predicted negatives is 0/0 (scikit-learn: 0.0 with an
+    UndefinedMetricWarning); undefined_f1 names it, and the report's card reads "n/a" instead of "0.0000"."""
+    import warnings
+
+    from sklearn.exceptions import UndefinedMetricWarning
+
+    from model.batch.corpus import undefined_f1
+
+    rows = [r for r in make_rows(400, 6) if r.ok and r.gold == r.label == "negative"]
+    m = corpus_metrics(rows)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert m.f1 == f1_score(*gold_pairs(rows), pos_label="positive") == 0.0
+    assert any(issubclass(w.category, UndefinedMetricWarning) for w in caught)
+    assert "positive class is undefined" in undefined_f1(m) and m.accuracy == 1.0
+    html = render_report_html(m, None, model_name="m", date="d")
+    assert "<b>n/a</b><span>F1 (positive class)</span>" in html
+    assert undefined_f1(corpus_metrics(make_rows(400, 6))) == ""  # both classes present: defined
