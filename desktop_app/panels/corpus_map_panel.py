@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from model.batch.projection import MIN_VECTORS
 from model.batch.map_colours import AGREEMENT, TITLES, Categories, colouring, compared, modes_for, ramp_colours
 from model.tasks.types import SINGLE_LABEL
 
@@ -180,13 +181,14 @@ class CorpusMapPanel(QWidget):
         self._on_controls()
 
     def project(self, method: str = "pca", automatic: bool = False) -> bool:
-        """Place the table's texts with ``method`` ("pca", "umap") on the map's thread; False when fewer than 3 texts
-        have vectors (the status says so)."""
+        """Place the table's texts with ``method`` ("pca", "umap") on the map's thread; False when fewer than
+        :data:`~model.batch.projection.MIN_VECTORS` texts have vectors (the status says so). UMAP of too few texts
+        shows PCA, the status saying why (:func:`model.batch.projection.project`)."""
         n = self.batch.table_model.rowCount()
         vectors = self.batch.row_vectors.gather(n)
-        if vectors.count < 3:
+        if vectors.count < MIN_VECTORS:
             if not automatic:
-                self.status.setText(f"{vectors.count} text(s) with vectors: the map needs at least 3.")
+                self.status.setText(f"{vectors.count} text(s) with vectors: the map needs at least {MIN_VECTORS}.")
             return False
         if automatic and self._method == "umap":  # a UMAP map (or one being fitted) is not replaced by a PCA
             self.status.setText(f"{n - len(self.rows):,} new text(s): press Map to place them.")
@@ -273,7 +275,11 @@ class CorpusMapPanel(QWidget):
         r = projector.result
         took = f" in {r.elapsed_s:.1f} s" if r.elapsed_s else " (cached)"
         share = f"; the axes explain {100 * sum(r.explained):.1f}% of the variance" if r.method == "pca" else ""
-        self.status.setText(f"{r.method.upper()} of {len(self.rows):,} texts{took}{share}. Drag to select (the "
+        if r.note:  # UMAP of too few texts: PCA is shown, and the box says so
+            self._method = r.method
+            self.projection_box.setCurrentIndex(self.projection_box.findData(r.method))
+        note = f" ({r.note})" if r.note else ""
+        self.status.setText(f"{r.method.upper()} of {len(self.rows):,} texts{took}{share}{note}. Drag to select (the "
                             "table and the metrics follow), click a point to explore it, right-drag to pan.")
         self.recolour()
         self._place_explored()

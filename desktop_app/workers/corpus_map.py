@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import multiprocessing
 import queue
-import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from model.batch.projection import ProjectionCache, ProjectionCancelled, Projector, nearest, project
-from model.records.vectors import MapProjection, SentenceVectors, VectorSpec
+from model.records.vectors import SentenceVectors, VectorSpec
 
 from .corpus import end_child
 from .jobs import JobContext, JobStopped
@@ -43,18 +42,26 @@ def projection_job(ctx: JobContext, vectors: SentenceVectors, method: str, cache
 
 
 def fit_projection(vectors: SentenceVectors, method: str, seed: int, progress, should_stop) -> Projector:
-    """The projection ``method`` ("pca", "umap") of ``vectors`` with ``seed``: PCA here (well under a second); UMAP in
-    the child process (module docstring), ``progress(done, total)`` per epoch and ``should_stop()`` polled every 0.1 s.
+    """The projection ``method`` ("pca", "umap") of ``vectors`` with ``seed``: :func:`model.batch.projection.project`
+    (so too few texts for UMAP get PCA and a note, as on the command line), its UMAP fit in the child process
+    (:func:`umap_in_child`).
 
     Raises:
         ProjectionCancelled: ``should_stop()`` said so; RuntimeError: the child failed or ended."""
-    if method != "umap":
-        return project(vectors, method, seed, progress, should_stop)
-    t0 = time.perf_counter()
+    return project(vectors, method, seed, progress, should_stop, umap=umap_in_child)
+
+
+def umap_in_child(vectors: np.ndarray, seed: int, progress, should_stop) -> tuple[None, np.ndarray, tuple]:
+    """:func:`model.batch.projection.umap_fit` of float32 [N, d] ``vectors`` in the child process (module docstring):
+    ``progress(done, total)`` per epoch, ``should_stop()`` polled every 0.1 s. Returns ``(None, coords float32 [N, 2],
+    explained)`` (the points only).
+
+    Raises:
+        ProjectionCancelled: ``should_stop()`` said so; RuntimeError: the child failed or ended."""
     mp = multiprocessing.get_context("spawn")
     outbox, stop = mp.Queue(), mp.Event()
     child = mp.Process(target=fit_umap, name="corpus-map-umap", daemon=True,
-                       args=(np.ascontiguousarray(vectors.vectors), seed, outbox, stop, UMAP_NICE))
+                       args=(np.ascontiguousarray(vectors), seed, outbox, stop, UMAP_NICE))
     child.start()
     try:
         while True:
@@ -70,8 +77,7 @@ def fit_projection(vectors: SentenceVectors, method: str, seed: int, progress, s
                 progress(*payload)
             elif kind == "result":
                 coords, explained = payload
-                return Projector(None, MapProjection(coords, "umap", seed, explained, time.perf_counter() - t0),
-                                 np.asarray(vectors.vectors))
+                return None, coords, explained
             elif kind == "cancelled":
                 raise ProjectionCancelled("the map's projection was cancelled")
             else:

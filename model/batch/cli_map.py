@@ -155,15 +155,17 @@ class MapWriter:
         self.writer.commit()
 
     def _placed(self) -> list[PlacedRow]:
-        """The held rows with their coordinates (none when fewer than 3 texts were scored)."""
-        from .projection import project
+        """The held rows with their coordinates (none when fewer than :data:`~model.batch.projection.MIN_VECTORS` texts
+        were scored; UMAP of too few texts is PCA, with a note)."""
+        from .projection import MIN_VECTORS, project
 
         xy: dict[int, tuple[float, float]] = {}
-        if self.vectors.count >= 3:
+        if self.vectors.count >= MIN_VECTORS:
             self.projection = project(self.vectors, self.args.projection).result
             xy = {int(r): (float(a), float(b)) for r, (a, b) in zip(self.vectors.rows, self.projection.coords)}
-            print(f"{self.args.projection.upper()} of {self.vectors.count:,} vectors in "
-                  f"{self.projection.elapsed_s:.1f} s", file=sys.stderr)
+            note = f" ({self.projection.note})" if self.projection.note else ""
+            print(f"{self.projection.method.upper()} of {self.vectors.count:,} vectors in "
+                  f"{self.projection.elapsed_s:.1f} s{note}", file=sys.stderr)
         else:
             print(f"--projection: {self.vectors.count} text(s) scored, too few for a map; x and y left empty",
                   file=sys.stderr)

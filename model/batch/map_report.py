@@ -59,5 +59,6 @@ def map_section(rows: Sequence[ResultRow], vector_rows: np.ndarray, projection: 
     svg, note = map_svg(placed, projection.coords, f"Corpus map ({method})")
     explained = (f" The two axes explain {100 * sum(projection.explained):.1f}% of the variance."
                  if projection.method == "pca" and projection.explained else "")
+    explained += f" {projection.note[0].upper()}{projection.note[1:]}." if projection.note else ""
     return (f'<section class="wide"><h2>Corpus map ({esc(method)})</h2>{svg}<p>{esc(note)} Each point is a text, '
             f"placed by its sentence vector (the vector the model's read-out uses).{esc(explained)}</p></section>")

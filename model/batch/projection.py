@@ -10,6 +10,10 @@ to 2-D points, their cache, and the nearest neighbours of one vector.
   ``min_dist=0.1``, Euclidean. Progress comes from umap-learn's own epoch loop (its tqdm keywords), and Cancel is
   checked there too: :class:`ProjectionCancelled` leaves the fit. umap-learn compiles with numba on its first use in
   a process (seconds; cached on disk where ``NUMBA_CACHE_DIR`` points).
+* Too few texts: a map needs :data:`MIN_VECTORS`; UMAP needs :data:`UMAP_MIN_VECTORS` (its spectral initialisation
+  takes the n_components + 1 = 3 smallest eigenvectors of the N x N graph Laplacian, and SciPy's sparse ``eigsh``
+  needs fewer than N of them): below that, :func:`project` shows PCA with a note (``MapProjection.note``), for the
+  command line and the app alike (issue 56).
 * :class:`ProjectionCache`: fitted projections keyed by the method, the seed, the model, the vector spec (layer,
   pooling) and a digest of the vectors' bytes (so the same rows, model and layer never fit twice).
 
@@ -33,9 +37,16 @@ from model.records.vectors import PROJECTIONS, MapProjection, SentenceVectors
 UMAP_SEED = 42
 UMAP_PCA_DIMS = 50
 UMAP_NEIGHBORS = 15
+MIN_VECTORS = 3
+"""The fewest texts a map places (the command line leaves x and y empty below it; the app says so)."""
+UMAP_MIN_VECTORS = 4
+"""The fewest vectors UMAP places (module docstring); :func:`project` shows PCA below it."""
 
 Progress = Callable[[int, int], None]
 """``progress(done, total)``: UMAP's epochs done of its total."""
+UmapFit = Callable[..., tuple[Any, np.ndarray, tuple[float, ...]]]
+"""``fit(vectors float32 [N, d], seed, progress, should_stop) -> (model or None, coords float32 [N, 2], explained)``:
+:func:`umap_fit` here, or the app's child process (which sends back the points only: model None)."""
 
 
 class ProjectionCancelled(Exception):
@@ -120,14 +131,14 @@ def umap_fit(vectors: np.ndarray, seed: int = UMAP_SEED, progress: Progress | No
         ``((pca or None, reducer), coords float32 [N, 2], explained)``: ``explained`` the PCA-50's kept variance share.
 
     Raises:
-        ValueError: fewer than 3 vectors. ProjectionCancelled: ``should_stop()`` returned True (checked before and
-            after the PCA-50 and at every epoch). ImportError: umap-learn is not installed.
+        ValueError: fewer than :data:`UMAP_MIN_VECTORS` vectors. ProjectionCancelled: ``should_stop()`` returned
+            True (checked before and after the PCA-50 and at every epoch). ImportError: umap-learn is not installed.
     """
     import umap
 
     v = np.asarray(vectors, np.float32)
-    if v.ndim != 2 or len(v) < 3:
-        raise ValueError(f"UMAP needs at least 3 vectors, got shape {v.shape}")
+    if v.ndim != 2 or len(v) < UMAP_MIN_VECTORS:
+        raise ValueError(f"UMAP needs at least {UMAP_MIN_VECTORS} vectors, got shape {v.shape}")
     sink = _EpochSink(progress, should_stop)
     sink.write("")
     pca, explained = None, ()
@@ -145,26 +156,37 @@ def umap_fit(vectors: np.ndarray, seed: int = UMAP_SEED, progress: Progress | No
     return (pca, reducer), coords, explained
 
 
+def umap_shortfall(count: int) -> str:
+    """Why UMAP cannot place ``count`` vectors, in one line naming the minimum ("" when it can)."""
+    if count >= UMAP_MIN_VECTORS:
+        return ""
+    return f"UMAP needs at least {UMAP_MIN_VECTORS} texts, {count} have vectors: PCA shown instead"
+
+
 def project(vectors: SentenceVectors, method: str, seed: int = UMAP_SEED, progress: Progress | None = None,
-            should_stop: Callable[[], bool] | None = None) -> Projector:
+            should_stop: Callable[[], bool] | None = None, umap: UmapFit = umap_fit) -> Projector:
     """Fit ``method`` (one of :data:`model.records.vectors.PROJECTIONS`) on the kept vectors; returns the
     :class:`Projector` (its ``result`` a MapProjection, float32 [N, 2]). PCA ignores ``seed``, ``progress`` and
-    ``should_stop`` (it takes well under a second).
+    ``should_stop`` (it takes well under a second). UMAP of fewer than :data:`UMAP_MIN_VECTORS` vectors is PCA, its
+    ``note`` saying why (:func:`umap_shortfall`). ``umap``: the UMAP fit (:data:`UmapFit`; the app's runs in a child
+    process).
 
     Raises:
-        ValueError: an unknown method; too few vectors (see :func:`pca_fit`, :func:`umap_fit`).
+        ValueError: an unknown method; fewer than 2 vectors (see :func:`pca_fit`).
         ProjectionCancelled: UMAP cancelled.
     """
     if method not in PROJECTIONS:
         raise ValueError(f"projection must be one of {', '.join(PROJECTIONS)}, got {method!r}")
     t0 = time.perf_counter()
-    if method == "pca":
+    note = umap_shortfall(vectors.count) if method == "umap" else ""
+    if method == "pca" or note:
         pca = pca_fit(vectors.vectors)
         coords = _transform(pca, vectors.vectors)
         return Projector(pca, MapProjection(coords, "pca", 0, tuple(float(x) for x in pca.explained_variance_ratio_),
-                                            time.perf_counter() - t0))
-    model, coords, explained = umap_fit(vectors.vectors, seed, progress, should_stop)
-    return Projector(model, MapProjection(coords, "umap", seed, explained, time.perf_counter() - t0))
+                                            time.perf_counter() - t0, note))
+    model, coords, explained = umap(np.asarray(vectors.vectors, np.float32), seed, progress, should_stop)
+    return Projector(model, MapProjection(coords, "umap", seed, explained, time.perf_counter() - t0),
+                     np.asarray(vectors.vectors) if model is None else None)
 
 
 def vectors_key(vectors: SentenceVectors, method: str, seed: int = UMAP_SEED) -> tuple:
@@ -198,7 +220,8 @@ class ProjectionCache:
             if (hit := self._fits.get(key)) is not None:
                 self._fits.move_to_end(key)
                 r = hit.result
-                return Projector(hit.model, MapProjection(r.coords, r.method, r.seed, r.explained, 0.0))
+                return Projector(hit.model, MapProjection(r.coords, r.method, r.seed, r.explained, 0.0, r.note),
+                                 hit.fitted)
         fit = (fit or project)(vectors, method, seed, progress, should_stop)
         with self._lock:
             self._fits[key] = fit

@@ -141,6 +141,7 @@ class MapProjection:
         explained: PCA: the share of the variance each of the two axes explains, float [2]; UMAP: the share kept by
             the PCA-50 it ran on (one number in a tuple), or () when the vectors had 50 dimensions or fewer.
         elapsed_s: wall seconds the projection took (0 when it came from the cache).
+        note: why ``method`` is not the one asked for ("" when it is), e.g. UMAP of too few texts shown as PCA.
     """
 
     coords: np.ndarray
@@ -148,6 +149,7 @@ class MapProjection:
     seed: int = 0
     explained: tuple[float, ...] = ()
     elapsed_s: float = 0.0
+    note: str = ""
 
     def __post_init__(self) -> None:
         if self.method not in PROJECTIONS:

@@ -196,3 +196,21 @@ def test_clear_and_a_new_scoring_drop_every_filter_and_the_dock_names_a_map_sele
         batch.add_paths([str(reviews)])
     assert batch.proxy.row_filter == RowFilter() and batch.search_edit.text() == ""
     assert batch.proxy.rowCount() == 62
+
+
+def test_umap_of_a_handful_of_texts_shows_pca_with_a_note(qtbot, panels, tiny_predictor, tmp_path):
+    """Issue 56: UMAP of a handful of texts failed in the map's child process (a SciPy error). The map shows PCA and
+    says why, through the same code as the command line; no child process is left."""
+    import multiprocessing
+
+    pytest.importorskip("umap")
+    path = tmp_path / "three.csv"
+    path.write_text("text,label\na wonderful film,positive\na dreadful film,negative\nloved it,positive\n",
+                    encoding="utf-8")
+    batch, corpus = panels
+    _score(qtbot, batch, tiny_predictor, path)
+    m = _mapped(qtbot, corpus, "umap")
+    assert m.projector.result.method == "pca" and m.plot.xy.shape == (3, 2)
+    assert "UMAP needs at least 4 texts, 3 have vectors: PCA shown instead" in m.status.text()
+    assert m.projection_box.currentData() == "pca" and "failed" not in m.status.text()
+    assert not [p for p in multiprocessing.active_children() if p.name == "corpus-map-umap"]

@@ -77,3 +77,15 @@ def test_engine_vectors_follow_rows(reviews, bundled_predictor):
                                          vectors=VectorSpec(), on_vectors=got.extend) for r in chunk]
     assert len(got) == len(rows) == len(TEXTS)
     assert [v is not None for v in got] == [r.ok for r in rows]
+
+
+def test_umap_of_three_texts_is_pca_with_a_note(tmp_path, capsys):
+    """Issue 56: ``--projection umap`` with 3 texts ended in a SciPy traceback and exit 1."""
+    pytest.importorskip("umap")
+    src, out = tmp_path / "three.jsonl", tmp_path / "o.csv"
+    src.write_text("".join(json.dumps({"text": t}) + "\n" for t in TEXTS[:3]), encoding="utf-8")
+    assert main([str(src), "--projection", "umap", "--out", str(out), "--no-progress"]) == 0
+    rows = list(csv.DictReader(out.read_text(encoding="utf-8").splitlines()))
+    assert len(rows) == 3 and all(r["x"] and r["y"] for r in rows)
+    err = capsys.readouterr().err
+    assert "PCA of 3 vectors" in err and "UMAP needs at least 4 texts" in err and "Traceback" not in err

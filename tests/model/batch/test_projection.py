@@ -81,3 +81,18 @@ def test_umap_points_only_place_a_vector_among_its_neighbours():
     q = sv.vectors[7]
     expected = coords[nearest(sv.vectors, q, 15)].mean(axis=0)
     np.testing.assert_allclose(fit.place(q[None])[0], expected, atol=1e-6)
+
+
+def test_umap_of_too_few_vectors_is_pca_with_a_note():
+    """Issue 56: UMAP of 3 texts ended in SciPy's "Cannot use scipy.linalg.eigh for sparse A with k >= N" (its
+    spectral initialisation). Below UMAP_MIN_VECTORS the map is PCA, and the note names the minimum."""
+    pytest.importorskip("umap")
+    UMAP_MIN_VECTORS = 4  # model.batch.projection's: n_components + 2 (its docstring)
+
+    sv = _vectors(n=UMAP_MIN_VECTORS - 1)
+    r = project(sv, "umap").result
+    assert r.method == "pca" and f"at least {UMAP_MIN_VECTORS} texts" in r.note and "PCA shown" in r.note
+    np.testing.assert_allclose(r.coords, project(sv, "pca").result.coords)
+    assert project(sv, "pca").result.note == ""
+    four = project(_vectors(n=UMAP_MIN_VECTORS), "umap").result  # the minimum itself is UMAP's
+    assert four.method == "umap" and four.note == "" and np.isfinite(four.coords).all()
