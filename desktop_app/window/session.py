@@ -33,7 +33,7 @@ from pathlib import Path
 from model.files.atomic import atomic_write_bytes
 from model.tasks.types import task_type
 
-from ..map_settings import MapSettings, map_settings_from_json
+from ..map_settings import MapSettings
 from ..records import MODEL_A, MODEL_B
 from . import session_fields
 from .model_menu import folder_key
@@ -139,18 +139,10 @@ def read_session(path: str | Path) -> Session:
             explanations=kept, show=_show_of(data.get("show")),
             head_mask=session_fields.head_mask(data.get("head_mask")),
             pins=session_fields.pins(data.get("pins")), dropped=tuple(dropped), **session_fields.task_fields(data),
-            corpus_map=_corpus_map(data.get("corpus_map")),
+            corpus_map=session_fields.corpus_map(data.get("corpus_map")),
         )
     except SessionError as exc:
         raise SessionError(f"{name} is damaged: {exc}.") from exc
-
-
-def _corpus_map(value) -> MapSettings | None:
-    """The session's corpus-map settings (None when it has none). Raises SessionError: a bad field (named)."""
-    try:
-        return None if value is None else map_settings_from_json(value)
-    except ValueError as exc:
-        raise SessionError(str(exc)) from None
 
 
 def _show_of(value) -> str:

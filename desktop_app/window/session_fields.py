@@ -1,12 +1,13 @@
 """Reading a session file safely: the file, the JSON and every field checked, the texts normalised as the editor does.
 
 :func:`load_session_json` opens only a regular file (a FIFO, a device or a folder is refused at once, from
-``os.stat``, before anything is opened) of at most :data:`MAX_SESSION_BYTES`, and refuses JSON nested deeper
-than :data:`MAX_DEPTH`. :func:`session_fields` checks every field's type and range (numbers finite, indices whole,
-strings without NUL bytes or lone surrogates, explanation records complete) and raises :class:`SessionError` with a
-message that names the field. :func:`editor_text` is the editor's own normalisation of a text (CRLF, a lone CR,
-U+2028/U+2029 become a newline; lone surrogates are dropped), so the text a session restores is exactly the text
-that gets analysed. :func:`explanation_to_json` and :func:`explanation_from_json` convert the explanation records.
+``os.stat``, before anything is opened) of at most :data:`MAX_SESSION_BYTES`, and refuses JSON nested deeper than
+:data:`MAX_DEPTH`. :func:`session_fields` checks every field's type and range (numbers finite, indices whole,
+strings without NUL bytes or lone surrogates, the corpus map's too, explanation scores within float32, explanation
+records complete) and raises :class:`SessionError` with a message that names the field. :func:`editor_text` is the
+editor's own normalisation of a text (CRLF, a lone CR, U+2028/U+2029 become a newline; lone surrogates are dropped),
+so the text a session restores is exactly the text that gets analysed. :func:`explanation_to_json` and
+:func:`explanation_from_json` convert the explanation records.
 Qt-free; :mod:`.session` builds the :class:`~.session.Session` from what this returns.
 """
 
@@ -16,9 +17,12 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
+
 from model.text.inputs import MAX_TEXT_CHARS
 from model.files.textio import read_regular_bytes
 
+from ..map_settings import MapSettings, map_settings_from_json
 from ..records import MODEL_A, MODEL_B
 
 MAX_SESSION_BYTES = 16 * 2**20
@@ -27,6 +31,8 @@ MAX_DEPTH = 32
 """The deepest JSON nesting a session may have (a real one is 5 levels deep)."""
 MAX_INDEX = 1_000_000
 """The largest layer, head or token index a session may name."""
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+"""The largest float32 (about 3.4e38): a session's explanation scores must fit."""
 
 
 class SessionError(ValueError):
@@ -92,6 +98,14 @@ def _number(value, name: str) -> float:
     return float(value)
 
 
+def _float32(value, name: str) -> float:
+    """A finite number that float32 holds (the explanation scores are float32: 1e300 would become inf)."""
+    x = _number(value, name)
+    if abs(x) > FLOAT32_MAX:
+        raise SessionError(f"{name} is {_show(value)}, outside the float32 range (at most {FLOAT32_MAX:.4g} in size)")
+    return x
+
+
 def _string(value, name: str) -> str:
     if not isinstance(value, str):
         raise SessionError(f"{name} is {_show(value)}, not a string")
@@ -136,7 +150,8 @@ def head_mask(value, name: str = "head_mask") -> list | None:
 def pins(value) -> tuple[dict, ...]:
     """``[{"text": str, "head_mask": ..., "text_pair": str or None, "model": MODEL_A or MODEL_B}, ...]`` with each
     text normalised as the editor does; ``model`` (version 5, issue 44: a pin of model B is ``"B"``) is
-    :data:`~desktop_app.records.MODEL_A` ("") when absent, as in every pin of older sessions."""
+    :data:`~desktop_app.records.MODEL_A` ("", as the app writes it) when absent, as in every pin of older sessions;
+    any other value (false, 0, [], null, another string) is an error naming the pin."""
     if value is None:
         return ()
     if not isinstance(value, list):
@@ -145,9 +160,10 @@ def pins(value) -> tuple[dict, ...]:
     for i, pin in enumerate(value):
         if not isinstance(pin, dict):
             raise SessionError(f"pins[{i}] is {_show(pin)}, not {{text, head_mask}}")
-        pair, model = pin.get("text_pair"), pin.get("model") or MODEL_A
-        if model not in (MODEL_A, MODEL_B):
-            raise SessionError(f"pins[{i}].model is {_show(model)}, not \"{MODEL_B}\" (model B) or absent (model A)")
+        pair, model = pin.get("text_pair"), pin.get("model", MODEL_A)
+        if not isinstance(model, str) or model not in (MODEL_A, MODEL_B):  # false, 0, [], null: no model's name
+            raise SessionError(f"pins[{i}].model is {_show(model)}, not \"{MODEL_B}\" (model B), \"{MODEL_A}\" or "
+                               "absent (model A)")
         out.append({"text": session_text(pin.get("text"), f"pins[{i}].text"),
                     "head_mask": head_mask(pin.get("head_mask"), f"pins[{i}].head_mask"),
                     "text_pair": None if pair is None else session_text(pair, f"pins[{i}].text_pair"),
@@ -187,6 +203,29 @@ def view_fields(data: dict) -> dict:
     }
 
 
+def corpus_map(value) -> MapSettings | None:
+    """The session's corpus-map settings and slices (None when it has none), every string checked as the rest of
+    the session's (no NUL byte, no lone surrogate: issue 56): the settings, each slice's name and its rows'
+    ``sources``.
+
+    Raises:
+        SessionError: a bad field, named (e.g. ``corpus_map.slices[0].sources[3]``).
+    """
+    if value is None:
+        return None
+    try:
+        settings = map_settings_from_json(value)
+    except ValueError as exc:
+        raise SessionError(str(exc)) from None
+    for key in ("projection", "colour", "label", "word", "select"):
+        _string(getattr(settings, key), f"corpus_map.{key}")
+    for k, piece in enumerate(settings.slices):
+        _string(piece.name, f"corpus_map.slices[{k}].name")
+        for i, source in enumerate(piece.sources):
+            _string(source, f"corpus_map.slices[{k}].sources[{i}]")
+    return settings
+
+
 def _record(data, name: str) -> dict:
     if not isinstance(data, dict):
         raise SessionError(f"{name} is {_show(data)}, not an object")
@@ -199,7 +238,7 @@ def _check_explanation(e: dict, name: str) -> None:
         if not isinstance(e.get(key), list):
             raise SessionError(f"{name}.{key} is {_show(e.get(key))}, not a list")
     for i, s in enumerate(e["scores"]):
-        _number(s, f"{name}.scores[{i}]")
+        _float32(s, f"{name}.scores[{i}]")
     for i, t in enumerate(e["tokens"]):
         _string(t, f"{name}.tokens[{i}]")
     if len(e["scores"]) != len(e["tokens"]):

@@ -56,6 +56,17 @@ DAMAGED = [
     (_session(explanations={"grad_x_input": {**_record(), "faithfulness": None}}), "faithfulness"),
     (_session(explanations={"grad_x_input": _record(tokens=("a", 5))}), r"tokens\[1\]"),
     (_session(version=True), "version"),
+    # issue 56: a pin's model that names no model; the corpus map's strings; a score float32 cannot hold
+    *[(_session(version=5, pins=[{"text": "Good.", "model": bad}]), r"pins\[0\].model")
+      for bad in (False, 0, [], None, "A", "b")],
+    (_session(version=5, corpus_map={"slices": [{"name": "a\x00b", "sources": []}]}),
+     r"corpus_map.slices\[0\].name holds a NUL"),
+    (_session(version=5, corpus_map={"slices": [{"name": "a", "sources": ["r.csv:row 1", "x\ud800"]}]}),
+     r"corpus_map.slices\[0\].sources\[1\] holds a lone surrogate"),
+    (_session(version=5, corpus_map={"word": "gr\x00eat"}), r"corpus_map.word holds a NUL"),
+    (_session(explanations={"grad_x_input": {**_record(), "explanation": {**_record()["explanation"],
+                                                                           "scores": [0.5, 1e300]}}}),
+     r"explanation.scores\[1\] is 1e\+300, outside the float32 range"),
     ('{"format": "attention-explorer-session", "version": 2, "text": "x", "a": ' + "[" * 5000 + "]" * 5000 + "}",
      "nested"),
     ('{"format": "attention-explorer-session", "version": 2, "text": "x", "a": ' + "[" * 40 + "]" * 40 + "}",
@@ -69,6 +80,18 @@ def test_a_damaged_field_is_named(tmp_path, data, field):
 
     with pytest.raises(SessionError, match=field):
         read_session(_write(tmp_path, data))
+
+
+def test_a_pin_of_either_model_and_corpus_map_strings_still_open(tmp_path):
+    """The values the app writes stay valid: "B" (model B), "" or no key (model A); float32's largest score."""
+    from desktop_app.window.session import read_session
+
+    pins = [{"text": "Good.", "model": "B"}, {"text": "Good.", "model": ""}, {"text": "Good."}]
+    big = {**_record(), "explanation": {**_record()["explanation"], "scores": [0.5, -3.4e38]}}
+    s = read_session(_write(tmp_path, _session(version=5, pins=pins, explanations={"grad_x_input": big},
+                                               corpus_map={"slices": [{"name": "café ✓", "sources": ["a\tb"]}]})))
+    assert [p["model"] for p in s.pins] == ["B", "", ""]
+    assert s.corpus_map.slices[0].name == "café ✓"
 
 
 @pytest.mark.parametrize(("text", "expected"), [
