@@ -96,3 +96,20 @@ def test_umap_of_too_few_vectors_is_pca_with_a_note():
     assert project(sv, "pca").result.note == ""
     four = project(_vectors(n=UMAP_MIN_VECTORS), "umap").result  # the minimum itself is UMAP's
     assert four.method == "umap" and four.note == "" and np.isfinite(four.coords).all()
+
+
+def test_a_cached_points_only_fit_still_places_a_vector():
+    """A UMAP fit made in the app's child process (points only: model None) placed the explored text from its fitted
+    vectors; the cache's copy of it dropped them, so the second map of the same rows could not place it."""
+    from model.batch.projection import Projector
+
+    sv = _vectors()
+    coords = np.random.default_rng(2).normal(size=(120, 2)).astype(np.float32)
+    cache = ProjectionCache()
+
+    def fit(vectors, method, seed, progress, should_stop):
+        return Projector(None, MapProjection(coords, method, seed), np.asarray(vectors.vectors))
+
+    first, again = cache.get(sv, "umap", fit=fit), cache.get(sv, "umap", fit=fit)
+    assert again.result.elapsed_s == 0.0
+    np.testing.assert_allclose(again.place(sv.vectors[:3]), first.place(sv.vectors[:3]))
