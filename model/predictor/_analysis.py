@@ -20,7 +20,8 @@ from model.records.internals import AttentionInternals, EmbeddingNorms
 from model.records.prediction import NoClassificationHead
 from model.text.segments import one_text_inputs
 
-from ._reading import Parts
+from ._long_text import window_text_of
+from ._reading import Parts, encode
 from .options import PredictOptions
 
 
@@ -39,6 +40,16 @@ def check_flow(method: str, target: int | None, labels: tuple[str, ...], model_d
         raise NoClassificationHead(f"DecompX needs a classification head, and the model in {model_dir} has none (a "
                                    "bare encoder, opened in attention-only mode)")
     check_target(labels, target)
+
+
+def flow_of(parts: Parts, text: str, text_pair: str | None, window: int, method: str, options: PredictOptions,
+            target: int | None) -> AttentionFlow:
+    """``Predictor.attention_flow``'s work: the checks (:func:`check_flow`), the window ``window`` of a long text
+    read in windows (:func:`model.predictor._long_text.window_text_of`), then :func:`attention_flow`."""
+    check_flow(method, target, parts.labels, parts.model_dir)
+    if text_pair is None and options.windowed and encode(parts.encoder, parts.model_dir, text).truncated:
+        text = window_text_of(parts.encoder, text, window)
+    return attention_flow(parts, encode(parts.encoder, parts.model_dir, text, text_pair), method, options, target)
 
 
 def attention_flow(parts: Parts, enc: Encoded, method: str, options: PredictOptions,

@@ -19,12 +19,13 @@ from model.hf.backend import HFEncoder, HFModelSummary
 from model.records.flow import AttentionFlow
 from model.records.info import ModelInfo, build_model_info
 from model.records.internals import AttentionInternals, EmbeddingNorms
+from model.records.patching import PatchingResult, check_patching
 from model.records.document import Document
 from model.records.prediction import NoClassificationHead, NoPositionalMatrix, Prediction, Score
 from model.records.vectors import VectorSpec
 from model.tasks.task import Task
 
-from . import _analysis, _loading, _long_text, _reading, _scoring
+from . import _analysis, _loading, _long_text, _patching, _reading, _scoring
 from ._scoring import BATCH_SIZE_CPU, BATCH_SIZE_GPU, MAX_TOKENS_CPU, MAX_TOKENS_GPU  # noqa: F401 - re-exported
 from .options import PredictOptions
 from .precision import bf16_copy
@@ -247,33 +248,16 @@ class Predictor:
     def attention_flow(self, text: str, method: str = "value_norm", head_mask=None, long_text: str | None = None,
                        window: int = 0, text_pair: str | None = None, target: int | None = None, *,
                        options: PredictOptions | None = None) -> AttentionFlow:
-        """What flows through the attention layers of ``text``: value-weighted norms, ALTI or DecompX.
-
-        Flows stay per window: a text longer than the model's maximum length gives the flow of its window ``window``
-        (policy ``long_text="windows"``, the default: ``predict(text).document.window_text(window)``) or of its
-        head+tail cut.
-        Other arguments and errors: see the class docstring.
-
-        Args:
-            method: one of :data:`model.records.flow.FLOW_METHODS`: ``"value_norm"`` (Kobayashi et al. 2020),
-                ``"alti"`` (Ferrando et al. 2022), ``"decompx"`` (Modarressi et al. 2023); see :mod:`model.records.flow`.
-            target: ``decompx``: the class its ``importance`` is for (default the predicted one, ``argmax(logits)``;
-                multi-label: that label's logit; regression: 0, the value); the record says which.
-
-        Returns:
-            :class:`model.records.flow.AttentionFlow` (read-only float32 arrays).
-
-        Raises:
-            ValueError: unknown method (the message names the methods) or target; NoClassificationHead for
-                ``decompx`` without a classification head.
-            model.records.flow.FlowNotSupported: (a NotImplementedError) the method does not cover this architecture (a
-                pre-LN encoder for ALTI/DecompX, DeBERTa v1); the message says what is covered.
-        """
+        """What flows through the attention layers of ``text`` by ``method``, one of
+        :data:`~model.records.flow.FLOW_METHODS` (:mod:`model.records.flow`: value norms, Kobayashi et al. 2020; ALTI,
+        Ferrando et al. 2022; DecompX, Modarressi et al. 2023, for class ``target``: default the predicted one,
+        ``argmax(logits)``; regression: 0). A text longer than the model's maximum gives the flow of its window
+        ``window`` (``long_text="windows"``, the default) or of its head+tail cut. Other arguments and errors: the
+        class docstring. Returns :class:`model.records.flow.AttentionFlow` (read-only float32 arrays). Raises
+        ValueError: an unknown method (named) or target; NoClassificationHead: ``decompx`` without a head;
+        FlowNotSupported (a NotImplementedError): the method does not cover this architecture (the message says)."""
         opts = self._settle(options, head_mask, long_text)
-        _analysis.check_flow(method, target, self.labels, self.model_dir)
-        if text_pair is None and opts.windowed and self.encode(text).truncated:
-            text = _long_text.window_text_of(self.encoder, text, window)
-        return _analysis.attention_flow(self._parts(), self.encode(text, text_pair), method, opts, target)
+        return _analysis.flow_of(self._parts(), text, text_pair, window, method, opts, target)
 
     def layer_predictions(self, text: str, head_mask=None, text_pair: str | None = None, target: int | None = None,
                           *, options: PredictOptions | None = None) -> np.ndarray:
@@ -293,6 +277,23 @@ class Predictor:
         _analysis.check_target(self.labels, target)
         opts = self._settle(options, head_mask)
         return _analysis.layer_predictions(self._parts(), self.encode(text, text_pair), opts)
+
+    def activation_patching(self, clean: str, corrupted: str, site: str = "resid", target: int | None = None,
+                            direction: str = "denoise", method: str = "exact", *, batch_tokens: int | None = None,
+                            progress=None, should_stop=None) -> PatchingResult:
+        """Activation patching of ``clean`` into ``corrupted`` (``direction="denoise"``) or back (``"noise"``) at
+        ``site`` (``"resid"`` [L, T], ``"head"`` [L, H], ``"ffn"`` [L]) by ``method`` (``"exact"``; ``"attribution"``,
+        Nanda 2023's approximation), defined with the restored share ``effects`` in :mod:`model.records.patching`.
+        Positions match by Compare's word alignment (:func:`model.text.alignment.align_tokens`; unaligned ones are
+        named, not patched). ``target``: the scored logit (default the clean text's predicted output; regression: 0).
+        Long texts are cut (head+tail); no pairs. ``batch_tokens`` (per pass), ``progress(done, total)``,
+        ``should_stop()``: as in :meth:`score_many`. Returns :class:`~model.records.patching.PatchingResult`. Raises
+        ValueError: bad site, direction, method, target or text; NoClassificationHead; PatchingCancelled;
+        FlowNotSupported: a family whose modules are not mapped (DeBERTa v1)."""
+        self.require_head("activation patching")
+        check_patching(site, direction, method, target, len(self.labels))
+        return _patching.activation_patching(self._parts(), (clean, corrupted), site, target, direction, method,
+                                             batch_tokens, progress, should_stop)
 
     def attention_internals(self, text: str, layer: int, head_mask=None, text_pair: str | None = None, *,
                             options: PredictOptions | None = None) -> AttentionInternals:
