@@ -93,32 +93,28 @@ def contribution_graph(model, input_ids: torch.Tensor, attention_mask: torch.Ten
         L, T = len(caps), caps[0].x.shape[0]
         pooling = next((op for step, op in taps.head if step == "pool"), "cls")
         readout = np.arange(T) if pooling == "mean" else np.array([0])
-        node_id: dict[tuple[int, int], int] = {(L, int(i)): n for n, i in enumerate(readout)}
-        edges: list[tuple[int, int, int, float]] = []
-        kept = readout
+        kept, first = readout, 0  # the kept positions of the current level, and the node index of its first one
+        levels, edges = [np.stack([np.full(len(readout), L), readout], 1)], []
         for layer in range(L - 1, -1, -1):
             cap, lt = caps[layer], taps.layers[layer]
             heads, residual = head_contributions(cap, lt, head_vectors(cap, lt, taps.n_heads, None),
                                                  torch.as_tensor(kept, device=cap.x.device))
             heads, residual = heads.cpu().numpy(), residual.cpu().numpy()
-            below: set[int] = set()
-            for r, i in enumerate(kept):
-                target = node_id[(layer + 1, int(i))]
-                if residual[r] >= threshold:
-                    edges.append((_node(node_id, layer, int(i)), target, -1, float(residual[r])))
-                    below.add(int(i))
-                for h, j in zip(*np.nonzero(heads[r] >= threshold)):
-                    edges.append((_node(node_id, layer, int(j)), target, int(h), float(heads[r, h, j])))
-                    below.add(int(j))
-            kept = np.array(sorted(below), dtype=np.int64)
-    nodes = np.array(sorted(node_id, key=node_id.get), dtype=np.int32).reshape(-1, 2)
-    e = np.array(edges, dtype=np.float64).reshape(-1, 4)
-    return {"nodes": nodes, "edges": e[:, :2].astype(np.int32), "heads": e[:, 2].astype(np.int16),
-            "weights": e[:, 3].astype(np.float32), "readout": readout, "pooling": pooling,
+            r, h, j = np.nonzero(heads >= threshold)  # head edges (l, j) -> (l + 1, kept[r]) through head h
+            res = np.flatnonzero(residual >= threshold)  # residual/FFN edges (l, kept[r]) -> (l + 1, kept[r])
+            below = np.union1d(j, kept[res]).astype(np.int64)
+            start = first + len(kept)
+            src = start + np.searchsorted(below, np.concatenate([kept[res], j]))
+            dst = first + np.concatenate([res, r])
+            edges.append((src, dst, np.concatenate([np.full(len(res), -1), h]),
+                          np.concatenate([residual[res], heads[r, h, j]])))
+            levels.append(np.stack([np.full(len(below), layer), below], 1))
+            kept, first = below, start
+    nodes = np.concatenate(levels).astype(np.int32)
+    src, dst, hs, ws = (np.concatenate(parts) for parts in zip(*edges))
+    e = np.stack([src, dst], 1)
+    return {"nodes": nodes, "edges": e.astype(np.int32), "heads": hs.astype(np.int16),
+            "weights": ws.astype(np.float32), "readout": readout, "pooling": pooling,
             "logits": logits.cpu().numpy() if len(taps.head) else np.zeros(0, np.float32),
             "elapsed_s": time.perf_counter() - t0}
 
-
-def _node(node_id: dict[tuple[int, int], int], level: int, position: int) -> int:
-    """The index of node (level, position), added when new."""
-    return node_id.setdefault((level, position), len(node_id))
