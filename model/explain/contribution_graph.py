@@ -55,8 +55,8 @@ def head_contributions(cap: LayerCapture, taps: LayerTaps, f: torch.Tensor,
     heads = torch.empty(R, H, T, device=y.device)
     step = max(1, ALTI_BLOCK_FLOATS // (H * T * D))
     for s in range(0, R, step):
-        part = a[:, s : s + step, :, None] * g[:, None]  # (H, b, T, D)
-        dist = (y[s : s + step][None, :, None, :] - part).abs_().sum(-1)  # (H, b, T)
+        part = a[:, s : s + step, :, None] * g[:, None]  # (H, b, T, D): T_i^h(x_j)
+        dist = part.sub_(y[s : s + step][None, :, None, :]).abs_().sum(-1)  # (H, b, T): ||y_i - T_i^h(x_j)||_1
         heads[s : s + step] = (norm_y[s : s + step][None, :, None] - dist).clamp_min(0).permute(1, 0, 2)
     xr = ((cap.x[rows] - cap.x[rows].mean(-1, keepdim=True)) * gamma * inv[:, None])  # (R, D)
     residual = (norm_y - (y - xr).abs().sum(-1)).clamp_min(0)  # (R,)
