@@ -215,3 +215,22 @@ def test_bad_arguments_are_refused_by_name(bundled_predictor):
     with pytest.raises(ValueError):
         bundled_predictor.activation_patching(CLEAN, "   ")
     check_patching("resid", "noise", "attribution", 1, 2)
+
+
+def test_a_pre_layernorm_encoder_is_patched_and_its_graph_refused(tmp_path):
+    """Patching needs no LayerNorm algebra: a pre-LN encoder's first-layer input patched at the edited word restores
+    its clean logit; the contribution graph (ALTI's algebra, post-LN only) refuses it by name."""
+    from model import Predictor
+    from model.core.config import EncoderConfig
+    from model.records.flow import FlowNotSupported
+    from tests.fixtures.tiny_models import make_random_model_dir
+
+    config = EncoderConfig(max_len=64, d_model=16, n_heads=2, n_layers=2, d_ff=32, norm_first=True)
+    p = Predictor.from_pretrained(make_random_model_dir(tmp_path / "pre_ln", config), device="cpu")
+    clean, corrupted = "the acting was wonderful", "the acting was terrible"
+    r = p.activation_patching(clean, corrupted, site="resid")
+    assert len(r.clean_tokens) == len(r.corrupted_tokens)
+    differs = [t for t, (a, b) in enumerate(zip(r.clean_tokens, r.corrupted_tokens)) if a != b]
+    assert len(differs) == 1 and r.effects[0, differs[0]] == pytest.approx(1.0, abs=1e-4)
+    with pytest.raises(FlowNotSupported, match="pre-LayerNorm"):
+        p.contribution_graph(clean)
