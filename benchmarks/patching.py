@@ -144,16 +144,20 @@ NEGATION_PAIRS = (("The movie was good.", "The movie was not good."),
 
 
 def negation(predictor: Predictor) -> dict:
-    """Head and FFN patching (denoising) of :data:`NEGATION_PAIRS`: per pair and on average, which heads and FFNs
-    restore the positive logit the negation took away."""
+    """Head, FFN and residual-stream patching (denoising) of :data:`NEGATION_PAIRS`: per pair and on average, which
+    heads and FFNs restore the positive logit the negation took away, and the positions of the last layer's input
+    whose share exceeds 0.1."""
     rows = []
     for clean, corrupted in NEGATION_PAIRS:
         h = predictor.activation_patching(clean, corrupted, site="head")
         f = predictor.activation_patching(clean, corrupted, site="ffn")
+        r = predictor.activation_patching(clean, corrupted, site="resid")
         rows.append({"clean": clean, "corrupted": corrupted, "target": h.label, "clean_logit": round(h.clean_score, 3),
                      "corrupted_logit": round(h.corrupted_score, 3), "unaligned": list(h.unaligned),
                      "heads": np.round(h.effects.astype(float), 3).tolist(),
-                     "ffn": np.round(f.effects.astype(float), 3).tolist()})
+                     "ffn": np.round(f.effects.astype(float), 3).tolist(),
+                     "resid_last_layer_over_0.1": [(t, round(float(v), 3)) for t, v in zip(r.tokens, r.effects[-1])
+                                                   if abs(v) > 0.1]})
     return {"pairs": rows, "mean_heads": np.round(np.mean([r["heads"] for r in rows], 0), 3).tolist(),
             "mean_ffn": np.round(np.mean([r["ffn"] for r in rows], 0), 3).tolist()}
 
