@@ -105,7 +105,8 @@ def timings(name: str, predictor: Predictor, path: str, tokens: int, repeats: in
                 s, cpu, r = best(lambda: predictor.activation_patching(clean, corrupted, site=site, method=method,
                                                                   batch_tokens=batch_tokens), repeats)
                 rows.append({"model": name, "pair": kind, "site": site, "method": method, "best_s": round(s, 3),
-                             "cpu_s": round(cpu, 3), "passes": r.passes, "grid": list(r.effects.shape), "tokens": len(r.tokens),
+                             "cpu_s": round(cpu, 3), "passes": r.passes, "grid": list(r.effects.shape),
+                             "tokens": len(r.tokens),
                              "clean_tokens": len(r.clean_tokens), "predict_ms": round(one * 1000, 1),
                              "predict_cpu_ms": round(one_cpu * 1000, 1), "load": round(os.getloadavg()[0], 1)})
                 print(json.dumps(rows[-1]), file=sys.stderr, flush=True)

@@ -102,7 +102,8 @@ def test_head_patching_equals_hooks_on_transformers_self_attention(hf_predictors
         def keep(_m, _a, out):
             seen.append(out[0].detach().clone())
 
-        handles = [m.register_forward_hook(keep) for m in attn] if hook is None else [module.register_forward_hook(hook)]
+        handles = ([m.register_forward_hook(keep) for m in attn] if hook is None
+                   else [module.register_forward_hook(hook)])
         try:
             with torch.inference_mode():
                 logits = hf(input_ids=ids, attention_mask=torch.ones_like(ids)).logits[0]
