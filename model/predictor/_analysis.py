@@ -16,11 +16,13 @@ import torch
 from model.core.tokenizer import Encoded
 from model.explain.heads import head_mask_hooks
 from model.records.flow import AttentionFlow, check_flow_method
+from model.records.graph import ContributionGraph
 from model.records.internals import AttentionInternals, EmbeddingNorms
 from model.records.prediction import NoClassificationHead
 from model.text.segments import one_text_inputs
 
-from ._reading import Parts
+from ._long_text import window_text_of
+from ._reading import Parts, encode
 from .options import PredictOptions
 
 
@@ -39,6 +41,16 @@ def check_flow(method: str, target: int | None, labels: tuple[str, ...], model_d
         raise NoClassificationHead(f"DecompX needs a classification head, and the model in {model_dir} has none (a "
                                    "bare encoder, opened in attention-only mode)")
     check_target(labels, target)
+
+
+def flow_of(parts: Parts, text: str, text_pair: str | None, window: int, method: str, options: PredictOptions,
+            target: int | None) -> AttentionFlow:
+    """``Predictor.attention_flow``'s work: the checks (:func:`check_flow`), the window ``window`` of a long text
+    read in windows (:func:`model.predictor._long_text.window_text_of`), then :func:`attention_flow`."""
+    check_flow(method, target, parts.labels, parts.model_dir)
+    if text_pair is None and options.windowed and encode(parts.encoder, parts.model_dir, text).truncated:
+        text = window_text_of(parts.encoder, text, window)
+    return attention_flow(parts, encode(parts.encoder, parts.model_dir, text, text_pair), method, options, target)
 
 
 def attention_flow(parts: Parts, enc: Encoded, method: str, options: PredictOptions,
@@ -63,6 +75,20 @@ def attention_flow(parts: Parts, enc: Encoded, method: str, options: PredictOpti
         summed=arr("summed"), value_norms=arr("value_norms"), contributions=arr("contributions"),
         head_mask=options.mask_copy(), elapsed_s=out["elapsed_s"], target=target, task=options.task.kind,
         segment_ids=enc.segment_ids)
+
+
+def contribution_graph(parts: Parts, enc: Encoded, threshold: float) -> ContributionGraph:
+    """``Predictor.contribution_graph``: the pruned graph of one encoding (:mod:`model.explain.contribution_graph`).
+    Raises ValueError: ``threshold`` not a number in [0, 1]; FlowNotSupported: what ALTI does not cover."""
+    from model.explain.contribution_graph import contribution_graph as compute
+
+    if not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
+        raise ValueError(f"threshold must be a number in [0, 1], got {threshold!r}")
+    ids, att, types = one_text_inputs(parts, enc)
+    out = compute(parts.model, ids, att, float(threshold), lock=parts.pass_lock, types=types)
+    return ContributionGraph(tokens=tuple(enc.tokens), nodes=out["nodes"], edges=out["edges"], heads=out["heads"],
+                             weights=out["weights"], readout=out["readout"], threshold=float(threshold),
+                             n_layers=parts.model.config.n_layers, elapsed_s=out["elapsed_s"])
 
 
 @torch.inference_mode()

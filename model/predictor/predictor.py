@@ -17,14 +17,16 @@ from model.core.tokenizer import Encoded, TextEncoder
 from model.explain.heads import head_mask_hooks, install_head_mask_hooks
 from model.hf.backend import HFEncoder, HFModelSummary
 from model.records.flow import AttentionFlow
+from model.records.graph import ContributionGraph
 from model.records.info import ModelInfo, build_model_info
 from model.records.internals import AttentionInternals, EmbeddingNorms
+from model.records.patching import PatchingResult, check_patching
 from model.records.document import Document
 from model.records.prediction import NoClassificationHead, NoPositionalMatrix, Prediction, Score
 from model.records.vectors import VectorSpec
 from model.tasks.task import Task
 
-from . import _analysis, _loading, _long_text, _reading, _scoring
+from . import _analysis, _loading, _long_text, _patching, _reading, _scoring
 from ._scoring import BATCH_SIZE_CPU, BATCH_SIZE_GPU, MAX_TOKENS_CPU, MAX_TOKENS_GPU  # noqa: F401 - re-exported
 from .options import PredictOptions
 from .precision import bf16_copy
@@ -247,65 +249,64 @@ class Predictor:
     def attention_flow(self, text: str, method: str = "value_norm", head_mask=None, long_text: str | None = None,
                        window: int = 0, text_pair: str | None = None, target: int | None = None, *,
                        options: PredictOptions | None = None) -> AttentionFlow:
-        """What flows through the attention layers of ``text``: value-weighted norms, ALTI or DecompX.
-
-        Flows stay per window: a text longer than the model's maximum length gives the flow of its window ``window``
-        (policy ``long_text="windows"``, the default: ``predict(text).document.window_text(window)``) or of its
-        head+tail cut.
-        Other arguments and errors: see the class docstring.
-
-        Args:
-            method: one of :data:`model.records.flow.FLOW_METHODS`: ``"value_norm"`` (Kobayashi et al. 2020),
-                ``"alti"`` (Ferrando et al. 2022), ``"decompx"`` (Modarressi et al. 2023); see :mod:`model.records.flow`.
-            target: ``decompx``: the class its ``importance`` is for (default the predicted one, ``argmax(logits)``;
-                multi-label: that label's logit; regression: 0, the value); the record says which.
-
-        Returns:
-            :class:`model.records.flow.AttentionFlow` (read-only float32 arrays).
-
-        Raises:
-            ValueError: unknown method (the message names the methods) or target; NoClassificationHead for
-                ``decompx`` without a classification head.
-            model.records.flow.FlowNotSupported: (a NotImplementedError) the method does not cover this architecture (a
-                pre-LN encoder for ALTI/DecompX, DeBERTa v1); the message says what is covered.
-        """
+        """What flows through the attention layers of ``text`` by ``method``, one of
+        :data:`~model.records.flow.FLOW_METHODS` (:mod:`model.records.flow`: value norms, Kobayashi et al. 2020; ALTI,
+        Ferrando et al. 2022; DecompX, Modarressi et al. 2023, for class ``target``, default ``argmax(logits)``). A long
+        text gives the flow of its window ``window`` (``long_text="windows"``) or of its head+tail cut. Other arguments:
+        the class docstring. Returns :class:`~model.records.flow.AttentionFlow`. Raises ValueError: unknown method or
+        target; NoClassificationHead: ``decompx`` without a head; FlowNotSupported: an architecture not covered."""
         opts = self._settle(options, head_mask, long_text)
-        _analysis.check_flow(method, target, self.labels, self.model_dir)
-        if text_pair is None and opts.windowed and self.encode(text).truncated:
-            text = _long_text.window_text_of(self.encoder, text, window)
-        return _analysis.attention_flow(self._parts(), self.encode(text, text_pair), method, opts, target)
+        return _analysis.flow_of(self._parts(), text, text_pair, window, method, opts, target)
 
     def layer_predictions(self, text: str, head_mask=None, text_pair: str | None = None, target: int | None = None,
                           *, options: PredictOptions | None = None) -> np.ndarray:
-        """What the model would say if it stopped after each layer (a "logit lens" for encoders).
+        """What the model would say if it stopped after each layer (a "logit lens" for encoders). The embedding output
+        (the first layer's input) and each layer's output go through the model's own classification read-out (pooling
+        and head; see :func:`model.explain.value_flow.layer_logits`), read as the call's task reads the logits
+        (:func:`model.tasks.readout.outputs`). ``target``: the class the caller follows (validated; its curve is column
+        ``target``), or None. Other arguments and errors: see the class docstring.
 
-        The embedding output (the first layer's input) and each layer's output go through the model's own
-        classification read-out (pooling and head; see :func:`model.explain.value_flow.layer_logits`), read as the
-        call's task reads the logits (:func:`model.tasks.readout.outputs`). ``target``: the class the caller follows
-        (validated; its curve is column ``target``), or None. Other arguments and errors: see the class docstring.
-
-        Returns:
-            float32 (L + 1, C), read-only: softmax probabilities (single-label), sigmoids (multi-label) or the
-            predicted value (regression, C = 1); row 0: after the embeddings, row l: after layer l. The last
-            row equals ``predict(text, head_mask=head_mask).probabilities`` (regression: ``.logits``).
-        """
+        Returns float32 (L + 1, C), read-only: softmax probabilities (single-label), sigmoids (multi-label) or the
+        predicted value (regression, C = 1); row 0: after the embeddings, row l: after layer l. The last row equals
+        ``predict(text, head_mask=head_mask).probabilities`` (regression: ``.logits``)."""
         self.require_head("prediction by layer")
         _analysis.check_target(self.labels, target)
         opts = self._settle(options, head_mask)
         return _analysis.layer_predictions(self._parts(), self.encode(text, text_pair), opts)
 
+    def activation_patching(self, clean: str, corrupted: str, site: str = "resid", target: int | None = None,
+                            direction: str = "denoise", method: str = "exact", *, batch_tokens: int | None = None,
+                            progress=None, should_stop=None) -> PatchingResult:
+        """Activation patching of ``clean`` into ``corrupted`` (``direction="denoise"``) or back (``"noise"``) at
+        ``site`` ``"resid"`` [L, T], ``"head"`` [L, H] or ``"ffn"`` [L], by ``method`` ``"exact"`` or ``"attribution"``
+        (Nanda 2023's approximation): :mod:`model.records.patching` defines them, the restored share ``effects``, the
+        position matching (Compare's word alignment) and ``target``. ``batch_tokens`` (per pass), ``progress(done,
+        total)``, ``should_stop()``: as in :meth:`score_many`. Long texts are cut (head+tail); no pairs. Raises
+        ValueError (a bad argument or text), NoClassificationHead, PatchingCancelled, FlowNotSupported (DeBERTa v1)."""
+        self.require_head("activation patching")
+        check_patching(site, direction, method, target, len(self.labels))
+        return _patching.activation_patching(self._parts(), (clean, corrupted), site, target, direction, method,
+                                             batch_tokens, progress, should_stop)
+
+    def contribution_graph(self, text: str, threshold: float = 0.04,
+                           text_pair: str | None = None) -> ContributionGraph:
+        """The contribution graph of ``text`` (Ferrando & Voita 2024; :mod:`model.explain.contribution_graph`): the
+        (layer, token) residual states the read-out is built from, edges through each head and the residual/FFN path
+        weighted by ALTI's proportional contribution, kept when at least ``threshold`` (in [0, 1]). A long text is cut
+        (head+tail). Returns :class:`~model.records.graph.ContributionGraph`. Raises ValueError: a bad text or
+        threshold; FlowNotSupported: what ALTI does not cover (a pre-LN encoder, an unmapped family)."""
+        return _analysis.contribution_graph(self._parts(), self.encode(text, text_pair), threshold)
+
     def attention_internals(self, text: str, layer: int, head_mask=None, text_pair: str | None = None, *,
                             options: PredictOptions | None = None) -> AttentionInternals:
         """Queries, keys, values, pre-softmax scores and head outputs of one layer (0-based ``layer``; negative counts
-        from the last) for ``text``, the layers below under the head mask.
-
-        Dispatches to the backend: ``self.model.attention_internals(input_ids, mask, layer)`` (the bundled
-        :class:`~model.core.encoder.TransformerClassifier`; another backend supplies the same method and,
-        where its scores carry extra terms, says so in ``extra_score_terms``). ``softmax(scores)`` equals
-        ``predict(text).attention[layer]``. Computed for one layer only (512 tokens x d_model floats, not
-        all layers at once). Other arguments and errors: see the class docstring; IndexError: ``layer`` out of range.
-        Returns :class:`model.records.internals.AttentionInternals` (read-only float32 arrays).
-        """
+        from the last) for ``text``, the layers below under the head mask. Dispatches to the backend:
+        ``self.model.attention_internals(input_ids, mask, layer)`` (the bundled
+        :class:`~model.core.encoder.TransformerClassifier`; another backend supplies the same method and, where its
+        scores carry extra terms, says so in ``extra_score_terms``). ``softmax(scores)`` equals
+        ``predict(text).attention[layer]``. Computed for one layer only (512 tokens x d_model floats, not all layers at
+        once). Other arguments and errors: see the class docstring; IndexError: ``layer`` out of range. Returns
+        :class:`model.records.internals.AttentionInternals` (read-only float32 arrays)."""
         enc = self.encode(text, text_pair)
         return _analysis.attention_internals(self._parts(), enc, layer, self._settle(options, head_mask))
 
