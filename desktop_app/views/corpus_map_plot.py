@@ -2,6 +2,10 @@
 Map view says, with a legend, a tooltip (the text's excerpt) on hover, pan and zoom, box or lasso selection, a click
 that opens a text, the explored text marked (a star) and its nearest neighbours ringed.
 
+Clicks: the points take them first (the one under the pointer opens); a ring, drawn under the points, is its
+neighbour's click target too (a click inside it opens that neighbour), and the star lets clicks through to the
+points under it (issue 56: the rings, drawn over the points, took the clicks and opened nothing).
+
 It draws what it is given (coordinates, colours, tooltips, a faded mask): the Map view (panel) decides them from
 the batch rows, so this module imports neither the panels nor the workers, nor torch. Selection: with the "box" or
 "lasso" mode a left drag draws the shape (pan is the right drag, or the mode "pan"); :attr:`CorpusMapPlot.selected`
@@ -86,6 +90,15 @@ class _SelectBox(pg.ViewBox):
         return pts
 
 
+class _PassThrough(pg.ScatterPlotItem):
+    """A scatter drawn over the points for show (the explored star): it never takes a click, so the point under it
+    gets it (pyqtgraph offers a click to the items under the pointer, topmost first, until one accepts it)."""
+
+    def mouseClickEvent(self, ev) -> None:  # noqa: N802 - pyqtgraph's name
+        """Let the click go to the items below."""
+        ev.ignore()
+
+
 class CorpusMapPlot(pg.PlotWidget):
     """The corpus map (module docstring).
 
@@ -110,9 +123,10 @@ class CorpusMapPlot(pg.PlotWidget):
                                           hoverPen=pg.mkPen("#000000", width=1.5), hoverSize=POINT_SIZE + 4)
         self.scatter.sigClicked.connect(self._on_clicked)
         self.marks = pg.ScatterPlotItem(size=14, pen=pg.mkPen("#000000", width=2), brush=None, symbol="o")
-        self.star = pg.ScatterPlotItem(size=20, pen=pg.mkPen("#000000", width=1.5), brush=pg.mkBrush("#FFD400"),
-                                       symbol="star")
-        for z, it in enumerate((self.scatter, self.marks, self.star)):
+        self.marks.sigClicked.connect(self._on_clicked)  # a ring opens its neighbour (its data: the point's index)
+        self.star = _PassThrough(size=20, pen=pg.mkPen("#000000", width=1.5), brush=pg.mkBrush("#FFD400"),
+                                 symbol="star")
+        for z, it in enumerate((self.marks, self.scatter, self.star)):  # the rings under the points (module docstring)
             it.setZValue(z)
             item.addItem(it)
         self.legend = item.addLegend(offset=(8, 8), labelTextColor="#222222", brush=pg.mkBrush(255, 255, 255, 210))
@@ -160,7 +174,7 @@ class CorpusMapPlot(pg.PlotWidget):
         """Mark the explored text at float [2] ``explored`` (None: no mark) and ring the ``neighbours`` (indices)."""
         self.star.setData(pos=np.zeros((0, 2)) if explored is None else np.asarray(explored, np.float64)[None])
         idx = [i for i in neighbours if 0 <= i < len(self.xy)]
-        self.marks.setData(pos=self.xy[idx] if idx else np.zeros((0, 2)))
+        self.marks.setData(pos=self.xy[idx] if idx else np.zeros((0, 2)), data=np.array(idx, dtype=np.int64))
 
     def _tip(self, x: float, y: float, data) -> str:
         i = int(data)
