@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 from model.batch import DEFAULT_MAX_FILE_BYTES, SUPPORTED_EXTENSIONS
 from model.files.compression import COMPRESSIONS
 
-from ..views.widgets import ElidedLabel
+from ..views.widgets import ElidedLabel, fitting_width
 from .batch_export import export_menu
 from .batch_proxy import results_view
 from .row_filter import FILTERS
@@ -43,11 +43,6 @@ DROP_HINT = (f"Drop files or folders of reviews here ({', '.join(SUPPORTED_EXTEN
              f"also compressed: {', '.join(COMPRESSIONS)}).")
 PROGRESS_TEXT_SAMPLE = "Cancelled: 100,000 reviews in 10:00:00"
 """The longest progress text the bar is sized for (a finished job's)."""
-
-
-def fitting_width(widget, text: str) -> int:
-    """Pixels ``widget`` needs to show ``text`` on one line in its font: the text, its frame and margins."""
-    return widget.fontMetrics().horizontalAdvance(text) + 24
 
 
 class BatchPanelUI:

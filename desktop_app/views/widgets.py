@@ -53,6 +53,11 @@ class KeptHeightScroll(QScrollArea):
         return QSize(super().minimumSizeHint().width(), inner.minimumSizeHint().height() - extra)
 
 
+def fitting_width(widget: QWidget, text: str) -> int:
+    """Pixels ``widget`` needs to show ``text`` on one line in its font: the text, its frame and margins."""
+    return widget.fontMetrics().horizontalAdvance(text) + 24
+
+
 def scrollable(widget: QWidget, keep_min_height: bool = False) -> QScrollArea:
     """``widget`` in a frameless, resizable scroll area: its minimum size no longer sets the minimum size of the dock
     (or dock area) that holds it; it scrolls when the dock is smaller. ``keep_min_height``: a

@@ -92,3 +92,47 @@ def test_a_ringed_neighbour_opens_on_a_click(qtbot, mapped):
 
 
 POINT_RADIUS_PX = 7  # the ring's radius: a click inside it is a click on its point
+
+
+def test_the_map_tab_fits_the_corpus_dock_and_follows_its_size(qtbot, mapped):
+    """The Map tab was 234 px taller than the dock (its word-wrapped status made the scroll area size it to its
+    preferred height): the plot's bottom and the slices (Export..., Delete) were below the fold, most points hidden."""
+    win, m = mapped
+    scroll = m.parentWidget().parentWidget()
+    viewport = scroll.viewport()
+    assert m.height() <= viewport.height() and not scroll.verticalScrollBar().isVisible()
+    for widget in (m.plot, m.slices, m.neighbours):
+        assert _within(viewport, widget), widget
+    pixels = [_on_screen(m.plot, xy) for xy in m.plot.xy]
+    assert all(m.plot.rect().contains(p) for p in pixels)  # every point on screen
+    dock = win.dock("Corpus")
+    before = m.plot.height()
+    win.resizeDocks([dock], [dock.height() - 30], Qt.Orientation.Vertical)  # (the right-hand docks keep it from growing)
+    qtbot.waitUntil(lambda: m.plot.height() <= before - 25, timeout=5_000)  # the plot follows the dock
+    assert m.height() <= viewport.height() and _within(viewport, m.slices)
+
+
+def test_the_legend_stays_off_the_data(qtbot, mapped):
+    """The legend was drawn inside the data (top left) and hid points: after a UMAP, the explored star and its rings.
+    It is now a row of the plot under the data, exported with it."""
+    _win, m = mapped
+    m.open_row(int(m.vectors.rows[0]))
+    qtbot.waitUntil(lambda: len(m.plot.star.data) == 1, timeout=WAIT_MS)
+    vb = m.plot.getPlotItem().vb
+    legend = m.plot.legend
+    assert len(legend.items) == 2 and legend.isVisible()
+    assert legend.sceneBoundingRect().top() >= vb.sceneBoundingRect().bottom() - 1  # under the data, not on it
+    assert m.plot.rect().contains(m.plot.mapFromScene(legend.sceneBoundingRect().bottomRight()))
+    assert legend.parentItem() is m.plot.export_item()  # PNG/SVG export draws it
+
+
+def test_the_umap_progress_text_fits_its_bar(qtbot, mapped):
+    """"UMAP epoch 500/500" wrapped onto two lines and was cut: the bar was squeezed to 95 px in the tool row."""
+    _win, m = mapped
+    bar = m.progress
+    bar.setVisible(True)
+    m._on_progress((500, 500))
+    qtbot.wait(20)
+    assert bar.text() == "UMAP epoch 500/500"
+    assert bar.fontMetrics().horizontalAdvance(bar.text()) + 16 <= bar.width()
+    assert _within(m, bar)
