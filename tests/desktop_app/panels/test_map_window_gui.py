@@ -107,7 +107,7 @@ def test_the_map_tab_fits_the_corpus_dock_and_follows_its_size(qtbot, mapped):
     assert all(m.plot.rect().contains(p) for p in pixels)  # every point on screen
     dock = win.dock("Corpus")
     before = m.plot.height()
-    win.resizeDocks([dock], [dock.height() - 30], Qt.Orientation.Vertical)  # (the right-hand docks keep it from growing)
+    win.resizeDocks([dock], [dock.height() - 30], Qt.Orientation.Vertical)  # (the docks above keep it from growing)
     qtbot.waitUntil(lambda: m.plot.height() <= before - 25, timeout=5_000)  # the plot follows the dock
     assert m.height() <= viewport.height() and _within(viewport, m.slices)
 
