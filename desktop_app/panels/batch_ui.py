@@ -4,7 +4,8 @@ Five rows, each one line high whatever it says, so the panel's minimum height ne
 (a word-wrapped message label that went from empty to one line grew the dock, and the window, by 6 px):
 
 * the actions and filters: Add files, Add folder, the category, Errors first, the corpus dock's word / cell
-  filter (a button that clears it; hidden when there is none), the search box, Export, Clear;
+  filter (a button that clears it; hidden when there is none; its text elided, so it never widens the dock), the
+  search box (room kept for the start of its hint), Export, Clear;
 * the results table, which takes the remaining height;
 * the progress bar (its text on one line), Cancel and Columns (a popup: the text, second-text and gold-label
   columns, each box wide enough for its "auto (...)" hint, and the largest one-review file);
@@ -34,7 +35,7 @@ from PySide6.QtWidgets import (
 from model.batch import DEFAULT_MAX_FILE_BYTES, SUPPORTED_EXTENSIONS
 from model.files.compression import COMPRESSIONS
 
-from ..views.widgets import ElidedLabel
+from ..views.widgets import ElidedLabel, ElidedToolButton, fitting_width
 from .batch_export import export_menu
 from .batch_proxy import results_view
 from .row_filter import FILTERS
@@ -43,11 +44,8 @@ DROP_HINT = (f"Drop files or folders of reviews here ({', '.join(SUPPORTED_EXTEN
              f"also compressed: {', '.join(COMPRESSIONS)}).")
 PROGRESS_TEXT_SAMPLE = "Cancelled: 100,000 reviews in 10:00:00"
 """The longest progress text the bar is sized for (a finished job's)."""
-
-
-def fitting_width(widget, text: str) -> int:
-    """Pixels ``widget`` needs to show ``text`` on one line in its font: the text, its frame and margins."""
-    return widget.fontMetrics().horizontalAdvance(text) + 24
+SEARCH_WIDTH_SAMPLE = "Filter by file"
+"""The search box keeps room for this much of its hint (it shrank to "Fi…" beside a corpus filter)."""
 
 
 class BatchPanelUI:
@@ -91,13 +89,14 @@ class BatchPanelUI:
         self.errors_button = QPushButton("Errors first")
         self.errors_button.setToolTip("Show the misclassified rows, the most confident errors first (F8: next error)")
         self.errors_button.clicked.connect(self.show_errors_first)
-        self.corpus_filter_button = QToolButton()
-        self.corpus_filter_button.setToolTip("A filter chosen in the Corpus dock; click to remove it")
+        # its text elided: a long cell ("× gold negative → predicted positive") never widens the dock (issue 56)
+        self.corpus_filter_button = ElidedToolButton("A filter chosen in the Corpus dock; click to remove it")
         self.corpus_filter_button.clicked.connect(self.clear_corpus_filters)
         self.corpus_filter_button.setVisible(False)
         self.search_edit = QLineEdit()
         self.search_edit.setPlaceholderText("Filter by file, text or status…")
         self.search_edit.setClearButtonEnabled(True)
+        self.search_edit.setMinimumWidth(fitting_width(self.search_edit, SEARCH_WIDTH_SAMPLE))
         self.search_edit.textChanged.connect(self.proxy.set_search)
         self.export_button = QToolButton()
         self.export_button.setText("Export")

@@ -13,6 +13,10 @@ batch table, the corpus metrics and the explorer.
   The explored text is a star (placed with the fitted projection) and its 10 nearest texts by cosine are ringed and
   listed with their labels and gold.
 * Slices (:class:`~desktop_app.panels.map_slices.SlicesBox`): named selections, their metrics side by side, export.
+* Fit (issue 56): the tab takes the height of the dock and no more (its status is one line, elided, the whole text
+  its tooltip: a word-wrapped label made the scroll area size the tab to its preferred height, 234 px taller than the
+  dock, the plot's bottom and the slices below the fold); the UMAP progress bar, beside the status, is wide enough for
+  its text.
 
 Public: :meth:`CorpusMapPanel.set_predictor`, :meth:`set_explored`, :meth:`settings`, :meth:`apply_settings`,
 :meth:`project`, :meth:`select_rows`; signal ``projected``.
@@ -43,6 +47,7 @@ from model.tasks.types import SINGLE_LABEL
 
 from ..map_settings import MapSettings
 from ..views.corpus_map_plot import CorpusMapPlot
+from ..views.widgets import ElidedLabel, fitting_width
 from ..workers.corpus_map import explored_job, projection_job
 from ..workers.handle import EXPLANATION_NICE
 from ..workers.jobs import Jobs
@@ -50,6 +55,8 @@ from .map_slices import SlicesBox
 
 PCA_THROTTLE_MS = 1000  # while rows arrive, the PCA map is made again at most once a second
 EXCERPT_CHARS = 160
+PROGRESS_SAMPLE = "UMAP epoch 1000/1000"
+"""The progress text the bar is sized for (umap-learn fits 200 or 500 epochs unless told otherwise)."""
 
 
 def excerpt(row) -> str:
@@ -111,11 +118,10 @@ class CorpusMapPanel(QWidget):
         for mode, title in (("box", "Select: box"), ("lasso", "Select: lasso"), ("pan", "Pan")):
             self.select_box.addItem(title, mode)
         self.progress = QProgressBar()
-        self.progress.setMaximumWidth(160)
+        self.progress.setFixedWidth(fitting_width(self.progress, PROGRESS_SAMPLE))
         self.progress.setVisible(False)
         self.plot = CorpusMapPlot()
-        self.status = QLabel("Score a folder of texts: each becomes a point here, placed by its sentence vector.")
-        self.status.setWordWrap(True)
+        self.status = ElidedLabel("Score a folder of texts: each becomes a point here, placed by its sentence vector.")
         self.neighbours = QListWidget()
         self.neighbours.itemActivated.connect(lambda item: self.open_row(int(item.data(256))))
         self.slices = SlicesBox(self, describe)
@@ -125,10 +131,13 @@ class CorpusMapPanel(QWidget):
         self.plot.selected.connect(lambda idx: self.select_rows([self.rows[i] for i in idx]))
         self.plot.point_clicked.connect(lambda i: self.open_row(self._table_row(i)))
         bar = QHBoxLayout()
-        for w in (self.projection_box, self.map_button, self.cancel_button, self.progress, QLabel("Colour:"),
-                  self.colour_box, self.label_box, self.word_edit, self.select_box):
+        for w in (self.projection_box, self.map_button, self.cancel_button, QLabel("Colour:"), self.colour_box,
+                  self.label_box, self.word_edit, self.select_box):
             bar.addWidget(w)
         bar.addStretch(1)
+        line = QHBoxLayout()  # the status, and UMAP's progress beside it
+        line.addWidget(self.status, 1)
+        line.addWidget(self.progress)
         side = QSplitter()
         side.setOrientation(side.orientation().Vertical)
         holder = QWidget()
@@ -148,7 +157,7 @@ class CorpusMapPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
-        layout.addWidget(self.status)
+        layout.addLayout(line)
         layout.addWidget(split, 1)
 
     def showEvent(self, event) -> None:
@@ -264,6 +273,8 @@ class CorpusMapPanel(QWidget):
         self.progress.setRange(0, max(1, total))
         self.progress.setValue(done)
         self.progress.setFormat(f"UMAP epoch {done}/{total}")
+        bar = self.progress
+        bar.setFixedWidth(max(bar.minimumWidth(), fitting_width(bar, bar.text())))  # never cut, e.g. 5000 epochs
 
     def _on_projected(self, projector, vectors) -> None:
         self.progress.setVisible(False)
@@ -279,8 +290,8 @@ class CorpusMapPanel(QWidget):
             self._method = r.method
             self.projection_box.setCurrentIndex(self.projection_box.findData(r.method))
         note = f" ({r.note})" if r.note else ""
-        self.status.setText(f"{r.method.upper()} of {len(self.rows):,} texts{took}{share}{note}. Drag to select (the "
-                            "table and the metrics follow), click a point to explore it, right-drag to pan.")
+        self.status.setText(f"{r.method.upper()} of {len(self.rows):,} texts{took}{share}{note}. Drag to select, click a "
+                            "point to explore it, right-drag to pan; the table and the metrics follow the selection.")
         self.recolour()
         self._place_explored()
         self.slices.refresh()
@@ -289,7 +300,7 @@ class CorpusMapPanel(QWidget):
     def _on_failed(self, exc: Exception) -> None:
         self._method = "pca" if self.projector is None else self.projector.result.method
         self.progress.setVisible(False)
-        self.status.setText(f"The map failed: {type(exc).__name__}: {exc}")
+        self.status.setText(" ".join(f"The map failed: {type(exc).__name__}: {exc}".split()))  # one line
 
     def _on_cancelled(self) -> None:
         self._method = "pca" if self.projector is None else self.projector.result.method

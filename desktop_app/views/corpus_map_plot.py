@@ -1,6 +1,14 @@
 """The corpus map's plot (issue 42): every scored text as a point (pyqtgraph ``ScatterPlotItem``), coloured as the
-Map view says, with a legend, a tooltip (the text's excerpt) on hover, pan and zoom, box or lasso selection, a click
-that opens a text, the explored text marked (a star) and its nearest neighbours ringed.
+Map view says, with a legend under the data, a tooltip (the text's excerpt) on hover, pan and zoom, box or lasso
+selection, a click that opens a text, the explored text marked (a star) and its nearest neighbours ringed.
+
+Clicks: the points take them first (the one under the pointer opens); a ring, drawn under the points, is its
+neighbour's click target too (a click inside it opens that neighbour), and the star lets clicks through to the
+points under it (issue 56: the rings, drawn over the points, took the clicks and opened nothing).
+
+The legend is a row of the plot item's own layout, under the data, its entries in as many columns as its width takes:
+it never covers a point (issue 56: drawn inside the data, it hid the explored star and its rings), and PNG/SVG export
+draws it with the plot.
 
 It draws what it is given (coordinates, colours, tooltips, a faded mask): the Map view (panel) decides them from
 the batch rows, so this module imports neither the panels nor the workers, nor torch. Selection: with the "box" or
@@ -15,8 +23,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QPainterPath
-from PySide6.QtWidgets import QGraphicsPathItem
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainterPath
+from PySide6.QtWidgets import QGraphicsPathItem, QSizePolicy
 
 from ..map_settings import SELECT_MODES
 from .widgets import style_plot
@@ -24,6 +32,10 @@ from .widgets import style_plot
 FADED_ALPHA = 40  # a point the table's filters hide
 POINT_ALPHA = 190
 POINT_SIZE = 5
+LEGEND_ROW = 4  # the plot item's layout: 0 title, 1 top axis, 2 data, 3 bottom axis; the legend under them
+LEGEND_POINTS = 9.0  # the legend's text size
+LEGEND_ENTRY_PX = 20 + 5 + 3 + 16  # an entry's pixels besides its text: the sample, spacings, the gap to the next
+LEGEND_ROW_PX = 22  # a row of the legend
 
 
 def points_in_polygon(xy: np.ndarray, polygon: np.ndarray) -> np.ndarray:
@@ -86,6 +98,15 @@ class _SelectBox(pg.ViewBox):
         return pts
 
 
+class _PassThrough(pg.ScatterPlotItem):
+    """A scatter drawn over the points for show (the explored star): it never takes a click, so the point under it
+    gets it (pyqtgraph offers a click to the items under the pointer, topmost first, until one accepts it)."""
+
+    def mouseClickEvent(self, ev) -> None:  # noqa: N802 - pyqtgraph's name
+        """Let the click go to the items below."""
+        ev.ignore()
+
+
 class CorpusMapPlot(pg.PlotWidget):
     """The corpus map (module docstring).
 
@@ -110,12 +131,17 @@ class CorpusMapPlot(pg.PlotWidget):
                                           hoverPen=pg.mkPen("#000000", width=1.5), hoverSize=POINT_SIZE + 4)
         self.scatter.sigClicked.connect(self._on_clicked)
         self.marks = pg.ScatterPlotItem(size=14, pen=pg.mkPen("#000000", width=2), brush=None, symbol="o")
-        self.star = pg.ScatterPlotItem(size=20, pen=pg.mkPen("#000000", width=1.5), brush=pg.mkBrush("#FFD400"),
-                                       symbol="star")
-        for z, it in enumerate((self.scatter, self.marks, self.star)):
+        self.marks.sigClicked.connect(self._on_clicked)  # a ring opens its neighbour (its data: the point's index)
+        self.star = _PassThrough(size=20, pen=pg.mkPen("#000000", width=1.5), brush=pg.mkBrush("#FFD400"),
+                                 symbol="star")
+        for z, it in enumerate((self.marks, self.scatter, self.star)):  # the rings under the points (module docstring)
             it.setZValue(z)
             item.addItem(it)
-        self.legend = item.addLegend(offset=(8, 8), labelTextColor="#222222", brush=pg.mkBrush(255, 255, 255, 210))
+        self.legend = pg.LegendItem(offset=None)  # placed by set_legend
+        self._legend_entries: list[tuple[str, str]] = []
+        self._legend_shape = (0, 0)  # (columns, entries) of the legend drawn
+        self._legend_font = QFont()
+        self._legend_font.setPointSizeF(LEGEND_POINTS)
         self.xy = np.zeros((0, 2))
         self.tips: Sequence[str] = ()
         self._brushes: dict[tuple[str, int], QBrush] = {}
@@ -151,16 +177,49 @@ class CorpusMapPlot(pg.PlotWidget):
 
     def set_legend(self, entries: Sequence[tuple[str, str]]) -> None:
         """The legend: ``(name, "#RRGGBB")`` per entry (at most 28)."""
-        self.legend.clear()
-        for name, colour in entries[:28]:
-            sample = pg.ScatterPlotItem(size=8, pen=None, brush=self._brush(colour, 255))
-            self.legend.addItem(sample, name)
+        self._legend_entries = list(entries[:28])
+        self._fit_legend(force=True)
+
+    def _fit_legend(self, force: bool = False) -> None:
+        """Lay the legend's entries out in as many columns as the plot's width takes (its widest entry's pixels) and
+        in at most half its height: entries beyond that are one "+N more" entry, all of them in the legend's tooltip.
+        A new legend item when the layout changes (pyqtgraph's ``setColumnCount`` leaves old columns' widths behind)."""
+        entries = self._legend_entries
+        metrics = QFontMetrics(self._legend_font)
+        rows = max(1, int(self.height() / 2 // LEGEND_ROW_PX))
+        for _ in range(2):  # again once the "+N more" entry is in: it may be the widest
+            widest = max((metrics.horizontalAdvance(name) for name, _ in entries), default=0) + LEGEND_ENTRY_PX
+            columns = max(1, min(len(entries), int(self.width() // widest)))
+            room = columns * rows
+            if len(self._legend_entries) > room:
+                entries = [*self._legend_entries[:room - 1],
+                           (f"+{len(self._legend_entries) - room + 1} more\u2026", "#ffffff")]
+        if not force and (columns, len(entries)) == self._legend_shape:
+            return
+        self._legend_shape = (columns, len(entries))
+        item = self.getPlotItem()
+        if self.legend.parentItem() is item:
+            item.layout.removeItem(self.legend)
+            self.scene().removeItem(self.legend)
+        self.legend = pg.LegendItem(offset=None, labelTextColor="#222222", frame=False, colCount=columns,
+                                    labelTextSize=f"{LEGEND_POINTS}pt")
+        for name, colour in entries:
+            self.legend.addItem(pg.ScatterPlotItem(size=8, pen=None, brush=self._brush(colour, 255)), name)
+        self.legend.setToolTip("\n".join(name for name, _ in self._legend_entries))
+        self.legend.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)  # its rows, no more
+        item.layout.addItem(self.legend, LEGEND_ROW, 1)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """The legend's columns follow the width (first: the plot item is never made wider than the new width)."""
+        if "_legend_entries" in self.__dict__:  # pyqtgraph's constructor resizes before ours has run
+            self._fit_legend()
+        super().resizeEvent(event)
 
     def set_marks(self, explored: np.ndarray | None, neighbours: Sequence[int] = ()) -> None:
         """Mark the explored text at float [2] ``explored`` (None: no mark) and ring the ``neighbours`` (indices)."""
         self.star.setData(pos=np.zeros((0, 2)) if explored is None else np.asarray(explored, np.float64)[None])
         idx = [i for i in neighbours if 0 <= i < len(self.xy)]
-        self.marks.setData(pos=self.xy[idx] if idx else np.zeros((0, 2)))
+        self.marks.setData(pos=self.xy[idx] if idx else np.zeros((0, 2)), data=np.array(idx, dtype=np.int64))
 
     def _tip(self, x: float, y: float, data) -> str:
         i = int(data)

@@ -11,10 +11,12 @@ difference of the values instead.
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from model.palette import label_colour
 from model.tasks.types import MultiLabel, Regression, SingleLabel, task_type
+
+from .widgets import ElidedLabel
 
 AGREE_COLOUR, DISAGREE_COLOUR = "#2e7d32", "#b00020"
 
@@ -51,7 +53,10 @@ def agreement_text(a_pred, b_score) -> tuple[str, str]:
 
 
 class ModelBBox(QWidget):
-    """Model B's verdict under A's (module docstring); hidden while no model B is chosen.
+    """Model B's verdict right under A's (module docstring), where the user looks: two lines, the title and B's
+    verdict, then whether they agree, each one line (elided, the whole text its tooltip), so the box never pushes
+    A's bars far down; hidden while no model B is chosen. (Issue 56: under A's details it was below the Prediction
+    dock's fold, and loading B changed nothing visible.)
 
     Attributes:
         title: "Model B: <folder name>". verdict: B's verdict line. agreement: "A and B agree" or how they differ.
@@ -62,18 +67,22 @@ class ModelBBox(QWidget):
         self.setObjectName("modelBBox")
         self.title = QLabel("")
         self.title.setStyleSheet("color: palette(mid);")
-        self.verdict = QLabel("")
+        self.title.setMinimumWidth(40)  # a long folder name is cut, never widens the dock
+        self.verdict = ElidedLabel("")
         f = self.verdict.font()
         f.setBold(True)
         f.setPointSizeF(f.pointSizeF() * 1.2)
         self.verdict.setFont(f)
-        self.agreement = QLabel("")
-        self.agreement.setWordWrap(True)
+        self.agreement = ElidedLabel("")
+        line = QHBoxLayout()
+        line.setSpacing(8)
+        line.addWidget(self.title)
+        line.addWidget(self.verdict, 1)
         lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 6, 0, 0)
+        lay.setContentsMargins(0, 0, 0, 4)
         lay.setSpacing(1)
-        for w in (self.title, self.verdict, self.agreement):
-            lay.addWidget(w)
+        lay.addLayout(line)
+        lay.addWidget(self.agreement)
         self.setVisible(False)
 
     def set_model(self, name: str | None) -> None:

@@ -13,7 +13,7 @@ import math
 import pyqtgraph as pg
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QFont, QFontMetricsF
-from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QSizePolicy, QWidget
+from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QSizePolicy, QToolButton, QWidget
 
 
 def fit_table_height(table) -> int:
@@ -51,6 +51,11 @@ class KeptHeightScroll(QScrollArea):
         spacing = max(0, inner.layout().spacing()) if inner.layout() is not None else 0
         extra = sum(w.minimumSizeHint().height() + spacing for w in self.scrolled_only if not w.isHidden())
         return QSize(super().minimumSizeHint().width(), inner.minimumSizeHint().height() - extra)
+
+
+def fitting_width(widget: QWidget, text: str) -> int:
+    """Pixels ``widget`` needs to show ``text`` on one line in its font: the text, its frame and margins."""
+    return widget.fontMetrics().horizontalAdvance(text) + 24
 
 
 def scrollable(widget: QWidget, keep_min_height: bool = False) -> QScrollArea:
@@ -247,3 +252,57 @@ class ElidedLabel(QLabel):
         """Re-elide to the new width."""
         super().resizeEvent(event)
         self._elide()
+
+
+class ElidedToolButton(QToolButton):
+    """A tool button whose text, too long for its width, ends in "…" (the full text is its tooltip): it asks for its
+    whole text's width but takes what its row has left, down to :data:`ELIDED_BUTTON_MIN_PX`.
+
+    A plain button's minimum width is its whole text's: a long text (the batch panel's "× gold negative → predicted
+    positive") widened its dock, and with it the window's layout, and the dock never shrank back (issue 56).
+
+    Args:
+        tip: what the button does, under the text in its tooltip.
+    """
+
+    def __init__(self, tip: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._full, self.tip = "", tip
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        self.setToolTip(tip)
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
+        """Show ``text`` (elided to the width; the full text, then :attr:`tip`, as the tooltip)."""
+        self._full = str(text)
+        self.setToolTip("\n".join(t for t in (self._full, self.tip) if t))
+        self._elide()
+        self.updateGeometry()
+
+    def text(self) -> str:
+        """The full text (before eliding)."""
+        return self._full
+
+    def shown_text(self) -> str:
+        """The text as displayed (elided)."""
+        return super().text()
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        """QSize: the whole text's width (pixels), the button's height."""
+        return QSize(fitting_width(self, self._full), super().sizeHint().height())
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        """QSize: :data:`ELIDED_BUTTON_MIN_PX` wide (a few characters and "…"), the button's height."""
+        return QSize(min(ELIDED_BUTTON_MIN_PX, self.sizeHint().width()), super().minimumSizeHint().height())
+
+    def _elide(self) -> None:
+        room = max(10, self.width() - (fitting_width(self, "") - 8))
+        super().setText(elide_words(self._full, self.fontMetrics(), room))
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """Re-elide to the new width."""
+        super().resizeEvent(event)
+        self._elide()
+
+
+ELIDED_BUTTON_MIN_PX = 48
+"""The least width of an :class:`ElidedToolButton`: its first characters and "…"."""

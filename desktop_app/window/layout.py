@@ -173,8 +173,9 @@ class LayoutMixin:
             self._raise_dock(dock)
 
     def _add_dock(self, widget: QWidget, title: str, area, tab: str = "") -> QDockWidget:
-        """A dock for ``widget``: ``tab`` (else ``title``) on its tab; ``title`` names it in the View menu and in its
-        ``objectName`` (unchanged when the tab names were shortened, so older layouts restore)."""
+        """A dock for ``widget``: ``tab`` (else ``title``) on its tab; ``title`` names it in the View menu (which
+        shows it in front of its tab mates, or hides it) and in its ``objectName`` (unchanged when the tab names were
+        shortened, so older layouts restore)."""
         dock = QDockWidget(tab or title, self)
         dock.setObjectName("dock_" + "".join(c if c.isalnum() else "_" for c in title.lower()))
         dock.setWidget(widget)
@@ -183,6 +184,8 @@ class LayoutMixin:
         action = dock.toggleViewAction()
         action.setText(title)  # set once: Qt renames it only when the dock's title changes
         action.setToolTip(f"Show or hide {title}")
+        # shown from the menu, the panel comes to the front: a tabbed dock's show() only adds its tab (issue 56)
+        action.triggered.connect(lambda checked, d=dock: self._raise_dock(d) if checked else None)
         if self.view_menu_docks is not None:
             self.view_menu_docks.addAction(action)
         return dock

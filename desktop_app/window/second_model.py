@@ -69,7 +69,7 @@ class SecondModel(QObject):
         self.handle = Jobs("model-b", EXPLANATION_NICE, parent=self)
         self.box = ModelBBox()
         layout = window.prediction_panel.layout()
-        layout.insertWidget(layout.count() - 1, self.box)  # under A's details, above the stretch
+        layout.insertWidget(1, self.box)  # right under A's verdict, where the user looks (issue 56)
         area = window.prediction_panel.parentWidget().parentWidget()  # the dock's KeptHeightScroll (viewport, area)
         if isinstance(area, KeptHeightScroll):
             area.scrolled_only.append(self.box)  # B's section scrolls: the window never grows for it
