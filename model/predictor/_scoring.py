@@ -174,7 +174,8 @@ def window_logits(parts: Parts, inputs: list[np.ndarray], options: PredictOption
         float32 tensor [W, C] on the CPU.
     """
     out: torch.Tensor | None = None
-    for idx in pass_batches(parts, [len(x) for x in inputs], options, WINDOW_BATCH, MAX_TOKENS_GPU):
+    budget = WINDOW_BATCH * max([parts.encoder.max_len, *map(len, inputs)])  # WINDOW_BATCH inputs a pass, any length
+    for idx in pass_batches(parts, [len(x) for x in inputs], options, WINDOW_BATCH, budget):
         logits, _ = _logits_pass(parts, [inputs[i] for i in idx], [None] * len(idx), options)
         if out is None:
             out = torch.empty((len(inputs), logits.shape[1]), dtype=torch.float32)
