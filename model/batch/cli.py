@@ -91,9 +91,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "(safetensors, tokenizer.json); default: the bundled resources/model")
     p.add_argument("--device", metavar="DEV", help="cpu, cuda, cuda:1, ... (default: CUDA when available)")
     p.add_argument("--precision", choices=PRECISIONS, default="auto",
-                   help="fp32, bf16 (the weights converted once) or auto: bf16 on a CPU that reports AMX (amx_bf16), or "
-                   "AVX512-BF16 on an AMD CPU, else fp32; decided from the hardware's reported features, never timed (model/predictor/precision.py; "
-                   "default auto). The summary line and each row's precision column say what ran")
+                   help="fp32, bf16 (the weights converted once) or auto: bf16 only on a CPU class where bf16 was measured "
+                   "at least 1.5 times float32's speed end to end (none so far: fp32), never for a regression head; "
+                   "decided from the CPU's reported features, never timed (model/predictor/precision.py; default auto). "
+                   "The summary line and each row's precision column say what ran")
     p.add_argument("--max-file-mb", type=_positive_float, default=DEFAULT_MAX_FILE_BYTES / 2**20, metavar="M",
                    help="refuse one-review files larger than M MiB (default %(default)g)")
     p.add_argument("--task", choices=TASKS, help="read the model's outputs as this task instead of what its "

@@ -18,9 +18,7 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -213,20 +211,21 @@ def schema_of_rows(rows: Sequence[ResultRow]) -> RowSchema:
 
 
 def mcnemar_exact(b01: int, b10: int) -> float | None:
-    """The two-sided exact McNemar p-value: ``b01`` successes in ``n = b01 + b10`` Bernoulli(1/2) trials, twice the
-    smaller tail, at most 1 (what ``scipy.stats.binomtest(b01, n, 0.5).pvalue`` gives; computed exactly with
-    integers). None when ``n == 0``.
+    """The two-sided exact McNemar p-value (McNemar 1947; the exact binomial form): ``b01`` successes in
+    ``n = b01 + b10`` Bernoulli(1/2) trials, ``scipy.stats.binomtest(b01, n, 0.5).pvalue`` (twice the smaller tail, at
+    most 1). None when ``n == 0``.
 
     Raises:
         ValueError: a negative count.
     """
+    from scipy.stats import binomtest
+
     if b01 < 0 or b10 < 0:
         raise ValueError(f"counts must be >= 0, got b01={b01}, b10={b10}")
     n = b01 + b10
     if n == 0:
         return None
-    tail = sum(math.comb(n, k) for k in range(min(b01, b10) + 1))
-    return float(min(Fraction(1), Fraction(2 * tail, 2**n)))
+    return float(binomtest(int(b01), int(n), 0.5).pvalue)
 
 
 class ComparisonTally:

@@ -179,8 +179,8 @@ class ScoringActor:
         device: ``"cpu"``, ``"cuda"``, ...; ``"cuda"`` falls back to the CPU where no GPU is visible.
         torch_threads: intra-op threads of this actor (see :func:`model.batch.ray_pool.plan_pool`).
         task: ``(kind, threshold)`` passed to :meth:`model.Predictor.set_task` (None keeps the config's).
-        precision: passed to :meth:`model.Predictor.use_precision` (``auto`` decides on each node from its own CPU's
-            reported features; each row says what it ran in).
+        precision: passed to :meth:`model.Predictor.use_precision` (``auto``: each node's own CPU class; each row says
+            what it ran in; in one precision the rows equal the local engine's within 1e-5, issue 55).
         vectors: None, or the :class:`model.records.vectors.VectorSpec` whose vectors each block's table carries
             (:func:`rows_to_table`'s ``vector`` column).
     """

@@ -143,10 +143,14 @@ def head_tail_keep(n: int, budget: int) -> np.ndarray:
     return np.concatenate([np.arange(head), np.arange(n - tail, n)]).astype(np.int64)
 
 
-def pad_sequences(batch: Sequence[np.ndarray], pad_id: int) -> tuple[np.ndarray, np.ndarray]:
+def pad_sequences(batch: Sequence[np.ndarray], pad_id: int, length: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Right-pad id sequences (int [T_i] each) into ``(input_ids int64 (B, T), attention_mask bool (B, T))``,
-    T = the longest sequence; padding positions hold ``pad_id`` and are False in the mask."""
-    T = max(len(x) for x in batch)
+    T = ``length`` (None: the longest sequence; raises ValueError when shorter than it); padding positions hold
+    ``pad_id`` and are False in the mask."""
+    longest = max(len(x) for x in batch)
+    T = longest if length is None else int(length)
+    if T < longest:
+        raise ValueError(f"cannot pad a sequence of {longest} ids to {T}")
     ids = np.full((len(batch), T), pad_id, dtype=np.int64)
     mask = np.zeros((len(batch), T), dtype=bool)
     for i, x in enumerate(batch):
@@ -282,6 +286,7 @@ class TextEncoder:
         """
         return self.pad_ids([e.ids for e in batch])
 
-    def pad_ids(self, batch: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        """Right-pad id sequences (int [T_i] each) into ``(input_ids, attention_mask)`` as :meth:`pad` does."""
-        return pad_sequences(batch, self.pad_id)
+    def pad_ids(self, batch: Sequence[np.ndarray], length: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Right-pad id sequences (int [T_i] each) into ``(input_ids, attention_mask)`` as :meth:`pad` does, to
+        ``length`` positions (None: the longest; see :func:`pad_sequences`)."""
+        return pad_sequences(batch, self.pad_id, length)

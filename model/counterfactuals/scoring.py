@@ -10,7 +10,7 @@ scores differ in verdict, which output an edit is measured on and how far a scor
   is the value.
 
 The Jensen-Shannon divergence (:func:`js_divergence`) is in bits, in [0, 1]: for two softmax vectors the divergence
-itself (the square of ``scipy.spatial.distance.jensenshannon(p, q, base=2)``, which returns its square root); for
+itself (SciPy's: the square of ``scipy.spatial.distance.jensenshannon(p, q, base=2)``, which returns its square root); for
 multi-label, the mean over the labels of the divergence of each label's two Bernoulli distributions; none for a
 value.
 """
@@ -27,24 +27,19 @@ from model.records.prediction import Score
 from model.tasks.types import MultiLabel, Regression, SingleLabel, TaskType, task_type
 
 
-def _entropy_terms(p: np.ndarray, m: np.ndarray) -> np.ndarray:
-    """p * log2(p / m) per element, 0 where p == 0."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(p > 0, p * np.log2(np.where(p > 0, p, 1.0) / np.where(m > 0, m, 1.0)), 0.0)
-
-
 def js_divergence(p: np.ndarray, q: np.ndarray) -> float:
     """Jensen-Shannon divergence in bits of two probability vectors float [C] (each normalised to sum 1 first):
-    0.5 KL(p || m) + 0.5 KL(q || m), m = (p + q) / 2; in [0, 1]. Raises ValueError: shapes differ or a vector sums
-    to 0."""
+    0.5 KL(p || m) + 0.5 KL(q || m), m = (p + q) / 2; in [0, 1]. The square of
+    ``scipy.spatial.distance.jensenshannon(p, q, base=2)`` (which returns the distance, its square root). Raises
+    ValueError: shapes differ or a vector sums to 0."""
+    from scipy.spatial.distance import jensenshannon
+
     p, q = np.asarray(p, np.float64), np.asarray(q, np.float64)
     if p.shape != q.shape:
         raise ValueError(f"probability vectors of different shapes {p.shape} and {q.shape}")
     if p.sum() <= 0 or q.sum() <= 0:
         raise ValueError("a probability vector sums to 0")
-    p, q = p / p.sum(), q / q.sum()
-    m = (p + q) / 2
-    return float(max(0.0, 0.5 * _entropy_terms(p, m).sum() + 0.5 * _entropy_terms(q, m).sum()))
+    return float(min(1.0, jensenshannon(p, q, base=2) ** 2))
 
 
 def bernoulli_js(p: np.ndarray, q: np.ndarray) -> float:

@@ -30,6 +30,7 @@ from ._long_text import WINDOW_BATCH, WindowCollector, whole_windows
 from ._reading import Parts, check_pair, input_spec, probabilities, read_out
 from ._vectors import VectorTap, text_vector
 from .options import PredictOptions
+from .precision import bucket_of
 
 MAX_TOKENS_CPU = 4096  # padded tokens per score_many pass on a CPU
 MAX_TOKENS_GPU = 32768  # ... on a GPU (an H100 scored 1.3-1.6x faster than with 4,096: benchmarks.batch_passes)
@@ -79,8 +80,38 @@ def _attention_pass(parts: Parts, enc: Encoded, options: PredictOptions) -> tupl
     mask = torch.ones_like(ids, dtype=torch.bool)  # (1, T)
     with forward_scope(parts, options) as model:
         logits, attn = model(ids, mask, need_weights=True, **types_kw(model, enc.segment_ids, parts.device))
+    if bucket_of(len(enc.ids), options.precision, parts.encoder.max_len) is not None:  # bf16: the scorer's pass
+        logits, _ = _logits_pass(parts, [enc.ids], [enc.segment_ids], options)
     z = logits[0].float().cpu().numpy().astype(np.float32)  # (C,)
     return z, attn[0].float().cpu().numpy().astype(np.float32)  # (L, H, T, T)
+
+
+def pass_batches(parts: Parts, lengths: Sequence[int], options: PredictOptions, batch_size: int,
+                 max_tokens: int) -> Iterator[np.ndarray]:
+    """The forward passes of items of ``lengths`` tokens: int64 index arrays, the items sorted by length and cut by
+    :func:`~model.text.inputs.token_budget_batches`; in bf16 a pass never mixes two buckets
+    (:func:`~model.predictor.precision.bucket_of`), so each item's padded length is its own."""
+    order = np.argsort(lengths, kind="stable")
+    keys = [bucket_of(lengths[i], options.precision, parts.encoder.max_len) for i in order]
+    start = 0
+    for end in [*(k for k in range(1, len(keys)) if keys[k] != keys[k - 1]), len(keys)]:
+        padded = [keys[k] or lengths[order[k]] for k in range(start, end)]
+        yield from token_budget_batches(padded, order[start:end], batch_size, max_tokens)
+        start = end
+
+
+def _logits_pass(parts: Parts, items: Sequence[np.ndarray], segments: Sequence[np.ndarray | None],
+                 options: PredictOptions, tap: VectorTap | None = None) -> tuple[torch.Tensor, list]:
+    """One forward pass without attention weights (the SDPA path) of int64 id arrays ``items`` (their segment ids,
+    None for a single text), padded to the longest (float32) or to its bucket (bf16; all ``items`` share one), in
+    the call's precision and head mask: (logits [B, C] in the model's dtype, ``tap``'s sentence vectors [B] or [])."""
+    longest = max(len(x) for x in items)
+    ids, mask = parts.encoder.pad_ids(items, bucket_of(longest, options.precision, parts.encoder.max_len))
+    types = types_kw(parts.model, pad_segments(segments, ids.shape[1]), parts.device)
+    mask_t = torch.from_numpy(mask).to(parts.device)
+    with forward_scope(parts, options) as model, tap.recording() if tap else nullcontext() as outputs:
+        logits, _ = model(torch.from_numpy(ids).to(parts.device), mask_t, **types)
+    return logits, [] if tap is None else tap.vectors(outputs, mask_t)
 
 
 def _prediction(parts: Parts, text: str, enc: Encoded, logits: np.ndarray, attention: np.ndarray,
@@ -142,13 +173,14 @@ def window_logits(parts: Parts, inputs: list[np.ndarray], options: PredictOption
     Returns:
         float32 tensor [W, C] on the CPU.
     """
-    out = []
-    for b in range(0, len(inputs), WINDOW_BATCH):
-        ids, mask = parts.encoder.pad_ids(inputs[b : b + WINDOW_BATCH])
-        with forward_scope(parts, options) as model:
-            logits, _ = model(torch.from_numpy(ids).to(parts.device), torch.from_numpy(mask).to(parts.device))
-        out.append(logits.float().cpu())
-    return torch.cat(out)
+    out: torch.Tensor | None = None
+    budget = WINDOW_BATCH * max([parts.encoder.max_len, *map(len, inputs)])  # WINDOW_BATCH inputs a pass, any length
+    for idx in pass_batches(parts, [len(x) for x in inputs], options, WINDOW_BATCH, budget):
+        logits, _ = _logits_pass(parts, [inputs[i] for i in idx], [None] * len(idx), options)
+        if out is None:
+            out = torch.empty((len(inputs), logits.shape[1]), dtype=torch.float32)
+        out[torch.from_numpy(idx)] = logits.float().cpu()
+    return out if out is not None else torch.empty((0, len(parts.labels)), dtype=torch.float32)
 
 
 def pass_limits(parts: Parts, texts: Sequence[str], pairs: Sequence[str | None] | None, batch_size: int | None,
@@ -184,21 +216,15 @@ def score_texts(parts: Parts, texts: Sequence[str], pairs: Sequence[str | None] 
         chunk = texts[w0 : w0 + window]
         chunk_pairs = [None] * len(chunk) if pairs is None else pairs[w0 : w0 + window]
         slots, good, items = score_items(parts, chunk, chunk_pairs, options)
-        lengths = [len(ids) for ids in items.items]
-        order = np.argsort(lengths, kind="stable")
         done += len(chunk) - len(good)
         item_vectors: dict[int, np.ndarray] = {}
-        for idx in token_budget_batches([lengths[i] for i in order], order, batch_size, max_tokens):
+        for idx in pass_batches(parts, [len(ids) for ids in items.items], options, batch_size, max_tokens):
             if should_stop is not None and should_stop():
                 k = next((i for i, s in enumerate(slots) if s is None), len(slots))
                 return results + slots[:k]  # type: ignore[operator]
-            ids, mask = parts.encoder.pad_ids([items.items[i] for i in idx])  # (B, T) each
-            types = types_kw(parts.model, pad_segments([items.segments[i] for i in idx], ids.shape[1]), parts.device)
-            mask_t = torch.from_numpy(mask).to(parts.device)
-            with forward_scope(parts, options) as model, tap.recording() if tap else nullcontext() as outputs:
-                logits, _ = model(torch.from_numpy(ids).to(parts.device), mask_t, **types)
-            if tap is not None:
-                item_vectors.update(zip((int(i) for i in idx), tap.vectors(outputs, mask_t)))
+            logits, vectors = _logits_pass(parts, [items.items[i] for i in idx], [items.segments[i] for i in idx],
+                                           options, tap)
+            item_vectors.update(zip((int(i) for i in idx), vectors))
             probs, z = probabilities(logits, options.task), logits.float().cpu().numpy()  # (B, C) each
             for row, i in enumerate(idx):
                 if (complete := items.add(int(i), z[row], probs[row])) is not None:

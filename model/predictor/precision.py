@@ -11,18 +11,32 @@ and 45):
   flows and internals are unchanged. LayerNorm and the softmax inside attention compute in float32 on bfloat16
   tensors (PyTorch's kernels accumulate in float); the logits are converted to float32 before the read-out, so the
   softmax / sigmoid of the probabilities runs in float32 and the probabilities sum to 1 within float32 rounding.
-* ``auto`` (default): decided by :func:`auto_precision` from what the hardware *reports* and the model, never
-  from a timing, so the same machine, model and settings give the same numbers in every run:
+* ``auto`` (default): decided by :func:`auto_precision` from what the hardware *reports*, the model and its task,
+  never from a timing, so the same machine, model and settings give the same numbers in every run. bf16 is picked
+  only on a CPU class (:func:`cpu_class`: ``amx``, ``avx512_bf16``, ``none``) whose *end-to-end* speed-up is written
+  in :data:`BF16_END_TO_END` and is at least :data:`BF16_PAYS` (1.5): the scorer's reviews/s with bf16 against
+  float32's on 3,000 IMDB reviews, tokenization and read-out included, measured in one run by
+  ``python -m benchmarks.precision`` (docs/performance.md, issue 55). A class without a figure keeps ``fp32``:
 
-  - a model without a classification head (attention-only mode): ``fp32``;
-  - a CPU: ``bf16`` where ``/proc/cpuinfo`` lists ``amx_bf16`` (Intel AMX: Sapphire Rapids and later), or lists
-    ``avx512_bf16`` with the vendor ``AuthenticAMD`` (Zen 4 and later: ``python -m benchmarks.precision`` on this
-    project's 2-core AMD EPYC, family 25 model 17: ``score_many`` 1.3-2.7 times float32's reviews/s in four runs,
-    the bundled model's labels the same); ``avx512_bf16`` on an Intel
-    CPU without AMX keeps ``fp32`` (a virtual Xeon: bf16 0.6-0.9 times float32's speed, issue 34); a system without
-    ``/proc/cpuinfo`` (macOS, Windows) keeps ``fp32``;
+  - ``avx512_bf16`` (bfloat16 dot products, no AMX: this project's 2-core AMD EPYC): 0.75 and 0.92 times
+    float32's reviews/s end to end (best of 3, two runs at load 8-23), 1.09 and 1.18 in the issue's runs (an Intel Xeon of this class:
+    0.6-0.9 times, issue 34): ``fp32``;
+  - ``amx`` (Intel AMX: Sapphire Rapids and later): no end-to-end figure yet (a forward pass alone ran 2.85 times
+    float32's speed with bf16 weights, which leaves out tokenization and read-out): ``fp32``;
+  - ``none`` (bf16 emulated), and a system without ``/proc/cpuinfo`` (macOS, Windows): ``fp32``;
+  - a model without a classification head (attention-only mode), or a regression head (its value is a number users
+    compare, not a label: a SICK-relatedness value read -0.00748 in bf16 against -0.00739 in float32): ``fp32``;
   - CUDA: ``fp32`` (bf16 measured 0.7-0.9 times float32's speed for these small encoders on an H100);
   - any other device: ``fp32``.
+
+  ``bf16`` asked for by name runs bf16 on any device and task.
+
+One text, one number (issue 55): in bf16 every forward pass that gives logits pads each text to its own bucket
+(:func:`bucket_of`: the next multiple of :data:`BF16_BUCKET` tokens, at most the model's maximum), and a batch
+holds texts of one bucket only, so a text's bfloat16 logits depend on its own length, never on its batch mates (the
+matrix shapes and the attention kernel's blocks follow the padded length; the rows of a batch are computed alike);
+``predict`` reads its logits from such a pass too (its attention still comes from the pass with weights). float32
+pads to the batch's longest text: there the batch mates move a probability by at most about 4e-7.
 
 The flags are read from ``/proc/cpuinfo``, or from the file the environment variable :data:`CPUINFO_ENV` names (the
 tests give every process, Ray actors and pipeline stages included, an empty one, so ``auto`` is float32 there; a
@@ -44,9 +58,18 @@ if TYPE_CHECKING:
     import torch
 
 PRECISIONS: tuple[str, ...] = ("auto", "fp32", "bf16")
-AMX_FLAG = "amx_bf16"  # the /proc/cpuinfo flag that makes auto pick bf16 on any CPU ...
-AVX512_BF16_FLAG = "avx512_bf16"  # ... and this one on an AMD CPU
-AMD_VENDOR = "AuthenticAMD"
+AMX_FLAG = "amx_bf16"  # the /proc/cpuinfo flag of the class ``amx`` ...
+AVX512_BF16_FLAG = "avx512_bf16"  # ... and of ``avx512_bf16`` (bfloat16 dot products without AMX)
+CPU_CLASSES: tuple[str, ...] = ("amx", "avx512_bf16", "none")
+BF16_PAYS = 1.5  # auto picks bf16 on a CPU class whose end-to-end bf16 speed-up is at least this
+BF16_END_TO_END: dict[str, float | None] = {
+    "amx": None,  # not measured end to end yet (a forward pass alone: 2.85x)
+    "avx512_bf16": 1.18,  # the highest of issue 55's runs on a 2-core AMD EPYC (0.75, 0.92, 1.09, 1.18: docs/performance.md)
+    "none": None,
+}
+"""The scorer's reviews/s with bf16 / with fp32, end to end on 3,000 IMDB reviews, per CPU class (:func:`cpu_class`),
+as ``python -m benchmarks.precision`` measured it; None where no such measurement exists."""
+BF16_BUCKET = 32  # tokens: bf16 passes pad every text to a multiple of this (:func:`bucket_of`)
 CPUINFO_ENV = "ATTENTION_EXPLORER_CPUINFO"  # a file read instead of /proc/cpuinfo (see the module docstring)
 
 
@@ -88,24 +111,47 @@ def cpu_vendor() -> str:
     return _cpuinfo().get("vendor_id", "")
 
 
-def auto_precision(device: torch.device, has_head: bool = True) -> str:
-    """``"bf16"`` or ``"fp32"``: what ``auto`` means on ``device`` for a model with (``has_head``) or without a
-    classification head (the rule of the module docstring; reads only :func:`cpu_flags` and :func:`cpu_vendor`,
-    never a clock)."""
-    if not has_head or device.type != "cpu":
-        return "fp32"
+def cpu_class() -> str:
+    """This CPU's class for the bf16 rule (:data:`CPU_CLASSES`): ``amx`` where ``/proc/cpuinfo`` lists ``amx_bf16``,
+    ``avx512_bf16`` where it lists that flag without AMX, else ``none`` (also where it cannot be read)."""
     flags = cpu_flags()
-    native = AMX_FLAG in flags or (AVX512_BF16_FLAG in flags and cpu_vendor() == AMD_VENDOR)
-    return "bf16" if native else "fp32"
+    return "amx" if AMX_FLAG in flags else "avx512_bf16" if AVX512_BF16_FLAG in flags else "none"
+
+
+def bf16_pays(cls: str) -> bool:
+    """True when the CPU class ``cls`` has an end-to-end bf16 speed-up (:data:`BF16_END_TO_END`) of at least
+    :data:`BF16_PAYS`."""
+    speedup = BF16_END_TO_END.get(cls)
+    return speedup is not None and speedup >= BF16_PAYS
+
+
+def auto_precision(device: torch.device, has_head: bool = True, reads_probabilities: bool = True) -> str:
+    """``"bf16"`` or ``"fp32"``: what ``auto`` means on ``device`` for a model with (``has_head``) or without a
+    classification head, read as probabilities (``reads_probabilities``) or as a regression value (the rule of the
+    module docstring; reads only the CPU's flags and :data:`BF16_END_TO_END`, never a clock)."""
+    if not has_head or not reads_probabilities or device.type != "cpu":
+        return "fp32"
+    return "bf16" if bf16_pays(cpu_class()) else "fp32"
 
 
 def resolve(requested: str, predictor) -> str:
     """The precision ``requested`` (:data:`PRECISIONS`) means for ``predictor`` (a :class:`model.Predictor`):
-    ``fp32``/``bf16`` as given, ``auto`` by :func:`auto_precision`. Raises ValueError: an unknown name."""
+    ``fp32``/``bf16`` as given, ``auto`` by :func:`auto_precision` (with the predictor's current task). Raises
+    ValueError: an unknown name."""
     check_precision(requested)
     if requested != "auto":
         return requested
-    return auto_precision(predictor.device, predictor.has_head)
+    return auto_precision(predictor.device, predictor.has_head, predictor.task.type.reads_probabilities)
+
+
+def bucket_of(length: int, precision: str, max_len: int) -> int | None:
+    """The positions a bf16 forward pass pads a text of ``length`` tokens to: the next multiple of
+    :data:`BF16_BUCKET`, at most ``max(length, max_len)`` (its bucket: every text of a pass is padded to the bucket of
+    each, so its logits never depend on its batch mates; see the module docstring); None in float32, where a pass pads
+    to its longest text."""
+    if precision != "bf16":
+        return None
+    return min(-(-int(length) // BF16_BUCKET) * BF16_BUCKET, max(int(length), max_len))
 
 
 def bf16_copy(model: torch.nn.Module) -> torch.nn.Module:
