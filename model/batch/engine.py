@@ -19,6 +19,7 @@ The rows (:class:`ResultRow`, columns :data:`EXPORT_COLUMNS`) are written by
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -76,6 +77,7 @@ def score_records(
     on_gold_problem: GoldProblem | None = None,
     vectors: Any = None,
     on_vectors: Callable[[list[Any]], None] | None = None,
+    components: bool = False,
 ) -> Iterator[list[ResultRow]]:
     """Score a stream of records chunk by chunk; yields each chunk's rows in input order.
 
@@ -101,6 +103,9 @@ def score_records(
             (:class:`model.batch.gold.GoldReader`); its row keeps an empty gold.
         vectors: None, or a :class:`model.records.vectors.VectorSpec`: then each chunk's rows are preceded by
             ``on_vectors(one float32 [d] vector per row, None for a failed row)``, read in the scoring passes.
+        components: also split each scored row's predicted logit into the model's components
+            (:meth:`model.Predictor.component_attribution` under the run's options: one more forward pass with capture
+            per row; issue 53) into :attr:`ResultRow.components`.
 
     Yields:
         Non-empty lists of :class:`ResultRow`; concatenated, they follow the
@@ -136,6 +141,7 @@ def score_records(
             kw["text_pairs"] = pairs
         scores = predictor.score_many(texts, batch_size, chunk_progress, should_stop, **kw) if texts else []
         rows = _block_rows(block, score_at := dict(zip(ok_idx, scores)), ctx, golds)
+        rows = [_with_components(predictor, r, options) for r in rows] if components else rows
         base += len(block)
         if not texts and progress is not None:
             progress(base)
@@ -145,6 +151,18 @@ def score_records(
             yield rows
         if len(scores) < len(texts):  # stopped
             return
+
+
+def _with_components(predictor: Any, row: ResultRow, options: Any) -> ResultRow:
+    """``row`` with its predicted logit's components (:attr:`ResultRow.components`) when it was scored; a text the
+    split refuses (``ValueError``, ``NotImplementedError``: the model's family) keeps none."""
+    if not row.ok:
+        return row
+    try:
+        split = predictor.component_attribution(row.text, text_pair=row.text_pair, options=options)
+    except (ValueError, NotImplementedError):
+        return row
+    return dataclasses.replace(row, components=split.pairs())
 
 
 def _gold(ctx: _Context, record: Record, on_problem: GoldProblem | None) -> str | None:

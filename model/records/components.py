@@ -79,19 +79,46 @@ class ComponentAttribution:
         except ValueError:
             raise KeyError(f"no part named {name!r}") from None
 
+    def pairs(self) -> tuple[tuple[str, float], ...]:
+        """Every part as ``(name, value)``, in :attr:`names` order (what a batch row keeps)."""
+        return tuple(zip(self.names, (float(v) for v in self.values)))
+
     def top(self, n: int = TOP_COMPONENTS) -> list[tuple[str, float]]:
         """The ``n`` parts of largest |value|, largest first (ties: in :attr:`names` order)."""
-        order = sorted(range(len(self.names)), key=lambda k: (-abs(float(self.values[k])), k))[:max(0, n)]
-        return [(self.names[k], float(self.values[k])) for k in order]
+        return top_parts(self.pairs(), n)
 
     def top_text(self, n: int = TOP_COMPONENTS) -> str:
-        """:meth:`top` as one line, e.g. ``"L2.H3 +1.24; L1.ffn −0.80"`` (two decimals, a real minus sign)."""
-        return "; ".join(f"{name} {value:+.2f}".replace("-", "\u2212") for name, value in self.top(n))
+        """:meth:`top` as one line: :func:`top_text`."""
+        return top_text(self.pairs(), n)
 
     def grid(self) -> tuple[np.ndarray, tuple[str, ...]]:
         """The layer parts as a grid: ``(float32 [L, H + 3], column names)``, columns the heads ``"H0"..``, then
         ``"ffn"``, ``"attn_bias"``, ``"ln_beta"`` (NaN where the model has no such part: a pre-LN layer's beta)."""
         return layer_grid(dict(zip(self.names, self.values.tolist())), self.n_layers, self.n_heads)
+
+
+def top_parts(pairs, n: int = TOP_COMPONENTS) -> list[tuple[str, float]]:
+    """The ``n`` ``(name, value)`` pairs of largest |value|, largest first (ties: in the given order)."""
+    order = sorted(range(len(pairs)), key=lambda k: (-abs(float(pairs[k][1])), k))[:max(0, n)]
+    return [(str(pairs[k][0]), float(pairs[k][1])) for k in order]
+
+
+def top_text(pairs, n: int = TOP_COMPONENTS) -> str:
+    """The ``n`` largest parts (:func:`top_parts`) as one line, e.g. ``"L2.H3 +1.24; L1.ffn \u22120.80"`` (two
+    decimals, a real minus sign): the scorer's ``top_components`` column; "" for no parts."""
+    return "; ".join(f"{name} {value:+.2f}".replace("-", "\u2212") for name, value in top_parts(pairs, n))
+
+
+def mean_abs(rows_of_pairs) -> dict[str, float]:
+    """``{name: mean |value|}`` over several texts' parts (each a sequence of ``(name, value)``; empty ones left
+    out), names in first-seen order: what a corpus leans on (``metrics.json``'s ``"components"``)."""
+    sums: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    for pairs in rows_of_pairs:
+        for name, value in pairs:
+            sums[name] = sums.get(name, 0.0) + abs(float(value))
+            counts[name] = counts.get(name, 0) + 1
+    return {name: sums[name] / counts[name] for name in sums}
 
 
 def layer_grid(values: dict[str, float], n_layers: int, n_heads: int) -> tuple[np.ndarray, tuple[str, ...]]:
@@ -107,6 +134,11 @@ def layer_grid(values: dict[str, float], n_layers: int, n_heads: int) -> tuple[n
         if col in cols:
             out[int(m.group(1)) - 1, cols.index(col)] = v
     return out, cols
+
+
+def is_layer_part(name: str) -> bool:
+    """True for a part of a layer (``L{l}.H{h}``, ``.ffn``, ``.attn_bias``, ``.ln_beta``): one the grid shows."""
+    return _LAYER_PART.match(name) is not None
 
 
 def grid_shape(names) -> tuple[int, int]:
