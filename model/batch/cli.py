@@ -36,7 +36,7 @@ from .cli_counterfactuals import add_counterfactual_arguments, corpus_outputs, c
 from .cli_report import add_report_arguments, report_path_error
 from .cli_map import add_map_arguments, map_error, map_kwargs, map_schema, map_sections, map_writer
 from .columns import Columns, check_columns
-from .engine import Summary, Timer, score_records
+from .engine import Summary, Timer, components_refusal, score_records
 from .export import FORMATS, RowWriter, format_for_path
 from .gold import GoldReader
 from .readers import DEFAULT_MAX_FILE_BYTES
@@ -367,6 +367,8 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     refused = InputSpec.of(predictor, f"the model in {args.model or 'resources/model'}").refusal(args.pair_column or None)
     if refused is not None:
         raise _usage_error(parser, f"--pair-column {args.pair_column}: {refused}")
+    if args.components and (refused := components_refusal(predictor)) is not None:
+        raise _usage_error(parser, f"--components: {refused}")
     if args.token_class is not None and args.token_class not in predictor.labels:
         raise _usage_error(parser, f"--token-class {args.token_class}: not one of the model's classes "
                            f"({', '.join(predictor.labels)})")

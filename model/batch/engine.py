@@ -153,6 +153,17 @@ def score_records(
             return
 
 
+def components_refusal(predictor: Any) -> str | None:
+    """Why ``predictor``'s logits cannot be split into components (``--components``: the message of
+    :class:`model.records.components.ComponentsNotSupported`, e.g. DeBERTa v1), or None; one short pass, before any
+    row is scored."""
+    try:
+        predictor.component_attribution("a")
+    except NotImplementedError as exc:
+        return str(exc)
+    return None
+
+
 def _with_components(predictor: Any, row: ResultRow, options: Any) -> ResultRow:
     """``row`` with its predicted logit's components (:attr:`ResultRow.components`) when it was scored; a text the
     split refuses (``ValueError``, ``NotImplementedError``: the model's family) keeps none."""

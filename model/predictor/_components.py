@@ -55,6 +55,7 @@ def _window_parts(parts: Parts, taps, ids: np.ndarray, segment_ids, options: Pre
         return split_logit(caps, taps, rows, target).cpu(), logits.cpu()
 
 
+@torch.inference_mode()
 def component_attribution(parts: Parts, text: str, pair: str | None, target: int | None,
                           options: PredictOptions) -> ComponentAttribution:
     """``Predictor.component_attribution`` of ``text`` (or the checked pair ``text``, ``pair``) under ``options`` (its

@@ -63,3 +63,17 @@ def test_engine_rows_keep_every_part_and_survive_arrow(tiny_predictor):
     assert top_text(rows[0].components) == split.top_text()
     block = ray_engine.score_block(tiny_predictor, records, components=True)
     assert ray_engine.table_to_rows(ray_engine.rows_to_table(block)) == block == rows
+
+
+def test_a_family_that_cannot_be_split_is_a_usage_error(reviews, tiny_model_dir, tmp_path, capsys, monkeypatch):
+    from model.predictor.predictor import Predictor
+    from model.records.components import ComponentsNotSupported
+
+    def refuse(self, *a, **k):
+        raise ComponentsNotSupported("component attribution cannot split this model's logits exactly: DeBERTa (v1)")
+
+    monkeypatch.setattr(Predictor, "component_attribution", refuse)
+    code = score.main([str(reviews), "--model", str(tiny_model_dir), "--out", str(tmp_path / "rows.csv"),
+                       "--no-progress", "--components"])
+    assert code == 2 and "--components: component attribution cannot split" in capsys.readouterr().err
+    assert not (tmp_path / "rows.csv").exists()

@@ -315,8 +315,10 @@ def test_ray_gives_the_same_top_components(ray_session, hostile_folder, tmp_path
 
     common = [hostile_folder, "--model", BUNDLED_MODEL, "--batch-size", "4", "--no-progress", "--precision", "fp32",
               "--components"]
-    _cli([*common, "--out", tmp_path / "local.csv"], capsys)
-    _cli([*common, "--out", tmp_path / "ray.csv", "--engine", "ray", "--num-workers", "2"], capsys)
+    code, err = _cli([*common, "--out", tmp_path / "local.csv"], capsys)
+    assert code == 1, err  # the hostile files fail; every review is scored
+    code, err = _cli([*common, "--out", tmp_path / "ray.csv", "--engine", "ray", "--num-workers", "2"], capsys)
+    assert code == 1, err
     read = lambda p: [(r["source"], r["top_components"]) for r in csv.DictReader(p.open(encoding="utf-8"))]  # noqa: E731
     local, ray_rows = read(tmp_path / "local.csv"), read(tmp_path / "ray.csv")
     assert local == ray_rows and sum(bool(t) for _, t in local) >= 60

@@ -112,6 +112,7 @@ def test_text_read_in_windows_sums_to_the_document_logit(tiny_predictor):
     ca = tiny_predictor.component_attribution(text, target=0)
     _check(ca, pred.logits, 0)
     assert ca.num_windows == pred.num_windows and len(ca.tokens) == len(pred.document.tokens)
+    assert tiny_predictor.component_attribution(text).target == pred.label_index  # the document's verdict
     cut = tiny_predictor.component_attribution(text, target=0, long_text="head_tail")
     _check(cut, tiny_predictor.predict(text, long_text="head_tail").logits, 0)
     assert cut.num_windows == 1
