@@ -87,29 +87,23 @@ def score_records(
             ``score_many(..., text_pairs=...)`` are used when present). The run's settings (long-text policy,
             precision, task) are taken once, at its start (``predictor.options``), and every chunk is scored with
             them, so a ``set_task`` or ``use_precision`` while it runs (the GUI's Model menu) reaches the next run.
-        records: e.g. :func:`model.batch.iter_records`; consumed lazily,
-            ``chunk`` records at a time. A record with ``text_pair`` is scored as a sentence pair; on a model that
-            reads single texts it gets a failed row saying so.
+        records: e.g. :func:`model.batch.iter_records`; consumed lazily, ``chunk`` records at a time. A record with
+            ``text_pair`` is scored as a sentence pair; on a model that reads single texts it gets a failed row.
         batch_size: texts per forward pass (passed to ``score_many``).
-        chunk: records pulled per step; bounds memory (texts of one chunk) and
-            is the unit of length bucketing.
-        progress: called as ``progress(done)`` with the number of records
-            handled so far (scored or failed), after every batch.
-        should_stop: checked before each chunk and (by ``score_many``) before
-            each batch; when it returns True the engine yields the rows of the
-            longest fully scored prefix of the current chunk and stops.
+        chunk: records pulled per step; bounds memory (texts of one chunk) and is the unit of length bucketing.
+        progress: called as ``progress(done)`` with the records handled so far (scored or failed), after every batch.
+        should_stop: checked before each chunk and (by ``score_many``) before each batch; when it returns True the
+            engine yields the rows of the longest fully scored prefix of the current chunk and stops.
         long_text: the long-text policy passed to ``score_many`` (None: its default, ``"windows"``).
         on_gold_problem: called for each record whose gold label the model does not know
             (:class:`model.batch.gold.GoldReader`); its row keeps an empty gold.
         vectors: None, or a :class:`model.records.vectors.VectorSpec`: then each chunk's rows are preceded by
             ``on_vectors(one float32 [d] vector per row, None for a failed row)``, read in the scoring passes.
-        components: also split each scored row's predicted logit into the model's components
-            (:meth:`model.Predictor.component_attribution` under the run's options: one more forward pass with capture
-            per row; issue 53) into :attr:`ResultRow.components`.
+        components: split each scored row's predicted logit into :attr:`ResultRow.components` (issue 53;
+            :meth:`model.Predictor.component_attribution` under the run's options: one more pass per row).
 
     Yields:
-        Non-empty lists of :class:`ResultRow`; concatenated, they follow the
-        record order.
+        Non-empty lists of :class:`ResultRow`; concatenated, they follow the record order.
 
     Raises:
         ValueError: ``batch_size`` < 1 or ``chunk`` < 1.

@@ -295,8 +295,7 @@ def score_paths_ray(
             does (the actors' rows leave those golds empty).
         task, precision: every actor's :meth:`model.Predictor.set_task` ``(kind, threshold)`` (``(None, None)``: the
             config's) and :meth:`model.Predictor.use_precision` (:data:`model.predictor.precision.PRECISIONS`).
-        vectors, on_vectors, components: sentence vectors and components kept as :func:`model.batch.score_records`
-            keeps them.
+        vectors, on_vectors, components: sentence vectors and parts, as :func:`model.batch.score_records` keeps them.
 
     Raises:
         RuntimeError: Ray is not installed (:data:`CLUSTER_HINT`).
