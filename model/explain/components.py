@@ -22,7 +22,9 @@ computed), so the parts sum to the logit exactly (float32 rounding; tests: 1e-4 
 Computed backwards in one sweep: the logit is a linear functional of the last hidden states, g_i (T, D); through a
 frozen LayerNorm it becomes C(gamma * g_i) / sigma_i (C: subtract the mean), and a part p written at row i adds
 <p_i, g_i>. A head's part is further split by the token it read from: m_h alpha_ij^h <(v_j^h - b_V^h) W_O^h, g_i>
-summed over the rows i (``by_position``). Cost: T^2 D multiply-adds per layer besides the forward pass with capture.
+summed over the rows i (``by_position``). Only the rows the read-out reads carry a functional (direct effects stay in
+their row of the stream): one row with [CLS] pooling, all T with mean pooling. Cost per layer besides the forward pass
+with capture: R D^2 + R T D multiply-adds for R rows read.
 
 Shapes: T tokens, D width, H heads, d = D / H, L layers, C outputs, K parts.
 """
@@ -53,15 +55,16 @@ def _frozen_ln_back(ln: torch.nn.LayerNorm, ln_in: torch.Tensor, g: torch.Tensor
     return h - h.mean(-1, keepdim=True), g @ beta
 
 
-def _read_out_back(head: tuple, last: torch.Tensor, target: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def _read_out_back(head: tuple, last: torch.Tensor, target: int) -> tuple[torch.Tensor, ...]:
     """The read-out linearised at this run (module docstring), backwards from output ``target``.
 
     Args:
         head: :attr:`ModelTaps.head`. last: (T, D) the last layer's output. target: the output index.
 
     Returns:
-        ``(g (T, D) the functional on the last hidden states, final-LN beta part per row (T,) (zeros post-LN),
-        head-bias part per row (T,), spread over the rows by the pooling weights)``.
+        ``(g (R, D) the functional on the rows the read-out reads, final-LN beta part per row (T,) (zeros post-LN),
+        head-bias part per row (T,), spread over the rows by the pooling weights, those R rows' indices (R,))``: R = 1
+        with [CLS] pooling, T with mean pooling.
 
     Raises:
         ValueError: an unknown read-out step.
@@ -99,23 +102,24 @@ def _read_out_back(head: tuple, last: torch.Tensor, target: int) -> tuple[torch.
     final = torch.zeros(T, device=last.device)
     if norm is not None:
         g, final = _frozen_ln_back(norm, last, g)
-    return g, final, pool * bias
+    read = torch.nonzero(pool).flatten()
+    return g[read], final, pool * bias, read
 
 
-def _heads_back(cap: LayerCapture, taps, g: torch.Tensor, n_heads: int, mask_row: torch.Tensor | None
-                ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The attention sublayer seen from the functional ``g`` (T, D) on its output: ``(heads (H, T) by the token each
-    read from, the attention bias W_O b_V + b_O per row (T,))``."""
+def _heads_back(cap: LayerCapture, taps, g: torch.Tensor, read: torch.Tensor, n_heads: int,
+                mask_row: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """The attention sublayer seen from the functional ``g`` (R, D) on its output rows ``read`` (R,): ``(heads (H, T)
+    by the token each read from, the attention bias W_O b_V + b_O per row read (R,))``."""
     w_v, b_v = taps.value_weight()
     w_o = taps.out_proj.weight.detach().float()  # (D, H d)
     D, HD = w_o.shape
     d = HD // n_heads
-    T = g.shape[0]
+    R, T = g.shape[0], cap.values.shape[0]
     scale = torch.ones(n_heads, device=g.device) if mask_row is None else mask_row.to(g.device).float()
-    q = (g @ w_o).view(T, n_heads, d).transpose(0, 1)  # (H, T_i, d): W_O^h^T g_i
+    q = (g @ w_o).view(R, n_heads, d).transpose(0, 1)  # (H, R, d): W_O^h^T g_i
     v = cap.values if b_v is None else cap.values - b_v.detach().float()
     v = v.view(T, n_heads, d).permute(1, 2, 0)  # (H, d, T_j)
-    by_source = (cap.attn * torch.bmm(q, v)).sum(1) * scale[:, None]  # (H, T_j)
+    by_source = (cap.attn[:, read] * torch.bmm(q, v)).sum(1) * scale[:, None]  # (H, T_j)
     b_att = torch.zeros(D, device=g.device)
     if b_v is not None:
         b_att = b_att + w_o @ (b_v.detach().float() * scale.repeat_interleave(d))
@@ -141,19 +145,24 @@ def component_attribution(caps: list[LayerCapture], taps: ModelTaps, rows: list,
     """
     if not taps.head:
         raise ValueError("component attribution splits a logit, and this model has no classification head")
-    g, final, head_bias = _read_out_back(taps.head, caps[-1].out, int(target))
+    g, final, head_bias, read = _read_out_back(taps.head, caps[-1].out, int(target))
+    T = final.shape[0]
+
+    def at_rows(v: torch.Tensor) -> torch.Tensor:  # (R,) -> (1, T): a part per row read, 0 in the others
+        return torch.zeros(1, T, device=v.device).index_copy_(1, read, v[None])
+
     per_layer = []
     for cap, lt, row in zip(reversed(caps), reversed(taps.layers), reversed(rows)):
-        beta = torch.zeros_like(final)
+        parts = []
         if taps.post_ln:  # x_out = LN2(LN1(x + attn) + ffn)
-            h2, beta2 = _frozen_ln_back(lt.ln2, cap.ln2_in, g)
-            ffn = (cap.fc2_out * h2).sum(-1)
-            g, beta1 = _frozen_ln_back(lt.ln1, cap.ln1_in, h2)
-            beta = beta1 + beta2
+            h2, beta2 = _frozen_ln_back(lt.ln2, cap.ln2_in[read], g)
+            ffn = (cap.fc2_out[read] * h2).sum(-1)
+            g, beta1 = _frozen_ln_back(lt.ln1, cap.ln1_in[read], h2)
+            parts = [at_rows(beta1 + beta2)]
         else:  # x_out = x + attn + ffn
-            ffn = (cap.fc2_out * g).sum(-1)
-        heads, bias = _heads_back(cap, lt, g, taps.n_heads, row)
-        per_layer.append(torch.cat([heads, bias[None], ffn[None]] + ([beta[None]] if taps.post_ln else [])))
-    out = [(caps[0].x * g).sum(-1)[None]] + per_layer[::-1]
+            ffn = (cap.fc2_out[read] * g).sum(-1)
+        heads, bias = _heads_back(cap, lt, g, read, taps.n_heads, row)
+        per_layer.append(torch.cat([heads, at_rows(bias), at_rows(ffn)] + parts))
+    out = [at_rows((caps[0].x[read] * g).sum(-1))] + per_layer[::-1]
     out += ([] if taps.post_ln else [final[None]]) + [head_bias[None]]
     return torch.cat(out)

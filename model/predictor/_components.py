@@ -70,7 +70,7 @@ def component_attribution(parts: Parts, text: str, pair: str | None, target: int
     enc_ = parts.encoder
     enc = enc_.encode(check_text(text), whole=options.windowed) if pair is None else enc_.encode_pair(check_text(text),
                                                                                                        pair)
-    inputs, ranges = window_inputs(enc_, enc.ids) if pair is None else ([enc.ids], np.array([[0, 1]]))
+    inputs, ranges = window_inputs(enc_, enc.ids) if pair is None else ([enc.ids], None)
     seg = getattr(enc, "segment_ids", None)
     if len(inputs) == 1:
         split, logits = _window_parts(parts, taps, inputs[0], seg, options, target)
