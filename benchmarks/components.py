@@ -6,7 +6,7 @@ Usage::
     python -m benchmarks.components [--data ../shared/data/imdb/test.jsonl.gz] [--repeats 20] [--threads 2]
                                     [--no-minilm]
 
-For each model: the best (min) and the median wall time of (a) one forward pass with capture, the hooks of
+For each model: the best (min) and the median wall time, the four taking turns in every round, of (a) one forward pass with capture, the hooks of
 :func:`model.explain.taps.capture` on the model's own modules, exactly the pass component attribution runs;
 (b) ``component_attribution(text)`` (tokenisation, that pass and the backward sweep of
 :mod:`model.explain.components`); (c) ``predict(text)`` for reference; (d) the backward sweep alone, on the captured
@@ -22,11 +22,13 @@ import json
 import platform
 import sys
 import tempfile
+import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
-from benchmarks.flow import longest_review, timed
+from benchmarks.flow import longest_review
 from model.explain.components import component_attribution as split_logit
 from model.explain.taps import capture, taps_of
 from model.predictor.predictor import Predictor
@@ -38,6 +40,20 @@ def capture_pass(predictor: Predictor, text: str) -> tuple[list, object]:
     taps = taps_of(predictor.model)
     with torch.inference_mode(), predictor.forward_lock:
         return capture(predictor.model, ids, torch.ones_like(ids, dtype=torch.bool), taps)[0], taps
+
+
+def interleaved(fns: list, repeats: int) -> list[list[float]]:
+    """Milliseconds of each of ``fns`` over ``repeats`` rounds after one warm-up round, the functions taking turns in
+    every round (so a busy machine's load drifts reach them alike)."""
+    for fn in fns:
+        fn()
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(repeats):
+        for k, fn in enumerate(fns):
+            t = time.perf_counter()
+            fn()
+            times[k].append(1000 * (time.perf_counter() - t))
+    return times
 
 
 def bench(name: str, predictor: Predictor, text: str, tokens: int, repeats: int) -> list[dict]:
@@ -53,12 +69,12 @@ def bench(name: str, predictor: Predictor, text: str, tokens: int, repeats: int)
         with torch.inference_mode():
             split_logit(caps, taps, [None] * len(caps), 0)
 
-    rows = []
-    for what, fn in (("forward pass with capture", lambda: capture_pass(predictor, text)),
-                     ("component_attribution", lambda: predictor.component_attribution(text)),
-                     ("predict", lambda: predictor.predict(text)), ("the backward sweep alone", sweep)):
-        med, low = timed(fn, repeats)
-        rows.append({"model": name, "what": what, "tokens": n, "median_ms": med, "min_ms": low})
+    runs = (("forward pass with capture", lambda: capture_pass(predictor, text)),
+            ("component_attribution", lambda: predictor.component_attribution(text)),
+            ("predict", lambda: predictor.predict(text)), ("the backward sweep alone", sweep))
+    times = interleaved([fn for _, fn in runs], repeats)
+    rows = [{"model": name, "what": what, "tokens": n, "median_ms": float(np.median(t)), "min_ms": float(np.min(t))}
+            for (what, _), t in zip(runs, times)]
     rows.append({"model": name, "what": "ratio (b) / (a)", "tokens": n, "ratio": rows[1]["min_ms"] / rows[0]["min_ms"],
                  "ratio_median": rows[1]["median_ms"] / rows[0]["median_ms"]})
     return rows

@@ -118,8 +118,9 @@ def _heads_back(cap: LayerCapture, taps, g: torch.Tensor, read: torch.Tensor, n_
     scale = torch.ones(n_heads, device=g.device) if mask_row is None else mask_row.to(g.device).float()
     q = (g @ w_o).view(R, n_heads, d).transpose(0, 1)  # (H, R, d): W_O^h^T g_i
     v = cap.values if b_v is None else cap.values - b_v.detach().float()
-    v = v.view(T, n_heads, d).permute(1, 2, 0)  # (H, d, T_j)
-    by_source = (cap.attn[:, read] * torch.bmm(q, v)).sum(1) * scale[:, None]  # (H, T_j)
+    attn = cap.attn if R == T else cap.attn[:, read]  # (H, R, T_j)
+    moved = torch.bmm(attn.transpose(1, 2), q)  # (H, T_j, d): sum_i alpha_ij W_O^h^T g_i, no (H, R, T) product
+    by_source = (moved * v.view(T, n_heads, d).transpose(0, 1)).sum(-1) * scale[:, None]  # (H, T_j)
     b_att = torch.zeros(D, device=g.device)
     if b_v is not None:
         b_att = b_att + w_o @ (b_v.detach().float() * scale.repeat_interleave(d))
