@@ -159,12 +159,14 @@ def components_refusal(predictor: Any) -> str | None:
 
 
 def _with_components(predictor: Any, row: ResultRow, options: Any) -> ResultRow:
-    """``row`` with its predicted logit's components (:attr:`ResultRow.components`) when it was scored; a text the
-    split refuses (``ValueError``, ``NotImplementedError``: the model's family) keeps none."""
+    """``row`` with its predicted logit's components (:attr:`ResultRow.components`) when it was scored: the output the
+    row shows (its most probable class or label, as scored, bf16 included; regression: the value), split in float32; a
+    text the split refuses (``ValueError``, ``NotImplementedError``: the model's family) keeps none."""
     if not row.ok:
         return row
+    target = max(range(len(row.probabilities)), key=row.probabilities.__getitem__) if row.probabilities else 0
     try:
-        split = predictor.component_attribution(row.text, text_pair=row.text_pair, options=options)
+        split = predictor.component_attribution(row.text, target, row.text_pair, options=options)
     except (ValueError, NotImplementedError):
         return row
     return dataclasses.replace(row, components=split.pairs())

@@ -77,3 +77,21 @@ def test_a_family_that_cannot_be_split_is_a_usage_error(reviews, tiny_model_dir,
                        "--no-progress", "--components"])
     assert code == 2 and "--components: component attribution cannot split" in capsys.readouterr().err
     assert not (tmp_path / "rows.csv").exists()
+
+
+def test_the_split_follows_the_rows_verdict(tiny_predictor, monkeypatch):
+    """The row's parts are of the output the row shows (its scored probabilities' argmax), not of a second reading: a
+    bf16 score and the float32 split can disagree on a close call."""
+    from dataclasses import replace
+
+    import model.predictor.predictor as predictor_module
+
+    real = predictor_module.Predictor.score_many
+
+    def flipped(self, *a, **k):  # the scores of a close call read the other way (as bf16 may)
+        return [replace(s, probabilities=s.probabilities[::-1].copy()) for s in real(self, *a, **k)]
+
+    monkeypatch.setattr(predictor_module.Predictor, "score_many", flipped)
+    rows = [r for chunk in score_records(tiny_predictor, [Record("a", TEXTS[0], None)], components=True) for r in chunk]
+    shown = int(np.argmax(rows[0].probabilities))
+    assert rows[0].components == tiny_predictor.component_attribution(TEXTS[0], target=shown).pairs()
