@@ -36,7 +36,7 @@ from .cli_counterfactuals import add_counterfactual_arguments, corpus_outputs, c
 from .cli_report import add_report_arguments, report_path_error
 from .cli_map import add_map_arguments, map_error, map_kwargs, map_schema, map_sections, map_writer
 from .columns import Columns, check_columns
-from .engine import Summary, Timer, score_records
+from .engine import Summary, Timer, components_refusal, score_records
 from .export import FORMATS, RowWriter, format_for_path
 from .gold import GoldReader
 from .readers import DEFAULT_MAX_FILE_BYTES
@@ -106,6 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="reviews longer than the model's maximum length: read in side-by-side windows (default; the "
                         "num_windows column) or cut to their head and tail (docs/long_documents.md)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--components", action="store_true", help="a top_components column: the five largest parts of each "
+                   "row's predicted logit (heads, FFNs, ...; docs/components.md); --metrics/--report gain them")
     # --- Ray engine (issue 13, model/batch/ray_engine.py) ---
     g = p.add_argument_group("Ray engine (needs the 'cluster' extra)")
     g.add_argument("--engine", choices=ENGINES, default="local",
@@ -161,7 +163,7 @@ def _ray_chunks(args: argparse.Namespace, max_bytes: int, progress, gold=None, *
         pair_column=args.pair_column, label_column=args.label_column,
         batch_size=args.batch_size, address=args.ray_address, num_workers=args.num_workers,
         gpus_per_worker=args.gpus_per_worker or 0.0, device=args.device, progress=progress, on_plan=on_plan, gold=gold,
-        task=(args.task, args.threshold), precision=args.precision, **map_kw)
+        task=(args.task, args.threshold), precision=args.precision, components=args.components, **map_kw)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -232,7 +234,8 @@ def _open_writer(prog: str, args: argparse.Namespace, fmt: str, shards: bool, pr
     """The writer of ``--out`` (a file, a shard folder) or stdout, with the model's columns
     (:meth:`RowSchema.of_predictor`; ``text_pair`` with ``--pair-column``, else when the first rows have second
     texts; model B's too with ``compare``); raises :class:`_Stop` (1) when it cannot open."""
-    schema = map_schema(args, RowSchema.of_predictor(predictor, pairs=True if args.pair_column else None))
+    schema = map_schema(args, RowSchema.of_predictor(predictor, pairs=True if args.pair_column else None,
+                                                     components=args.components))
     schema = compare.schema(schema) if compare is not None else schema
     try:
         if shards:
@@ -286,7 +289,7 @@ def _score_into(prog: str, args: argparse.Namespace, predictor, writer, max_byte
                                    pair_column=args.pair_column, label_column=args.label_column)
             score = functools.partial(score_records, predictor) if compare is None else compare.scorer(predictor)
             chunks = score(records, batch_size=args.batch_size, progress=progress, long_text=args.long_text,
-                           on_gold_problem=summary.gold_problem, **map_kwargs(writer))
+                           on_gold_problem=summary.gold_problem, components=args.components, **map_kwargs(writer))
         for rows in (chunks if compare is None else compare.count(chunks)):
             writer.write(rows)
             summary.add(rows)
@@ -365,6 +368,8 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     refused = InputSpec.of(predictor, f"the model in {args.model or 'resources/model'}").refusal(args.pair_column or None)
     if refused is not None:
         raise _usage_error(parser, f"--pair-column {args.pair_column}: {refused}")
+    if args.components and (refused := components_refusal(predictor)) is not None:
+        raise _usage_error(parser, f"--components: {refused}")
     if args.token_class is not None and args.token_class not in predictor.labels:
         raise _usage_error(parser, f"--token-class {args.token_class}: not one of the model's classes "
                            f"({', '.join(predictor.labels)})")

@@ -178,7 +178,7 @@ class MapWriter:
 
 def map_schema(args: argparse.Namespace, schema: RowSchema) -> RowSchema:
     """``schema`` with the map's columns when ``--projection`` was given."""
-    return MapSchema(schema.labels, schema.task, schema.pairs) if args.projection else schema
+    return MapSchema(schema.labels, schema.task, schema.pairs, schema.components) if args.projection else schema
 
 
 def map_writer(args: argparse.Namespace, writer: Any, model: str = "") -> Any:

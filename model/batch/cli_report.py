@@ -29,12 +29,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from model.records.comparison import ComparisonMetrics
+from model.records.components import mean_abs
 
 from .comparison import comparison_dict
 from .comparison_report import comparison_section
 from .corpus import corpus_metrics
 from .corpus_tokens import CorpusTokens, corpus_token_scores
 from .engine import ResultRow
+from .report_components import components_section
 from .report import DEFAULT_TOP, MAX_FAILURES, write_metrics_json, write_report_html
 from .rows import precision_of
 
@@ -147,11 +149,16 @@ def write_corpus_outputs(prog: str, args: argparse.Namespace, predictor, rows: l
             None.
         sections: more report sections (HTML), e.g. the corpus map (:func:`model.batch.cli_map.map_sections`).
 
+    With ``--components`` (issue 53) ``metrics.json`` gains ``"components"``: ``{part name: mean |value|}`` over the
+    scored rows (:func:`model.records.components.mean_abs`), and the report its heatmap
+    (:func:`model.batch.report_components.components_section`).
+
     Returns:
         ``(status, interrupted)``: status 1 when an output could not be written (message on stderr), else None;
         ``interrupted`` True when Ctrl+C stopped the token pass.
     """
     metrics = corpus_metrics(rows, labels=tuple(predictor.labels))  # the model's label order (issue 30)
+    components = mean_abs(r.components for r in rows if r.ok) if getattr(args, "components", False) else None
     precision = precision_of(rows)  # what the rows ran in (the Ray engine's too)
     tokens, stopped = None, False
     if not args.no_token_scores and not interrupted:
@@ -160,7 +167,8 @@ def write_corpus_outputs(prog: str, args: argparse.Namespace, predictor, rows: l
     try:
         if args.metrics:
             extra = {**({} if comparison is None else {"comparison": comparison_dict(comparison)}),
-                     **({} if counterfactuals is None else {"counterfactuals": counterfactuals})}
+                     **({} if counterfactuals is None else {"counterfactuals": counterfactuals}),
+                     **({} if components is None else {"components": components})}
             write_metrics_json(args.metrics, metrics, tokens, args.top_tokens, precision, extra=extra or None)
             print(f"wrote metrics to {args.metrics}", file=sys.stderr)
         if args.report:
@@ -169,7 +177,8 @@ def write_corpus_outputs(prog: str, args: argparse.Namespace, predictor, rows: l
                               source=", ".join(args.paths), top=args.top_tokens, elapsed_s=elapsed_s,
                               failures=[(r.source, r.status) for r in rows if not r.ok][:MAX_FAILURES],
                               precision=precision,
-                              sections=(*([] if comparison is None else [comparison_section(comparison)]), *sections),
+                              sections=(*([] if comparison is None else [comparison_section(comparison)]),
+                                        components_section(components), *sections),
                               counterfactuals=counterfactuals)
             print(f"wrote the report to {args.report}", file=sys.stderr)
     except OSError as exc:

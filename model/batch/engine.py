@@ -19,6 +19,7 @@ The rows (:class:`ResultRow`, columns :data:`EXPORT_COLUMNS`) are written by
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -76,6 +77,7 @@ def score_records(
     on_gold_problem: GoldProblem | None = None,
     vectors: Any = None,
     on_vectors: Callable[[list[Any]], None] | None = None,
+    components: bool = False,
 ) -> Iterator[list[ResultRow]]:
     """Score a stream of records chunk by chunk; yields each chunk's rows in input order.
 
@@ -85,26 +87,23 @@ def score_records(
             ``score_many(..., text_pairs=...)`` are used when present). The run's settings (long-text policy,
             precision, task) are taken once, at its start (``predictor.options``), and every chunk is scored with
             them, so a ``set_task`` or ``use_precision`` while it runs (the GUI's Model menu) reaches the next run.
-        records: e.g. :func:`model.batch.iter_records`; consumed lazily,
-            ``chunk`` records at a time. A record with ``text_pair`` is scored as a sentence pair; on a model that
-            reads single texts it gets a failed row saying so.
+        records: e.g. :func:`model.batch.iter_records`; consumed lazily, ``chunk`` records at a time. A record with
+            ``text_pair`` is scored as a sentence pair; on a model that reads single texts it gets a failed row.
         batch_size: texts per forward pass (passed to ``score_many``).
-        chunk: records pulled per step; bounds memory (texts of one chunk) and
-            is the unit of length bucketing.
-        progress: called as ``progress(done)`` with the number of records
-            handled so far (scored or failed), after every batch.
-        should_stop: checked before each chunk and (by ``score_many``) before
-            each batch; when it returns True the engine yields the rows of the
-            longest fully scored prefix of the current chunk and stops.
+        chunk: records pulled per step; bounds memory (texts of one chunk) and is the unit of length bucketing.
+        progress: called as ``progress(done)`` with the records handled so far (scored or failed), after every batch.
+        should_stop: checked before each chunk and (by ``score_many``) before each batch; when it returns True the
+            engine yields the rows of the longest fully scored prefix of the current chunk and stops.
         long_text: the long-text policy passed to ``score_many`` (None: its default, ``"windows"``).
         on_gold_problem: called for each record whose gold label the model does not know
             (:class:`model.batch.gold.GoldReader`); its row keeps an empty gold.
         vectors: None, or a :class:`model.records.vectors.VectorSpec`: then each chunk's rows are preceded by
             ``on_vectors(one float32 [d] vector per row, None for a failed row)``, read in the scoring passes.
+        components: split each scored row's predicted logit into :attr:`ResultRow.components` (issue 53;
+            :meth:`model.Predictor.component_attribution` under the run's options: one more pass per row).
 
     Yields:
-        Non-empty lists of :class:`ResultRow`; concatenated, they follow the
-        record order.
+        Non-empty lists of :class:`ResultRow`; concatenated, they follow the record order.
 
     Raises:
         ValueError: ``batch_size`` < 1 or ``chunk`` < 1.
@@ -136,6 +135,7 @@ def score_records(
             kw["text_pairs"] = pairs
         scores = predictor.score_many(texts, batch_size, chunk_progress, should_stop, **kw) if texts else []
         rows = _block_rows(block, score_at := dict(zip(ok_idx, scores)), ctx, golds)
+        rows = [_with_components(predictor, r, options) for r in rows] if components else rows
         base += len(block)
         if not texts and progress is not None:
             progress(base)
@@ -145,6 +145,31 @@ def score_records(
             yield rows
         if len(scores) < len(texts):  # stopped
             return
+
+
+def components_refusal(predictor: Any) -> str | None:
+    """Why ``predictor``'s logits cannot be split into components (``--components``: the message of
+    :class:`model.records.components.ComponentsNotSupported`, e.g. DeBERTa v1), or None; one short pass, before any
+    row is scored."""
+    try:
+        predictor.component_attribution("a")
+    except NotImplementedError as exc:
+        return str(exc)
+    return None
+
+
+def _with_components(predictor: Any, row: ResultRow, options: Any) -> ResultRow:
+    """``row`` with its predicted logit's components (:attr:`ResultRow.components`) when it was scored: the output the
+    row shows (its most probable class or label, as scored, bf16 included; regression: the value), split in float32; a
+    text the split refuses (``ValueError``, ``NotImplementedError``: the model's family) keeps none."""
+    if not row.ok:
+        return row
+    target = max(range(len(row.probabilities)), key=row.probabilities.__getitem__) if row.probabilities else 0
+    try:
+        split = predictor.component_attribution(row.text, target, row.text_pair, options=options)
+    except (ValueError, NotImplementedError):
+        return row
+    return dataclasses.replace(row, components=split.pairs())
 
 
 def _gold(ctx: _Context, record: Record, on_problem: GoldProblem | None) -> str | None:

@@ -15,21 +15,18 @@
    ``preserve_order``), who writes them with :class:`model.batch.RowWriter` or,
    for ``--out DIR/``, a :class:`model.batch.shards.ShardWriter` (a folder of Parquet shards).
 
-The record stream is processed in windows of ``window_rows`` records (one Ray
-Dataset and one actor pool per window), so the driver's memory is bounded by a
-window whatever the input size.
+The record stream is processed in windows of ``window_rows`` records (one Ray Dataset and one actor pool per window),
+so the driver's memory is bounded by a window whatever the input size.
 
 Pool sizing: :func:`model.batch.ray_pool.plan_pool` (one CPU of the cluster kept
 free for Ray Data and the driver, the rest shared among the actors).
 
-Faults: an actor that dies (OOM kill, lost node) is restarted and its block
-retried (``max_restarts`` / ``max_task_retries``); a block whose scoring raises
-is re-scored one review at a time, so only the review that fails gets a
-``"scoring failed: ..."`` status (:func:`score_block`).
+Faults: an actor that dies (OOM kill, lost node) is restarted and its block retried (``max_restarts`` /
+``max_task_retries``); a block whose scoring raises is re-scored one review at a time, so only the review that fails
+gets a ``"scoring failed: ..."`` status (:func:`score_block`).
 
-Ray is imported only inside the functions that need it: this module imports
-without the ``cluster`` extra, and :func:`import_ray` names the extra when it
-is missing.
+Ray is imported only inside the functions that need it: this module imports without the ``cluster`` extra, and
+:func:`import_ray` names the extra when it is missing.
 """
 
 from __future__ import annotations
@@ -99,7 +96,8 @@ def _block_schema(pa: Any) -> Any:
     """The Arrow schema of an output block: every :class:`ResultRow` field (probabilities and labels as lists), so
     the driver gets the same rows as the local engine whatever the model's labels and task."""
     types = {"probabilities": pa.list_(pa.float64()), "labels": pa.list_(pa.string()), "num_tokens": pa.int64(),
-             "num_windows": pa.int64(), "truncated": pa.bool_(), "correct": pa.bool_(), "value": pa.float64()}
+             "num_windows": pa.int64(), "truncated": pa.bool_(), "correct": pa.bool_(), "value": pa.float64(),
+             "components": pa.list_(pa.struct([("name", pa.string()), ("value", pa.float64())]))}
     return pa.schema([(f, types.get(f, pa.string())) for f in BLOCK_FIELDS])
 
 
@@ -121,7 +119,8 @@ def table_to_rows(table: Any, on_vectors: Callable[[list[Any]], None] | None = N
         if on_vectors is not None:
             on_vectors(table_vectors(table))
         table = table.drop_columns([VECTOR_COLUMN])
-    return [ResultRow(**{**d, "probabilities": tuple(d["probabilities"] or ()), "labels": tuple(d["labels"] or ())})
+    return [ResultRow(**{**d, "probabilities": tuple(d["probabilities"] or ()), "labels": tuple(d["labels"] or ()),
+                         "components": tuple((c["name"], c["value"]) for c in d["components"] or ())})
             for d in table.to_pylist()]
 
 
@@ -131,13 +130,11 @@ def table_vectors(table: Any) -> list[np.ndarray | None]:
 
 
 def score_block(predictor: Any, records: Sequence[Record], batch_size: int = 64, vectors: Any = None,
-                vectors_out: list | None = None) -> list[ResultRow]:
+                vectors_out: list | None = None, components: bool = False) -> list[ResultRow]:
     """Score one block with the local engine's :func:`model.batch.score_records`; one row per record, in order.
 
-    If scoring the block raises, the block is scored again one record at a
-    time, and a record whose scoring still raises gets the status
-    ``"scoring failed: <error type>: <message>"``: one bad review never loses
-    its block.
+    If scoring the block raises, the block is scored again one record at a time, and a record whose scoring still
+    raises gets the status ``"scoring failed: <error type>: <message>"``: one bad review never loses its block.
 
     Args:
         predictor: a :class:`model.Predictor` (or anything ``score_records`` accepts).
@@ -145,6 +142,7 @@ def score_block(predictor: Any, records: Sequence[Record], batch_size: int = 64,
         batch_size: texts per forward pass.
         vectors, vectors_out: a :class:`model.records.vectors.VectorSpec` to keep, and the list that gets one entry
             per row (float32 [d], or None for a failed row), as :func:`model.batch.score_records` gives them.
+        components: each row's components, as :func:`model.batch.score_records` gives them (issue 53).
 
     Returns:
         ``len(records)`` rows.
@@ -153,7 +151,7 @@ def score_block(predictor: Any, records: Sequence[Record], batch_size: int = 64,
     if not records:
         return []
     kept: list = []
-    kw = {} if vectors is None else {"vectors": vectors, "on_vectors": kept.extend}
+    kw = {"components": components, **({} if vectors is None else {"vectors": vectors, "on_vectors": kept.extend})}
     try:
         out = [r for rows in score_records(predictor, records, batch_size, chunk=len(records), **kw) for r in rows]
     except Exception as exc:  # noqa: BLE001 - isolate the failing review below
@@ -182,12 +180,12 @@ class ScoringActor:
         precision: passed to :meth:`model.Predictor.use_precision` (``auto``: each node's own CPU class; each row says
             what it ran in; in one precision the rows equal the local engine's within 1e-5, issue 55).
         vectors: None, or the :class:`model.records.vectors.VectorSpec` whose vectors each block's table carries
-            (:func:`rows_to_table`'s ``vector`` column).
+            (:func:`rows_to_table`'s ``vector`` column). components: each row's components (:func:`score_block`).
     """
 
     def __init__(self, model_dir: str, batch_size: int, device: str, torch_threads: int,
                  task: tuple[str | None, float | None] = (None, None), precision: str = "auto",
-                 vectors: Any = None) -> None:
+                 vectors: Any = None, components: bool = False) -> None:
         import torch
 
         from model.predictor.predictor import Predictor
@@ -199,14 +197,15 @@ class ScoringActor:
         if task != (None, None):  # the driver's --task / --threshold (checked there)
             self.predictor.set_task(*task)
         self.predictor.use_precision(precision)
-        self.batch_size, self.vectors = batch_size, vectors
+        self.batch_size, self.vectors, self.components = batch_size, vectors, components
         self.calls = 0
 
     def __call__(self, batch: Any) -> Any:
         """Score one input block (Arrow table of :func:`records_to_table`) -> output block (:func:`rows_to_table`)."""
         self.calls += 1
         kept: list | None = None if self.vectors is None else []
-        rows = score_block(self.predictor, table_to_records(batch), self.batch_size, self.vectors, kept)
+        rows = score_block(self.predictor, table_to_records(batch), self.batch_size, self.vectors, kept,
+                           self.components)
         _maybe_crash_for_test(self.calls)
         return rows_to_table(rows, kept)
 
@@ -271,7 +270,7 @@ def score_paths_ray(
     gold: tuple[GoldReader, Callable[[str, str], None]] | None = None,
     task: tuple[str | None, float | None] = (None, None),
     precision: str = "auto",
-    vectors: Any = None, on_vectors: Callable[[list[Any]], None] | None = None,
+    vectors: Any = None, on_vectors: Callable[[list[Any]], None] | None = None, components: bool = False,
 ) -> Iterator[list[ResultRow]]:
     """Score every review in ``paths`` on Ray; yields lists of rows that, concatenated, follow the input order.
 
@@ -296,7 +295,7 @@ def score_paths_ray(
             does (the actors' rows leave those golds empty).
         task, precision: every actor's :meth:`model.Predictor.set_task` ``(kind, threshold)`` (``(None, None)``: the
             config's) and :meth:`model.Predictor.use_precision` (:data:`model.predictor.precision.PRECISIONS`).
-        vectors, on_vectors: sentence vectors kept as :func:`model.batch.score_records` keeps them.
+        vectors, on_vectors, components: sentence vectors and parts, as :func:`model.batch.score_records` keeps them.
 
     Raises:
         RuntimeError: Ray is not installed (:data:`CLUSTER_HINT`).
@@ -316,7 +315,7 @@ def score_paths_ray(
         _quiet_ray_data(ray)
         ctor = {"model_dir": str(Path(model_dir).resolve()), "batch_size": batch_size,
                 "device": device or ("cuda" if gpus_per_worker > 0 else "cpu"), "torch_threads": plan.torch_threads,
-                "task": task, "precision": precision, "vectors": vectors}
+                "task": task, "precision": precision, "vectors": vectors, "components": components}
         options = _map_options(plan, ctor)
         records = _checked_gold(iter_records(paths, text_column=text_column, max_file_bytes=max_file_bytes,
                                              pair_column=pair_column, label_column=label_column), gold)

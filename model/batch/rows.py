@@ -6,10 +6,11 @@ second text of a pair. One schema,
 :class:`RowSchema` (the model's labels, its task, whether texts are pairs), names the exported columns::
 
     source, text, [text_pair], label, [confidence], [p_<label> per class], [value],
-    num_tokens, truncated, gold, correct, status, num_windows, model, precision
+    num_tokens, truncated, gold, correct, status, num_windows, model, precision, [top_components]
 
 ``text_pair`` only when texts are pairs; ``confidence`` only for single-label models; ``p_<label>`` for single- and
-multi-label models (the bundled model writes ``p_negative, p_positive``); ``value`` only for regression. Every
+multi-label models (the bundled model writes ``p_negative, p_positive``); ``value`` only for regression;
+``top_components`` only with ``--components`` (issue 53). Every
 writer (:mod:`model.batch.export`, :mod:`model.batch.shards`, the Ray engine) and reader goes through
 :meth:`RowSchema.values` and :func:`row_from_mapping`.
 """
@@ -23,6 +24,7 @@ from functools import cached_property
 from typing import Any
 
 from model.records.batch import BLOCK_FIELDS, ResultRow
+from model.records.components import top_text
 from model.tasks.task import task_of
 from model.tasks.types import PROBABILITY_PREFIX, SINGLE_LABEL, task_type, task_type_of_columns
 
@@ -71,24 +73,27 @@ class RowSchema:
         labels: the model's class names, in order. task: :data:`model.tasks.task.TASKS`.
         pairs: the rows hold sentence pairs (a ``text_pair`` column); None: not known yet (a writer decides from the
             first rows it writes, :class:`model.batch.export.RowWriter`).
+        components: a last ``top_components`` column (``--components``, issue 53): each row's five largest parts of
+            its predicted logit, :func:`model.records.components.top_text` (written only; read back as no parts).
     """
 
     labels: tuple[str, ...] = BINARY_LABELS
     task: str = SINGLE_LABEL
     pairs: bool | None = False
+    components: bool = False
 
     @classmethod
     def of_rows(cls, rows: Sequence[ResultRow]) -> RowSchema:
         """The schema of ``rows``: the labels and task of the first scored row (the bundled model's when none),
         pairs when any row has a second text."""
         first = next((r for r in rows if r.ok), None)
-        pairs = any(r.text_pair is not None for r in rows)
-        return cls(first.labels, first.task, pairs) if first else cls(pairs=pairs)
+        pairs, parts = any(r.text_pair is not None for r in rows), any(r.components for r in rows)
+        return cls(first.labels, first.task, pairs, parts) if first else cls(pairs=pairs, components=parts)
 
     @classmethod
-    def of_predictor(cls, predictor: Any, pairs: bool | None = False) -> RowSchema:
+    def of_predictor(cls, predictor: Any, pairs: bool | None = False, components: bool = False) -> RowSchema:
         """The schema of a :class:`model.Predictor`'s rows (its labels and ``task.kind``; single-label without)."""
-        return cls(tuple(predictor.labels), task_of(predictor).kind, pairs)
+        return cls(tuple(predictor.labels), task_of(predictor).kind, pairs, components)
 
     @cached_property
     def _score_columns(self) -> tuple[str, ...]:
@@ -99,7 +104,7 @@ class RowSchema:
         """The column names, in order (the task's own: :meth:`model.tasks.types.TaskType.score_columns`)."""
         cols = ["source", "text"] + (["text_pair"] if self.pairs else []) + ["label"]
         return (*cols, *self._score_columns, "num_tokens", "truncated", "gold", "correct", "status", "num_windows",
-                "model", "precision")
+                "model", "precision", *(("top_components",) if self.components else ()))
 
     def values(self, row: ResultRow) -> dict[str, Any]:
         """``row`` as a dict keyed by :attr:`columns`, in order (None for unknown values)."""
@@ -110,6 +115,8 @@ class RowSchema:
         out.update(task_type(self.task).score_values(row, self.labels))
         out.update(num_tokens=row.num_tokens, truncated=row.truncated, gold=row.gold, correct=row.correct,
                    status=row.status, num_windows=row.num_windows, model=row.model, precision=row.precision)
+        if self.components:
+            out["top_components"] = top_text(row.components)
         return out
 
     def arrow_schema(self, pa: Any) -> Any:

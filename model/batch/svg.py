@@ -256,3 +256,34 @@ def token_bars_svg(positive: Sequence[tuple[str, float, int]], negative: Sequenc
 
 __all__ = ["accuracy_bars_svg", "confusion_svg", "esc", "histogram_svg", "nice_max", "reliability_svg",
            "token_bars_svg"]
+
+
+def heatmap_svg(grid: np.ndarray, rows: Sequence[str], cols: Sequence[str], title: str, fmt: str = "{:.2f}") -> str:
+    """A grid of non-negative numbers (e.g. mean |value| of each layer's heads and FFN): cells shaded by the value's
+    share of the largest, each with its number; NaN cells (no such part) left empty.
+
+    Args:
+        grid: float [R, C]. rows: R row names. cols: C column names. title: the accessible title.
+        fmt: how a cell's number is written.
+    """
+    values = np.asarray(grid, dtype=np.float64)
+    R, C = values.shape
+    cell_w, cell_h = max(48, min(80, 720 // max(1, C))), 30
+    left, top = 60, 30
+    w, h = left + C * cell_w + 10, top + R * cell_h + 10
+    finite = values[np.isfinite(values)]
+    peak = float(np.abs(finite).max()) if finite.size else 0.0
+    body = [_text(left + (j + 0.5) * cell_w, top - 10, name, "middle", 11) for j, name in enumerate(cols)]
+    for i, name in enumerate(rows):
+        y = top + i * cell_h
+        body.append(_text(left - 8, y + cell_h / 2 + 4, name, "end", 11))
+        for j in range(C):
+            v = values[i, j]
+            if not math.isfinite(v):
+                continue
+            share = abs(v) / peak if peak > 0 else 0.0
+            x = left + j * cell_w
+            body.append(_rect(x, y, cell_w - 2, cell_h - 2, NEUTRAL, f' fill-opacity="{0.06 + 0.84 * share:.3f}"'))
+            body.append(_text(x + cell_w / 2, y + cell_h / 2 + 4, fmt.format(v), "middle", 11,
+                              "#fff" if share > 0.55 else INK))
+    return _svg(w, h, body, title)

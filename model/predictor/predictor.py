@@ -14,8 +14,9 @@ import torch
 from model.core.config import EncoderConfig
 from model.core.encoder import TransformerClassifier
 from model.core.tokenizer import Encoded, TextEncoder
-from model.explain.heads import head_mask_hooks, install_head_mask_hooks
+from model.explain.heads import install_head_mask_hooks
 from model.hf.backend import HFEncoder, HFModelSummary
+from model.records.components import ComponentAttribution
 from model.records.flow import AttentionFlow
 from model.records.graph import ContributionGraph
 from model.records.info import ModelInfo, build_model_info
@@ -26,7 +27,7 @@ from model.records.prediction import NoClassificationHead, NoPositionalMatrix, P
 from model.records.vectors import VectorSpec
 from model.tasks.task import Task
 
-from . import _analysis, _loading, _long_text, _patching, _reading, _scoring
+from . import _analysis, _components, _explaining, _loading, _long_text, _patching, _reading, _scoring
 from ._scoring import BATCH_SIZE_CPU, BATCH_SIZE_GPU, MAX_TOKENS_CPU, MAX_TOKENS_GPU  # noqa: F401 - re-exported
 from .options import PredictOptions
 from .precision import bf16_copy
@@ -316,6 +317,25 @@ class Predictor:
         :meth:`attention_internals`). Raises: see the class docstring."""
         return _analysis.embedding_norms(self._parts(), self.encode(text, text_pair))
 
+    def component_attribution(self, text: str, target: int | None = None, text_pair: str | None = None, *,
+                              head_mask=None, long_text: str | None = None,
+                              options: PredictOptions | None = None) -> ComponentAttribution:
+        """The logit ``target`` of ``text`` split into the encoder's components: the embeddings, each head, each FFN,
+        the biases (direct logit attribution, every LayerNorm frozen at this run; :mod:`model.explain.components`,
+        docs/components.md).
+
+        ``target``: the output split (default the predicted one, ``argmax(logits)``; multi-label: that label's logit;
+        regression: 0, the value). A text read in windows is split window by window and the parts weighted as the
+        windows' logits are (:mod:`model.predictor._components`). Always float32. Other arguments and errors: see the
+        class docstring. Returns :class:`model.records.components.ComponentAttribution`, whose ``values`` sum to
+        ``predict(text).logits[target]``. Raises ValueError: a bad target; ComponentsNotSupported (a
+        NotImplementedError): a family whose logits cannot be split exactly (DeBERTa v1).
+        """
+        self.require_head("component attribution")
+        opts = self._settle(options, head_mask, long_text)
+        pair = _reading.check_pair(self.encoder, self.model_dir, text_pair)
+        return _components.component_attribution(self._parts(), text, pair, target, opts)
+
     def explain(self, text: str, method: str, target: int | None = None, long_text: str | None = None,
                 text_pair: str | None = None, *, options: PredictOptions | None = None, **kwargs):
         """Token importance for ``text`` by one method; see :func:`model.explain.explain`.
@@ -336,25 +356,9 @@ class Predictor:
         Returns :class:`model.explain.Explanation` with float32 [T] scores, aligned with ``predict(text).tokens``.
         Raises ValueError: bad method, target or layer; model.explain.ExplanationCancelled: ``should_stop()`` said so.
         """
-        from model.explain import METHODS, explain
-
         self.require_head("explaining a prediction")
         opts = self._settle(options, kwargs.pop("head_mask", None), long_text)
-        cut = opts.replace(long_text="head_tail")
-        if text_pair is not None:
-            self.encode(text, text_pair)  # checks both texts; a pair is cut, never read in windows
-        elif (doc := _long_text.read_in_windows(self.encoder, text, opts.windowed, kwargs.get("prediction"),
-                                                lambda: self.predict(text, options=opts))) is not None:
-            target, progress = doc.label_index if target is None else int(target), kwargs.pop("progress", None)
-            kwargs.pop("prediction", None)
-            return _long_text.explain_document(self.encoder, text, doc, lambda sub: self.explain(
-                sub, method, target, options=cut, **kwargs), progress)
-        elif kwargs.get("prediction") is None and self.encode(text).truncated:  # one input: head+tail, as asked
-            kwargs["prediction"] = self.predict(text, options=cut)
-        if kwargs.get("prediction") is None and method in METHODS and METHODS[method].uses_prediction:
-            kwargs["prediction"] = self.predict(text, text_pair=text_pair, options=opts)  # the call's mask and task
-        return explain(self, text, method, target=target, text_pair=text_pair, head_mask=opts.head_mask,
-                       kind=opts.task.kind, **kwargs)
+        return _explaining.explain(self, text, method, target, text_pair, opts, kwargs)
 
     def faithfulness(self, text: str, explanation, head_mask=None, long_text: str | None = None,
                      text_pair: str | None = None, *, options: PredictOptions | None = None, **kwargs):
@@ -367,21 +371,9 @@ class Predictor:
         see the class docstring; ValueError also for an explanation of another length. Returns
         :class:`model.explain.Faithfulness`.
         """
-        from model.explain.erasure import faithfulness
-
         self.require_head("measuring faithfulness")
-        opts = self._settle(options, head_mask, long_text)
-
-        def measure(sub: str, expl, **kw):
-            with head_mask_hooks(self.model, opts.head_mask, self.config.n_heads):  # this thread's passes only
-                return faithfulness(self, sub, expl, kind=opts.task.kind, **kw, **kwargs)
-
-        if text_pair is not None:
-            return measure(text, explanation, text_pair=_reading.check_pair(self.encoder, self.model_dir, text_pair))
-        if (doc := _long_text.read_in_windows(self.encoder, text, opts.windowed, None,
-                                              lambda: self.predict(text, options=opts))) is not None:
-            return _long_text.faithfulness_document(self.encoder, text, explanation, doc, measure)
-        return measure(text, explanation)
+        return _explaining.faithfulness(self, text, explanation, text_pair, self._settle(options, head_mask, long_text),
+                                        kwargs)
 
     def positional_encoding(self, num_positions: int) -> np.ndarray | NoPositionalMatrix:
         """The exact positional-encoding matrix the model adds to its embeddings, for ``num_positions`` P rows

@@ -40,6 +40,8 @@ class ResultRow:
         task: :data:`model.tasks.task.TASKS`.
         precision: what the model ran in when it scored the row, ``"fp32"`` or ``"bf16"``
             (:mod:`model.predictor.precision`; "" when not scored or unknown).
+        components: with ``--components`` (issue 53), every part of the predicted output's logit as ``(name, value)``
+            pairs in the model's part order (:class:`model.records.components.ComponentAttribution`); ``()`` without.
     """
 
     source: str
@@ -58,6 +60,7 @@ class ResultRow:
     labels: tuple[str, ...] = ()
     task: str = SINGLE_LABEL
     precision: str = ""
+    components: tuple[tuple[str, float], ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -85,6 +88,7 @@ class ResultRow:
 
 
 BLOCK_FIELDS = ("source", "text", "label", "probabilities", "num_tokens", "truncated", "gold", "correct", "status",
-                "num_windows", "model", "text_pair", "value", "labels", "task", "precision")
+                "num_windows", "model", "text_pair", "value", "labels", "task", "precision",
+                "components")
 """Every :class:`ResultRow` field, in order (the Ray engine's blocks carry them all)."""
 assert tuple(f.name for f in fields(ResultRow)) == BLOCK_FIELDS

@@ -306,3 +306,19 @@ def test_ray_keeps_the_same_vectors_and_map(ray_session, hostile_folder, tmp_pat
     assert local.shape == ray_v.shape and local.shape[0] == sum(r.ok for r in read_results(tmp_path / "ray.csv"))
     np.testing.assert_allclose(ray_v, local, atol=1e-4)
     assert "x,y" in (tmp_path / "ray.csv").read_text(encoding="utf-8").splitlines()[0]
+
+
+def test_ray_gives_the_same_top_components(ray_session, hostile_folder, tmp_path, capsys):
+    """``--components`` with ``--engine ray``: the actors' ``top_components`` column equals the local engine's, row
+    for row (issue 53)."""
+    import csv
+
+    common = [hostile_folder, "--model", BUNDLED_MODEL, "--batch-size", "4", "--no-progress", "--precision", "fp32",
+              "--components"]
+    code, err = _cli([*common, "--out", tmp_path / "local.csv"], capsys)
+    assert code == 1, err  # the hostile files fail; every review is scored
+    code, err = _cli([*common, "--out", tmp_path / "ray.csv", "--engine", "ray", "--num-workers", "2"], capsys)
+    assert code == 1, err
+    read = lambda p: [(r["source"], r["top_components"]) for r in csv.DictReader(p.open(encoding="utf-8"))]  # noqa: E731
+    local, ray_rows = read(tmp_path / "local.csv"), read(tmp_path / "ray.csv")
+    assert local == ray_rows and sum(bool(t) for _, t in local) >= 60
