@@ -5,8 +5,7 @@ Layout (all docks can be moved, tabbed, floated or hidden; QSettings remembers i
     centre  the token view
     right   the docked views of :mod:`desktop_app.views.registry` (tabbed, short tab names)
     bottom  "Batch scoring" and "Corpus" side by side (added by :func:`desktop_app.app.attach_panels`)
-Which docks show is the workspace's (Read, Learn, Inside, Compare, Corpus: :mod:`desktop_app.window.workspaces`,
-switched from the bar at the top or Ctrl+1 to Ctrl+5); a window without its panels attached keeps every dock.
+Which docks show is the workspace's (:mod:`desktop_app.window.workspaces`); a window without panels keeps them all.
 
 Analysis runs live on a background thread (:mod:`desktop_app.workers.inference`), 250 ms after the last keystroke,
 or at once with Ctrl+Enter. What is shown lives in one :class:`~desktop_app.state.ExplorerState` (``window.state``).
