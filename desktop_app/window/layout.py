@@ -52,6 +52,8 @@ class LayoutMixin:
         """Store geometry, every workspace's dock layout, zoom and the selected layer/head in QSettings."""
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.workspaces.save(self.settings)
+        for old in ("window/state", "window/docks"):  # the one layout of versions before the workspaces (issue 54)
+            self.settings.remove(old)
         self.settings.setValue("window/results_area", self.results_area_known or self.results_area_given)
         self.settings.setValue("view/layer", self.state.layer)
         self.settings.setValue("view/head", self.state.head)

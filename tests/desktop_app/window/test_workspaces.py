@@ -175,7 +175,12 @@ def test_sessions_keep_the_workspace_and_older_sessions_open_their_views_one(qtb
     _close(win)
 
 
-def test_the_first_run_opens_read_with_a_hint_per_workspace(qtbot, tiny_model_dir):
+def test_the_first_run_opens_read_with_a_hint_per_workspace(qtbot, tiny_model_dir, isolated_settings):
+    from PySide6.QtCore import QSettings
+
+    older = QSettings(str(isolated_settings), QSettings.IniFormat)
+    older.setValue("window/state", b"the one layout of a version before the workspaces")
+    older.sync()
     win = loaded_window(qtbot, tiny_model_dir, panels=True)
     win.persist_settings = True
     hint = win.workspaces.hint
@@ -186,6 +191,7 @@ def test_the_first_run_opens_read_with_a_hint_per_workspace(qtbot, tiny_model_di
     win.workspaces.switch("learn")
     assert not hint.isVisible()  # found: gone
     _close(win)
+    assert QSettings(str(isolated_settings), QSettings.IniFormat).value("window/state") is None  # not kept
     again = loaded_window(qtbot, tiny_model_dir, panels=True)
     assert again.workspaces.current.key == "learn" and again.workspaces.hint is None
     _close(again)
