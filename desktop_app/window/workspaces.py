@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QTabBar, QToolBar, QWidget
 from shiboken6 import getCppPointer
@@ -219,8 +219,12 @@ class Workspaces(QObject):
         if self.current is None:
             self.switch(self._first_key, announce=False)  # the status bar says "Loading model…" now
             if self.first_run and self.window.centralWidget() is not None:
-                self.hint = FirstRunHint(self.window.centralWidget())
-                self.changed.connect(lambda _key: self.hint.close())
+                QTimer.singleShot(0, self._show_hint)  # after the first paint: the window comes first
+
+    def _show_hint(self) -> None:
+        if self.hint is None and self.current is not None and self.current.key == self._first_key:
+            self.hint = FirstRunHint(self.window.centralWidget())
+            self.changed.connect(lambda _key: self.hint.close())
 
     def show_started(self) -> None:
         """The window is being shown: open the first workspace if :meth:`start` was called."""
