@@ -15,7 +15,9 @@ heatmap.png, links.png, model_view.png, pe.png, neuron.png, steps.png, explanati
 aclImdb ``pos/``/``neg/`` folders; taken from ``--imdb`` when that file exists,
 else from the bundled samples). ``--only neuron.png,steps.png`` writes just those files. The attention steps' lessons
 (issue 36): steps_step0.png (attention without weights), steps_causal.png (the causal what-if switched on),
-steps_heads.png (the heads joined by W^O) and heatmap_causal.png.
+steps_heads.png (the heads joined by W^O) and heatmap_causal.png. The workspaces (issue 54): workspace_read.png,
+workspace_learn.png, workspace_inside.png, workspace_compare.png and workspace_corpus.png, the whole window at
+1400 x 860 in each.
 """
 
 from __future__ import annotations
@@ -92,6 +94,42 @@ def heatmap_causal_shot(win, out: Path, settle) -> None:
     settle()
     win.heatmap.grab().save(str(out / "heatmap_causal.png"))
     win.state.set_causal(False)
+
+
+WORKSPACE_SHOTS = ("workspace_read.png", "workspace_learn.png", "workspace_inside.png", "workspace_compare.png",
+                   "workspace_corpus.png")
+
+
+def workspace_shots(app, win, out: Path, wanted, settle) -> None:
+    """workspace_<key>.png: the whole window at 1400 x 860 in each workspace (issue 54). Compare first pins the sample
+    and analyses it with one word changed; Corpus shows the batch scored before (batch.png's folder)."""
+    from PySide6.QtWidgets import QWidget
+
+    from desktop_app.window.workspaces import WORKSPACES
+
+    win.resize(1400, 860)
+    if win.workspaces.hint is not None:
+        win.workspaces.hint.close()
+    for w in WORKSPACES:
+        name = f"workspace_{w.key}.png"
+        if not wanted(name):
+            continue
+        if w.key == "compare" and not win.state.pins:
+            text = win.editor.toPlainText()
+            win.state.pin_current()
+            edited = text.replace(" good ", " dull ", 1) if " good " in text else "Dull. " + text
+            win.analyze_text(edited)
+            wait_until(app, lambda: win.current_prediction is not None and win.current_prediction.text == edited, 60)
+        if w.key == "compare":
+            win.workspaces.switch(w.key)
+            wait_until(app, lambda: win.compare_view.result is not None, 120)
+        win.workspaces.switch(w.key)
+        settle()
+        for view in win.findChildren(QWidget):
+            if hasattr(view, "flush") and view.isVisible():
+                view.flush()
+        settle()
+        win.grab().save(str(out / name))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -243,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     win.heatmap_dock.raise_()
     settle()
     batch = panels.get("batch")
-    if batch is not None and wanted("batch.png"):
+    if batch is not None and (wanted("batch.png") or wanted("workspace_corpus.png")):
         scratch = tempfile.TemporaryDirectory(prefix="ae-screenshots-")
         folder = write_review_folder(Path(args.imdb), args.batch_n, Path(scratch.name) / "aclImdb-test")
         finished = []
@@ -255,8 +293,11 @@ def main(argv: list[str] | None = None) -> int:
         p_positive = batch.table_model.column_of("positive")
         batch.view.sortByColumn(p_positive, Qt.SortOrder.AscendingOrder)  # the most negative reviews first
         settle()
-        batch.grab().save(str(out / "batch.png"))
+        if wanted("batch.png"):
+            batch.grab().save(str(out / "batch.png"))
         scratch.cleanup()
+    if any(wanted(n) for n in WORKSPACE_SHOTS):
+        workspace_shots(app, win, out, wanted, settle)
     print(
         json.dumps(
             {

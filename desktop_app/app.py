@@ -80,7 +80,8 @@ def open_command_line_paths(window, paths: list[str]) -> None:
 def attach_panels(window) -> dict:
     """Add the batch, corpus, explanation and "What if" panels to ``window`` and wire them (a What-if edit clicked
     becomes the current text, the original pinned: :func:`desktop_app.panels.whatif_panel.open_edit`), and the
-    "Model B attention" dock (:class:`desktop_app.window.model_b_attention.ModelBAttention`, ``window.model_b_attention``).
+    "Model B attention" dock (:class:`desktop_app.window.model_b_attention.ModelBAttention`, ``window.model_b_attention``),
+    then opens the window's workspace (:mod:`desktop_app.window.workspaces`: which docks show).
 
     The batch and corpus docks (the results working area) are :func:`desktop_app.window.results_area.attach_results`'s.
     The explanation panel follows the window's explorer state itself (each new prediction, the selected layer;
@@ -107,15 +108,12 @@ def attach_panels(window) -> dict:
     if window.current_prediction is not None:
         explain.set_prediction(window.current_prediction)
     whatif = WhatIfPanel(state=window.state)  # issue 43: counterfactual edits of the current text
-    whatif_dock = window.add_panel(scrollable(whatif), "What if", Qt.RightDockWidgetArea)
-    if not window.has_saved_layout:  # opened from View > What if: the right-hand tabs are full at 1400 pixels
-        whatif_dock.hide()
+    window.add_panel(scrollable(whatif), "What if", Qt.RightDockWidgetArea)
     window.predictor_loaded.connect(whatif.set_predictor)
     whatif.set_predictor(window.predictor)
     whatif.open_requested.connect(lambda text, pair: open_edit(window, whatif.source, text, pair))
     window.model_b_attention = ModelBAttention(window, window.model_menu.second)  # B's own heatmap and links
-    if not window.has_saved_layout:
-        window.heatmap_dock.raise_()  # the attention heatmap stays the first right-hand tab on show
+    window.workspaces.start()  # every dock exists: open the saved workspace (else Read) with its layout
     return {"batch": batch, "corpus": corpus, "explain": explain, "whatif": whatif}
 
 

@@ -65,3 +65,24 @@ def wait_metrics(qtbot, corpus, n_rows: int, timeout_ms: int = LOAD_TIMEOUT_MS):
 
     qtbot.waitUntil(shown, timeout=timeout_ms)
     return corpus.metrics
+
+
+def dock_tab_bars(win) -> list:
+    """The tab bars QMainWindow made for its tabbed docks (visible ones)."""
+    from PySide6.QtWidgets import QTabBar
+
+    return [b for b in win.findChildren(QTabBar) if b.isVisible() and b.count() > 1]
+
+
+def cut_tabs(bar) -> list[str]:
+    """The tab texts that do not fit their tab (Qt elides them with "…"), and those scrolled out of the bar."""
+    from PySide6.QtWidgets import QStyle
+
+    margin = bar.style().pixelMetric(QStyle.PixelMetric.PM_TabBarTabHSpace, None, bar)
+    fm = bar.fontMetrics()
+    cut = []
+    for i in range(bar.count()):
+        rect, text = bar.tabRect(i), bar.tabText(i)
+        if rect.width() < fm.horizontalAdvance(text) + margin or rect.right() > bar.width():
+            cut.append(text)
+    return cut

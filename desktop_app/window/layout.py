@@ -1,8 +1,8 @@
 """The main window's layout persistence and window-wide drops.
 
 :class:`LayoutMixin` is mixed into :class:`desktop_app.window.main_window.MainWindow`: it restores and saves
-the geometry, dock layout (``window/state``, ``window/docks``, ``window/results_area``: the results working area
-was given, :mod:`desktop_app.window.results_area`), zoom and layer/head in the window's
+the geometry, the workspaces' dock layouts (:mod:`desktop_app.window.workspaces`), ``window/results_area`` (the
+results working area was given, :mod:`desktop_app.window.results_area`), zoom and layer/head in the window's
 QSettings (:mod:`desktop_app.window.settings`), records that the window was shown (only a shown window's
 layout is saved), and turns local files/folders dropped anywhere on the window into ``paths_dropped``;
 while they are dragged over the window, :attr:`LayoutMixin.drop_overlay` says what a drop will do. It also adds
@@ -17,6 +17,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDockWidget, QLabel, QWidget
 
 from ..panels.editor import local_paths
+from .workspaces import home_of
 
 
 def describe_drop(paths: list[str]) -> str:
@@ -36,12 +37,7 @@ class LayoutMixin:
             self.restoreGeometry(geom)
         else:
             self.resize(1400, 860)
-        state = self.settings.value("window/state")
-        if state is not None:
-            self._saved_state = state
-            docks = self.settings.value("window/docks")
-            self._saved_docks = set(docks) if isinstance(docks, (list, tuple)) else {docks} if docks else set()
-            self.restoreState(state)
+        self.workspaces.load(self.settings)  # each workspace's dock layout, restored when it is switched to
         # The results working area (window/results_area.py) is given once; a saved layout that had it is the user's.
         self.results_area_known = str(self.settings.value("window/results_area", "false")).lower() == "true"
         self.results_area_given = False
@@ -53,10 +49,11 @@ class LayoutMixin:
                 pass
 
     def save_settings(self) -> None:
-        """Store geometry, dock layout, zoom and the selected layer/head in QSettings."""
+        """Store geometry, every workspace's dock layout, zoom and the selected layer/head in QSettings."""
         self.settings.setValue("window/geometry", self.saveGeometry())
-        self.settings.setValue("window/state", self.saveState())
-        self.settings.setValue("window/docks", sorted(d.objectName() for d in self._docks.values()))
+        self.workspaces.save(self.settings)
+        for old in ("window/state", "window/docks"):  # the one layout of versions before the workspaces (issue 54)
+            self.settings.remove(old)
         self.settings.setValue("window/results_area", self.results_area_known or self.results_area_given)
         self.settings.setValue("view/layer", self.state.layer)
         self.settings.setValue("view/head", self.state.head)
@@ -64,7 +61,8 @@ class LayoutMixin:
         self.settings.sync()
 
     def showEvent(self, event) -> None:
-        """Remember that the window was shown: only then is its layout worth saving."""
+        """Remember that the window was shown (only then is its layout worth saving); open the workspace."""
+        self.workspaces.show_started()  # the first show opens the workspace (when the panels are attached)
         super().showEvent(event)
         self._shown = True
 
@@ -144,7 +142,7 @@ class LayoutMixin:
 
         The dock is tabbed with the docks already in ``area`` (or, with ``beside``, placed to the right of that
         dock) and gets a View-menu toggle named ``title``; ``tab`` (default ``title``) is the shorter name on its
-        tab and title bar.
+        tab and title bar. Which workspace shows it is :data:`desktop_app.window.workspaces.WORKSPACES`'s to say.
         """
         dock = self._add_dock(widget, title, area, tab)
         others = [
@@ -154,12 +152,8 @@ class LayoutMixin:
             self.splitDockWidget(beside, dock, Qt.Horizontal)
         elif others:
             self.tabifyDockWidget(others[0], dock)
-        # restoreDockWidget() hides a dock that the saved layout does not hold (and still returns True), so a
-        # layout saved before this panel existed would hide it for good: restore only docks the layout knows.
-        if self._saved_state is not None and dock.objectName() in self._saved_docks:
-            self.restoreDockWidget(dock)
-        else:
-            dock.show()
+        dock.show()
+        self.workspaces.place(dock, title)  # once the workspaces started: shown when the current one holds it
         return dock
 
     def dock(self, title: str) -> QDockWidget | None:
@@ -167,10 +161,16 @@ class LayoutMixin:
         return self._docks.get(title)
 
     def raise_view(self, title: str) -> None:
-        """Show and raise the dock titled ``title`` (nothing for an unknown title, e.g. the central token view)."""
+        """Show and raise the dock titled ``title`` (nothing for an unknown title, e.g. the central token view); a dock
+        that the current workspace does not hold switches to the first workspace that holds it
+        (:mod:`desktop_app.window.workspaces`)."""
         dock = self._docks.get(title)
-        if dock is not None:
-            self._raise_dock(dock)
+        if dock is None:
+            return
+        current, home = self.workspaces.current, home_of(title)
+        if current is not None and home is not None and title not in current.titles:
+            self.workspaces.switch(home.key)
+        self._raise_dock(dock)
 
     def _add_dock(self, widget: QWidget, title: str, area, tab: str = "") -> QDockWidget:
         """A dock for ``widget``: ``tab`` (else ``title``) on its tab; ``title`` names it in the View menu (which

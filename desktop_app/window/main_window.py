@@ -1,10 +1,11 @@
 """The Attention Explorer main window: review editor, prediction, token view and the attention views.
 
-Layout (all docks can be moved, tabbed, floated or hidden; QSettings remembers it):
+Layout (all docks can be moved, tabbed, floated or hidden; QSettings remembers it per workspace):
     left    "Review" (the editor + Analyze) and "Prediction"
     centre  the token view
     right   the docked views of :mod:`desktop_app.views.registry` (tabbed, short tab names)
     bottom  "Batch scoring" and "Corpus" side by side (added by :func:`desktop_app.app.attach_panels`)
+Which docks show is the workspace's (:mod:`desktop_app.window.workspaces`); a window without panels keeps them all.
 
 Analysis runs live on a background thread (:mod:`desktop_app.workers.inference`), 250 ms after the last keystroke,
 or at once with Ctrl+Enter. What is shown lives in one :class:`~desktop_app.state.ExplorerState` (``window.state``).
@@ -49,6 +50,7 @@ from .layout import LayoutMixin
 from .menus import MenusMixin
 from .model_menu import ModelMenu
 from .settings import APP_NAME, app_settings, precision_setting
+from .workspaces import Workspaces
 
 LOAD_FALLBACK_MS = 300  # a window not painted by then (offscreen, tests) loads its model anyway
 
@@ -117,8 +119,6 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         self._loading_dir: str | None = None  # the folder being switched to ("" bundled), None when not switching
         self._docks: dict[str, QDockWidget] = {}
         self.extra_views: dict[str, QWidget] = {}  # exportable views added by panels (register_view)
-        self._saved_state = None
-        self._saved_docks: set[str] = set()  # objectNames of the docks in the saved layout
         self._drop_overlay: QLabel | None = None
         self.samples: list[dict] = []
         self._build_widgets()
@@ -160,6 +160,7 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         for spec in DOCKED_VIEWS:
             setattr(self, spec.attr, spec.factory(self.state))
         self.setCentralWidget(self.token_view)
+        self.workspaces = Workspaces(self)  # Read, Learn, Inside, Compare, Corpus: started by attach_panels
 
         self.view_menu_docks = None
         self._build_menus()
@@ -218,8 +219,8 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
 
     @property
     def has_saved_layout(self) -> bool:
-        """True when the window restored a dock layout saved by an earlier run."""
-        return self._saved_state is not None
+        """True when the workspace the window opens in has a dock layout saved by an earlier run."""
+        return self.workspaces.has_saved_layout
 
     def open_review(self, text: str, text_pair: str | None = None) -> None:
         """Put ``text`` in the editor (``<br />`` shown as line breaks) and analyze it now (``text_pair``: as in

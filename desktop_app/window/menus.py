@@ -1,4 +1,4 @@
-"""The main window's menu bar (File, Analysis, Samples, View, Help) and its layer/head/show toolbar.
+"""The main window's menu bar (File, Analysis, Samples, View, Help), its workspace bar and its layer/head/show toolbar.
 
 :class:`MenusMixin` is mixed into :class:`desktop_app.window.main_window.MainWindow`; the Model menu is
 :mod:`desktop_app.window.model_menu`'s. The menu actions call public methods of the window and of the
@@ -67,6 +67,10 @@ class MenusMixin:
         self._action(vm, "Zoom &out", lambda: self.set_zoom(self._zoom_pt - 1), QKeySequence.ZoomOut)
         self._action(vm, "&Reset zoom", lambda: self.set_zoom(self._font_pt + 1), "Ctrl+0")
         vm.addSeparator()
+        wm = vm.addMenu("&Workspace")
+        wm.addActions(list(self.workspaces.actions.values()))
+        wm.addSeparator()
+        wm.addAction(self.workspaces.reset_action)
         self.view_menu_docks = vm.addMenu("&Panels")
 
         hm = mb.addMenu("&Help")
@@ -74,6 +78,7 @@ class MenusMixin:
         self._action(hm, "About &Qt\u2026", lambda: QMessageBox.aboutQt(self))
 
     def _build_toolbar(self) -> None:
+        self.addToolBar(Qt.TopToolBarArea, self.workspaces.toolbar)
         tb = QToolBar("Layer and head")
         tb.setObjectName("toolbar_layer_head")
         self.addToolBar(Qt.TopToolBarArea, tb)

@@ -66,9 +66,7 @@ class ModelBAttention(QObject):
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addWidget(self.caption)
         lay.addWidget(tabs, 1)
-        self.dock = window.add_panel(body, TITLE, Qt.RightDockWidgetArea, tab="B attention")
-        if not window.has_saved_layout:
-            self.dock.hide()  # opened from Model > Model B's attention or the View menu
+        self.dock = window.add_panel(body, TITLE, Qt.RightDockWidgetArea, tab="B attention")  # in Compare
         second.changed.connect(self.set_predictor)
         second.show_attention = self.show
         window.state.events.prediction.connect(lambda *_: self.request())
@@ -76,9 +74,8 @@ class ModelBAttention(QObject):
         self.set_predictor(second.predictor)
 
     def show(self) -> None:
-        """Show and raise the dock (Model > Model B's attention)."""
-        self.dock.show()
-        self.dock.raise_()
+        """Show and raise the dock (Model > Model B's attention), in the Compare workspace."""
+        self.window.raise_view(TITLE)
         self.request()
 
     def set_predictor(self, predictor) -> None:

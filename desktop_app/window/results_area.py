@@ -2,8 +2,9 @@
 
 :func:`attach_results` adds and wires them (called by :func:`desktop_app.app.attach_panels`):
 
-* files dropped on the window (or opened with File > Open files / folder) are scored in the batch panel, which
-  is shown (even if the user closed it) when a job starts;
+* files dropped on the window (or opened with File > Open files / folder) are scored in the batch panel: the window
+  switches to the Corpus workspace (:mod:`desktop_app.window.workspaces`), and the panel is shown (even if the user
+  closed it) when a job starts;
 * a double-clicked row, or F8 / Shift+F8 (Analysis > Next error / Previous error), opens a review in the explorer;
 * the corpus dock follows the batch table (its rows and filters); its plots are exportable views
   (:meth:`~desktop_app.window.file_actions.FileActionsMixin.register_view`);
@@ -80,11 +81,11 @@ def attach_results(window):
                            Qt.Horizontal)
 
     def on_started(_job: int) -> None:
-        dock.show()
-        dock.raise_()
+        window.raise_view("Batch scoring")  # in the Corpus workspace
         give_results_room(window, dock, batch.view)
 
     batch.scoring_started.connect(on_started)
+    window.paths_dropped.connect(lambda _paths: window.raise_view("Batch scoring"))  # a drop switches to Corpus
     window.paths_dropped.connect(batch.add_paths)
     batch.review_activated.connect(window.open_review)
     batch.proxy.filter_changed.connect(lambda f: window.state.set_highlighted_words([f.word] if f.word else []))

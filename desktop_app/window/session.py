@@ -1,6 +1,6 @@
 """Sessions: File > Save session / Open session.
 
-A session is versioned JSON (``{"format": "attention-explorer-session", "version": 5, ...}``) holding the
+A session is versioned JSON (``{"format": "attention-explorer-session", "version": 6, ...}``) holding the
 review text, the model folder ("" for the bundled model, so the session works from any checkout or bundle),
 the selected layer, head and tokens, the active view, the explanation results (token scores and
 faithfulness), what the attention views show (``show``), the heads switched off (``head_mask``, (L, H) of 0/1, or
@@ -18,7 +18,9 @@ model B: its folder (``model_b_dir``, the same convention as ``model_dir``: "" f
 model B was open) and its pins, kept in ``pins`` in their order and marked ``"model": "B"``; opening the session loads
 model B the way the Model menu does and restores its pins, and a model B that cannot be loaded is named in the note
 while the rest is restored (:mod:`desktop_app.window.session_model_b`). A session without model B leaves the model B
-open now as it is. Version 1 to 4 files open as before (no model B).
+open now as it is. Version 1 to 4 files open as before (no model B). Version 6 (issue 54) adds the workspace on
+screen (``workspace``: a key of :data:`desktop_app.window.workspaces.WORKSPACES`); opening the session switches to it
+at once. Version 1 to 5 files show the workspace of their active view (raising a view switches to its workspace).
 
 :func:`read_session` raises :class:`SessionError` with a message for the user for a damaged file, a file
 that is not a session, or one written by a newer version of the app.
@@ -41,7 +43,7 @@ from .session_fields import SessionError, explanation_from_json, explanation_to_
 from .session_model import model_name
 
 FORMAT = "attention-explorer-session"
-VERSION = 5
+VERSION = 6
 SUFFIX = ".aesession.json"
 
 
@@ -70,6 +72,7 @@ class Session:
         corpus_map: the corpus map's settings and slices (:class:`desktop_app.map_settings.MapSettings`), or None.
         model_b_dir: model B's folder (version 5, issue 44; "" = the bundled model), or None: no model B (and in
             sessions before version 5).
+        workspace: the workspace on screen (version 6, issue 54: "read", ...), or "" (sessions before version 6).
     """
 
     text: str
@@ -89,6 +92,7 @@ class Session:
     window: int = 0
     corpus_map: MapSettings | None = None
     model_b_dir: str | None = None
+    workspace: str = ""
 
     def to_json_dict(self) -> dict:
         """The file's JSON object."""
@@ -99,7 +103,7 @@ class Session:
             "head_mask": self.head_mask, "pins": list(self.pins), "text_pair": self.text_pair,
             "target": self.target, "threshold": self.threshold, "window": self.window,
             "corpus_map": None if self.corpus_map is None else self.corpus_map.to_json(),
-            "model_b_dir": self.model_b_dir,
+            "model_b_dir": self.model_b_dir, "workspace": self.workspace,
         }
 
 
@@ -162,7 +166,7 @@ def _mask_json(mask) -> list | None:
 # -- the main window side -------------------------------------------------------------------------------------
 def capture(window) -> Session:
     """The window's current session (text, model folder, layer/head, selection, active view, explanations, model B's
-    folder and every pin, model B's too)."""
+    folder and every pin, model B's too, the workspace)."""
     state, info, second = window.state, window.model_info, window.model_menu.second
     folder = info.model_dir if info is not None else window.model_dir
     return Session(
@@ -178,6 +182,7 @@ def capture(window) -> Session:
         window=state.windows.current,
         corpus_map=None if getattr(window, "corpus_map", None) is None else window.corpus_map.settings(),
         model_b_dir=None if second.predictor is None else folder_key(second.folder),
+        workspace="" if window.workspaces.current is None else window.workspaces.current.key,
     )
 
 
@@ -199,6 +204,8 @@ def restore(window, session: Session, done=None, offer_switch: bool = True) -> N
     notes = _model_notes(window, session, done, offer_switch)
     if notes is None:  # the user is asked first; restore() again once answered
         return
+    if session.workspace and window.workspaces.current is not None:
+        window.workspaces.switch(session.workspace)
     state = window.state
     state.clear_pins()
     state.set_show(session.show)

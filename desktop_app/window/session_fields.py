@@ -186,8 +186,8 @@ def task_fields(data: dict) -> dict:
 
 def view_fields(data: dict) -> dict:
     """``model_dir``, ``model_b_dir`` (version 5: model B's folder, "" for the bundled model, None: no model B),
-    ``layer``, ``head``, ``selection``, ``active_view`` and ``window`` (the window of a long review
-    shown, 0 in sessions before version 4) of a session object, checked."""
+    ``layer``, ``head``, ``selection``, ``active_view``, ``window`` (the window of a long review
+    shown, 0 in sessions before version 4) and ``workspace`` (version 6; "" before) of a session object, checked."""
     selection = data.get("selection") or []
     if not isinstance(selection, list):
         raise SessionError(f"selection is {_show(selection)}, not a list of token indices")
@@ -200,6 +200,7 @@ def view_fields(data: dict) -> dict:
         "selection": tuple(_whole(i, f"selection[{n}]", 0) for n, i in enumerate(selection[:MAX_INDEX])),
         "active_view": _string(data.get("active_view") or "", "active_view"),
         "window": _whole(data.get("window", 0), "window", 0),
+        "workspace": _workspace(data.get("workspace") or ""),
     }
 
 
@@ -224,6 +225,16 @@ def corpus_map(value) -> MapSettings | None:
         for i, source in enumerate(piece.sources):
             _string(source, f"corpus_map.slices[{k}].sources[{i}]")
     return settings
+
+
+def _workspace(value) -> str:
+    """A session's workspace (version 6): a key of :data:`desktop_app.window.workspaces.BY_KEY`, or "" (none saved)."""
+    from .workspaces import BY_KEY
+
+    key = _string(value, "workspace")
+    if key and key not in BY_KEY:
+        raise SessionError(f"workspace is {key!r}, not one of {', '.join(BY_KEY)}")
+    return key
 
 
 def _record(data, name: str) -> dict:

@@ -13,7 +13,7 @@ from model.records.vectors import MapProjection
 from model.tasks.types import SINGLE_LABEL
 
 from .map_colours import Categories, colouring, modes_for, ramp_colours
-from .svg import _rect, _svg, _text, esc
+from .svg import esc, points_svg
 
 MAX_POINTS = 10_000
 
@@ -34,21 +34,10 @@ def map_svg(rows: Sequence[ResultRow], coords: np.ndarray, title: str) -> tuple[
         fills = ramp_colours(c.values)
         legend = [(f"{c.name}: low", ramp_colours(np.array([0.0, 1.0]))[0]),
                   (f"{c.name}: high", ramp_colours(np.array([0.0, 1.0]))[1])]
-    left, top, side = 20, 20, 460
-    lo, hi = xy.min(axis=0) if n else np.zeros(2), xy.max(axis=0) if n else np.ones(2)
-    span = np.where(hi > lo, hi - lo, 1.0)
-    px = left + (xy - lo) / span * side
-    py = top + side - (xy[:, 1] - lo[1]) / span[1] * side if n else np.zeros(0)
-    body = [_rect(left, top, side, side, "#fff", ' stroke="#8a8f98"')]
-    body += [f'<circle cx="{a:.1f}" cy="{b:.1f}" r="1.8" fill="{f}" fill-opacity="0.6"/>'
-             for a, b, f in zip(px[:, 0] if n else [], py, fills)]
-    for k, (name, colour) in enumerate(legend[:14]):
-        body.append(_rect(left + side + 16, top + 6 + 18 * k, 10, 10, colour))
-        body.append(_text(left + side + 32, top + 15 + 18 * k, name, size=11))
     what = {"correct": "right / wrong against the gold labels"}.get(mode, c.name if not isinstance(c, Categories)
                                                                        else "the predicted class")
     note = f"{len(keep):,} of {n:,} texts drawn" if n > MAX_POINTS else f"{n:,} texts"
-    return _svg(left + side + 200, top + side + 20, body, title), f"Coloured by {what}; {note}."
+    return points_svg(xy, fills, legend, title), f"Coloured by {what}; {note}."
 
 
 def map_section(rows: Sequence[ResultRow], vector_rows: np.ndarray, projection: MapProjection) -> str:

@@ -19,6 +19,7 @@ from model.batch import ResultRow
 from model.batch.rows import binary_row
 from model.batch.corpus import corpus_metrics
 from model.batch.report import render_report_html
+from model.batch.svg import GREY, GRID
 
 pytestmark = [pytest.mark.gui, pytest.mark.timeout(120)]
 
@@ -91,8 +92,10 @@ def test_compare_word_plot_and_corpus_plots_use_the_palette(qtbot):
 def test_the_report_uses_the_same_class_colours():
     m = corpus_metrics(scored_rows())
     html = render_report_html(m, None, model_name="m", date="d")
-    assert NEG in html and POS in html
-    for old in ("#2b6cb0", "#c0504d", "#1a7f37", "#c0392b", "#d62728", "#1f77b4"):
-        assert old not in html.lower()
-    colours = np.unique(re.findall(r'<rect[^>]*fill="(#[0-9A-Fa-f]{6})"', html))  # bars and cells
-    assert set(colours) <= set(palette.CLASS_COLOURS) | {palette.NEUTRAL}
+    low = html.lower()  # matplotlib writes colours in lower case
+    assert NEG.lower() in low and POS.lower() in low
+    for old in ("#2b6cb0", "#c0504d", "#1a7f37", "#c0392b", "#d62728", "#1f77b4"):  # matplotlib's C0, C3 among them
+        assert old not in low
+    drawn = set(re.findall(r"(?:fill|stroke): (#[0-9a-f]{6})", low))  # matplotlib's bars, cells, lines, text
+    coloured = {c for c in drawn if len({c[1:3], c[3:5], c[5:7]}) > 1}  # not a grey
+    assert coloured and coloured <= {c.lower() for c in palette.CLASS_COLOURS} | {GREY, GRID}

@@ -52,7 +52,7 @@ def test_embeddings_and_pca_columns(reviews, tmp_path, bundled_predictor):
     failed = next(r for r in rows if r["status"] != "ok")
     assert failed["x"] == "" and failed["y"] == ""
     html = report.read_text(encoding="utf-8")
-    assert "<h2>Corpus map (PCA)</h2>" in html and html.count("<circle") >= 6 and "right / wrong" in html
+    assert "<h2>Corpus map (PCA)</h2>" in html and html.split('id="PathCollection_1"')[1].split('id="patch_')[0].count("<use") >= 6 and "right / wrong" in html
 
 
 def test_jsonl_layer_and_mean_pooling(reviews, tmp_path):

@@ -1,0 +1,207 @@
+"""Workspaces (issue 54): named dock arrangements of the one window, through the real MainWindow.
+
+Switching keeps the explorer state (text, selection, pins); a dropped folder lands in Corpus; each workspace's layout
+persists across windows; at most six docks with whole tab names at 1400 x 860; hidden views are not drawn; sessions
+keep the workspace; the first run opens Read with a hint.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pytestqt")
+
+from gui_helpers import LOAD_TIMEOUT_MS, cut_tabs, dock_tab_bars, loaded_window
+
+from desktop_app.views.registry import DOCKED_VIEWS
+from desktop_app.window.workspaces import MAX_DOCKS, WORKSPACES, home_of
+
+pytestmark = [pytest.mark.gui, pytest.mark.timeout(240)]
+TEXT = "The acting was wonderful but the plot was thin and the ending dragged on."
+KEYS = [w.key for w in WORKSPACES]
+
+
+def _analysed(qtbot, win, text: str = TEXT) -> None:
+    with qtbot.waitSignal(win.state.events.prediction, timeout=LOAD_TIMEOUT_MS,
+                          check_params_cb=lambda p, *_: p is not None and p.text == text):
+        win.analyze_text(text)
+
+
+def _shown_docks(win) -> list[str]:
+    return [title for title, dock in win._docks.items() if dock.isVisible()]
+
+
+def _close(win) -> None:
+    for panel in win.panels.values():
+        getattr(panel, "shutdown", lambda: None)()
+    win.close()
+
+
+def test_every_dock_has_a_workspace_and_none_holds_more_than_six(qtbot, tiny_model_dir):
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    assert len(set(KEYS)) == len(KEYS) == 5
+    for title in win._docks:
+        assert home_of(title) is not None, f"{title} is in no workspace: it would never be shown"
+    for w in WORKSPACES:
+        assert len(w.titles) <= MAX_DOCKS and set(w.titles) <= set(win._docks), w.key
+    shortcuts = [win.workspaces.actions[k].shortcut().toString() for k in KEYS]
+    assert shortcuts == [f"Ctrl+{i}" for i in range(1, 6)]
+
+
+def test_each_workspace_shows_at_most_six_docks_with_whole_tab_names(qtbot, tiny_model_dir):
+    win = loaded_window(qtbot, tiny_model_dir, size=(1400, 860), panels=True)
+    assert win.workspaces.current.key == "read"  # the first run opens Read
+    for key in [*KEYS, *KEYS]:  # each default layout, then each restored one
+        win.workspaces.actions[key].trigger()
+        qtbot.wait(50)
+        shown = _shown_docks(win)
+        assert set(shown) == set(win.workspaces.current.titles) and len(shown) <= MAX_DOCKS, (key, shown)
+        for bar in dock_tab_bars(win):
+            assert cut_tabs(bar) == [], (key, [bar.tabText(i) for i in range(bar.count())])
+            if bar.parent() is not win:
+                continue  # a view's own tabs
+            names = [bar.tabText(i) for i in range(bar.count())]
+            docks = [win._docks[t] for t in shown if win._docks[t].windowTitle() in names]
+            assert len(docks) == len(names), (key, names)  # no tab bar of another workspace left on screen
+            assert set(docks[1:]) <= set(win.tabifiedDockWidgets(docks[0])), (key, names)  # nor of another group
+
+
+def test_switching_keeps_the_text_the_selection_and_the_pins(qtbot, tiny_model_dir):
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    _analysed(qtbot, win, "A first text, pinned before the current one.")
+    win.state.pin_current()
+    _analysed(qtbot, win)
+    win.state.set_selection((1, 3))
+    pred, pins = win.state.prediction, win.state.pins
+    assert len(pins) == 1
+    for key in [*KEYS[1:], KEYS[0]]:
+        win.workspaces.actions[key].trigger()
+        qtbot.wait(20)
+        assert win.workspaces.current.key == key
+        assert win.editor.toPlainText() == TEXT and win.state.prediction is pred
+        assert win.state.selection == (1, 3) and win.state.pins == pins, key
+
+
+def test_a_dropped_folder_lands_in_corpus(qtbot, tiny_model_dir, tmp_path):
+    from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+    from PySide6.QtGui import QDropEvent
+
+    folder = tmp_path / "reviews"
+    (folder / "pos").mkdir(parents=True)
+    for i in range(3):
+        (folder / "pos" / f"{i}_8.txt").write_text(f"A good film number {i}.", encoding="utf-8")
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    batch = win.panels["batch"]
+    assert win.workspaces.current.key == "read" and win.dock("Batch scoring").isHidden()
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(folder))])
+    event = QDropEvent(QPointF(300, 300), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
+    with qtbot.waitSignal(batch.scoring_finished, timeout=LOAD_TIMEOUT_MS):
+        win.dropEvent(event)
+    assert win.workspaces.current.key == "corpus"
+    assert win.dock("Batch scoring").isVisible() and win.dock("Corpus").isVisible()
+    assert batch.table_model.rowCount() == 3
+    _close(win)
+
+
+def test_layouts_persist_per_workspace_across_windows(qtbot, tiny_model_dir, isolated_settings):
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    win.persist_settings = True
+    win.workspaces.switch("learn")
+    win.dock("Neuron view").setFloating(True)  # Learn, rearranged
+    win.workspaces.switch("compare")
+    win.dock("What if").close()  # Compare, rearranged
+    win.workspaces.switch("inside")  # the window closes in Inside
+    _close(win)
+    settings = isolated_settings.read_text(encoding="utf-8")
+    assert "current=inside" in settings
+    again = loaded_window(qtbot, tiny_model_dir, panels=True)
+    assert again.workspaces.current.key == "inside" and again.has_saved_layout
+    assert not again.dock("Model view").isHidden() and again.dock("Batch scoring").isHidden()
+    again.workspaces.switch("learn")
+    assert again.dock("Neuron view").isFloating() and not again.dock("Neuron view").isHidden()
+    again.workspaces.switch("compare")
+    assert again.dock("What if").isHidden() and not again.dock("Compare").isHidden()
+    again.workspaces.reset_layout()  # View > Workspace > Reset layout: Compare's default again
+    assert not again.dock("What if").isHidden()
+    again.workspaces.switch("read")
+    assert not again.dock("Attention heatmap").isHidden() and again.dock("Neuron view").isHidden()
+    _close(again)
+
+
+def test_a_view_hidden_by_the_workspace_is_not_drawn_until_shown(qtbot, tiny_model_dir):
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    win.workspaces.switch("learn")  # the heatmap is Read's and Inside's
+    calls = []
+    original = win.heatmap.redraw
+    win.heatmap.redraw = lambda: (calls.append(1), original())[1]
+    _analysed(qtbot, win)
+    qtbot.wait(200)
+    assert calls == [] and win.heatmap._dirty  # a new prediction, but the heatmap is hidden: no work
+    win.workspaces.switch("read")
+    qtbot.waitUntil(lambda: not win.heatmap._dirty, timeout=5000)
+    assert calls
+
+
+def test_sessions_keep_the_workspace_and_older_sessions_open_their_views_one(qtbot, tiny_model_dir, tmp_path):
+    from desktop_app.window import session
+
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    _analysed(qtbot, win)
+    win.workspaces.switch("compare")
+    path = tmp_path / f"s{session.SUFFIX}"
+    session.write_session(session.capture(win), path)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["version"] == session.VERSION == 6 and data["workspace"] == "compare"
+    win.workspaces.switch("read")
+    with qtbot.waitSignal(win.state.events.prediction, timeout=LOAD_TIMEOUT_MS):
+        assert session.open_session(win, path)
+    assert win.workspaces.current.key == "compare" and win.editor.toPlainText() == TEXT
+    del data["workspace"]
+    data.update(version=5, active_view="Neuron view")  # a session of the previous version: its view's workspace
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert session.read_session(path).workspace == ""
+    win.workspaces.switch("inside")
+    with qtbot.waitSignal(win.state.events.prediction, timeout=LOAD_TIMEOUT_MS):
+        assert session.open_session(win, path)
+    qtbot.waitUntil(lambda: win.workspaces.current.key == "learn", timeout=LOAD_TIMEOUT_MS)
+    data.update(version=6, workspace="nowhere")
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(session.SessionError, match="workspace"):
+        session.read_session(path)
+    _close(win)
+
+
+def test_the_first_run_opens_read_with_a_hint_per_workspace(qtbot, tiny_model_dir, isolated_settings):
+    from PySide6.QtCore import QSettings
+
+    older = QSettings(str(isolated_settings), QSettings.IniFormat)
+    older.setValue("window/state", b"the one layout of a version before the workspaces")
+    older.sync()
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    win.persist_settings = True
+    hint = win.workspaces.hint
+    assert win.workspaces.current.key == "read" and hint is not None and hint.isVisible()
+    text = hint.label.text()
+    assert all(f"<b>{w.title}</b>" in text and w.hint in text for w in WORKSPACES)
+    assert text.count("<br>") == len(WORKSPACES)  # a title line, then one line per workspace
+    win.workspaces.switch("learn")
+    assert not hint.isVisible()  # found: gone
+    _close(win)
+    assert QSettings(str(isolated_settings), QSettings.IniFormat).value("window/state") is None  # not kept
+    again = loaded_window(qtbot, tiny_model_dir, panels=True)
+    assert again.workspaces.current.key == "learn" and again.workspaces.hint is None
+    _close(again)
+
+
+def test_raising_a_view_of_another_workspace_switches_to_it(qtbot, tiny_model_dir):
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    for spec in DOCKED_VIEWS:
+        win.raise_view(spec.title)
+        assert spec.title in win.workspaces.current.titles and not win.dock(spec.title).isHidden()
+    win.workspaces.switch("read")
+    win.raise_view("Model B attention")  # Model > Model B's attention
+    assert win.workspaces.current.key == "compare"
