@@ -82,28 +82,37 @@ def bench(name: str, predictor: Predictor, text: str, methods: tuple[str, ...], 
 
 
 def decompx_vs_ig(name: str, predictor: Predictor, text: str, repeats: int, reference: bool) -> list[dict]:
-    """DecompX beside integrated gradients (32 steps) at full length, taking turns ``repeats`` times (issue 34): the
-    explanation (``explain("decompx")``: contributions only), the flow view's full pass (``attention_flow``) and,
-    with ``reference``, the pre-issue-34 implementation (:mod:`benchmarks.decompx_reference`) on the same captures."""
+    """DecompX beside integrated gradients (32 steps) at full length, taking turns ``repeats`` times (issues 34, 55):
+    the explanation (``explain("decompx")``: contributions only), the flow view's full pass (``attention_flow``), the
+    explanation's pass as issue 34 computed it (:mod:`benchmarks.decompx_issue34`: the capture and the contributions)
+    and, with ``reference``, the pre-issue-34 implementation (:mod:`benchmarks.decompx_reference`) on the same
+    captures. Each row also gives the largest difference of its contributions from the explanation's pass."""
+    from model.explain.decompx import decompx
     from model.explain.taps import capture, taps_of
 
-    from .decompx_reference import decompx as reference_decompx
+    from . import decompx_issue34, decompx_reference
 
     text = one_window(predictor, text)
     enc = predictor.encode(text)
     ids = torch.from_numpy(enc.ids).unsqueeze(0).to(predictor.device)
     taps = taps_of(predictor.model)
 
-    def ref():
+    def on_captures(fn, **kw):
         with torch.inference_mode():
             caps, logits = capture(predictor.model, ids, torch.ones_like(ids, dtype=torch.bool), taps)
-            reference_decompx(caps, taps, [None] * len(caps), logits)
+            return fn(caps, taps, [None] * len(caps), logits, **kw)["contributions"]
 
     jobs = {"integrated gradients (32 steps)": lambda: predictor.explain(text, "integrated_gradients", n_steps=32),
             "explain(decompx)": lambda: predictor.explain(text, "decompx"),
-            "attention_flow(decompx)": lambda: predictor.attention_flow(text, "decompx")}
+            "attention_flow(decompx)": lambda: predictor.attention_flow(text, "decompx"),
+            "explain(decompx) as in issue 34": lambda: on_captures(decompx_issue34.decompx, contributions_only=True)}
     if reference:
-        jobs["DecompX before issue 34 (reference)"] = ref
+        jobs["DecompX before issue 34 (reference)"] = lambda: on_captures(decompx_reference.decompx)
+    now = on_captures(decompx, contributions_only=True)
+    diff = {"explain(decompx) as in issue 34": jobs["explain(decompx) as in issue 34"]}
+    if reference:
+        diff["DecompX before issue 34 (reference)"] = jobs["DecompX before issue 34 (reference)"]
+    diff = {k: float((fn() - now).abs().max()) for k, fn in diff.items()}
     predictor.explain(text, "integrated_gradients", n_steps=2)  # warm-up
     times: dict[str, list[float]] = {k: [] for k in jobs}
     for r in range(repeats):
@@ -113,7 +122,45 @@ def decompx_vs_ig(name: str, predictor: Predictor, text: str, repeats: int, refe
             times[k].append(1000 * (time.perf_counter() - t))
     ig = float(np.median(times["integrated gradients (32 steps)"]))
     return [{"model": name, "what": k, "tokens": len(enc.ids), "median_ms": float(np.median(v)),
-             "min_ms": float(np.min(v)), "ratio_to_ig": float(np.median(v)) / ig} for k, v in times.items()]
+             "min_ms": float(np.min(v)), "ratio_to_ig": float(np.median(v)) / ig,
+             "max_abs_diff": diff.get(k)} for k, v in times.items()]
+
+
+def _peak_child(folder: str | None, module: str, text: str, threads: int, conn) -> None:
+    """In a fresh process: the rise of the peak RSS (MB) over one contributions-only DecompX pass of ``module``."""
+    import importlib
+    import resource
+
+    from model.explain.taps import capture, taps_of
+
+    if threads:
+        torch.set_num_threads(threads)
+    predictor = Predictor.from_pretrained(folder, device="cpu") if folder else Predictor.from_pretrained(device="cpu")
+    ids = torch.from_numpy(predictor.encode(one_window(predictor, text)).ids).unsqueeze(0)
+    taps = taps_of(predictor.model)
+    with torch.inference_mode():
+        caps, logits = capture(predictor.model, ids, torch.ones_like(ids, dtype=torch.bool), taps)
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        importlib.import_module(module).decompx(caps, taps, [None] * len(caps), logits, contributions_only=True)
+    conn.send((ids.shape[1], (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024))
+
+
+def decompx_peak(name: str, folder: str | None, text: str, threads: int) -> list[dict]:
+    """The peak memory of an explanation's DecompX pass, this tree's and issue 34's, each in a fresh process (the
+    rise of ``ru_maxrss`` from after the forward pass; the process's earlier peak, loading the model, is below it)."""
+    import multiprocessing as mp
+
+    rows = []
+    for what, module in (("explain(decompx)", "model.explain.decompx"),
+                         ("explain(decompx) as in issue 34", "benchmarks.decompx_issue34")):
+        ctx = mp.get_context("spawn")
+        recv, send = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_peak_child, args=(folder, module, text, threads, send))
+        proc.start()
+        tokens, mb = recv.recv()
+        proc.join()
+        rows.append({"model": name, "what": what, "tokens": tokens, "peak_rise_mb": mb})
+    return rows
 
 
 COST_METHODS = ("grad_x_input", "integrated_gradients", "value_norm", "alti", "decompx")
@@ -152,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--decompx", type=int, default=0, metavar="N",
                     help="only DecompX beside integrated gradients, N turns each, on both models (issue 34)")
     ap.add_argument("--no-reference", action="store_true", help="with --decompx: skip the pre-issue-34 DecompX")
+    ap.add_argument("--decompx-memory", action="store_true",
+                    help="only the peak memory of DecompX, this tree's and issue 34's, on both models (issue 55)")
     ap.add_argument("--reviews", type=int, default=0,
                     help="also time explain() per review on this many reviews of the faithfulness sample (0: skip)")
     args = ap.parse_args(argv)
@@ -159,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
     text = longest_review(args.data)
     bundled = Predictor.from_pretrained(device=args.device)
+    if args.decompx_memory:
+        return _memory_main(text, args)
     if args.decompx:
         return _decompx_main(bundled, text, args)
     rows = bench("bundled", bundled, text, ("value_norm", "alti", "decompx"), args.repeats, ig=True)
@@ -200,10 +251,28 @@ def _decompx_main(bundled: Predictor, text: str, args) -> int:
                                   args.decompx, not args.no_reference)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {platform.processor() or platform.machine()}, "
           f"{bundled.model_info().device_name}")
-    print("\n| model | what | tokens | median ms | min ms | / IG |\n|---|---|---|---|---|---|")
+    print("\n| model | what | tokens | median ms | min ms | / IG | max abs diff |\n|---|---|---|---|---|---|---|")
     for r in rows:
+        diff = "" if r["max_abs_diff"] is None else f"{r['max_abs_diff']:.1e}"
         print(f"| {r['model']} | {r['what']} | {r['tokens']} | {r['median_ms']:.0f} | {r['min_ms']:.0f} | "
-              f"{r['ratio_to_ig']:.2f} |")
+              f"{r['ratio_to_ig']:.2f} | {diff} |")
+    for r in rows:
+        print(json.dumps(r))
+    return 0
+
+
+def _memory_main(text: str, args) -> int:
+    """``--decompx-memory``: :func:`decompx_peak` on the bundled model and the MiniLM with a random head."""
+    from .hf import minilm_folders
+
+    rows = decompx_peak("bundled", None, text, args.threads)
+    if not args.no_minilm:
+        with tempfile.TemporaryDirectory() as tmp:
+            _, clf = minilm_folders(Path(tmp))
+            rows += decompx_peak("MiniLM-L6 + random head", str(clf), text, args.threads)
+    print("\n| model | what | tokens | peak RSS rise MB |\n|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['model']} | {r['what']} | {r['tokens']} | {r['peak_rise_mb']:.0f} |")
     for r in rows:
         print(json.dumps(r))
     return 0

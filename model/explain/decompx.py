@@ -29,8 +29,14 @@ before the vectors they concern are formed, on the vectors one step earlier thro
 product). Each sublayer is then one matrix product per row i: [x_i[k], its three coefficients] times [the
 sublayer's matrix scaled by LayerNorm's gamma / sigma_i; the three vectors], plus the residual; no (T, T, D) tensor
 is copied for a bias or a normalisation. With [CLS] pooling, an explanation (``contributions_only``) decomposes only
-the [CLS] row of the last layer. Why one vector-Jacobian product through the frozen network cannot replace this: the
-absdot shares depend on the decomposed vectors themselves, so the read-out is not linear in them (docs/flow.md).
+the [CLS] row of the last layer, mixing the rows before W_V (an H T K D product instead of W_V on every row). Why one
+vector-Jacobian product through the frozen network cannot replace this: the absdot shares depend on the decomposed
+vectors themselves, so the read-out is not linear in them (docs/flow.md).
+
+Memory traffic (issue 55): every large product is written into one of three (T, K, D + 3) buffers that the layers
+reuse (:class:`Scratch`; a fresh tensor of that size pays its page faults again), the feed-forward maps are formed a
+block of rows at a time with the residual, 1 / sigma_i and gamma folded into them, and no operand is handed to a
+batched product in a layout that sends it down a slow path.
 
 Cost: the decomposed states are (T, T, D) tensors; each layer after the first mixes them with the attention
 (T^3 D multiply-adds) and projects them through W_V and W_O (2 T^2 D^2); the feed-forward block costs T D^2 F to form
@@ -40,6 +46,7 @@ H heads.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -49,7 +56,7 @@ from model.tasks.types import SINGLE_LABEL, TaskType
 
 from .taps import LayerCapture, LayerTaps, ModelTaps
 
-FFN_BLOCK_ROWS = 16  # rows whose (D, F) products W_1^T diag(theta_i) are formed at once
+FFN_BLOCK_BYTES = 64 << 20  # the feed-forward block's largest temporary, W_1^T diag(theta_i) for a block of rows
 
 
 def _shares(s: torch.Tensor) -> torch.Tensor:
@@ -100,14 +107,42 @@ def _coefficients(s_a: torch.Tensor, s_x: torch.Tensor, b_att: torch.Tensor, ln1
     return torch.stack([w * inv[:, None], -m * inv[:, None], w_ln], -1)
 
 
+class Scratch:
+    """The large buffers of one DecompX pass, reused from layer to layer (issue 55).
+
+    A fresh tensor of the decomposed states' size, (T, K, D) floats, costs its page faults every time it is made
+    (about 60 ms per 128 MB on our 2-core CPUs, half as much again as the product written into it), so every layer
+    writes its large products into these buffers (``out=``). Three state buffers take turns: the layer's input and
+    two for its products, the last of which holds its output; the feed-forward block adds two block temporaries.
+
+    Args:
+        dtype, device: of every buffer. state: floats of each state buffer (``"a"``, ``"b"``, ``"c"``) made at once,
+            so that the largest request of a pass allocates nothing new.
+    """
+
+    def __init__(self, dtype: torch.dtype, device: torch.device | str, state: int = 0) -> None:
+        self._kw = {"dtype": dtype, "device": device}
+        self._floor = dict.fromkeys("abc", state)
+        self._flat: dict[str, torch.Tensor] = {}
+
+    def __call__(self, name: str, *shape: int) -> torch.Tensor:
+        """A contiguous ``shape`` view of buffer ``name`` (its contents undefined), grown when it is too small."""
+        n = math.prod(shape)
+        flat = self._flat.get(name)
+        if flat is None or flat.numel() < n:
+            flat = self._flat[name] = torch.empty(max(n, self._floor.get(name, 0)), **self._kw)
+        return flat[:n].view(shape)
+
+
 def _attention_ln1(x: torch.Tensor | None, cap: LayerCapture, p: dict, n_heads: int, ln1: tuple,
-                   dtype: torch.dtype) -> torch.Tensor:
-    """Attention (section 3.1), its bias, the residual and LN1 (section 3.2) on a decomposed state: y (T, K, D).
+                   dtype: torch.dtype, work: Scratch, spare: tuple[str, str]) -> torch.Tensor:
+    """Attention (section 3.1), its bias, the residual and LN1 (section 3.2) on a decomposed state: y (T_i, K, D).
 
     The products the shares need are taken first (on the context vectors, through W_O^T); the output projection, the
     bias terms and LN1's scale are then one product per row: [ctx_i[k] / sigma_i, coefficients] @ [W_O^T gamma;
     b_att gamma; gamma; beta] (:func:`_coefficients`), plus the residual x_i[k] g_i. LN1's 1/sigma_i is folded into
-    the attention rows. ``x``: (T, K, D) or None for the first layer (x_j[k] = [j = k] x_j: no T^3 term).
+    the attention rows. ``x``: (T, K, D) or None for the first layer (x_j[k] = [j = k] x_j: no T^3 term). The large
+    products go to ``work``'s buffers ``spare`` (neither holds x); y is returned in ``spare[0]``.
     """
     g, inv, beta, gb, gamma = ln1
     T, H, d = cap.x.shape[0], n_heads, p["d"]
@@ -119,44 +154,51 @@ def _attention_ln1(x: torch.Tensor | None, cap: LayerCapture, p: dict, n_heads: 
     if x is None:  # a_i[k] = sum_h alpha_ik^h (x_k W_V^h W_O^h): one (K, H, D) table
         f0 = ((cap.x @ p["w_v"].T).view(T, H, d).transpose(0, 1) @ p["w_o"].view(D, H, d).permute(1, 2, 0))
         f0 = f0.transpose(0, 1)  # (K, H, D)
-        at = attn.permute(2, 1, 0)  # (K, T_i, H)
+        at = attn.permute(2, 1, 0).contiguous()  # (K, T_i, H); a permuted operand sends bmm down a slow path
         s_x = torch.zeros(T, T, 2, device=cap.x.device)
         diag = torch.arange(T, device=cap.x.device)
         s_x[diag, diag] = cap.x @ R[:, ::2]
         coef = _coefficients(torch.bmm(at, f0 @ R).transpose(0, 1), s_x, p["b_att"], ln1)  # (T, K, 3)
-        lhs = torch.cat([at * inv[None, :, None], coef.transpose(0, 1)], -1).to(dtype)  # (K, T_i, H + 3)
+        lhs = torch.cat([at.mul_(inv[None, :, None]), coef.transpose(0, 1)], -1).to(dtype)  # (K, T_i, H + 3)
         rhs = torch.cat([f0 * gamma, rows.expand(T, 3, D)], 1).to(dtype)  # (K, H + 3, D)
-        y = torch.bmm(lhs, rhs).transpose(0, 1).contiguous()  # (T, K, D)
+        y = work(spare[0], T, T, D).copy_(torch.bmm(lhs, rhs, out=work(spare[1], T, T, D)).transpose(0, 1))
         y[diag, diag] += (cap.x * g).to(dtype)  # the residual x_i[i] = x_i
         return y
-    K = x.shape[1]  # the T^3 D mixing: one product per head
-    vx = (x @ p["w_v"].T.to(dtype)).view(T, K, H, d).permute(2, 0, 1, 3).reshape(H, T, K * d)  # (H, T_j, K d)
-    mixed = torch.bmm((attn * inv[None, :, None]).to(dtype), vx)  # (H, T_i, K d)
-    del vx
-    buf = torch.empty(Ti, K, HD + 3, dtype=dtype, device=x.device)  # [ctx_i[k] / sigma_i, coefficients]
-    buf[..., :HD].view(Ti, K, H, d).copy_(mixed.view(H, Ti, K, d).permute(1, 2, 0, 3))
-    del mixed
+    K = x.shape[1]
+    a = (attn * inv[None, :, None]).to(dtype)  # (H, T_i, T_j), LN1's 1 / sigma_i folded in
+    buf = work(spare[1], Ti, K, HD + 3)  # [ctx_i[k] / sigma_i, coefficients]
+    ctx = buf[..., :HD].view(Ti, K, H, d)
+    if Ti * (T * (H - 1) + D) < T * D:  # few rows (the [CLS] row): mixing the x_j before W_V costs less
+        z = (a.reshape(H * Ti, T) @ x.view(T, K * D)).view(H, Ti * K, D)  # sum_j alpha_ij^h x_j[k]
+        ctx.copy_(torch.bmm(z, p["w_v"].view(H, d, D).transpose(1, 2).to(dtype)).view(H, Ti, K, d).permute(1, 2, 0, 3))
+        del z
+    else:  # the T^3 D mixing: one product per head, on the value vectors laid out (H, T_j, K d)
+        vx = torch.mm(x.view(T * K, D), p["w_v"].T.to(dtype), out=work(spare[0], T * K, HD))
+        vh = work(spare[1], H, T, K * d)
+        vh.view(H, T, K, d).copy_(vx.view(T, K, H, d).permute(2, 0, 1, 3))
+        mixed = torch.bmm(a, vh, out=work(spare[0], H, Ti, K * d))  # (H, T_i, K d)
+        ctx.copy_(mixed.view(H, Ti, K, d).permute(1, 2, 0, 3))  # buf takes vh's place: vh is spent
     s_a = (buf[..., :HD] @ (p["w_o"].T @ R).to(dtype)).float() / inv[:, None, None]
     buf[..., HD:] = _coefficients(s_a, (x[:Ti] @ R[:, ::2].to(dtype)).float(), p["b_att"], ln1).to(dtype)
-    y = (buf.view(Ti * K, HD + 3) @ torch.cat([p["w_o"].T * gamma, rows]).to(dtype)).view(Ti, K, D)
-    del buf
+    y = torch.mm(buf.view(Ti * K, HD + 3), torch.cat([p["w_o"].T * gamma, rows]).to(dtype),
+                 out=work(spare[0], Ti * K, D)).view(Ti, K, D)
     return y.addcmul_(x[:Ti], g.to(dtype)[:, None])
 
 
-def _ffn_ln2(y: torch.Tensor, cap: LayerCapture, p: dict, ln2: tuple) -> torch.Tensor:
-    """The feed-forward block linearised at the activation (section 3.3), the residual and LN2 on y (T, K, D).
+def _ffn_coefficients(y: torch.Tensor, cap: LayerCapture, p: dict, ln2: tuple) -> tuple[torch.Tensor, ...]:
+    """The feed-forward block's slopes and the shares of its bias and of LN2 (sections 3.3, 3.5), from y (T, K, D).
 
-    Per row i: o_i[k] = W_2 diag(theta_i) W_1 y_i[k] with theta_i = act(h_i) / h_i (0 where h_i = 0), the vector
-    b_i = W_2 (theta_i * b_1) + b_2 split by absdot over <o_i[k], b_i>, then LN2 as in :func:`_coefficients`. The
-    products the shares and the mean need are taken on y through the transposed maps (no pass over o); the rest is
-    one product per row: [y_i[k], coefficients] @ [(I + W_1^T diag(theta_i) W_2^T) g_i; b_i g_i; gamma; beta].
-    Returns (T, K, D) in y's dtype."""
+    theta_i = act(h_i) / h_i (0 where h_i = 0); the vector b_i = W_2 (theta_i * b_1) + b_2 is split by absdot over
+    <o_i[k], b_i> with o_i[k] = W_2 diag(theta_i) W_1 y_i[k], then LN2 as in :func:`_coefficients`. The products the
+    shares and the mean need are taken on y through the transposed maps (no pass over o). Returns ``(theta (T, F)
+    float32, coef (T, K, 3), bias_rows (T, 3, D))`` in y's dtype: out_i[k] = (y_i[k] + o_i[k]) g_i + coef_ik @
+    bias_rows_i, the rows being b_i gamma, gamma and beta."""
     g, inv, beta, gb, gamma = ln2
     h, act = cap.fc1_out, cap.fc2_in
     theta = torch.where(h.abs() > 1e-12, act / torch.where(h == 0, torch.ones_like(h), h), torch.zeros_like(h))
     b_eq = (theta * p["b1"] if p["b1"] is not None else torch.zeros_like(theta)) @ p["w2"].T
     b_eq = b_eq + (p["b2"] if p["b2"] is not None else 0.0)  # (T, D)
-    T, D = b_eq.shape
+    D = b_eq.shape[1]
     w_t = lambda r: ((r @ p["w2"]) * theta) @ p["w1"]  # noqa: E731  r (T or 1, D) -> (T, D): W_1^T diag W_2^T r
     one = torch.full((1, D), 1.0 / D, device=y.device)
     s = torch.bmm(y, torch.stack([w_t(b_eq), one + w_t(one), gb + w_t(gb[None])], -1).to(y.dtype)).float()
@@ -165,29 +207,38 @@ def _ffn_ln2(y: torch.Tensor, cap: LayerCapture, p: dict, ln2: tuple) -> torch.T
     w_ln = _shares((s[..., 2] + v * (b_eq @ gb)[:, None] - m * gb.sum()) * inv[:, None])
     coef = torch.stack([v * inv[:, None], -m * inv[:, None], w_ln], -1).to(y.dtype)  # weights of b_i gamma, gamma, beta
     bias_rows = torch.stack([b_eq * gamma, gamma.expand_as(b_eq), beta.expand_as(b_eq)], 1).to(y.dtype)  # (T, 3, D)
-    w1t, w2t = p["w1"].T.contiguous().to(y.dtype), p["w2"].T.contiguous().to(y.dtype)  # (D, F), (F, D)
-    theta, g = theta.to(y.dtype), g.to(y.dtype)
-    out = torch.empty_like(y)
-    K, F, b = y.shape[1], w1t.shape[1], min(T, FFN_BLOCK_ROWS)  # blocks of b rows; their buffers are reused
-    kw = {"dtype": y.dtype, "device": y.device}
-    scaled, m_buf = torch.empty(b, D, F, **kw), torch.empty(b, D, D, **kw)
-    rhs, lhs = torch.empty(b, D + 3, D, **kw), torch.empty(b, K, D + 3, **kw)
+    return theta, coef, bias_rows
+
+
+def _ffn_ln2(y: torch.Tensor, cap: LayerCapture, p: dict, ln2: tuple, work: Scratch, out: str) -> torch.Tensor:
+    """The feed-forward block linearised at the activation (section 3.3), the residual and LN2 on y (T, K, D).
+
+    Per row i: o_i[k] = W_2 diag(theta_i) W_1 y_i[k], its bias and LN2's shares from :func:`_ffn_coefficients`; the
+    rest is y_i[k] @ M_i plus the coefficients times [b_i g_i; gamma; beta], with the per-row map M_i = diag(g_i) +
+    W_1^T diag(theta_i / sigma_i) W_2^T diag(gamma) (the residual and LN2's scale folded in) formed a block of rows at
+    a time (T D^2 F multiply-adds; the block's temporaries under :data:`FFN_BLOCK_BYTES`). Returns (T, K, D) in y's
+    dtype, in ``work``'s buffer ``out``."""
+    g, inv, gamma = ln2[0], ln2[1], ln2[4]
+    theta, coef, bias_rows = _ffn_coefficients(y, cap, p, ln2)
+    T, D = bias_rows.shape[0], bias_rows.shape[2]
+    res = torch.bmm(coef, bias_rows, out=work(out, T, y.shape[1], D))
+    w1t, w2g = p["w1"].T.contiguous().to(y.dtype), (p["w2"].T * gamma).to(y.dtype)  # (D, F), (F, D)
+    theta, g = (theta * inv[:, None]).to(y.dtype), g.to(y.dtype)
+    F = w1t.shape[1]
+    b = max(1, min(T, FFN_BLOCK_BYTES // (D * F * w1t.element_size())))
     for s0 in range(0, T, b):
-        e = min(T, s0 + b)
-        n = e - s0
-        torch.mul(w1t, theta[s0:e, None], out=scaled[:n])  # (n, D, F): W_1^T diag(theta_i)
-        m_eq = torch.mm(scaled[:n].view(n * D, F), w2t, out=m_buf[:n].view(n * D, D)).view(n, D, D)
-        m_eq.diagonal(dim1=1, dim2=2).add_(1.0)  # (n, D, D): (I + W_2 diag(theta_i) W_1)^T g_i
-        rhs[:n, :D] = m_eq.mul_(g[s0:e, None])
-        rhs[:n, D:] = bias_rows[s0:e]
-        lhs[:n, :, :D], lhs[:n, :, D:] = y[s0:e], coef[s0:e]
-        torch.bmm(lhs[:n], rhs[:n], out=out[s0:e])
-    return out
+        n = min(T, s0 + b) - s0
+        scaled = torch.mul(w1t, theta[s0:s0 + n, None, :], out=work("ffn_scaled", n, D, F))
+        maps = torch.mm(scaled.view(n * D, F), w2g, out=work("ffn_maps", n * D, D)).view(n, D, D)
+        maps.diagonal(dim1=1, dim2=2).add_(g[s0:s0 + n])
+        res[s0:s0 + n].baddbmm_(y[s0:s0 + n], maps)
+    return res
 
 
 def layer_decompose(x: torch.Tensor | None, cap: LayerCapture, taps: LayerTaps, n_heads: int,
                     mask_row: torch.Tensor | None, dtype: torch.dtype = torch.float32,
-                    rows: int | None = None) -> torch.Tensor:
+                    rows: int | None = None, work: Scratch | None = None,
+                    spare: tuple[str, str] = ("b", "c")) -> torch.Tensor:
     """One post-LN layer on a decomposed state (sections 3.1-3.3): attention, residual, LN1, FFN, residual, LN2.
 
     Args:
@@ -197,16 +248,19 @@ def layer_decompose(x: torch.Tensor | None, cap: LayerCapture, taps: LayerTaps, 
         dtype: the precision of the (T, K, D) tensors and their products (float32 or bfloat16); the shares, means and
             sigmas are float32.
         rows: compute only the first ``rows`` output rows (T_i = rows; not for the first layer); None: all.
+        work: the pass's :class:`Scratch` (None: a new one); ``spare``: the names of two of its state buffers that do
+            not hold ``x``, written over.
 
     Returns:
-        (T_i, K, D) in ``dtype``, the decomposed layer output.
+        (T_i, K, D) in ``dtype``, the decomposed layer output, in ``work``'s buffer ``spare[1]``.
     """
+    work = Scratch(dtype, cap.x.device) if work is None else work
     p = _params(taps, n_heads, mask_row)
     if rows is not None and x is not None:  # only the first ``rows`` outputs (the read-out's [CLS] row)
         cap = replace(cap, attn=cap.attn[:, :rows], ln1_in=cap.ln1_in[:rows], fc1_out=cap.fc1_out[:rows],
                       fc2_in=cap.fc2_in[:rows], ln2_in=cap.ln2_in[:rows])
-    y = _attention_ln1(x, cap, p, n_heads, _ln_terms(taps.ln1, cap.ln1_in), dtype)
-    return _ffn_ln2(y, cap, p, _ln_terms(taps.ln2, cap.ln2_in))
+    y = _attention_ln1(x, cap, p, n_heads, _ln_terms(taps.ln1, cap.ln1_in), dtype, work, spare)
+    return _ffn_ln2(y, cap, p, _ln_terms(taps.ln2, cap.ln2_in), work, spare[1])
 
 
 def head_decompose(x: torch.Tensor, taps: ModelTaps) -> torch.Tensor:
@@ -264,11 +318,16 @@ def decompx(caps: list[LayerCapture], taps: ModelTaps, rows: list, logits: torch
         raise ValueError("DecompX explains the logits, and this model has no classification head")
     x, norms = None, []
     cls = next((op for step, op in taps.head if step == "pool"), None) == "cls"
+    T, D = caps[0].x.shape
+    work = Scratch(dtype, caps[0].x.device, state=T * T * (max(D, caps[0].context.shape[1]) + 3))
+    names = ("a", "b", "c")  # x's buffer, then the two the layer writes (its output in the last); they take turns
     for n, (cap, lt, row) in enumerate(zip(caps, taps.layers, rows)):
         if should_stop is not None and should_stop():
             raise ExplanationCancelled("DecompX was cancelled")
         last_cls = contributions_only and cls and n == len(caps) - 1
-        x = layer_decompose(x, cap, lt, taps.n_heads, row, dtype, rows=1 if last_cls else None)  # (T, K, D)
+        x = layer_decompose(x, cap, lt, taps.n_heads, row, dtype, rows=1 if last_cls else None, work=work,
+                            spare=names[1:])  # (T, K, D)
+        names = (names[2], names[0], names[1])
         if not contributions_only:
             norms.append(torch.linalg.vector_norm(x, dim=-1, dtype=torch.float32))  # (T, K)
         if progress is not None:

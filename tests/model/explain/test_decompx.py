@@ -1,8 +1,8 @@
-"""DecompX (issue 34): the fast implementation equals the one before it, its identity holds in every precision, and
-an explanation's contributions-only pass equals the full one.
+"""DecompX (issues 34 and 55): the fast implementation equals the ones before it, its identity holds in every
+precision, and an explanation's contributions-only pass equals the full one.
 
-The reference is the pre-issue-34 implementation kept verbatim in :mod:`benchmarks.decompx_reference` (row blocks,
-one bias split at a time); it is not used by the product.
+The references are the pre-issue-34 implementation kept verbatim in :mod:`benchmarks.decompx_reference` (row blocks,
+one bias split at a time) and issue 34's in :mod:`benchmarks.decompx_issue34`; neither is used by the product.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from benchmarks import decompx_reference
+from benchmarks import decompx_issue34, decompx_reference
 from model import Predictor
 from model.explain.decompx import decompx
 from model.explain.heads import head_mask_hooks
@@ -53,6 +53,50 @@ def test_fast_decompx_equals_the_reference(which, tiny_predictor, bert):
         new = decompx(caps, taps, rows, logits)
     torch.testing.assert_close(new["contributions"], ref["contributions"], atol=1e-5, rtol=1e-4)
     torch.testing.assert_close(new["matrices"], ref["matrices"], atol=1e-5, rtol=1e-4)
+
+
+@pytest.fixture(scope="module")
+def bert3(tmp_path_factory):
+    """A tiny 3-layer BERT classifier with larger weights: three layers make the state buffers take every turn."""
+    pytest.importorskip("transformers")
+    from tests.fixtures.tiny_hf import make_tiny_hf_dir
+
+    folder = make_tiny_hf_dir(tmp_path_factory.mktemp("bert3"), "bert", seed=7, layers=3, init_std=0.5)
+    return Predictor.from_pretrained(folder, device="cpu")
+
+
+@pytest.mark.parametrize("which", ["tiny", "bert3", "bert3_masked", "bundled"])
+def test_decompx_equals_issue_34s_implementation(which, tiny_predictor, bert3, request, monkeypatch):
+    """Issue 55 changed the arithmetic only (buffers reused from layer to layer, the feed-forward maps a large block of
+    rows at a time, the [CLS] row mixed before W_V): contributions and norm matrices, of the full pass and of an
+    explanation's, equal issue 34's to float32 rounding. The tiny models take a feed-forward block of 3 rows so that
+    the block loop runs with a short last block; the bundled model reads a 330-token review (two blocks of 256)."""
+    from model.explain import decompx as fast
+
+    text, mask = TEXT, None
+    if which == "bundled":
+        p = request.getfixturevalue("bundled_predictor")
+        text = " ".join([TEXT] * 18)
+    else:
+        p = tiny_predictor if which == "tiny" else bert3
+        if which == "bert3_masked":
+            mask = np.ones((p.config.n_layers, p.config.n_heads), dtype=np.float32)
+            mask[0, 1] = mask[2, 0] = 0.0
+    caps, taps, rows, logits = _run(p, mask, text)
+    if which != "bundled":
+        monkeypatch.setattr(fast, "FFN_BLOCK_BYTES", 3 * taps.layers[0].fc1.weight.numel() * 4)
+    assert which != "bundled" or 256 < caps[0].x.shape[0] <= 512
+    with torch.inference_mode():
+        for only in (False, True):
+            ref = decompx_issue34.decompx(caps, taps, rows, logits, contributions_only=only)
+            new = fast.decompx(caps, taps, rows, logits, contributions_only=only)
+            scale = float(ref["contributions"].abs().max())
+            torch.testing.assert_close(new["contributions"], ref["contributions"], atol=1e-6 * max(1.0, scale),
+                                       rtol=1e-5)
+            if not only:
+                torch.testing.assert_close(new["matrices"], ref["matrices"], atol=1e-5, rtol=1e-5)
+        err = (new["contributions"].double().sum(0) - logits.double()).abs().max()
+    assert err <= 1e-5 * max(1.0, float(logits.abs().max()))
 
 
 @pytest.mark.parametrize("dtype, tol", [(torch.float32, 1e-5), (torch.bfloat16, 2e-2)])
