@@ -27,8 +27,9 @@ def test_view_panels_raises_the_panel_it_shows(qtbot, tiny_model_dir):
     action = next(a for a in win.view_menu_docks.actions() if a.text() == "What if")
     action.trigger()
     qtbot.waitUntil(lambda: dock.isVisible() and not dock.visibleRegion().isEmpty(), timeout=5_000)
+    # shown in the workspace on (Read; issue 54), seen (above), and in front of any dock tabbed with it
     mates = win.tabifiedDockWidgets(dock)
-    assert win.heatmap_dock in mates and all(d.visibleRegion().isEmpty() for d in mates)  # it is the tab in front
+    assert all(d.visibleRegion().isEmpty() for d in mates)
     action.trigger()  # and hides it again
     qtbot.waitUntil(dock.isHidden, timeout=5_000)
     win.shutdown_workers()
