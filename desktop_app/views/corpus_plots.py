@@ -359,7 +359,7 @@ class SliceAccuracyPlot(CorpusPlot):
 
     def __init__(self) -> None:
         self.axis = pg.AxisItem("bottom")
-        font = self.small_font = QFont()  # the ticks' and the counts' (a count in the window's font was wider than a bar)
+        font = self.small_font = QFont()  # ticks and counts (a count in the window font was wider than its bar)
         font.setPointSizeF(max(6.0, font.pointSizeF() - 1.5))
         self.axis.setStyle(tickFont=font)
         super().__init__("Accuracy by length (tokens)", {"bottom": self.axis})
