@@ -56,12 +56,13 @@ def simulated_rows(n: int, seed: int = 0):
 
 
 class _Model:
-    """What the panels read of a predictor: labels, task, reads_pairs."""
+    """What the panels read of a predictor: labels, task, reads_pairs, model_dir (none: no folder)."""
 
     def __init__(self, labels):
         from model.tasks.task import Task
 
         self.labels, self.task, self.reads_pairs = labels, Task("single_label"), False
+        self.model_dir = None  # model.batch.engine.model_id names it ""
 
 
 def main(argv: list[str] | None = None) -> int:

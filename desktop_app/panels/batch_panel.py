@@ -181,6 +181,7 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         self._scoring_s = 0.0
         self._update_summary()
         self._set_message("")
+        self.idle_progress()  # no "Done: N reviews" beside the emptied table
 
     def is_running(self) -> bool:
         """True while a job is scoring."""

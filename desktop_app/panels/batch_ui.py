@@ -133,10 +133,8 @@ class BatchPanelUI:
         """The progress bar (wide enough for "Cancelled: 100,000 reviews in 10:00:00" on one line), Cancel and the
         Columns button (the reading options, in a popup: each box wide enough for its "auto (...)" hint)."""
         self.progress_bar = QProgressBar()
-        self.progress_bar.setRange(0, 1)
-        self.progress_bar.setValue(0)
         self.progress_bar.setTextVisible(True)
-        self.progress_bar.setFormat("idle")
+        self.idle_progress()
         self.progress_bar.setMinimumWidth(fitting_width(self.progress_bar, PROGRESS_TEXT_SAMPLE))
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
@@ -157,6 +155,12 @@ class BatchPanelUI:
         row.addWidget(self.cancel_button)
         row.addWidget(self.columns_button)
         return row
+
+    def idle_progress(self) -> None:
+        """The progress bar as before any job: empty, "idle" (the first look, and after Clear)."""
+        self.progress_bar.setRange(0, 1)
+        self.progress_bar.setValue(0)
+        self.progress_bar.setFormat("idle")
 
     def _build_columns_form(self) -> QWidget:
         """The text, second-text and gold-label columns and the largest one-review file (the Columns popup)."""

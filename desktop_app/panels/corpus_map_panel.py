@@ -263,6 +263,7 @@ class CorpusMapPanel(QWidget):
         self.handle.cancel()
         self.projector, self.vectors, self.rows, self._explored_at, self._method = None, None, [], None, "pca"
         self.plot.set_points(np.zeros((0, 2)), [], [])
+        self.plot.set_legend([])  # no points, no key (it stayed under the emptied map)
         self.plot.set_marks(None)
         self.neighbours.clear()
         self.status.setText("Score a folder of texts: each becomes a point here, placed by its sentence vector.")

@@ -346,13 +346,20 @@ def short_slice_name(name: str, index: int) -> str:
     return name if index == 0 or not sep or not hi else f"≤{hi}"
 
 
+def short_count(n: int) -> str:
+    """A count short enough to sit over a narrow bar: "377", "1.4k", "25k" (thousands, one decimal below 10,000)."""
+    if n < 1000:
+        return str(n)
+    return f"{n / 1000:.1f}k" if n < 10_000 else f"{round(n / 1000):,}k"
+
+
 class SliceAccuracyPlot(CorpusPlot):
     """Accuracy by review length (token bins) and for truncated vs not truncated reviews; the number of reviews
     above each bar; the overall accuracy dashed. Without gold labels: the share of reviews per slice instead."""
 
     def __init__(self) -> None:
         self.axis = pg.AxisItem("bottom")
-        font = QFont()
+        font = self.small_font = QFont()  # ticks and counts (a count in the window font was wider than its bar)
         font.setPointSizeF(max(6.0, font.pointSizeF() - 1.5))
         self.axis.setStyle(tickFont=font)
         super().__init__("Accuracy by length (tokens)", {"bottom": self.axis})
@@ -385,7 +392,10 @@ class SliceAccuracyPlot(CorpusPlot):
         for xi, h, n, g in zip(x, heights, counts, gold):
             # the count inside the top of a tall bar, just above a short one: never over the title or the axis
             inside = h > 0.35 * top
-            label = pg.TextItem(f"{int(g if with_gold else n):,}", color=TEXT_COLOUR, anchor=(0.5, 0.0 if inside else 1.0))
+            label = pg.TextItem(short_count(int(g if with_gold else n)), color=TEXT_COLOUR,
+                                anchor=(0.5, 0.0 if inside else 1.0))
+            label.setFont(self.small_font)
+            label.textItem.document().setDocumentMargin(1)  # Qt's 4-pixel margin made neighbours' boxes touch
             label.setPos(xi, h)
             self.addItem(label)
         if with_gold:

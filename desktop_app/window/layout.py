@@ -184,11 +184,21 @@ class LayoutMixin:
         action = dock.toggleViewAction()
         action.setText(title)  # set once: Qt renames it only when the dock's title changes
         action.setToolTip(f"Show or hide {title}")
-        # shown from the menu, the panel comes to the front: a tabbed dock's show() only adds its tab (issue 56)
-        action.triggered.connect(lambda checked, d=dock: self._raise_dock(d) if checked else None)
+        # shown from the menu, the panel comes to the front (a tabbed dock's show() only adds its tab, issue 56), in
+        # its workspace when the current one does not hold it, as raise_view opens it
+        action.triggered.connect(lambda checked, t=title: self._show_from_menu(t) if checked else None)
         if self.view_menu_docks is not None:
             self.view_menu_docks.addAction(action)
         return dock
+
+    def _show_from_menu(self, title: str) -> None:
+        """View > Panels showed the dock ``title`` (its toggle action already made it visible): raise it. A dock the
+        current workspace does not hold is hidden again first, so that the workspace's kept layout stays without it,
+        and :meth:`raise_view` opens it in its own workspace."""
+        current = self.workspaces.current
+        if current is not None and home_of(title) is not None and title not in current.titles:
+            self._docks[title].hide()
+        self.raise_view(title)
 
     def _raise_dock(self, dock: QDockWidget) -> None:
         dock.show()

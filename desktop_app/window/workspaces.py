@@ -268,7 +268,10 @@ class Workspaces(QObject):
 
     def _hide_stale_tab_bars(self) -> None:
         """Hide the window's dock tab bars that show no tab group of the layout now on screen. ``restoreState`` (Qt
-        6.11) leaves the tab bar of a group that the restored layout no longer has on screen, with its old names."""
+        6.11) leaves the tab bar of a group that the restored layout no longer has on screen, with its old names; under
+        X a default layout placed group by group can leave a second bar naming the right docks where the group was
+        before the next group took its room (Corpus: Prediction and Review over the batch dock's status line), so a
+        bar that does not touch its docks is stale too."""
         win = self.window
         win.layout().activate()
         by_pointer = {getCppPointer(d)[0]: d for d in win._docks.values()}
@@ -277,7 +280,8 @@ class Workspaces(QObject):
                 continue
             shown = [d for d in (by_pointer.get(bar.tabData(i)) for i in range(bar.count())) if d and d.isVisible()]
             together = set(win.tabifiedDockWidgets(shown[0])) if shown else set()
-            if len(shown) < 2 or not set(shown[1:]) <= together:
+            if len(shown) < 2 or not set(shown[1:]) <= together or not any(
+                    d.geometry().adjusted(-4, -4, 4, 4).intersects(bar.geometry()) for d in shown):
                 bar.hide()
 
     def _keep_current(self) -> None:

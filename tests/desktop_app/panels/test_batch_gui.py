@@ -88,6 +88,17 @@ def test_dropping_a_folder_fills_the_table(qtbot, panel, tmp_path):
     assert shown == f"{rows[first_ok].probability('positive'):.3f}"
 
 
+def test_clear_puts_the_progress_bar_back_to_idle(qtbot, panel, tmp_path):
+    """Under xvfb, 30 IMDB reviews scored, then Clear: the table emptied and the bar beside it still said "Done: 30
+    reviews in 0:00"."""
+    with qtbot.waitSignal(panel.scoring_finished, timeout=WAIT_MS):
+        drop(panel, [make_folder(tmp_path / "reviews", 2, 2)])
+    assert panel.progress_bar.format().startswith("Done: 4 reviews")
+    panel.clear()
+    assert panel.table_model.rowCount() == 0
+    assert (panel.progress_bar.format(), panel.progress_bar.value()) == ("idle", 0)
+
+
 def test_a_long_review_shows_its_windows(qtbot, panel, tmp_path):
     """Issue 31: a review longer than the model's maximum length (64 tokens here) is read whole in windows; the table's
     Windows column says how many (as the exports' ``num_windows``) and sorts by it."""

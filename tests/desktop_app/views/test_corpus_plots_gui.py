@@ -131,3 +131,28 @@ def test_per_class_scores_show_the_ends_of_their_scale(qtbot, width):
     box = plot.getPlotItem().getViewBox()
     right_px = box.mapViewToDevice(QPointF(box.viewRange()[0][1], 0)).x()
     assert right_px - box.mapViewToDevice(QPointF(1.0, 0)).x() >= 5  # a 7-pixel marker at 1.0 is whole
+
+
+@pytest.mark.parametrize("width", [300, 420])
+def test_length_plot_counts_in_thousands_do_not_print_over_each_other(qtbot, width):
+    """The README's corpus screenshot (3,000 IMDB reviews, the Corpus workspace at 1400 x 860, the plot ~300 px wide)
+    printed "3771,406565": each slice's count in the window's font, wider than its bar's spacing."""
+    from desktop_app.views.corpus_plots import SliceAccuracyPlot
+    from model.records.corpus import SliceAccuracy
+
+    plot = SliceAccuracyPlot()
+    qtbot.addWidget(plot)
+    plot.resize(width, 170)
+    plot.show()
+    counts = np.array([377, 1406, 565, 293, 303, 56])
+    by_length = SliceAccuracy(("1-128", "129-256", "257-384", "385-512", "513-1024", "1025-"), counts, counts,
+                              np.full(6, 0.9))
+    by_truncation = SliceAccuracy(("not truncated", "truncated"), np.array([3000, 0]), np.array([3000, 0]),
+                                  np.array([0.9, np.nan]))
+    plot.set_slices(by_length, by_truncation, 0.9)
+    plot.flush()
+    plot.grab()  # pyqtgraph places text items when it paints
+    labels = texts(plot)
+    assert len(labels) == 8
+    for a, b in itertools.combinations(scene_rects(labels), 2):
+        assert not a.intersects(b), (a, b)

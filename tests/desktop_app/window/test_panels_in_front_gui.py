@@ -20,18 +20,23 @@ def _within(outer, widget) -> bool:
 
 
 def test_view_panels_raises_the_panel_it_shows(qtbot, tiny_model_dir):
-    """View > Panels > What if added the tab behind the Heatmap's: nothing the user looked at changed."""
+    """View > Panels > What if added the tab behind the Heatmap's: nothing the user looked at changed. With workspaces
+    (issue 54) it also left Read holding What if on a tab of its own, in no workspace's arrangement: the menu opens
+    the panel where a raised view opens (``raise_view``), its workspace (Compare), and Read stays as it was."""
     win = loaded_window(qtbot, tiny_model_dir, panels=True)
     dock = win.dock("What if")
-    assert dock.isHidden()  # at first (the right-hand tabs are full at 1400 pixels)
+    assert win.workspaces.current.key == "read" and dock.isHidden()  # at first
     action = next(a for a in win.view_menu_docks.actions() if a.text() == "What if")
     action.trigger()
     qtbot.waitUntil(lambda: dock.isVisible() and not dock.visibleRegion().isEmpty(), timeout=5_000)
-    # shown in the workspace on (Read; issue 54), seen (above), and in front of any dock tabbed with it
+    assert win.workspaces.current.key == "compare" and action.isChecked()
     mates = win.tabifiedDockWidgets(dock)
-    assert all(d.visibleRegion().isEmpty() for d in mates)
+    assert win.dock("Compare") in mates and all(d.visibleRegion().isEmpty() for d in mates)  # it is the tab in front
     action.trigger()  # and hides it again
     qtbot.waitUntil(dock.isHidden, timeout=5_000)
+    win.workspaces.switch("read")  # Read was kept without it
+    qtbot.wait(20)
+    assert dock.isHidden() and win.heatmap_dock.isVisible()
     win.shutdown_workers()
 
 

@@ -205,3 +205,27 @@ def test_raising_a_view_of_another_workspace_switches_to_it(qtbot, tiny_model_di
     win.workspaces.switch("read")
     win.raise_view("Model B attention")  # Model > Model B's attention
     assert win.workspaces.current.key == "compare"
+
+
+def test_a_tab_bar_left_away_from_its_docks_is_hidden(qtbot, tiny_model_dir):
+    """Under X (xvfb, 1400 x 860: model B loaded, a folder dropped) the switch to Corpus left two tab bars naming
+    Prediction and Review: the live one under those docks (y 328) and one from the moment the left column still
+    reached the window's bottom (0, 807), drawn over the batch dock's status line. Both name the same tabbed docks, so
+    only where a bar sits tells the stale one; here one such bar is made as Qt leaves it (a direct child, tab data the
+    docks' C++ pointers)."""
+    from PySide6.QtWidgets import QTabBar
+    from shiboken6 import getCppPointer
+
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    win.workspaces.switch("corpus")
+    qtbot.wait(20)
+    live = [b for b in dock_tab_bars(win) if {b.tabText(i) for i in range(b.count())} == {"Prediction", "Review"}]
+    assert len(live) == 1
+    stale = QTabBar(win)
+    for title in ("Prediction", "Review"):
+        stale.setTabData(stale.addTab(title), getCppPointer(win.dock(title))[0])
+    stale.setGeometry(0, win.height() - 53, live[0].width(), live[0].height())
+    stale.show()
+    win.workspaces._hide_stale_tab_bars()
+    assert stale.isHidden() and live[0].isVisible()
+    _close(win)
