@@ -291,8 +291,9 @@ class CorpusMapPanel(QWidget):
             self._method = r.method
             self.projection_box.setCurrentIndex(self.projection_box.findData(r.method))
         note = f" ({r.note})" if r.note else ""
-        self.status.setText(f"{r.method.upper()} of {len(self.rows):,} texts{took}{share}{note}. Drag to select, click a "
-                            "point to explore it, right-drag to pan; the table and the metrics follow the selection.")
+        self.status.setText(f"{r.method.upper()} of {len(self.rows):,} texts{took}{share}{note}. Drag to select, "
+                            "click a point to explore it, right-drag to pan; the table and the metrics follow the "
+                            "selection.")
         self.recolour()
         self._place_explored()
         self.slices.refresh()

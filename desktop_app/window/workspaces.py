@@ -352,5 +352,6 @@ class FirstRunHint(QFrame):
                          self.sizeHint().height())
 
 
-__all__ = ["BY_KEY", "CORPUS", "MAX_DOCKS", "WORKSPACES", "DockGroup", "FirstRunHint", "SavedLayout", "Workspace", "Workspaces",
+__all__ = ["BY_KEY", "CORPUS", "MAX_DOCKS", "WORKSPACES", "DockGroup", "FirstRunHint", "SavedLayout", "Workspace",
+           "Workspaces",
            "first_run_hint", "home_of", "workspace"]
