@@ -18,9 +18,9 @@ and 45):
   float32's on 3,000 IMDB reviews, tokenization and read-out included, measured in one run by
   ``python -m benchmarks.precision`` (docs/performance.md, issue 55). A class without a figure keeps ``fp32``:
 
-  - ``avx512_bf16`` (bfloat16 dot products, no AMX: this project's 2-core AMD EPYC): 0.75 and 0.92 times
-    float32's reviews/s end to end (best of 3, two runs at load 8-23), 1.09 and 1.18 in the issue's runs (an Intel Xeon of this class:
-    0.6-0.9 times, issue 34): ``fp32``;
+  - ``avx512_bf16`` (bfloat16 dot products, no AMX: this project's 2-core AMD EPYC): 1.41 times float32's
+    reviews/s end to end on a quiet machine (290.7 against 409.3, best of 3, load 2), 0.75 and 0.92 at load 8-23,
+    1.09 and 1.18 in the issue's runs (an Intel Xeon of this class: 0.6-0.9 times, issue 34): ``fp32``;
   - ``amx`` (Intel AMX: Sapphire Rapids and later): no end-to-end figure yet (a forward pass alone ran 2.85 times
     float32's speed with bf16 weights, which leaves out tokenization and read-out): ``fp32``;
   - ``none`` (bf16 emulated), and a system without ``/proc/cpuinfo`` (macOS, Windows): ``fp32``;
@@ -64,7 +64,7 @@ CPU_CLASSES: tuple[str, ...] = ("amx", "avx512_bf16", "none")
 BF16_PAYS = 1.5  # auto picks bf16 on a CPU class whose end-to-end bf16 speed-up is at least this
 BF16_END_TO_END: dict[str, float | None] = {
     "amx": None,  # not measured end to end yet (a forward pass alone: 2.85x)
-    "avx512_bf16": 1.18,  # the highest of issue 55's runs on a 2-core AMD EPYC (0.75, 0.92, 1.09, 1.18: docs/performance.md)
+    "avx512_bf16": 1.41,  # the highest of issue 55's runs on a 2-core AMD EPYC (0.75, 0.92, 1.09, 1.18, 1.41 quiet)
     "none": None,
 }
 """The scorer's reviews/s with bf16 / with fp32, end to end on 3,000 IMDB reviews, per CPU class (:func:`cpu_class`),
