@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QGraphicsRectItem
 
 from .colours import NEUTRAL, class_colour
 from .render import DeferredRender
-from .widgets import TokenAxis, style_plot, wrap_words
+from .widgets import TokenAxis, short_count, short_slice_name, style_plot, wrap_words
 
 TEXT_COLOUR = "#222222"
 TITLE_POINTS = 9.0
@@ -338,19 +338,6 @@ class ReliabilityPlot(CorpusPlot):
         start = float(lo.min()) if len(lo) else 0.0
         self.plot([start, 1.0], [start, 1.0], pen=pg.mkPen("#555555", width=1, style=Qt.PenStyle.DashLine))
         self.getPlotItem().setRange(xRange=(start, 1.0), yRange=(0, 1.0), padding=0.02)
-
-
-def short_slice_name(name: str, index: int) -> str:
-    """A token-bin name short enough for a narrow axis: "1-128" stays, "129-256" becomes "≤256"."""
-    lo, sep, hi = name.partition("-")
-    return name if index == 0 or not sep or not hi else f"≤{hi}"
-
-
-def short_count(n: int) -> str:
-    """A count short enough to sit over a narrow bar: "377", "1.4k", "25k" (thousands, one decimal below 10,000)."""
-    if n < 1000:
-        return str(n)
-    return f"{n / 1000:.1f}k" if n < 10_000 else f"{round(n / 1000):,}k"
 
 
 class SliceAccuracyPlot(CorpusPlot):

@@ -76,6 +76,19 @@ def display_token(token: str, max_chars: int = 12) -> str:
     return token if len(token) <= max_chars else token[: max_chars - 1] + "\u2026"
 
 
+def short_slice_name(name: str, index: int) -> str:
+    """A token-bin name short enough for a narrow axis: "1-128" stays, "129-256" becomes "≤256"."""
+    lo, sep, hi = name.partition("-")
+    return name if index == 0 or not sep or not hi else f"≤{hi}"
+
+
+def short_count(n: int) -> str:
+    """A count short enough to sit over a narrow bar: "377", "1.4k", "25k" (thousands, one decimal below 10,000)."""
+    if n < 1000:
+        return str(n)
+    return f"{n / 1000:.1f}k" if n < 10_000 else f"{round(n / 1000):,}k"
+
+
 def style_plot(plot) -> None:
     """Dark axis text and lines on a white background for a ``pg.PlotItem`` (all four axes)."""
     for name in ("left", "bottom", "right", "top"):

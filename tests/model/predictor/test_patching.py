@@ -57,7 +57,7 @@ def test_first_layer_input_patched_everywhere_restores_the_clean_logits(family, 
     np.testing.assert_allclose(got[2], _logits(p, CLEAN), atol=1e-4)
     np.testing.assert_allclose(got[1], _logits(p, CORRUPTED), atol=1e-4)
     r = p.activation_patching(CLEAN, CORRUPTED, site="resid")
-    assert r.clean_score == pytest.approx(_logits(p, CLEAN)[r.target], abs=1e-5)
+    assert r.clean_score == pytest.approx(_logits(p, CLEAN)[r.target], rel=1e-5, abs=1e-5)
     assert r.corrupted_score == pytest.approx(_logits(p, CORRUPTED)[r.target], abs=1e-5)
 
 
@@ -203,7 +203,7 @@ def test_other_task_types_score_their_output(task, predictor_for):
     p = predictor_for(("a", "b", "c") if task == "multi_label" else ("score",), task=task)
     r = p.activation_patching(CLEAN, CORRUPTED, site="ffn")
     logits = _logits(p, CLEAN)
-    assert r.target == int(np.argmax(logits)) and r.clean_score == pytest.approx(logits[r.target], abs=1e-5)
+    assert r.target == int(np.argmax(logits)) and r.clean_score == pytest.approx(logits[r.target], rel=1e-5, abs=1e-5)
     r = p.activation_patching(CLEAN, CORRUPTED, site="resid", target=0)
     assert r.corrupted_score == pytest.approx(_logits(p, CORRUPTED)[0], abs=1e-5)
 
