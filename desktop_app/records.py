@@ -98,3 +98,24 @@ def same_mask(a, b) -> bool:
     if a is None or b is None:
         return a is None and b is None
     return a.shape == b.shape and bool(np.array_equal(a, b))
+
+
+def checked_head_mask(mask, info=None):
+    """A head mask as the state keeps it: ``mask`` array-like (L, H), 0 removes a head, 1 keeps it, as a read-only
+    float32 array; None when ``mask`` is None or all ones (every head on).
+
+    Raises:
+        ValueError: not (L, H) for ``info`` (a :class:`model.records.info.ModelInfo`, when given), or values outside
+            [0, 1].
+    """
+    if mask is None:
+        return None
+    m = np.array(mask, dtype=np.float32)
+    if info is not None and m.shape != (info.n_layers, info.n_heads):
+        raise ValueError(f"head mask of shape {m.shape}; the model has {info.n_layers} layers x {info.n_heads} heads")
+    if m.ndim != 2 or not np.isfinite(m).all() or (m < 0).any() or (m > 1).any():
+        raise ValueError("a head mask is (layers, heads) with values in [0, 1]")
+    if (m == 1).all():
+        return None
+    m.setflags(write=False)
+    return m

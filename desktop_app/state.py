@@ -32,10 +32,12 @@ if TYPE_CHECKING:  # pragma: no cover - the records import no torch, but model.e
     from model.records.prediction import Prediction
 
 from .document import WindowChoice
+from .inside_results import InsideResults
 from .state_events import EQUALITY, StateEvents
 from .task_choice import TaskChoice
 from .records import (  # noqa: F401 - the state's records and choices, re-exported
-    MAX_HEADS, MEAN_HEADS, SHOW_ATTENTION, SHOW_CHOICES, SHOW_TITLES, LayerProbabilities, Pin, TokenImportance, same_mask
+    MAX_HEADS, MEAN_HEADS, SHOW_ATTENTION, SHOW_CHOICES, SHOW_TITLES, LayerProbabilities, Pin, TokenImportance, checked_head_mask,
+    same_mask
 )
 
 
@@ -73,6 +75,7 @@ class ExplorerState:
         events: the :class:`StateEvents` group.
         windows: the window of a long review shown (:class:`desktop_app.document.WindowChoice`).
         task: the class to explain, the threshold, the second text (:class:`desktop_app.task_choice.TaskChoice`).
+        inside: the block's views' results (:class:`desktop_app.inside_results.InsideResults`).
     """
 
     events: ClassVar[SignalGroupDescriptor] = SignalGroupDescriptor(
@@ -102,6 +105,7 @@ class ExplorerState:
     def __post_init__(self) -> None:
         self.windows = WindowChoice(self)  # the window of a long review shown (desktop_app.document)
         self.task = TaskChoice(self)  # the class to explain, the threshold, the second text (desktop_app.task_choice)
+        self.inside = InsideResults()  # the block's views' results (desktop_app.inside_results)
 
     # ------------------------------------------------------------------ the model
     @property
@@ -163,6 +167,7 @@ class ExplorerState:
         """What :meth:`set_prediction` derives from the new prediction ``pred`` (``old``: the one before)."""
         with self.events.importance.blocked():
             self.importance = None
+        self.inside.follow(None if pred is None else pred.tokens)
         if pred is None:  # nothing is current: what was computed for the old text goes with it
             if self.internals is not None:
                 self.set_internals(None)
@@ -320,16 +325,7 @@ class ExplorerState:
         Raises:
             ValueError: the wrong shape for the model, or values outside [0, 1].
         """
-        if mask is not None:
-            m = np.array(mask, dtype=np.float32)
-            if self.info is not None and m.shape != (self.info.n_layers, self.info.n_heads):
-                raise ValueError(f"head mask of shape {m.shape}; the model has {self.info.n_layers} layers x "
-                                 f"{self.info.n_heads} heads")
-            if m.ndim != 2 or not np.isfinite(m).all() or (m < 0).any() or (m > 1).any():
-                raise ValueError("a head mask is (layers, heads) with values in [0, 1]")
-            mask = None if (m == 1).all() else m
-            if mask is not None:
-                mask.setflags(write=False)
+        mask = checked_head_mask(mask, self.info)
         self.head_mask = mask  # announced unless the same heads are off
 
     def head_on(self, layer: int, head: int) -> bool:

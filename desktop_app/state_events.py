@@ -40,7 +40,20 @@ def _never_equal(_a, _b) -> bool:
     return False
 
 
-class StateEvents(SignalGroup):
+class CarryOnGroup(SignalGroup):
+    """A psygnal signal group whose every signal is a :class:`CarryOnSignalInstance`: the group of an evented
+    dataclass (``SignalGroupDescriptor(signal_group_class=...)``) whose subscriber that raises is reported and the
+    others still run."""
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        """psygnal builds an evented dataclass's group as a subclass of this one, adding a signal per field: those
+        signals emit through :class:`CarryOnSignalInstance` too."""
+        super().__init_subclass__(**kwargs)
+        for signal in cls._psygnal_signals.values():
+            signal._signal_instance_class = CarryOnSignalInstance
+
+
+class StateEvents(CarryOnGroup):
     """The state's events: one per field (added by psygnal, named as the field, emitting (new, old)), and these two,
     which are no field's change:
 
@@ -53,13 +66,6 @@ class StateEvents(SignalGroup):
 
     explanation_added = Signal(object, signal_instance_class=CarryOnSignalInstance)
     explanations_cleared = Signal(signal_instance_class=CarryOnSignalInstance)
-
-    def __init_subclass__(cls, **kwargs) -> None:
-        """psygnal builds the state's group as a subclass of this one, adding a signal per field: those signals
-        emit through :class:`CarryOnSignalInstance` too."""
-        super().__init_subclass__(**kwargs)
-        for signal in cls._psygnal_signals.values():
-            signal._signal_instance_class = CarryOnSignalInstance
 
 
 # How a field decides that an assignment changed it (announced only then): the user's choices (the layer and head,
