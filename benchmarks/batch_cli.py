@@ -6,7 +6,7 @@
 It samples ``n`` reviews (every k-th line, so both labels appear) from the IMDB
 test split (``test.jsonl.gz``), writes them as one JSON Lines file and, with
 ``--folder``, as an aclImdb-style ``pos/``/``neg/`` folder of ``.txt`` files,
-then runs the command line (``attention-explorer-score``, as ``python -m model.batch.cli``) on each
+then runs the command line (``attention-explorer-score``, as ``python -m model.scorer.main``) on each
 in a subprocess and reports the wall time, reviews/s and the CLI's own peak RSS (``resource.getrusage``,
 printed in its summary line). Running two sizes (``--n`` and ``--n // 4``)
 shows whether memory grows with the number of reviews.
@@ -64,7 +64,7 @@ def build_random_model(out: Path, texts: list[str]) -> Path:
 
 def run_cli(inputs: list[str], model_dir: Path, out: Path, batch_size: int) -> dict:
     """Run the CLI in a subprocess; returns wall_s, exit code and the numbers parsed from its summary line."""
-    cmd = [sys.executable, "-m", "model.batch.cli", *inputs, "--model", str(model_dir), "--out", str(out),
+    cmd = [sys.executable, "-m", "model.scorer.main", *inputs, "--model", str(model_dir), "--out", str(out),
            "--batch-size", str(batch_size), "--no-progress"]
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, "PYTHONPATH": str(root)}

@@ -218,7 +218,7 @@ def _sorting(app, batch) -> dict:
     """Sort the table as a user would (module docstring); each action's GUI-thread stall (ms) and the longest."""
     from PySide6.QtCore import Qt
 
-    from desktop_app.panels.batch_model import CONFIDENCE, EXCERPT, SOURCE
+    from desktop_app.panels.batch.table_model import CONFIDENCE, EXCERPT, SOURCE
 
     view, header = batch.view, batch.view.horizontalHeader()
     steps = [(f"{name}_{'desc' if order == Qt.SortOrder.DescendingOrder else 'asc'}",

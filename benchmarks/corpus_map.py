@@ -9,13 +9,13 @@
 2. The vectors the map projects: ``--n-vectors`` real reviews scored with vectors kept; to reach ``--n-map`` points
    (25,000, the IMDB test split) without scoring them all (on a shared 2-core machine that takes ~15 minutes), the
    real vectors are repeated with Gaussian noise of 5% of each dimension's standard deviation (said in the output).
-3. PCA (:func:`model.batch.projection.project`, scikit-learn; the import excluded, timed after a warm-up on 100
+3. PCA (:func:`model.corpus.projection.project`, scikit-learn; the import excluded, timed after a warm-up on 100
    points) of the ``--n-map`` vectors.
 4. ``--umap``: UMAP on the PCA-50 (fixed seed) through the app's own worker (:class:`desktop_app.workers.jobs.Jobs`,
-   :func:`desktop_app.workers.corpus_map.projection_job`) in an offscreen QApplication, with a 10 ms QTimer
+   :func:`desktop_app.workers.corpus.map_jobs.projection_job`) in an offscreen QApplication, with a 10 ms QTimer
    recording the longest gap between its ticks (the event loop's longest stall) and the progress reports; numba's
    compilation is included when it is the process's first UMAP (said in the output).
-5. Redraw of the Map view's plot (:class:`desktop_app.views.corpus_map_plot.CorpusMapPlot`, 1000 x 700 offscreen)
+5. Redraw of the Map view's plot (:class:`desktop_app.views.corpus.map_plot.CorpusMapPlot`, 1000 x 700 offscreen)
    with ``--n-map`` points: the median of 20 pans (range moved, scene repainted synchronously into a pixmap) and of
    20 hover look-ups (``ScatterPlotItem.pointsAt`` + the tooltip text).
 """
@@ -62,9 +62,9 @@ def umap_in_app(vectors) -> dict:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from desktop_app.workers.corpus_map import projection_job
+    from desktop_app.workers.corpus.map_jobs import projection_job
     from desktop_app.workers.jobs import Jobs
-    from model.batch.projection import ProjectionCache
+    from model.corpus.projection import ProjectionCache
 
     app = QApplication.instance() or QApplication([])
     jobs = Jobs("corpus-map-bench")
@@ -97,7 +97,7 @@ def redraw_times(xy: np.ndarray) -> tuple[float, float]:
     from PySide6.QtCore import QPointF
     from PySide6.QtWidgets import QApplication
 
-    from desktop_app.views.corpus_map_plot import CorpusMapPlot
+    from desktop_app.views.corpus.map_plot import CorpusMapPlot
     from model.palette import class_colour
 
     app = QApplication.instance() or QApplication([])
@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> None:
 
     from benchmarks.sample import seeded_reviews
     from model import Predictor
-    from model.batch.projection import project
+    from model.corpus.projection import project
 
     predictor = Predictor.from_pretrained(device="cpu")
     texts = seeded_reviews(args.data, max(args.n_score, args.n_vectors))

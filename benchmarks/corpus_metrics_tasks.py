@@ -1,10 +1,10 @@
-"""Time :func:`model.batch.corpus_metrics` on 25,000 hand-made rows of each task (issue 30): the bundled
+"""Time :func:`model.corpus.corpus_metrics` on 25,000 hand-made rows of each task (issue 30): the bundled
 negative/positive model, a 28-class single-label model, a 28-label multi-label model and a regression model.
 
     python -m benchmarks.corpus_metrics_tasks [--n 25000] [--repeat 7]
 
 Prints one JSON line: the median milliseconds per task. The corpus dock recomputes the metrics at most twice a
-second while rows arrive (``desktop_app/panels/corpus_panel.py``), on a worker thread.
+second while rows arrive (``desktop_app/panels/corpus/panel.py``), on a worker thread.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import time
 
 import numpy as np
 
-from model.batch import ResultRow, corpus_metrics
+from model.batch import ResultRow
+from model.corpus import corpus_metrics
 from model.batch.rows import binary_row
 
 LABELS = tuple(f"class_{k}" for k in range(28))

@@ -3,9 +3,9 @@
 ``python -m benchmarks.corpus_tokens [--n 2000] [--batch-size 32] [--threads 2] [--model DIR] [--data PATH]``
 
 Explains the first ``--n`` reviews of the IMDB test split (``../shared/data/imdb/test.jsonl.gz``) with
-:func:`model.batch.corpus_token_scores` (batched gradient x input, words and bigrams) on the CPU and prints
+:func:`model.corpus.corpus_token_scores` (batched gradient x input, words and bigrams) on the CPU and prints
 reviews/s and the projected time for all 25,000 (target: within 5 minutes on a 2-core CPU for the bundled model).
-Then times :func:`model.batch.corpus_metrics` on 25,000 result rows (target: well under 50 ms). The load average
+Then times :func:`model.corpus.corpus_metrics` on 25,000 result rows (target: well under 50 ms). The load average
 is printed too: other work on the machine slows the numbers down.
 """
 
@@ -22,7 +22,8 @@ import numpy as np
 import torch
 
 from model import Predictor
-from model.batch import ResultRow, corpus_metrics, corpus_token_scores
+from model.batch import ResultRow
+from model.corpus import corpus_metrics, corpus_token_scores
 from model.batch.rows import binary_row
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "imdb" / "test.jsonl.gz"

@@ -12,7 +12,7 @@ Usage::
    for all-MiniLM-L6-v2 with a random 2-class head (:func:`benchmarks.hf.minilm_folders`: a fine-tuned MiniLM's
    speed; its flips mean nothing). Targets of issue 43 (not asserted): all five <= 2 s together, the search <= 5 s,
    bundled model, 2 cores.
-2. ``--n`` seeded test reviews through ``python -m model.batch.cli ... --counterfactuals GENS --counterfactuals-out
+2. ``--n`` seeded test reviews through ``python -m model.scorer.main ... --counterfactuals GENS --counterfactuals-out
    --metrics`` in a subprocess (scoring, the edits and the outputs; no token pass): wall time, reviews/s, edits and
    flip rate per generator. Target: 1,000 reviews through negation, ablation_flip and hotflip in <= 5 minutes.
 """
@@ -82,7 +82,7 @@ def run_cli(data: str, n: int, generators: str, keep: Path | None, threads: int)
         src = out / "reviews.jsonl"
         src.write_text("".join(json.dumps({"text": texts[i], "label": int(labels[i])}) + "\n" for i in order),
                        encoding="utf-8")
-        cmd = [sys.executable, "-m", "model.batch.cli", str(src), "--out", str(out / "rows.csv"), "--no-progress",
+        cmd = [sys.executable, "-m", "model.scorer.main", str(src), "--out", str(out / "rows.csv"), "--no-progress",
                "--label-column", "label", "--counterfactuals", generators, "--counterfactuals-out",
                str(out / "edits.jsonl"), "--metrics", str(out / "metrics.json"), "--report", str(out / "report.html"),
                "--no-token-scores"]

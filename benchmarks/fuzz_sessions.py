@@ -38,7 +38,7 @@ def base_session(model_dir: Path) -> dict:
     """A complete session of ``model_dir`` (a tiny random model, also its model B), as its JSON object."""
     import numpy as np
 
-    from desktop_app.window.session import FORMAT, VERSION
+    from desktop_app.window.session.save_open import FORMAT, VERSION
     from model import Predictor
 
     p = Predictor.from_pretrained(model_dir, device="cpu")
@@ -155,7 +155,7 @@ def _wait(app, until, timeout: float) -> bool:
 
 def _answer_model_question(win) -> bool:
     """A session of another model (e.g. its ``model_dir`` left out: the bundled model) asks whether to switch
-    (:mod:`desktop_app.window.session_model`); answer as a user keeping the model in use would. True once answered."""
+    (:mod:`desktop_app.window.session.model_a`); answer as a user keeping the model in use would. True once answered."""
     from PySide6.QtWidgets import QMessageBox
 
     box = getattr(win, "session_model_box", None)
@@ -167,7 +167,7 @@ def _answer_model_question(win) -> bool:
 
 def judge(app, win, path: Path, caught: list, n: int) -> dict:
     """Open ``path`` in ``win`` and classify the outcome (see the module docstring)."""
-    from desktop_app.window import session
+    from desktop_app.window.session import save_open as session
 
     errors, done = len(win.errors), []
     try:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from model.batch.cli import main as score_main
+from model.scorer.main import main as score_main
 from model.batch.export import read_results
 from model.files.textio import read_labelled
 from model.predictor.predictor import Predictor

@@ -12,7 +12,7 @@ process (``--child``) that reads its peak resident set size (:func:`benchmarks.m
 * ``one``: model A loaded, then ``rows`` seeded texts of 50 words scored by the batch engine
   (:func:`model.batch.engine.score_records`);
 * ``two``: models A and B loaded, then the same texts scored by both
-  (:func:`model.batch.comparison.score_compared`, the path of ``--compare-model`` and of the GUI's batch panel).
+  (:func:`model.corpus.comparison.score_compared`, the path of ``--compare-model`` and of the GUI's batch panel).
 
 ``ratio`` = the ``two`` run's peak over the ``one`` run's (the issue's bound: at most about 2; the imports, torch's
 own memory and the activations are paid once, so it should stay below 2).
@@ -36,7 +36,7 @@ def child(mode: str, folders: list[Path], rows: int) -> dict:
     """Load one or two models in this process, score ``rows`` texts, and return the memory record."""
     import torch
 
-    from model.batch.comparison import score_compared
+    from model.corpus.comparison import score_compared
     from model.batch.engine import score_records
     from model.batch.readers import Record
     from model.predictor.predictor import Predictor

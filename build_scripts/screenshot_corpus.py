@@ -63,7 +63,7 @@ def drive(window, panels, folder: Path, out: Path, words: bool) -> None:
     from PySide6.QtWidgets import QApplication
     from screenshots import wait_until
 
-    from desktop_app.panels.batch_model import CONFIDENCE
+    from desktop_app.panels.batch.table_model import CONFIDENCE
 
     app = QApplication.instance()
     batch, corpus = panels["batch"], panels["corpus"]

@@ -73,8 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     from PySide6.QtWidgets import QApplication, QSplitter
 
-    from desktop_app.panels.batch_panel import BatchPanel
-    from desktop_app.panels.corpus_panel import CorpusPanel
+    from desktop_app.panels.batch.panel import BatchPanel
+    from desktop_app.panels.corpus.panel import CorpusPanel
 
     app = QApplication.instance() or QApplication([])
     labels, rows = simulated_rows(args.n)

@@ -13,7 +13,7 @@ neighbours) and saves ``docs/screenshots/corpus_map.png``.
 
 ``--model DIR --data FILE.jsonl --colour label_gold --label joy --out ...`` maps another model's corpus instead (e.g. a
 multi-label GoEmotions model on its test split, coloured by one label): the file is dropped as it is (its gold labels
-read by the batch panel) and the map coloured by ``--colour`` (a Map colouring, ``model.batch.map_colours.TITLES``)
+read by the batch panel) and the map coloured by ``--colour`` (a Map colouring, ``model.corpus.map_colours.TITLES``)
 and ``--label``.
 """
 

@@ -65,8 +65,8 @@ def score_batch(app, win, path: Path | None) -> None:
     """Score ``path`` in the window's Batch scoring dock and wait for the rows and the Corpus dock's metrics."""
     from screenshots import wait_until
 
-    from desktop_app.panels.batch_panel import BatchPanel
-    from desktop_app.panels.corpus_panel import CorpusPanel
+    from desktop_app.panels.batch.panel import BatchPanel
+    from desktop_app.panels.corpus.panel import CorpusPanel
 
     if path is None:
         return

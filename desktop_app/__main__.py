@@ -16,7 +16,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the app; see :func:`desktop_app.app.main`. Returns the process exit code.
 
     In a frozen bundle, a ``multiprocessing`` child (the corpus dock's word scores,
-    :mod:`desktop_app.workers.corpus_process`) re-runs this executable: ``freeze_support`` runs the child there
+    :mod:`desktop_app.workers.corpus.words_process`) re-runs this executable: ``freeze_support`` runs the child there
     and exits; elsewhere it does nothing.
     """
     import multiprocessing

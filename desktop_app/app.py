@@ -203,7 +203,7 @@ def run_self_test(app, window) -> dict:
 
 def self_test_corpus_words(predictor) -> int:
     """The self-test's corpus check: score the words of the bundled samples in the corpus dock's child process
-    (:func:`desktop_app.workers.corpus.score_words_once`; a frozen bundle re-runs its own executable for it).
+    (:func:`desktop_app.workers.corpus.metrics.score_words_once`; a frozen bundle re-runs its own executable for it).
 
     Returns:
         the number of words scored (> 0).
@@ -211,7 +211,7 @@ def self_test_corpus_words(predictor) -> int:
     Raises:
         RuntimeError: the child failed, or scored no word.
     """
-    from desktop_app.workers.corpus import score_words_once
+    from desktop_app.workers.corpus.metrics import score_words_once
 
     texts = [first_sample_text()] * 2
     words = len(score_words_once(predictor, texts, min_count=1).tokens)
@@ -224,7 +224,7 @@ def self_test_corpus_map(predictor, points: int = 60) -> dict:
     """The self-test's corpus-map check, run by a packaged executable (issue 42: numba and umap-learn in the bundle):
     the bundled sample's sentence vector (``score_many(vectors=VectorSpec())``) repeated to ``points`` points with
     seeded noise of 5% of its scale, mapped with UMAP in the map's child process
-    (:func:`desktop_app.workers.corpus_map.projection_job`'s path; the first UMAP compiles numba's code into
+    (:func:`desktop_app.workers.corpus.map_jobs.projection_job`'s path; the first UMAP compiles numba's code into
     ``NUMBA_CACHE_DIR``, later ones load it).
 
     Returns:
@@ -235,7 +235,7 @@ def self_test_corpus_map(predictor, points: int = 60) -> dict:
     """
     import numpy as np
 
-    from desktop_app.workers.corpus_map import fit_projection
+    from desktop_app.workers.corpus.map_jobs import fit_projection
     from model.records.vectors import SentenceVectors, VectorSpec
 
     vector = predictor.score_many([first_sample_text()], vectors=VectorSpec())[0].vector

@@ -1,6 +1,6 @@
 """Whole-word matching of review text, shared by the batch table's word filter and the token view's highlight.
 
-Words are those of the corpus token scores (:mod:`model.batch.corpus_tokens`): a maximal run of word characters
+Words are those of the corpus token scores (:mod:`model.corpus.tokens`): a maximal run of word characters
 with inner apostrophes (``\\w+(?:['’]\\w+)*``), compared case-insensitively; a bigram is two such words separated by
 whitespace only. Python and NumPy (no Qt, no torch), so the views, the panels and the workers can all use it.
 """

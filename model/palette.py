@@ -1,6 +1,6 @@
 """The one class palette: the colour of each class in every view of the app and in the HTML report.
 
-Pure Python (no NumPy, no Qt), so :mod:`model.batch.report` (which never imports Qt) and the GUI
+Pure Python (no NumPy, no Qt), so :mod:`model.report.report` (which never imports Qt) and the GUI
 (:mod:`desktop_app.views.colours`, which re-exports it) use the same colours.
 
 Classes are coloured by their position in the model's label list (``config.json``'s ``id2label`` order): class 0

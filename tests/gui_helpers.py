@@ -43,8 +43,8 @@ def state_and_view(qtbot, view_class, size=(900, 900)):
 def corpus_panels(qtbot, size=(700, 500)):
     """A batch panel and its corpus dock (throttled 50 ms), shown: yields ``(batch, corpus)``, then shuts both down.
     Use as ``yield from corpus_panels(qtbot)`` in a fixture."""
-    from desktop_app.panels.batch_panel import BatchPanel
-    from desktop_app.panels.corpus_panel import CorpusPanel
+    from desktop_app.panels.batch.panel import BatchPanel
+    from desktop_app.panels.corpus.panel import CorpusPanel
 
     batch = BatchPanel()
     qtbot.addWidget(batch)

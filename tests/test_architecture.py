@@ -6,11 +6,14 @@
 * the views never import torch (they get immutable NumPy result objects), nor do those records' modules;
 * in the GUI, the views (and the explorer state they draw) never import the window, the panels or the workers,
   and the workers import none of the others;
-* layers: ``desktop_app`` > ``model.batch`` > ``model.predictor`` > ``model.explain`` > ``model.core``;
+* layers: ``desktop_app`` > ``model.scorer`` (the scorer's command line) > ``model.report`` > ``model.corpus`` (a scored
+  corpus's analysis) > ``model.batch`` (reading and scoring) > ``model.predictor`` > ``model.explain`` > ``model.core``;
 * ``model.training`` and ``model.evaluation`` never import each other (what both read is ``model.datasets``);
 * ``benchmarks`` is never imported by ``model`` or ``desktop_app``, and no ``bench*`` module lives in them;
 * no module of ``model`` or ``desktop_app`` is longer than :data:`MAX_MODULE_LINES` lines, and no function in them
-  longer than :data:`MAX_FUNCTION_LINES` lines.
+  longer than :data:`MAX_FUNCTION_LINES` lines;
+* no folder of ``model`` or ``desktop_app`` keeps :data:`MAX_FAMILY` or more modules whose names share a prefix
+  (``batch_panel``, ``batch_model``, ``batch_proxy``): such a family is a subpackage (issue 54).
 
 The contracts live in ``pyproject.toml`` (``[tool.importlinter]``); ``lint-imports`` checks them,
 including indirect import chains.
@@ -64,12 +67,13 @@ def test_contracts_cover_the_layering_rules():
     assert "torch" in forbidden["model.records"]
     assert "benchmarks" in forbidden["model"] and "benchmarks" in forbidden["desktop_app"]
     runtime = ("model.core", "model.predictor", "model.records", "model.tasks", "model.text", "model.files", "model.hf",
-               "model.explain", "model.batch")
+               "model.explain", "model.batch", "model.corpus", "model.report", "model.scorer")
     assert all({"model.training", "model.evaluation"} <= forbidden[m] for m in runtime)
     independent = [set(c["modules"]) for c in _contracts().values() if c["type"] == "independence"]
     assert {"model.training", "model.evaluation"} in independent
     layers = [c["layers"] for c in _contracts().values() if c["type"] == "layers"]
-    assert ["desktop_app", "model.batch", "model.predictor", "model.explain", "model.core"] in layers
+    assert ["desktop_app", "model.scorer", "model.report", "model.corpus", "model.batch", "model.predictor",
+            "model.explain", "model.core"] in layers
 
 
 def test_lint_imports_passes():
@@ -148,6 +152,22 @@ def test_no_function_is_too_long():
                 if n > MAX_FUNCTION_LINES:
                     long[f"{path.relative_to(ROOT)}:{node.lineno} {node.name}"] = n
     assert not long, f"functions over {MAX_FUNCTION_LINES} lines: {long}"
+
+
+MAX_FAMILY = 3
+
+
+def test_no_folder_keeps_a_family_of_prefixed_modules():
+    """A concept with three or more modules is a subpackage (``panels/batch/``), not a family of prefixed modules in
+    a flat folder (``panels/batch_*.py``); a package's ``_private`` helper modules are exempt."""
+    families = {}
+    for folder in {p.parent for p in _product_modules()}:
+        stems = [p.stem for p in folder.glob("*.py") if not p.stem.startswith("_")]
+        for prefix in {s.split("_")[0] for s in stems}:
+            members = sorted(s for s in stems if s.split("_")[0] == prefix)
+            if len(members) >= MAX_FAMILY:
+                families[f"{folder.relative_to(ROOT)}/{prefix}_*"] = members
+    assert not families, f"families of {MAX_FAMILY}+ prefixed modules (make each a subpackage): {families}"
 
 
 def test_no_benchmark_inside_the_product():

@@ -1,6 +1,6 @@
 """The corpus dock's word plot: the words that push the model toward each class, as diverging horizontal bars.
 
-Draws the ranked lists of :meth:`model.batch.corpus.CorpusTokens.top` (``(token, score, count)`` tuples; this
+Draws the ranked lists of :meth:`model.corpus.metrics.CorpusTokens.top` (``(token, score, count)`` tuples; this
 module never imports it, nor torch): the words toward positive on top (red, to the right), the words toward
 negative below (blue, to the left), each labelled on the left axis; clicking a bar emits ``word_clicked``.
 """
@@ -12,7 +12,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 
 from .colours import NEGATIVE_COLOUR, POSITIVE_COLOUR
-from .corpus_plots import TEXT_COLOUR, CorpusPlot, alpha
+from desktop_app.views.corpus.plots import TEXT_COLOUR, CorpusPlot, alpha
 from .widgets import TokenAxis
 
 

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QLabel, QMessageBox, QToolBar
 
 from ..views.registry import CENTRAL_VIEW_TITLE, DOCKED_VIEWS, WHOLE_WINDOW_TITLE
 from ..views.selectors import LayerHeadSelector
-from . import session
+from desktop_app.window.session import save_open as session
 
 log = logging.getLogger(__name__)
 

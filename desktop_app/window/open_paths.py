@@ -5,7 +5,7 @@ the file associations of ``docs/building.md``). :func:`sort_paths` decides what 
 beyond a session file's first bytes); :func:`open_paths` does it in a window whose panels are attached:
 
 * one session file (``*.aesession.json``, or a ``.json`` file that says it is a session) opens the session
-  (:func:`desktop_app.window.session.open_session`) once the model has loaded;
+  (:func:`desktop_app.window.session.save_open.open_session`) once the model has loaded;
 * one other file that is not a table of reviews (``.txt``, or any text file: not ``.csv``/``.tsv``/``.jsonl``/
   ``.ndjson``/``.json``) and not compressed opens in the editor and is analysed
   (:meth:`FileActionsMixin.open_review_file`: a binary or too large file is a message);
@@ -28,7 +28,7 @@ from PySide6.QtCore import QEvent, QObject
 from model.batch.readers import JSON_EXTENSIONS, JSONL_EXTENSIONS, TABLE_EXTENSIONS
 from model.files.compression import split_compression
 
-from .session import FORMAT, SUFFIX
+from desktop_app.window.session.save_open import FORMAT, SUFFIX
 
 SESSION_PEEK_BYTES = 4096  # bytes of a .json file read to tell a session from a file of reviews
 BATCH_FILE_EXTENSIONS = TABLE_EXTENSIONS + JSONL_EXTENSIONS + JSON_EXTENSIONS
@@ -97,7 +97,7 @@ def open_paths(window, request: PathRequest) -> None:
     """Open ``request`` in ``window`` (a :class:`~desktop_app.window.main_window.MainWindow` whose batch panel is
     attached: :func:`desktop_app.app.attach_panels`). A session waits for the model (its model is compared with
     the loaded one); a review and batch jobs are queued until the model is ready. Problems are one message box."""
-    from .session import open_session
+    from desktop_app.window.session.save_open import open_session
 
     if request.review is not None:
         window.remember_folder(request.review)

@@ -67,8 +67,8 @@ def attach_results(window):
     Returns:
         ``(BatchPanel, CorpusPanel)``.
     """
-    from ..panels.batch_panel import BatchPanel
-    from ..panels.corpus_panel import CorpusPanel
+    from desktop_app.panels.batch.panel import BatchPanel
+    from desktop_app.panels.corpus.panel import CorpusPanel
 
     batch = BatchPanel()
     dock = window.add_panel(batch, "Batch scoring", Qt.BottomDockWidgetArea)

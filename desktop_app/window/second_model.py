@@ -4,12 +4,12 @@
 loads model B on its own background thread (:func:`desktop_app.workers.second_model.load_second_job`: ours or any
 Hugging Face folder the app opens, read as model A's task when the user chose one), and refuses a model that cannot
 be compared row by row with A (another task type, other labels): one message naming both folders and what differs
-(:func:`model.batch.comparison.comparison_problem`). Once B is there:
+(:func:`model.corpus.comparison.comparison_problem`). Once B is there:
 
 * the prediction panel shows a compact "Model B" section (:class:`~desktop_app.views.model_b_box.ModelBBox`): B's
   verdict on the text on display (scored on the same thread, :func:`~desktop_app.workers.second_model.score_second_job`)
   and whether A and B agree;
-* batch scoring scores every row with both (:meth:`~desktop_app.panels.batch_panel.BatchPanel.set_second_predictor`,
+* batch scoring scores every row with both (:meth:`~desktop_app.panels.batch.panel.BatchPanel.set_second_predictor`,
   connected by :meth:`attach_batch`), the table gains B's columns and "Agree?"; Analysis > Batch: disagreements first
   sorts by it; the Corpus dock's "A vs B" tab compares the two;
 * a new model A that B cannot be compared with drops B (one message); Stop comparing drops it too.
@@ -25,12 +25,12 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from model.batch.comparison import comparison_problem
+from model.corpus.comparison import comparison_problem
 from model.tasks.task import task_of
 
-from ..panels.batch_compare import agree_column
+from desktop_app.panels.batch.compare import agree_column
 from ..records import MODEL_B, Pin
-from ..panels.batch_model import COLUMNS
+from desktop_app.panels.batch.table_model import COLUMNS
 from ..views.model_b_box import ModelBBox
 from ..views.widgets import KeptHeightScroll
 from ..workers.handle import EXPLANATION_NICE
@@ -120,7 +120,7 @@ class SecondModel(QObject):
     def load(self, folder: str | Path, on_done: Callable[[str | None], None] | None = None) -> None:
         """Load model B from ``folder`` on the "model-b" thread; the answer is :attr:`changed` or one message.
 
-        ``on_done`` (optional; a session's restore, :mod:`desktop_app.window.session_model_b`) is called once, on the
+        ``on_done`` (optional; a session's restore, :mod:`desktop_app.window.session.model_b`) is called once, on the
         GUI thread, when this load has ended however it ended: with None when model B is now the model of
         ``folder``, else with why not (model A still loading, a folder that fails to load, a model that cannot be
         compared with A, a load stopped by Stop comparing or another load), which it then says instead of a

@@ -15,7 +15,7 @@ from functools import partial
 from dataclasses import dataclass, field
 
 from model.batch import DEFAULT_MAX_FILE_BYTES, Columns, Summary, Timer, estimate_count, iter_records, score_records
-from model.batch.comparison import score_compared
+from model.corpus.comparison import score_compared
 from model.records.vectors import VectorSpec
 
 from .jobs import JobContext
@@ -66,7 +66,7 @@ def batch_job(ctx: JobContext, predictor, paths: list[str], run: BatchRun, colum
     (:class:`model.batch.Columns`; a string names the text column only). Gold labels the model does not know are
     counted in the summary (``Summary.gold_problems``). ``batch_size``: reviews per forward pass. ``second``: model B
     (issue 44), which scores every record too: the rows are then :class:`model.records.comparison.ComparedRow` s
-    (:func:`model.batch.comparison.score_compared`; both are the one shared Predictor of each model).
+    (:func:`model.corpus.comparison.score_compared`; both are the one shared Predictor of each model).
     ``vectors``: keep
     each row's sentence vector (read in the scoring passes, model A's): each chunk of rows is then preceded by its
     :class:`ChunkVectors`.

@@ -1,7 +1,7 @@
 """The batch-scoring engine: records in, result rows out, in chunks.
 
-Used by the command line (:mod:`model.batch.cli`) and the GUI's batch panel
-(``desktop_app.batch_panel``), so both produce the same rows (:class:`~model.batch.rows.ResultRow`) and
+Used by the command line (:mod:`model.scorer.main`) and the GUI's batch panel
+(``desktop_app.panels.batch.panel``), so both produce the same rows (:class:`~model.batch.rows.ResultRow`) and
 columns (:class:`~model.batch.rows.RowSchema`: the model's labels and task decide them)::
 
     source, text, [text_pair], label, [confidence], [p_<label>...], [value], num_tokens, truncated, gold, correct,

@@ -1,6 +1,6 @@
 """The Ray engine for batch scoring: the same records, rows and writers as the local engine, scored on a Ray cluster.
 
-``attention-explorer-score PATH... --engine ray`` (see :mod:`model.batch.cli`) calls
+``attention-explorer-score PATH... --engine ray`` (see :mod:`model.scorer.main`) calls
 :func:`score_paths_ray`, which
 
 1. reads the inputs on the driver with the same reader as the local engine

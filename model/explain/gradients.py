@@ -134,7 +134,7 @@ def gradient_x_input_batch(
     The reviews of a batch do not interact (attention never crosses rows and padded keys are masked), so the
     gradient of the summed log-odds with respect to row b's embeddings is row b's own gradient; each row's
     scores equal :func:`gradient_x_input` of that review alone up to float rounding (the padded attention and
-    pooling sum in another order). Used by :mod:`model.batch.corpus_tokens` (corpus-level token importance).
+    pooling sum in another order). Used by :mod:`model.corpus.tokens` (corpus-level token importance).
 
     Args:
         model: as for :func:`gradient_x_input`, in eval mode.

@@ -5,7 +5,7 @@
   every consumer of A's rows (writers, summaries, corpus metrics, the batch table) reads it as A's row.
 * :class:`McNemar` and :class:`ComparisonMetrics`: the paired metrics of a compared corpus (accuracy of each model on
   the same rows, agreement, the A-versus-B confusion, McNemar's exact test), built by
-  :func:`model.batch.comparison.comparison_metrics`.
+  :func:`model.corpus.comparison.comparison_metrics`.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ class McNemar:
 
 @dataclass(frozen=True)
 class ComparisonMetrics:
-    """The paired metrics of rows scored by two models (:func:`model.batch.comparison.comparison_metrics`).
+    """The paired metrics of rows scored by two models (:func:`model.corpus.comparison.comparison_metrics`).
 
     Attributes:
         a_model, b_model: the two model folders (absolute paths, "" when unknown).

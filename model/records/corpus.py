@@ -1,8 +1,8 @@
 """The corpus-level result records (NumPy only, read-only arrays): the metrics of scored rows
-(:class:`CorpusMetrics`, from :func:`model.batch.corpus.corpus_metrics`, with its parts :class:`PerClass`,
+(:class:`CorpusMetrics`, from :func:`model.corpus.metrics.corpus_metrics`, with its parts :class:`PerClass`,
 :class:`MultiLabelMetrics`, :class:`RegressionMetrics`, :class:`ReliabilityBins`, :class:`Histogram`,
 :class:`SliceAccuracy`) and the corpus-level token importance (:class:`CorpusTokens`, from
-:func:`model.batch.corpus_tokens.corpus_token_scores`). See docs/corpus.md.
+:func:`model.corpus.tokens.corpus_token_scores`). See docs/corpus.md.
 """
 
 from __future__ import annotations
@@ -150,10 +150,10 @@ class CorpusMetrics:
             in windows, :mod:`model.text.document_windows`) and "truncated" (cut to the model's limit).
         by_truncation: :class:`SliceAccuracy` over ``("not truncated", "truncated")``.
         n_bins: the ECE's bin count M.
-        per_class: :class:`~model.batch.corpus_stats.PerClass` (single- and multi-label, gold rows); else None.
+        per_class: :class:`~model.corpus.task_metrics.PerClass` (single- and multi-label, gold rows); else None.
         macro_f1, weighted_f1: single-label macro- and support-weighted F1; multi-label macro-F1 (weighted None).
         micro_f1, subset_accuracy, hamming_loss: multi-label only, else None.
-        regression: :class:`~model.batch.corpus_stats.RegressionMetrics` (MAE, RMSE, Pearson, Spearman, the values
+        regression: :class:`~model.corpus.task_metrics.RegressionMetrics` (MAE, RMSE, Pearson, Spearman, the values
             of the predicted-vs-gold scatter); None without gold or for classifiers.
         error_by_length: regression only: the ``by_length`` slices with the mean absolute error in place of the
             accuracy (``SliceAccuracy.accuracy`` holds the MAE); else None.

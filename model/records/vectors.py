@@ -132,7 +132,7 @@ PROJECTIONS: tuple[str, ...] = ("pca", "umap")
 
 @dataclass(frozen=True, eq=False)
 class MapProjection:
-    """The 2-D coordinates of N kept vectors (:func:`model.batch.projection.project`).
+    """The 2-D coordinates of N kept vectors (:func:`model.corpus.projection.project`).
 
     Attributes:
         coords: float32 [N, 2] (read-only), in the order of the vectors (``SentenceVectors.rows`` names their rows).

@@ -16,7 +16,7 @@ comparing strings, and adding a task kind means adding one subclass here:
 
 The ids (``"single_label"``, ``"multi_label"``, ``"regression"``) are serialisation ids only (config, sessions,
 JSON, command-line values and the records' ``task`` fields): :func:`task_type` parses one into its type. Code that
-needs behaviour still spread outside (the corpus metrics of :mod:`model.batch.corpus`, the report's cards) selects
+needs behaviour still spread outside (the corpus metrics of :mod:`model.corpus.metrics`, the report's cards) selects
 it with :meth:`TaskType.pick` from a table keyed by the type's class; the tests check every table covers every type.
 """
 
@@ -53,7 +53,7 @@ class TaskType:
             against the others, a batch row has a ``confidence``, the corpus has a confusion matrix and an ECE.
         label_set: True when the predicted labels are a set chosen by a threshold (maybe empty; the threshold box).
         measured: what faithfulness measures for this task, in words (the explanations' table tooltip).
-        metric_keys: the keys ``metrics.json`` adds for this task (:mod:`model.batch.report`).
+        metric_keys: the keys ``metrics.json`` adds for this task (:mod:`model.report.report`).
         corpus_plots: the Corpus dock's plots for this task, in order (names of ``CorpusPanel`` plot attributes).
     """
 

@@ -1,4 +1,4 @@
-"""The batch panel (desktop_app.panels.batch_panel) offscreen: drops, queued scoring, cancel, filter, open, export."""
+"""The batch panel (desktop_app.panels.batch.panel) offscreen: drops, queued scoring, cancel, filter, open, export."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
-from desktop_app.panels.batch_model import CORRECT, EXCERPT, WINDOWS, BatchTableModel
-from desktop_app.panels.batch_proxy import BatchFilterProxy
-from desktop_app.panels.batch_panel import BatchPanel
+from desktop_app.panels.batch.table_model import CORRECT, EXCERPT, WINDOWS, BatchTableModel
+from desktop_app.panels.batch.proxy import BatchFilterProxy
+from desktop_app.panels.batch.panel import BatchPanel
 from desktop_app.workers.batch import BatchProgress
 from model.batch import read_results
 
@@ -346,7 +346,7 @@ def _row(source, text="good film", label="positive", p=0.9, gold="", correct=Non
 
 # -- batch summary follows the filter and the search box -------------------------------------------------------
 def test_batch_summary_describes_the_filtered_rows(qtbot):
-    from desktop_app.panels.batch_panel import BatchPanel
+    from desktop_app.panels.batch.panel import BatchPanel
 
     panel = BatchPanel()
     qtbot.addWidget(panel)
@@ -369,7 +369,7 @@ def test_batch_summary_describes_the_filtered_rows(qtbot):
 
 # -- batch table's Source column: the path relative to what was dropped ------------------------------------------
 def test_source_column_shows_path_relative_to_dropped_folder(qtbot, tmp_path):
-    from desktop_app.panels.batch_model import SOURCE, BatchTableModel
+    from desktop_app.panels.batch.table_model import SOURCE, BatchTableModel
 
     model = BatchTableModel()
     root = tmp_path / "train"
@@ -386,7 +386,7 @@ def test_source_column_shows_path_relative_to_dropped_folder(qtbot, tmp_path):
 
 # -- CSV export: an excerpt-only export for spreadsheets -------------------------------------------------------
 def test_csv_excerpt_export_keeps_cells_short(qtbot, tmp_path):
-    from desktop_app.panels.batch_panel import SPREADSHEET_CELL_LIMIT, BatchPanel
+    from desktop_app.panels.batch.panel import SPREADSHEET_CELL_LIMIT, BatchPanel
 
     panel = BatchPanel()
     qtbot.addWidget(panel)

@@ -13,8 +13,8 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import Qt
 
-from desktop_app.panels.batch_model import CONFIDENCE, ROW_ROLE, SOURCE
-from desktop_app.panels.batch_panel import BatchPanel
+from desktop_app.panels.batch.table_model import CONFIDENCE, ROW_ROLE, SOURCE
+from desktop_app.panels.batch.panel import BatchPanel
 from model.batch import ResultRow
 from model.batch.rows import binary_row
 

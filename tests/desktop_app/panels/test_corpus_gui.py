@@ -19,10 +19,10 @@ pytest.importorskip("pytestqt")
 from gui_helpers import corpus_panels, loaded_window, wait_metrics
 from PySide6.QtCore import Qt
 
-from desktop_app.panels.batch_model import CONFIDENCE, ROW_ROLE
+from desktop_app.panels.batch.table_model import CONFIDENCE, ROW_ROLE
 from model.batch import ResultRow
 from model.batch.rows import binary_row
-from model.batch.corpus_tokens import WORD_RE
+from model.corpus.tokens import WORD_RE
 
 pytestmark = [pytest.mark.gui, pytest.mark.timeout(180)]
 WAIT_MS = 60_000
@@ -191,7 +191,7 @@ def make_reviews(root: Path, n: int = 24) -> Path:
 
 def test_word_scores_run_off_the_gui_thread_and_a_word_click_filters_the_table(qtbot, panels, tiny_predictor,
                                                                                 tmp_path):
-    from model.batch.corpus import corpus_token_scores
+    from model.corpus.metrics import corpus_token_scores
 
     batch, corpus = panels
     batch.set_predictor(tiny_predictor)
@@ -368,7 +368,7 @@ def test_a_vs_b_names_the_models_when_the_first_row_is_a_failed_file(panels, qtb
     """Issue 56: the A vs B tab read the model names from the table's first row; a file that failed was scored by no
     model, so the tab said "A (?)" and "B (?)". The names come from the first rows that have a model."""
     from model.batch import Record
-    from model.batch.comparison import compared
+    from model.corpus.comparison import compared
     from model.batch.rows import failed_row
 
     batch, corpus = panels

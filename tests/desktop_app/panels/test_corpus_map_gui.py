@@ -120,7 +120,7 @@ def test_colourings_follow_the_task(qtbot, panels, tiny_predictor, reviews):
 
 def test_sessions_restore_the_map_settings_and_slices(qtbot, tiny_model_dir, tmp_path):
     from desktop_app.map_settings import MapSettings, Slice
-    from desktop_app.window import session
+    from desktop_app.window.session import save_open as session
 
     win = loaded_window(qtbot, tiny_model_dir, panels=True)
     saved = (Slice("praise", ("a.csv:row 1", "a.csv:row 3")), Slice("pans", ("b.txt",)))
@@ -165,7 +165,7 @@ def test_clear_and_a_new_scoring_drop_every_filter_and_the_dock_names_a_map_sele
                                                                                      reviews):
     """Issue 56: Clear kept the map selection (ids of rows no longer in the table), so the same folder scored again
     showed "Showing 0 of 31 (filtered)", and nothing in the batch dock said that a selection filtered the table."""
-    from desktop_app.panels.row_filter import MISCLASSIFIED, RowFilter
+    from desktop_app.panels.batch.row_filter import MISCLASSIFIED, RowFilter
 
     batch, corpus = panels
     rows = _score(qtbot, batch, tiny_predictor, reviews)

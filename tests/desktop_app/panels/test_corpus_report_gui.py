@@ -13,8 +13,8 @@ pytest.importorskip("pytestqt")
 
 from gui_helpers import wait_metrics
 
-from model.batch import corpus_metrics
-from model.batch.report import DEFAULT_TOP, metrics_dict
+from model.corpus import corpus_metrics
+from model.report.report import DEFAULT_TOP, metrics_dict
 from model.batch.rows import precision_of
 
 pytestmark = [pytest.mark.gui, pytest.mark.timeout(240)]

@@ -14,7 +14,7 @@ pytest.importorskip("pytestqt")
 from gui_helpers import corpus_panels, wait_metrics
 from PySide6.QtCore import Qt
 
-from desktop_app.panels.batch_panel import BatchPanel
+from desktop_app.panels.batch.panel import BatchPanel
 from model.batch import ResultRow
 
 pytestmark = [pytest.mark.gui, pytest.mark.timeout(180)]
@@ -140,7 +140,7 @@ def test_what_drives_it_ranks_words_for_the_chosen_class(qtbot, panels, predicto
 
 
 def test_corpus_token_scores_take_a_target_class(tiny_predictor):
-    from model.batch.corpus_tokens import corpus_token_scores, target_index
+    from model.corpus.tokens import corpus_token_scores, target_index
 
     texts = ["a wonderful film, wonderful acting", "an awful boring film", "wonderful story, awful end"] * 3
     toward_pos = corpus_token_scores(tiny_predictor, texts, min_count=1)
@@ -199,7 +199,7 @@ def test_an_empty_table_shows_the_models_plots_not_p_positive(qtbot, panels, pre
     qtbot.waitUntil(regression_plots_shown, timeout=WAIT_MS)
     assert corpus.confusion.isHidden()
     assert corpus.grid.getItemPosition(corpus.grid.indexOf(corpus.scatter))[:2] == (0, 0)  # the scatter first
-    from desktop_app.panels.batch_model import CONFIDENCE, LABEL
+    from desktop_app.panels.batch.table_model import CONFIDENCE, LABEL
 
     assert batch.view.isColumnHidden(LABEL) and batch.view.isColumnHidden(CONFIDENCE)  # no class, no confidence
     batch.set_predictor(predictor_for(("a", "b", "c")))
@@ -209,7 +209,7 @@ def test_an_empty_table_shows_the_models_plots_not_p_positive(qtbot, panels, pre
 def test_each_task_type_names_the_corpus_plots_it_shows(qtbot, panels):
     """``TaskType.corpus_plots`` picks the dock's plots, in order; the confusion matrix takes the full width from
     ``NUMBERED`` classes on."""
-    from desktop_app.views.corpus_plots import NUMBERED
+    from desktop_app.views.corpus.plots import NUMBERED
     from model.tasks.types import TASK_TYPES
 
     _, corpus = panels

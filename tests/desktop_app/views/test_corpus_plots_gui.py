@@ -13,11 +13,11 @@ pytest.importorskip("pytestqt")
 
 import pyqtgraph as pg
 
-from desktop_app.panels.batch_panel import BatchPanel
-from desktop_app.panels.corpus_panel import CorpusPanel
+from desktop_app.panels.batch.panel import BatchPanel
+from desktop_app.panels.corpus.panel import CorpusPanel
 from model.batch import ResultRow
 from model.batch.rows import binary_row
-from model.batch.corpus import corpus_metrics
+from model.corpus.metrics import corpus_metrics
 
 pytestmark = [pytest.mark.gui, pytest.mark.timeout(120)]
 
@@ -110,7 +110,7 @@ def test_per_class_scores_show_the_ends_of_their_scale(qtbot, width):
     from PySide6.QtCore import QPointF
     from PySide6.QtGui import QImage, QPainter
 
-    from desktop_app.views.corpus_task_plots import PerClassPlot
+    from desktop_app.views.corpus.task_plots import PerClassPlot
     from model.records.corpus import PerClass
 
     plot = PerClassPlot()
@@ -137,7 +137,7 @@ def test_per_class_scores_show_the_ends_of_their_scale(qtbot, width):
 def test_length_plot_counts_in_thousands_do_not_print_over_each_other(qtbot, width):
     """The README's corpus screenshot (3,000 IMDB reviews, the Corpus workspace at 1400 x 860, the plot ~300 px wide)
     printed "3771,406565": each slice's count in the window's font, wider than its bar's spacing."""
-    from desktop_app.views.corpus_plots import SliceAccuracyPlot
+    from desktop_app.views.corpus.plots import SliceAccuracyPlot
     from model.records.corpus import SliceAccuracy
 
     plot = SliceAccuracyPlot()

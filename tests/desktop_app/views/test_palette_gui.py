@@ -17,9 +17,9 @@ from PySide6.QtGui import QColor
 from model import palette
 from model.batch import ResultRow
 from model.batch.rows import binary_row
-from model.batch.corpus import corpus_metrics
-from model.batch.report import render_report_html
-from model.batch.svg import GREY, GRID
+from model.corpus.metrics import corpus_metrics
+from model.report.report import render_report_html
+from model.report.charts import GREY, GRID
 
 pytestmark = [pytest.mark.gui, pytest.mark.timeout(120)]
 
@@ -65,7 +65,7 @@ def test_prediction_bars_and_label_use_the_palette(qtbot):
 
 
 def test_batch_table_shows_class_swatches_from_the_palette(qtbot):
-    from desktop_app.panels.batch_model import GOLD, LABEL, BatchTableModel
+    from desktop_app.panels.batch.table_model import GOLD, LABEL, BatchTableModel
 
     model = BatchTableModel()
     model.append_rows(scored_rows()[:4])
@@ -77,7 +77,7 @@ def test_batch_table_shows_class_swatches_from_the_palette(qtbot):
 
 def test_compare_word_plot_and_corpus_plots_use_the_palette(qtbot):
     from desktop_app.views import colours, compare_view, word_plot
-    from desktop_app.views.corpus_plots import ProbabilityHistogramPlot
+    from desktop_app.views.corpus.plots import ProbabilityHistogramPlot
 
     for module in (colours, compare_view, word_plot):  # the delta bars and the word bars: toward a class
         assert (module.NEGATIVE_COLOUR, module.POSITIVE_COLOUR) == (palette.TOWARD_NEGATIVE, palette.TOWARD_POSITIVE)

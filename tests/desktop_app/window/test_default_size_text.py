@@ -69,7 +69,7 @@ def test_the_heatmap_key_axis_shows_a_nine_letter_word_whole(window):
 def test_batch_progress_columns_and_summary_fit_the_default_window(window, qtbot):
     batch = window.panels["batch"]
     bar = batch.progress_bar
-    from desktop_app.panels.batch_ui import PROGRESS_TEXT_SAMPLE
+    from desktop_app.panels.batch.ui import PROGRESS_TEXT_SAMPLE
 
     assert fits(bar, PROGRESS_TEXT_SAMPLE)  # "Done: 33 reviews in 0:01" on one line
     for edit in (batch.text_column_edit, batch.pair_column_edit, batch.label_column_edit):  # in the Columns popup
@@ -117,7 +117,7 @@ def test_the_norm_plot_has_a_readable_height_and_no_legend_over_its_curves(windo
 
 
 def test_corpus_titles_and_hints_are_broken_into_lines_that_fit(qtbot):
-    from desktop_app.views.corpus_task_plots import PerClassPlot
+    from desktop_app.views.corpus.task_plots import PerClassPlot
 
     plot = PerClassPlot()
     qtbot.addWidget(plot)
@@ -128,7 +128,7 @@ def test_corpus_titles_and_hints_are_broken_into_lines_that_fit(qtbot):
     qtbot.wait(20)
     from PySide6.QtGui import QFont, QFontMetrics
 
-    from desktop_app.views.corpus_plots import TITLE_POINTS
+    from desktop_app.views.corpus.plots import TITLE_POINTS
 
     font = QFont()
     font.setPointSizeF(TITLE_POINTS)

@@ -110,7 +110,7 @@ def test_a_session_brings_back_the_window_shown_and_its_selection(qtbot, tiny_mo
     and the tokens selected in it come back; a window beyond the review is a note, not a failure."""
     import json
 
-    from desktop_app.window import session
+    from desktop_app.window.session import save_open as session
 
     win = loaded_window(qtbot, tiny_model_dir, panels=True)
     whole = _analysed(qtbot, win, LONG).document

@@ -194,7 +194,7 @@ def test_neuron_view_softmax_ticks_do_not_overlap_at_512_tokens(qtbot):
 # -- bug 7: a session of the bundled model says "" and opens with the bundled model ---------------------------
 @pytest.mark.skipif(not (BUNDLED / "model.safetensors").is_file(), reason="the bundled model is not present")
 def test_session_of_the_bundled_model_stores_an_empty_model_dir(qtbot, tmp_path, tiny_model_dir):
-    from desktop_app.window import session
+    from desktop_app.window.session import save_open as session
 
     win = loaded_window(qtbot, None)
     _analyze(qtbot, win, REVIEW)

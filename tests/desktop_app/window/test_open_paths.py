@@ -129,7 +129,7 @@ def test_the_desktop_entry_passes_files_and_names_the_types_it_opens():
     import configparser
     import xml.etree.ElementTree as ET
 
-    from desktop_app.window.session import SUFFIX
+    from desktop_app.window.session.save_open import SUFFIX
 
     entry = configparser.ConfigParser(interpolation=None)
     entry.optionxform = str

@@ -116,7 +116,7 @@ def test_a_new_model_a_that_cannot_be_compared_drops_model_b(qtbot, tiny_model_d
 def test_compare_a_and_b_on_one_text_shows_both_importances_side_by_side(qtbot, tiny_model_dir, model_b):
     """Model > Compare A and B on this text: a pin of model B, so the Compare view shows B's word importances beside
     A's (the current analysis), each side's verdict its own model's; a session keeps model B's folder and its pin."""
-    from desktop_app.window import session
+    from desktop_app.window.session import save_open as session
 
     text = "A wonderful film, loved it, though the ending dragged."
     win = loaded_window(qtbot, tiny_model_dir, panels=True)

@@ -30,7 +30,7 @@ def _fake_result(pred, method="grad_x_input"):
 
 
 def test_session_round_trip(qtbot, tiny_model_dir, tmp_path):
-    from desktop_app.window import session
+    from desktop_app.window.session import save_open as session
 
     win = _window(qtbot, tiny_model_dir)
     with qtbot.waitSignal(win.state.events.prediction, timeout=LOAD_TIMEOUT_MS):
@@ -78,7 +78,7 @@ def test_session_round_trip(qtbot, tiny_model_dir, tmp_path):
     ],
 )
 def test_bad_session_files_get_a_clear_message(tmp_path, content, words):
-    from desktop_app.window.session import SessionError, read_session
+    from desktop_app.window.session.save_open import SessionError, read_session
 
     p = tmp_path / "bad.aesession.json"
     p.write_text(content, encoding="utf-8", errors="surrogateescape")
@@ -87,7 +87,7 @@ def test_bad_session_files_get_a_clear_message(tmp_path, content, words):
 
 
 def test_opening_a_damaged_session_shows_a_message_and_keeps_the_text(qtbot, tiny_model_dir, tmp_path):
-    from desktop_app.window import session
+    from desktop_app.window.session import save_open as session
 
     win = _window(qtbot, tiny_model_dir)
     win.editor.setPlainText("keep me")
@@ -103,7 +103,7 @@ def test_opening_a_damaged_session_shows_a_message_and_keeps_the_text(qtbot, tin
 
 def test_session_keeps_show_head_mask_and_pins(qtbot, tiny_model_dir, tmp_path):
     """Issue 25: the "Show" choice, the heads switched off and the pinned texts survive a save and an open."""
-    from desktop_app.window import session
+    from desktop_app.window.session import save_open as session
 
     win = _window(qtbot, tiny_model_dir)
     L, H = win.state.n_layers, win.state.n_heads
@@ -141,7 +141,7 @@ def test_session_keeps_show_head_mask_and_pins(qtbot, tiny_model_dir, tmp_path):
 
 
 def test_version_1_sessions_still_open_and_bad_masks_are_refused(tmp_path):
-    from desktop_app.window.session import SessionError, read_session
+    from desktop_app.window.session.save_open import SessionError, read_session
 
     p = tmp_path / "v1.aesession.json"
     p.write_text(json.dumps({"format": "attention-explorer-session", "version": 1, "text": "abc", "layer": 1}))
@@ -167,7 +167,7 @@ def other_model_dir(tmp_path):
 
 def _saved_with(qtbot, model_dir, path):
     """Save a session (a pin, layer 1 head 0, a selection) analysed with ``model_dir``; returns its prediction."""
-    from desktop_app.window import session
+    from desktop_app.window.session import save_open as session
 
     win = _window(qtbot, model_dir)
     with qtbot.waitSignal(win.state.events.prediction, timeout=LOAD_TIMEOUT_MS):
@@ -194,7 +194,7 @@ def _answer(qtbot, win, yes: bool):
 
 def test_a_session_of_another_model_switches_to_it_and_restores_everything(qtbot, tiny_model_dir, other_model_dir,
                                                                           tmp_path):
-    from desktop_app.window import session
+    from desktop_app.window.session import save_open as session
     from desktop_app.window.model_menu import folder_key
 
     path = tmp_path / "other.aesession.json"
@@ -217,7 +217,7 @@ def test_a_session_of_another_model_switches_to_it_and_restores_everything(qtbot
 
 def test_keeping_the_current_model_restores_the_session_with_a_note(qtbot, tiny_model_dir, other_model_dir,
                                                                    tmp_path):
-    from desktop_app.window import session
+    from desktop_app.window.session import save_open as session
     from desktop_app.window.model_menu import folder_key
 
     path = tmp_path / "other.aesession.json"
@@ -237,7 +237,7 @@ def test_a_session_whose_model_folder_is_gone_opens_with_the_model_in_use(qtbot,
                                                                           tmp_path):
     import shutil
 
-    from desktop_app.window import session
+    from desktop_app.window.session import save_open as session
 
     path = tmp_path / "other.aesession.json"
     saved = _saved_with(qtbot, other_model_dir, path)

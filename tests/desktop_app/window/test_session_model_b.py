@@ -41,7 +41,7 @@ def _compared_with_b(qtbot, win):
 
 
 def _opened(qtbot, win, path) -> None:
-    from desktop_app.window import session
+    from desktop_app.window.session import save_open as session
 
     done = []
     assert session.open_session(win, path, done.append)
@@ -49,14 +49,14 @@ def _opened(qtbot, win, path) -> None:
 
 
 def _write(path: Path, **fields) -> Path:
-    from desktop_app.window.session import FORMAT
+    from desktop_app.window.session.save_open import FORMAT
 
     path.write_text(json.dumps({"format": FORMAT, **fields}), encoding="utf-8")
     return path
 
 
 def test_a_session_brings_back_model_b_and_its_pin(qtbot, tiny_model_dir, model_b, tmp_path):
-    from desktop_app.window import session
+    from desktop_app.window.session import save_open as session
     from desktop_app.window.model_menu import folder_key
     from model import Predictor
 
@@ -141,7 +141,7 @@ def test_a_session_without_model_b_leaves_the_open_model_b_alone(qtbot, tiny_mod
 
 @pytest.mark.parametrize("version", [1, 2, 3, 4])
 def test_older_versions_read_without_model_b(tmp_path, version):
-    from desktop_app.window.session import read_session
+    from desktop_app.window.session.save_open import read_session
 
     path = _write(tmp_path / "old.aesession.json", version=version, text="a fine film",
                   pins=[{"text": "dull", "head_mask": None}])
@@ -150,7 +150,7 @@ def test_older_versions_read_without_model_b(tmp_path, version):
 
 
 def test_version_5_round_trip_and_bad_model_b_fields(tmp_path):
-    from desktop_app.window.session import Session, SessionError, read_session, write_session
+    from desktop_app.window.session.save_open import Session, SessionError, read_session, write_session
 
     pins = ({"text": "dull", "head_mask": [[1.0, 0.0], [1.0, 1.0]], "text_pair": None, "model": ""},
             {"text": "great", "head_mask": None, "text_pair": None, "model": "B"})
@@ -167,7 +167,7 @@ def test_version_5_round_trip_and_bad_model_b_fields(tmp_path):
 
 def test_merged_pins_keep_the_saved_order():
     from desktop_app.records import Pin
-    from desktop_app.window.session_model_b import merged_pins
+    from desktop_app.window.session.model_b import merged_pins
 
     saved = [{"text": t, "head_mask": None, "text_pair": None, "model": m} for t, m in
              (("one", ""), ("two", "B"), ("three", ""))]

@@ -76,7 +76,7 @@ DAMAGED = [
 
 @pytest.mark.parametrize(("data", "field"), DAMAGED, ids=[f"{i}-{f}" for i, (_d, f) in enumerate(DAMAGED)])
 def test_a_damaged_field_is_named(tmp_path, data, field):
-    from desktop_app.window.session import SessionError, read_session
+    from desktop_app.window.session.save_open import SessionError, read_session
 
     with pytest.raises(SessionError, match=field):
         read_session(_write(tmp_path, data))
@@ -84,7 +84,7 @@ def test_a_damaged_field_is_named(tmp_path, data, field):
 
 def test_a_pin_of_either_model_and_corpus_map_strings_still_open(tmp_path):
     """The values the app writes stay valid: "B" (model B), "" or no key (model A); float32's largest score."""
-    from desktop_app.window.session import read_session
+    from desktop_app.window.session.save_open import read_session
 
     pins = [{"text": "Good.", "model": "B"}, {"text": "Good.", "model": ""}, {"text": "Good."}]
     big = {**_record(), "explanation": {**_record()["explanation"], "scores": [0.5, -3.4e38]}}
@@ -101,8 +101,8 @@ def test_a_pin_of_either_model_and_corpus_map_strings_still_open(tmp_path):
 def test_texts_are_normalised_as_the_editor_does(qtbot, tmp_path, text, expected):
     from PySide6.QtWidgets import QPlainTextEdit
 
-    from desktop_app.window.session import read_session
-    from desktop_app.window.session_fields import editor_text
+    from desktop_app.window.session.save_open import read_session
+    from desktop_app.window.session.fields import editor_text
 
     assert read_session(_write(tmp_path, _session(text=text))).text == expected == editor_text(text)
     editor = QPlainTextEdit()
@@ -112,7 +112,7 @@ def test_texts_are_normalised_as_the_editor_does(qtbot, tmp_path, text, expected
 
 
 def test_unknown_and_non_numeric_method_ids_are_left_out(tmp_path):
-    from desktop_app.window.session import read_session
+    from desktop_app.window.session.save_open import read_session
 
     s = read_session(_write(tmp_path, _session(explanations={
         "frobnicate": _record("frobnicate"), "5": _record("5"), "grad_x_input": _record()})))
@@ -120,7 +120,7 @@ def test_unknown_and_non_numeric_method_ids_are_left_out(tmp_path):
 
 
 def test_only_regular_files_are_opened_and_size_is_checked_first(tmp_path):
-    from desktop_app.window.session import SessionError, read_session
+    from desktop_app.window.session.save_open import SessionError, read_session
 
     with pytest.raises(SessionError, match="not a regular file"):
         read_session(tmp_path)
@@ -155,7 +155,7 @@ pytestmark = pytest.mark.gui
 
 @pytest.mark.parametrize("text", ["Good\r\nfilm, bad end.", "Good\rfilm.", "Good\u2028film.", "Good \ud800film."])
 def test_a_restore_always_ends_and_matches(qtbot, tiny_model_dir, tmp_path, text):
-    from desktop_app.window import session
+    from desktop_app.window.session import save_open as session
 
     win = loaded_window(qtbot, tiny_model_dir)
     path = _write(tmp_path, _session(text=text, layer=1, head=0, selection=[1, 2], pins=[{"text": "Bad \ud800plot."}],
@@ -171,7 +171,7 @@ def test_a_restore_always_ends_and_matches(qtbot, tiny_model_dir, tmp_path, text
 
 def test_restored_integrated_gradients_without_delta_and_notes(qtbot, tiny_model_dir, tmp_path):
     from desktop_app.app import attach_panels
-    from desktop_app.window import session
+    from desktop_app.window.session import save_open as session
 
     win = loaded_window(qtbot, tiny_model_dir)
     attach_panels(win)
@@ -190,7 +190,7 @@ def test_restored_integrated_gradients_without_delta_and_notes(qtbot, tiny_model
 
 
 def test_a_failed_analysis_ends_the_restore_with_a_message(qtbot, tiny_model_dir, tmp_path, monkeypatch):
-    from desktop_app.window import session
+    from desktop_app.window.session import save_open as session
 
     win = loaded_window(qtbot, tiny_model_dir)
     done = []
@@ -218,7 +218,7 @@ def test_a_session_s_model_dir_never_stops_the_restore(qtbot, tiny_model_dir, tm
     """Issue 46: a session whose model_dir is a folder that is no model, a relative path that climbs the tree, a
     path too long for the system or a folder gone: the restore ends with the text analysed by the model in use and
     a note that names model_dir (or, for a folder gone, the model it was saved with)."""
-    from desktop_app.window import session
+    from desktop_app.window.session import save_open as session
 
     (tmp_path / "plain").mkdir()
     model_dir = {"not a model": str(tmp_path / "plain"), "relative up the tree": "../" * 40 + "tmp",

@@ -141,7 +141,7 @@ def test_the_explanations_explain_the_chosen_class_of_a_pair(qtbot, pair_dir):
 def test_a_session_keeps_the_second_text_the_class_choice_and_the_threshold(qtbot, multi_dir, tmp_path):
     import json
 
-    from desktop_app.window import session
+    from desktop_app.window.session import save_open as session
 
     win = loaded_window(qtbot, multi_dir)
     win.review_box.set_text_pair(PAIR)
@@ -169,8 +169,8 @@ def test_a_session_keeps_the_second_text_the_class_choice_and_the_threshold(qtbo
 def test_older_sessions_open_and_bad_task_fields_are_refused(qtbot, tiny_model_dir, tmp_path):
     import json
 
-    from desktop_app.window import session
-    from desktop_app.window.session import SessionError, read_session
+    from desktop_app.window.session import save_open as session
+    from desktop_app.window.session.save_open import SessionError, read_session
 
     p = tmp_path / "v2.aesession.json"
     p.write_text(json.dumps({"format": "attention-explorer-session", "version": 2, "text": "a fine film",

@@ -36,7 +36,7 @@ def _mode(p) -> int:
 
 
 def test_every_export_path_honours_umask_and_keeps_mode(qtbot, tmp_path, umask_027, tiny_model_dir, tiny_predictor):
-    from desktop_app.panels.batch_panel import BatchPanel
+    from desktop_app.panels.batch.panel import BatchPanel
     from desktop_app.state import ExplorerState
     from desktop_app.views.heatmap import AttentionHeatmap
     from desktop_app.window.view_export import export_widget

@@ -147,7 +147,7 @@ def test_a_view_hidden_by_the_workspace_is_not_drawn_until_shown(qtbot, tiny_mod
 
 
 def test_sessions_keep_the_workspace_and_older_sessions_open_their_views_one(qtbot, tiny_model_dir, tmp_path):
-    from desktop_app.window import session
+    from desktop_app.window.session import save_open as session
 
     win = loaded_window(qtbot, tiny_model_dir, panels=True)
     _analysed(qtbot, win)

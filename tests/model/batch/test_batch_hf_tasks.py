@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from model.batch import iter_records, read_results, score_records
-from model.batch import cli as score
-from model.batch.report import METRICS_KEYS, TASK_KEYS
+from model.scorer import main as score
+from model.report.report import METRICS_KEYS, TASK_KEYS
 from tests.fixtures.tiny_hf import make_tiny_hf_dir
 
 pytestmark = pytest.mark.timeout(300)

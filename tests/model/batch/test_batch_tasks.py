@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from model.batch import GoldReader, RowSchema, Summary, iter_records, read_results, score_records, write_rows
-from model.batch import cli as score
+from model.scorer import main as score
 from tests.model.batch.conftest import EMOTIONS
 
 
@@ -52,7 +52,7 @@ def test_multi_label_explicit_empty_gold_is_a_label_set(tmp_path, emotions_multi
     or column (or JSON null) is no gold. The metrics of 200 rows, a quarter of them empty, equal scikit-learn's."""
     from sklearn.metrics import f1_score, hamming_loss
 
-    from model.batch import corpus_metrics
+    from model.corpus import corpus_metrics
 
     ml = GoldReader(EMOTIONS, "multi_label")
     assert ml.read("") == ("", None) and ml.read(None) == (None, None) and ml.read(" ", "folder") == (None, None)

@@ -13,7 +13,7 @@ from imdb_data import imdb_sample
 
 from model import Predictor
 from model.batch import Record, RowSchema, score_records, write_rows
-from model.batch.comparison import (
+from model.corpus.comparison import (
     CompareSchema,
     check_comparable,
     compare_columns,
@@ -193,7 +193,7 @@ def test_regression_pair_has_no_agreement_but_a_mean_difference(similarity):
 
 def test_mcnemar_per_length_slice_adds_up(bundled_predictor, random_binary):
     """Per length slice: each slice's counts are those of its own rows, and the slices add up to the whole."""
-    from model.batch.comparison import length_slice
+    from model.corpus.comparison import length_slice
 
     rows = [r for c in score_compared(bundled_predictor, random_binary, _records()) for r in c]
     m = comparison_metrics(rows, BINARY, "single_label", by_length=True)
@@ -211,7 +211,7 @@ def test_mcnemar_per_length_slice_adds_up(bundled_predictor, random_binary):
 
 
 def test_length_slices_follow_the_corpus_edges():
-    from model.batch.comparison import length_slice
+    from model.corpus.comparison import length_slice
 
     assert [length_slice(n, False) for n in (1, 128, 129, 512, 513, 1025)] == [
         "1-128", "1-128", "129-256", "385-512", "513-1024", "1025+"]
@@ -221,7 +221,7 @@ def test_length_slices_follow_the_corpus_edges():
 def test_the_corpus_map_colours_rows_by_agreement(emotions_single, other_emotions):
     """Issue 44 with the corpus map (issue 42): rows scored by two models add the "model A and model B agree"
     colouring, whose categories follow each row's own ``agree``; rows of one model do not offer it."""
-    from model.batch.map_colours import AGREEMENT, colouring, compared, modes_for
+    from model.corpus.map_colours import AGREEMENT, colouring, compared, modes_for
 
     rows = [r for c in score_compared(emotions_single, other_emotions, _emotion_records(), batch_size=3) for r in c]
     alone = [r for c in score_records(emotions_single, _emotion_records(), batch_size=3) for r in c]

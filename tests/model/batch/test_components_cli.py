@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from model.batch import Record, ray_engine, score_records
-from model.batch import cli as score
+from model.scorer import main as score
 from model.records.components import top_text
 
 TEXTS = ["Not good at all, a dull film.", "A wonderful, moving story.", "The acting was superb but the plot thin."]

@@ -19,10 +19,10 @@ from imdb_data import imdb_sample
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
 
 from model.batch import ResultRow, read_results
-from model.batch import cli as score
-from model.batch.corpus import CorpusMetrics, corpus_metrics, reliability
-from model.batch.corpus_tokens import CorpusTokens, corpus_token_scores
-from model.batch.report import METRICS_KEYS, TASK_KEYS, metrics_dict, render_report_html, write_metrics_json, write_report_html
+from model.scorer import main as score
+from model.corpus.metrics import CorpusMetrics, corpus_metrics, reliability
+from model.corpus.tokens import CorpusTokens, corpus_token_scores
+from model.report.report import METRICS_KEYS, TASK_KEYS, metrics_dict, render_report_html, write_metrics_json, write_report_html
 
 ROOT = Path(__file__).resolve().parents[3]
 BUNDLED_MODEL = ROOT / "resources" / "model"
@@ -395,7 +395,7 @@ def test_report_histogram_ticks_captions_and_a_tiny_corpus_note():
     import dataclasses
     import re
 
-    from model.batch.svg import histogram_svg
+    from model.report.charts import histogram_svg
 
     svg = histogram_svg(np.linspace(0, 1, 11), [("all", np.array([10, 3, 0, 1, 0, 0, 0, 0, 2, 9]), "#000")], "p")
     ticks = re.findall(r'<g id="ytick_\d+">.*?<text[^>]*>([^<]+)</text>', svg, re.S)  # matplotlib's y tick labels
@@ -524,7 +524,7 @@ def test_cli_ctrl_c_in_the_token_pass_keeps_the_reviews_explained(gold_folder, t
     import os
     import signal
 
-    from model.batch import cli_report
+    from model.scorer import report as cli_report
 
     real = cli_report.corpus_token_scores
 
@@ -549,7 +549,7 @@ def test_cli_ctrl_c_in_the_token_pass_keeps_the_reviews_explained(gold_folder, t
 
 
 def test_auto_min_count():
-    from model.batch.cli_report import auto_min_count
+    from model.scorer.report import auto_min_count
 
     assert (auto_min_count(10), auto_min_count(2500), auto_min_count(25_000)) == (5, 5, 50)
 
@@ -561,7 +561,7 @@ def test_an_undefined_f1_is_named_and_the_report_shows_no_number():
 
     from sklearn.exceptions import UndefinedMetricWarning
 
-    from model.batch.corpus import undefined_f1
+    from model.corpus.metrics import undefined_f1
 
     rows = [r for r in make_rows(400, 6) if r.ok and r.gold == r.label == "negative"]
     m = corpus_metrics(rows)

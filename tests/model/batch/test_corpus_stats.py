@@ -10,9 +10,9 @@ from scipy import stats
 from sklearn import metrics as skm
 
 from model.batch import ResultRow
-from model.batch.corpus import corpus_metrics
-from model.batch.corpus_stats import multi_label_metrics, per_class, regression_metrics
-from model.batch.report import METRICS_KEYS, TASK_KEYS, metrics_dict
+from model.corpus.metrics import corpus_metrics
+from model.corpus.task_metrics import multi_label_metrics, per_class, regression_metrics
+from model.report.report import METRICS_KEYS, TASK_KEYS, metrics_dict
 
 LABELS = ("anger", "fear", "joy", "love", "sadness")
 
@@ -145,7 +145,7 @@ def test_corpus_metrics_of_regression_rows():
 
 
 def test_report_html_draws_what_fits_the_task():
-    from model.batch.report import render_report_html
+    from model.report.report import render_report_html
 
     labels = tuple(f"emotion_{k}" for k in range(28))
     html = render_report_html(corpus_metrics(single_rows(600, 4, labels)), None, model_name="m", date="d")

@@ -9,7 +9,7 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from model.batch import cli as score
+from model.scorer import main as score
 
 LINE_KEYS = ["source", "generator", "text", "edited_text", "label", "edited_label", "probabilities",
              "edited_probabilities", "flipped"]

@@ -12,7 +12,7 @@ import pytest
 from sklearn.decomposition import PCA
 
 from model.batch import iter_records, score_records
-from model.batch.cli import main
+from model.scorer.main import main
 from model.records.vectors import VectorSpec
 from tests.conftest import BUNDLED_MODEL
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from sklearn.decomposition import PCA
 
-from model.batch.projection import ProjectionCache, ProjectionCancelled, nearest, project
+from model.corpus.projection import ProjectionCache, ProjectionCancelled, nearest, project
 from model.records.vectors import MapProjection, SentenceVectors, VectorSpec
 
 
@@ -73,7 +73,7 @@ def test_nearest_by_cosine():
 
 
 def test_umap_points_only_place_a_vector_among_its_neighbours():
-    from model.batch.projection import Projector
+    from model.corpus.projection import Projector
 
     sv = _vectors()
     coords = np.random.default_rng(1).normal(size=(120, 2)).astype(np.float32)
@@ -87,7 +87,7 @@ def test_umap_of_too_few_vectors_is_pca_with_a_note():
     """Issue 56: UMAP of 3 texts ended in SciPy's "Cannot use scipy.linalg.eigh for sparse A with k >= N" (its
     spectral initialisation). Below UMAP_MIN_VECTORS the map is PCA, and the note names the minimum."""
     pytest.importorskip("umap")
-    UMAP_MIN_VECTORS = 4  # model.batch.projection's: n_components + 2 (its docstring)
+    UMAP_MIN_VECTORS = 4  # model.corpus.projection's: n_components + 2 (its docstring)
 
     sv = _vectors(n=UMAP_MIN_VECTORS - 1)
     r = project(sv, "umap").result
@@ -101,7 +101,7 @@ def test_umap_of_too_few_vectors_is_pca_with_a_note():
 def test_a_cached_points_only_fit_still_places_a_vector():
     """A UMAP fit made in the app's child process (points only: model None) placed the explored text from its fitted
     vectors; the cache's copy of it dropped them, so the second map of the same rows could not place it."""
-    from model.batch.projection import Projector
+    from model.corpus.projection import Projector
 
     sv = _vectors()
     coords = np.random.default_rng(2).normal(size=(120, 2)).astype(np.float32)

@@ -17,7 +17,7 @@ import pytest
 from imdb_data import imdb_sample
 
 from model.batch import Record, ResultRow, iter_records, ray_engine, ray_pool, read_results, score_records
-from model.batch.cli import main as score_main
+from model.scorer.main import main as score_main
 from model.batch.shards import ShardWriter
 
 ROOT = Path(__file__).resolve().parents[3]

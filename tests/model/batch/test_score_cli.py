@@ -1,4 +1,4 @@
-"""The batch-scoring command line (attention-explorer-score = model.batch.cli:main): rows, formats, exit codes 0/1/2/130."""
+"""The batch-scoring command line (attention-explorer-score = model.scorer.main:main): rows, formats, exit codes 0/1/2/130."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from model.batch import EXPORT_COLUMNS, read_results
-from model.batch import cli as score
+from model.scorer import main as score
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -119,7 +119,7 @@ def test_subprocess_run(review_folder, tiny_model_dir, tmp_path):
     out_file = tmp_path / "results.parquet"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     proc = subprocess.run(
-        [sys.executable, "-m", "model.batch.cli", str(review_folder), "--model", str(tiny_model_dir), "--out",
+        [sys.executable, "-m", "model.scorer.main", str(review_folder), "--model", str(tiny_model_dir), "--out",
          str(out_file)],
         check=False, capture_output=True, text=True, timeout=120, env=env, cwd=ROOT,
     )

@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from model.batch import cli as score
-from model.batch.comparison import mcnemar_exact
+from model.scorer import main as score
+from model.corpus.comparison import mcnemar_exact
 from model.core.config import EncoderConfig
 from tests.fixtures.tiny_models import make_random_model_dir
 from tests.model.batch.conftest import EMOTIONS

@@ -258,7 +258,8 @@ def test_real_all_minilm_l6_v2_opens_in_attention_only_mode(tmp_path):
 
 
 def test_score_cli_on_hf_classifier_and_no_head_model(hf_dirs, tmp_path, capsys):
-    from model.batch import cli, read_results
+    from model.scorer import main as cli
+    from model.batch import read_results
 
     reviews = tmp_path / "reviews"
     reviews.mkdir()

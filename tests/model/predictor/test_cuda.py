@@ -133,7 +133,7 @@ def test_a_hugging_face_pair_model_equals_the_cpu(hf_pair):
 
 
 def test_the_scorer_on_the_gpu_writes_the_cpu_rows(tmp_path):
-    from model.batch.cli import main
+    from model.scorer.main import main
 
     src = tmp_path / "reviews.jsonl"
     src.write_text("".join(json.dumps({"text": t}) + "\n" for t in TEXTS + [LONG]), encoding="utf-8")

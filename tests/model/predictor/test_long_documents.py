@@ -171,7 +171,7 @@ def test_a_window_whose_text_alone_needs_more_pieces_is_explained_as_one_input(t
 
 
 def test_batch_rows_and_the_scorer_say_how_many_windows(tiny_predictor, tmp_path):
-    from model.batch.cli import main
+    from model.scorer.main import main
     from model.batch.engine import score_records
     from model.batch.export import read_results
     from model.batch.readers import Record

@@ -125,7 +125,7 @@ def test_ray_gives_the_local_numbers_and_the_explorers(tmp_path, capsys, bundled
     pytest.importorskip("ray.data", reason="ray is not installed: pip install 'attention-explorer[cluster]'")
     import ray
 
-    from model.batch.cli import main
+    from model.scorer.main import main
     from model.batch.export import read_results
 
     checked, short, long = _texts()

@@ -211,7 +211,7 @@ def _spin(stop: threading.Event) -> None:
 def test_the_same_input_gives_identical_rows_with_a_busy_cpu_in_between(monkeypatch, tmp_path, capsys, flags, vendor):
     """The scorer with ``--precision auto`` twice on the same file, a thread keeping the CPU busy before and during
     the second run: the exported rows are identical, byte for byte, and say the precision the CPU's flags give."""
-    from model.batch.cli import main
+    from model.scorer.main import main
 
     simulate(monkeypatch, flags, vendor, AMX_PAYS)
     src = tmp_path / "reviews.jsonl"
@@ -237,7 +237,7 @@ def test_the_same_input_gives_identical_rows_with_a_busy_cpu_in_between(monkeypa
 
 
 def test_scorer_takes_precision_and_writes_it_with_the_results(tmp_path, capsys):
-    from model.batch.cli import main
+    from model.scorer.main import main
     from model.batch.export import read_results
 
     src = tmp_path / "r.jsonl"

@@ -169,14 +169,14 @@ def test_an_export_from_before_tasks_reads_as_the_bundled_single_label_model():
 
 def _tables() -> dict[str, object]:
     """Every table of behaviour kept beside its consumer, keyed by task type class or id."""
-    from model.batch.corpus import TASK_METRICS
-    from model.batch.report import TASK_CARDS, TASK_KEYS
+    from model.corpus.metrics import TASK_METRICS
+    from model.report.report import TASK_CARDS, TASK_KEYS
     from model.counterfactuals.scoring import VERDICTS
 
     tables: dict[str, object] = {"corpus metrics": TASK_METRICS, "report cards": TASK_CARDS, "metrics keys": TASK_KEYS,
                                  "counterfactual flips": VERDICTS}
     if pytest.importorskip("PySide6"):
-        from desktop_app.panels.corpus_panel import GOLD_NUMBERS
+        from desktop_app.panels.corpus.panel import GOLD_NUMBERS
         from desktop_app.views.faithfulness_table import MEASURED
         from desktop_app.window.task_menu import TASK_MENU_TITLES
 

@@ -1,0 +1,2 @@
+"""The Corpus dock's plots (pyqtgraph): :mod:`.plots` (confusion matrix, scores, calibration, lengths),
+:mod:`.task_plots` (per-class and regression plots) and :mod:`.map_plot` (the corpus map's scatter)."""
