@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QPen
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPen
 from PySide6.QtWidgets import QGraphicsRectItem
 
 from model.records.components import ComponentAttribution
@@ -22,7 +22,6 @@ from ..widgets import TokenAxis, style_plot
 
 EMPTY_CELL = (245, 245, 245, 255)  # a grid place the model has no part for
 FRAME_COLOUR = "#222222"  # the frame of the selected part and of selected tokens
-MAX_CELL_TEXT = 16 * 16  # cells written with their numbers up to this many (more: hover only)
 
 
 def grid_layout(ca: ComponentAttribution) -> tuple[dict[str, tuple[int, int]], list[str], list[str]]:
@@ -43,13 +42,29 @@ def grid_layout(ca: ComponentAttribution) -> tuple[dict[str, tuple[int, int]], l
 
 
 def part_title(name: str) -> str:
-    """A part's name in words: "layer 2, head 3" for ``L2.H3``, "layer 1's FFN", "the embeddings", ..."""
+    """A part's name in words: "head H3 of layer 2" for ``L2.H3`` (the toolbar's "head 4": it counts heads from 1),
+    "layer 1's FFN", "the embeddings", ..."""
     if name.startswith("L") and "." in name:
         layer, what = name[1:].split(".", 1)
         words = {"ffn": "FFN", "attn_bias": "attention bias", "ln_beta": "LayerNorms' \u03b2"}
-        return f"layer {layer}, head {what[1:]}" if what.startswith("H") else f"layer {layer}'s {words.get(what, what)}"
+        if what.startswith("H"):
+            return f"head H{what[1:]} of layer {layer} (the toolbar's head {int(what[1:]) + 1})"
+        return f"layer {layer}'s {words.get(what, what)}"
     return {"embeddings": "the embeddings", "head_bias": "the read-out's biases",
             "final_ln_beta": "the final LayerNorm's \u03b2"}.get(name, name)
+
+
+def decimals(scale: float) -> int:
+    """Decimals that show numbers up to ``scale`` (their largest |value|) with about two significant digits: 2 for
+    a logit of order 1, 4 for parts of order 0.01 (a random head's), at most 5."""
+    if not np.isfinite(scale) or scale <= 0:
+        return 2
+    return int(min(5, max(2, 1 - np.floor(np.log10(scale)))))
+
+
+def number(v: float, places: int = 2) -> str:
+    """``v`` with its sign and a real minus: "+1.24", "\u22120.80"."""
+    return f"{v:+.{places}f}".replace("-", "\u2212")
 
 
 def _fixed(plot: pg.PlotItem) -> None:
@@ -58,6 +73,49 @@ def _fixed(plot: pg.PlotItem) -> None:
     plot.setMenuEnabled(False)
     plot.hideButtons()
     style_plot(plot)
+
+
+class CellLabels(pg.GraphicsObject):
+    """The grid's numbers, one per cell, painted in one item at a fixed font size (hundreds of ``pg.TextItem``s cost
+    ~1 ms each to add); left out while the cells are narrower than their text.
+
+    Attributes:
+        labels: ``[(x, y, text, colour)]``, the cell centres in view coordinates.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.labels: list[tuple[float, float, str, QColor]] = []
+        self._rect = QRectF()
+        self.font = QFont()
+        self.font.setPointSize(7)
+
+    def set_labels(self, labels, rect: QRectF) -> None:
+        """Paint ``labels`` (see the class docstring) inside ``rect``."""
+        self.prepareGeometryChange()
+        self.labels, self._rect = list(labels), QRectF(rect)
+        self.update()
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt's name
+        return self._rect
+
+    def paint(self, painter, *_args) -> None:
+        """Each label centred on its cell, in device pixels (the view's scale does not stretch the text)."""
+        if not self.labels:
+            return
+        tr = painter.transform()
+        cell = tr.map(QPointF(1, 0)) - tr.map(QPointF(0, 0))
+        widest = max(QFontMetrics(self.font).horizontalAdvance(t) for _, _, t, _ in self.labels)
+        if abs(cell.x()) < widest + 2:
+            return
+        painter.save()
+        painter.resetTransform()
+        painter.setFont(self.font)
+        for x, y, text, colour in self.labels:
+            c = tr.map(QPointF(x, y))
+            painter.setPen(colour)
+            painter.drawText(QRectF(c.x() - 60, c.y() - 10, 120, 20), Qt.AlignmentFlag.AlignCenter, text)
+        painter.restore()
 
 
 class ComponentGrid(pg.PlotWidget):
@@ -69,7 +127,7 @@ class ComponentGrid(pg.PlotWidget):
 
     Attributes:
         record: the record drawn, or None. cells: ``{name: (column, row)}`` of it. selected: the framed part ("").
-        texts: the cells' number labels (none beyond :data:`MAX_CELL_TEXT` cells).
+        texts: ``{name: the number written in its cell}``; numbers: the item painting them.
     """
 
     part_clicked = Signal(str)
@@ -81,7 +139,8 @@ class ComponentGrid(pg.PlotWidget):
         self.cells: dict[str, tuple[int, int]] = {}
         self._at: dict[tuple[int, int], str] = {}
         self.selected = ""
-        self.texts: list[pg.TextItem] = []
+        self.texts: dict[str, str] = {}
+        self.numbers = CellLabels()
         self.image = pg.ImageItem(axisOrder="row-major")
         self.addItem(self.image)
         self.frame = QGraphicsRectItem()
@@ -90,6 +149,7 @@ class ComponentGrid(pg.PlotWidget):
         pen.setCosmetic(True)
         self.frame.setPen(pen)
         self.frame.setVisible(False)
+        self.addItem(self.numbers)
         self.addItem(self.frame)
         _fixed(self.getPlotItem())
         self.getPlotItem().invertY(False)
@@ -98,18 +158,18 @@ class ComponentGrid(pg.PlotWidget):
 
     def set_record(self, ca: ComponentAttribution | None) -> None:
         """Draw ``ca`` (None: clear): each part's cell coloured by its value against the largest |value| shown."""
-        for t in self.texts:
-            self.removeItem(t)
-        self.texts, self.record = [], ca
+        self.texts, self.record = {}, ca
         if ca is None:
             self.cells, self._at = {}, {}
             self.image.clear()
+            self.numbers.set_labels([], QRectF())
             self.frame.setVisible(False)
             return
         self.cells, cols, rows = grid_layout(ca)
         self._at = {xy: n for n, xy in self.cells.items()}
         values = np.array([ca.values[ca.names.index(n)] for n in self.cells], np.float64)
-        rgba, _ = colours_for(values, signed=True)
+        rgba, scale = colours_for(values, signed=True)
+        places = decimals(scale)
         img = np.empty((len(rows), len(cols), 4), np.uint8)
         img[:] = EMPTY_CELL
         for (x, y), colour in zip(self.cells.values(), rgba):
@@ -121,15 +181,12 @@ class ComponentGrid(pg.PlotWidget):
         plot.getAxis("left").setTicks([[(i + 0.5, r) for i, r in enumerate(rows)]])
         plot.setXRange(0, len(cols), padding=0.01)
         plot.setYRange(0, len(rows), padding=0.01)
-        if len(self.cells) <= MAX_CELL_TEXT:
-            font = QFont()
-            font.setPointSize(7)
-            for (name, (x, y)), v in zip(self.cells.items(), values):
-                t = pg.TextItem(f"{v:+.2f}".replace("-", "\u2212"), color="#111111", anchor=(0.5, 0.5))
-                t.setFont(font)
-                t.setPos(x + 0.5, y + 0.5)
-                self.addItem(t)
-                self.texts.append(t)
+        labels = []
+        for (name, (x, y)), v, c in zip(self.cells.items(), values, rgba):
+            dark = 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2] < 128  # white numbers on a dark cell
+            self.texts[name] = number(v, places)
+            labels.append((x + 0.5, y + 0.5, self.texts[name], QColor("#ffffff" if dark else "#111111")))
+        self.numbers.set_labels(labels, QRectF(0, 0, len(cols), len(rows)))
         self.select(self.selected)
 
     def select(self, name: str) -> None:
@@ -213,4 +270,4 @@ class TokenBars(pg.PlotWidget):
         plot.setYRange(lo, hi if hi > lo else lo + 1.0, padding=0.08)
 
 
-__all__ = ["ComponentGrid", "TokenBars", "grid_layout", "part_title"]
+__all__ = ["CellLabels", "ComponentGrid", "TokenBars", "decimals", "grid_layout", "number", "part_title"]

@@ -26,22 +26,35 @@ from model.tasks.types import task_type
 from ..render import DeferredRender
 from ..shown import head_value_norms
 from ..widgets import display_token
-from .component_grid import ComponentGrid, TokenBars, part_title
+from .component_grid import ComponentGrid, TokenBars, decimals, number, part_title
 
 HEAD_PART = re.compile(r"^L(\d+)\.H(\d+)$")
 FFN_PART = re.compile(r"^L(\d+)\.ffn$")
 IDLE_NOTE = "Analyse a text: its verdict's parts show here."
 
 
-def signed(v: float) -> str:
-    """``v`` with its sign and a real minus, two decimals: "+1.24", "\u22120.80"."""
-    return f"{v:+.2f}".replace("-", "\u2212")
+def signed(v: float, scale: float | None = None) -> str:
+    """``v`` with its sign and a real minus: "+1.24", "\u22120.80"; with as many decimals as
+    :func:`~desktop_app.views.inside.component_grid.decimals` gives for ``scale`` (the largest |value| of its kind;
+    None: ``|v|``)."""
+    return number(v, decimals(abs(v) if scale is None else scale))
 
 
 def score_words(state) -> str:
     """What the split number is for the loaded task: "value" (regression) or "logit"."""
     info = state.info
     return "logit" if info is None or task_type(info.task).reads_probabilities else "value"
+
+
+def distinct_tokens(fn: FfnNeurons, k: int, n: int = 3) -> list[tuple[str, float]]:
+    """The ``n`` distinct token strings that fire shown neuron ``k`` of ``fn`` most, each with its largest activation
+    (a word repeated in the text is named once)."""
+    out: dict[str, float] = {}
+    for j, a in fn.top_tokens(k, len(fn.tokens)):
+        out.setdefault(display_token(fn.tokens[j]), a)
+        if len(out) == n:
+            break
+    return list(out.items())
 
 
 class ComponentsView(DeferredRender, QWidget):
@@ -132,15 +145,18 @@ class ComponentsView(DeferredRender, QWidget):
         k = ca.names.index(name)
         values = self._on_display(ca.by_position[k], pred)
         what = "read from each token" if HEAD_PART.match(name) else "wrote at each token"
+        if pred.pooling == "cls" and not HEAD_PART.match(name):
+            what += " (the read-out reads [CLS] only)"
         self.strip.set_bars(pred.tokens, values, self.state.selection,
                             title=f"{name}: what {part_title(name)} {what} ({score_words(self.state)})")
         self._draw_detail(name, pred)
 
     def _summary(self, ca, pred) -> str:
         units = score_words(self.state)
-        n_grid = len(self.grid.cells)
-        text = (f"<b>{ca.label}: {units} {signed(ca.total)}</b> = the sum of its {len(ca.names)} parts "
-                f"({n_grid} in the grid). Hover a cell for its number; click a head or an FFN to look inside it.")
+        missing = [n for n in ca.names if n not in self.grid.cells]
+        rest = f" (not in the grid: {', '.join(f'{n} {signed(ca.value(n))}' for n in missing)})" if missing else ""
+        text = (f"<b>{ca.label}: {units} {signed(ca.total)}</b> = the sum of its {len(ca.names)} parts{rest}: red "
+                f"pushes it up, blue down. Hover a cell for its name; click a head or an FFN to look inside it.")
         info = self.state.info
         if info is not None and task_type(info.task).label_set:
             text += " Multi-label: one label at a time (Explain class)."
@@ -209,9 +225,10 @@ class ComponentsView(DeferredRender, QWidget):
             f"+ its output bias {signed(fn.bias)}. A neuron's part: its activation \u00d7 its output weight's "
             f"projection on the target direction ({units}). The {len(fn.neurons)} largest:")
         table.setRowCount(len(fn.neurons))
+        top = float(np.abs(fn.contributions[fn.neurons]).max())
         for k, n in enumerate(fn.neurons):
-            fires = ", ".join(f"{display_token(fn.tokens[j])} {a:.2f}" for j, a in fn.top_tokens(k, 3))
-            for c, text in enumerate((str(int(n)), signed(float(fn.contributions[n])), fires)):
+            fires = ", ".join(f"{token} {a:.2f}" for token, a in distinct_tokens(fn, k))
+            for c, text in enumerate((str(int(n)), signed(float(fn.contributions[n]), top), fires)):
                 table.setItem(k, c, QTableWidgetItem(text))
         table.resizeColumnsToContents()
 
@@ -220,7 +237,7 @@ class ComponentsView(DeferredRender, QWidget):
         if not name or ca is None:
             self.hover.setText(" ")
             return
-        text = f"{name} ({part_title(name)}): {signed(ca.value(name))} of {ca.label}'s {score_words(self.state)}"
+        text = f"{name}, {part_title(name)}: {signed(ca.value(name))} of {ca.label}'s {score_words(self.state)}"
         self.hover.setText(text)
         self.grid.setToolTip(text)
 

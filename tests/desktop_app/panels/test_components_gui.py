@@ -6,10 +6,12 @@ cannot be split says why and shows no number."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from gui_helpers import loaded_window
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import Qt
 
 from model import Predictor
 from model.core.config import EncoderConfig
@@ -55,6 +57,12 @@ def _click(qtbot, grid, name):
     qtbot.mouseClick(grid.viewport(), Qt.MouseButton.LeftButton, pos=pos)
 
 
+def _rounded(text: str, value: float) -> None:
+    """``text`` ("+1.24", "\u22120.0031") is ``value`` rounded to its decimals."""
+    places = len(text.split(".")[1])
+    assert abs(float(text.replace("\u2212", "-")) - value) <= 0.5 * 10 ** -places + 1e-6
+
+
 def _same_numbers(ca, alone):
     assert ca.names == alone.names and ca.target == alone.target
     np.testing.assert_allclose(ca.values, alone.values, atol=1e-5)
@@ -68,12 +76,14 @@ def test_grid_numbers_hover_head_and_ffn_clicks(qtbot, four_heads):
     _same_numbers(ca, alone.component_attribution(TEXT, target=win.state.task.target))
     grid = view.grid
     assert set(grid.cells) == set(ca.names) - {"final_ln_beta"} and len(grid.texts) == len(grid.cells)
-    shown = {name: t.toPlainText() for name, t in zip(grid.cells, grid.texts)}
-    assert shown["L2.ffn"] == f"{ca.value('L2.ffn'):+.2f}".replace("-", "\u2212")
-    assert f"{ca.total:+.2f}".replace("-", "\u2212") in view.summary.text() and ca.label in view.summary.text()
+    for name, text in grid.texts.items():  # every cell's number is the API's, rounded
+        _rounded(text, ca.value(name))
+    _rounded(re.search(r"logit (\S+)</b>", view.summary.text()).group(1), ca.total)
+    assert f"<b>{ca.label}: logit" in view.summary.text() and f"sum of its {len(ca.names)} parts" in view.summary.text()
 
     grid.scene().sigMouseMoved.emit(grid.scene_point("L1.H2"))  # hover
-    assert view.hover.text().startswith("L1.H2 (layer 1, head 2): ")
+    assert view.hover.text().startswith("L1.H2, head H2 of layer 1 (the toolbar's head 3): ")
+    _rounded(view.hover.text().split("): ")[1].split(" ")[0], ca.value("L1.H2"))
 
     _click(qtbot, grid, "L2.H3")  # a head: selected in the explorer state, its attention row in the dock
     assert win.state.layer_head == (1, 3) and view.part == "L2.H3"
@@ -153,4 +163,26 @@ def test_models_it_cannot_split_say_why_and_show_no_number(qtbot, tmp_path, kind
     view = win.dock("Components").widget().view
     view.flush()
     assert win.state.inside.components is None and want in view.summary.text()
-    assert not view.grid.cells and not view.grid.texts and view.strip.values is None
+    assert not view.grid.cells and not view.grid.texts and not view.grid.numbers.labels and view.strip.values is None
+
+
+def test_a_long_text_read_in_windows_says_so_and_keeps_its_numbers_across_windows(qtbot, tiny_model_dir):
+    long_text = " ".join(f"Sentence {i} of a long review: the film was good fun and well made." for i in range(40))
+    win, panel = _inside(qtbot, tiny_model_dir, long_text)
+    qtbot.waitUntil(lambda: win.state.inside.components is not None, timeout=TIMEOUT_MS)
+    ca, pred = win.state.inside.components, win.state.prediction
+    view = panel.view
+    view.flush()
+    n = pred.document.windows.count
+    assert n > 2 and ca.num_windows == n and len(ca.tokens) == len(pred.document.tokens)
+    assert ca.total == pytest.approx(float(pred.logits[ca.target]), abs=1e-4 * max(1.0, abs(ca.total)))
+    assert f"read in {n} windows" in view.summary.text() and "window 1's tokens" in view.summary.text()
+    asked = panel.computed
+    with qtbot.waitSignal(win.state.events.prediction, timeout=TIMEOUT_MS):
+        win.show_window(2)
+    qtbot.waitUntil(lambda: win.state.inside.components is ca, timeout=TIMEOUT_MS)  # the same record, not recomputed
+    view.flush()
+    assert panel.computed == asked and "window 3's tokens" in view.summary.text()
+    k = ca.names.index(view.shown_part())
+    doc_index = win.state.prediction.document_index
+    np.testing.assert_allclose(view.strip.values[doc_index >= 0], ca.by_position[k, doc_index[doc_index >= 0]])
