@@ -186,3 +186,27 @@ def test_a_long_text_read_in_windows_says_so_and_keeps_its_numbers_across_window
     k = ca.names.index(view.shown_part())
     doc_index = win.state.prediction.document_index
     np.testing.assert_allclose(view.strip.values[doc_index >= 0], ca.by_position[k, doc_index[doc_index >= 0]])
+
+
+@pytest.mark.parametrize("task, labels", [("regression", ("score",)), ("multi_label", ("joy", "anger", "fear"))])
+def test_regression_shows_the_value_and_multi_label_one_label_at_a_time(qtbot, tmp_path, task, labels):
+    pytest.importorskip("transformers")
+    from tests.fixtures.tiny_hf import make_tiny_hf_dir
+
+    folder = make_tiny_hf_dir(tmp_path / task, task=task, labels=labels, init_std=0.5)
+    win, _panel = _inside(qtbot, folder)
+    ca, view = _shown(qtbot, win, TEXT)
+    alone = Predictor.from_pretrained(folder, device="cpu")
+    _same_numbers(ca, alone.component_attribution(TEXT, target=win.state.task.target))
+    if task == "regression":
+        assert ca.target == 0 and "<b>score: value " in view.summary.text()
+        _rounded(re.search(r"value (\S+)</b>", view.summary.text()).group(1), float(alone.predict(TEXT).logits[0]))
+        return
+    assert "one label at a time" in view.summary.text()
+    other = (ca.target + 1) % len(labels)
+    win.state.task.pick(other)
+    qtbot.waitUntil(lambda: win.state.inside.components is not None
+                    and win.state.inside.components.target == other, timeout=TIMEOUT_MS)
+    _same_numbers(win.state.inside.components, alone.component_attribution(TEXT, target=other))
+    view.flush()
+    assert f"<b>{labels[other]}: logit" in view.summary.text()
