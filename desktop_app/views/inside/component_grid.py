@@ -37,7 +37,7 @@ def grid_layout(ca: ComponentAttribution) -> tuple[dict[str, tuple[int, int]], l
     at = {"embeddings": (0, 0), "head_bias": (0, L + 1), "final_ln_beta": (1, L + 1)}
     for layer in range(1, L + 1):
         at.update({f"L{layer}.H{h}": (h, layer) for h in range(H)})
-        at.update({f"L{layer}.attn_bias": (H, layer), f"L{layer}.ffn": (H + 1, layer), f"L{layer}.ln_beta": (H + 2, layer)})
+        at.update({f"L{layer}.{part}": (H + k, layer) for k, part in enumerate(("attn_bias", "ffn", "ln_beta"))})
     return {n: at[n] for n in ca.names if n in at}, cols, rows
 
 

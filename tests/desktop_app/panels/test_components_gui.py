@@ -102,7 +102,8 @@ def test_grid_numbers_hover_head_and_ffn_clicks(qtbot, four_heads):
     fn = view.neurons
     assert fn.name == "L1.ffn" and view.neuron_table.rowCount() == 10 and fn.n_neurons == 64
     part = ca.value("L1.ffn")
-    assert float(fn.contributions.astype(np.float64).sum()) + fn.bias == pytest.approx(part, abs=1e-4 * max(1, abs(part)))
+    tol = 1e-4 * max(1, abs(part))
+    assert float(fn.contributions.astype(np.float64).sum()) + fn.bias == pytest.approx(part, abs=tol)
     assert view.neuron_table.item(0, 0).text() == str(int(fn.neurons[0]))
     panel.top_spin.setValue(5)  # fewer neurons: asked again
     qtbot.waitUntil(lambda: view.neurons is not None and len(view.neurons.neurons) == 5, timeout=TIMEOUT_MS)
