@@ -191,7 +191,7 @@ def test_ffn_neurons_sum_to_the_ffn_part_bundled(bundled_predictor):
     assert np.count_nonzero(fn.by_position[0]) > 1
 
 
-@pytest.mark.parametrize("family", ["bert", "distilbert", "roberta", "deberta-v2", "albert", "electra"])
+@pytest.mark.parametrize("family", ["bert", "distilbert", "roberta", "xlm-roberta", "deberta-v2", "albert", "electra"])
 def test_ffn_neurons_sum_to_the_ffn_part_hf(hf_predictor, family):
     p = hf_predictor(family)
     _check_neurons(p, TEXT, 1, 0)
