@@ -10,7 +10,8 @@ For each model: the best (min) and the median wall time, the four taking turns i
 :func:`model.explain.taps.capture` on the model's own modules, exactly the pass component attribution runs;
 (b) ``component_attribution(text)`` (tokenisation, that pass and the backward sweep of
 :mod:`model.explain.components`); (c) ``predict(text)`` for reference; (d) the backward sweep alone, on the captured
-pass (what (b) adds to (a); the figure a busy machine distorts least). The text: the longest of the first 300 test
+pass (what (b) adds to (a); the figure a busy machine distorts least); (e) ``ffn_neurons(text, L)``, the last FFN
+split by neuron (the Components view's FFN click: one pass with capture, the sweep, and the neurons' split). The text: the longest of the first 300 test
 reviews cut at a word start to 256 tokens (the bundled model) or 128 (all-MiniLM-L6-v2 with a random 2-class head,
 :func:`benchmarks.hf.minilm_folders`). Target of issue 53 (not asserted): (b) <= 1.5 x (a), best of N.
 """
@@ -71,7 +72,8 @@ def bench(name: str, predictor: Predictor, text: str, tokens: int, repeats: int)
 
     runs = (("forward pass with capture", lambda: capture_pass(predictor, text)),
             ("component_attribution", lambda: predictor.component_attribution(text)),
-            ("predict", lambda: predictor.predict(text)), ("the backward sweep alone", sweep))
+            ("predict", lambda: predictor.predict(text)), ("the backward sweep alone", sweep),
+            ("ffn_neurons (last layer)", lambda: predictor.ffn_neurons(text, len(caps))))
     times = interleaved([fn for _, fn in runs], repeats)
     rows = [{"model": name, "what": what, "tokens": n, "median_ms": float(np.median(t)), "min_ms": float(np.min(t))}
             for (what, _), t in zip(runs, times)]

@@ -17,7 +17,8 @@ else from the bundled samples). ``--only neuron.png,steps.png`` writes just thos
 (issue 36): steps_step0.png (attention without weights), steps_causal.png (the causal what-if switched on),
 steps_heads.png (the heads joined by W^O) and heatmap_causal.png. The workspaces (issue 54): workspace_read.png,
 workspace_learn.png, workspace_inside.png, workspace_compare.png and workspace_corpus.png, the whole window at
-1400 x 860 in each.
+1400 x 860 in each. Issue 53: components.png, the whole window at 1400 x 860 in Inside with the Components dock in
+front, its largest FFN clicked (its top neurons listed).
 """
 
 from __future__ import annotations
@@ -130,6 +131,24 @@ def workspace_shots(app, win, out: Path, wanted, settle) -> None:
                 view.flush()
         settle()
         win.grab().save(str(out / name))
+
+
+def components_shot(app, win, out: Path, settle) -> None:
+    """components.png: the whole window at 1400 x 860 in Inside, the Components dock in front, the FFN of largest
+    |value| clicked (issue 53)."""
+    win.resize(1400, 860)
+    win.workspaces.switch("inside")
+    win.raise_view("Components")
+    panel = win.dock("Components").widget()
+    wait_until(app, lambda: win.state.inside.components is not None, 120)
+    ca = win.state.inside.components
+    ffn = max((n for n in ca.names if n.endswith(".ffn")), key=lambda n: abs(ca.value(n)))
+    panel.click_part(ffn)
+    wait_until(app, lambda: panel.view.neurons is not None, 120)
+    settle()
+    panel.view.flush()
+    settle()
+    win.grab().save(str(out / "components.png"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -298,6 +317,8 @@ def main(argv: list[str] | None = None) -> int:
         scratch.cleanup()
     if any(wanted(n) for n in WORKSPACE_SHOTS):
         workspace_shots(app, win, out, wanted, settle)
+    if wanted("components.png"):
+        components_shot(app, win, out, settle)
     print(
         json.dumps(
             {

@@ -26,10 +26,18 @@ summed over the rows i (``by_position``). Only the rows the read-out reads carry
 their row of the stream): one row with [CLS] pooling, all T with mean pooling. Cost per layer besides the forward pass
 with capture: R D^2 + R T D multiply-adds for R rows read.
 
-Shapes: T tokens, D width, H heads, d = D / H, L layers, C outputs, K parts.
+An FFN's part splits further by neuron (:func:`ffn_neuron_parts`): W_2 a_i + b_2 = sum_n a_in W_2[:, n] + b_2, so
+neuron n contributes its activation a_in times its output weight's projection <W_2[:, n], g_i> on the target
+direction g_i at that layer (the direct-logit-attribution of single neurons, Geva et al. 2022, "Transformer
+Feed-Forward Layers Build Predictions by Promoting Concepts in the Vocabulary Space", read out through the
+classifier instead of the unembedding).
+
+Shapes: T tokens, D width, H heads, d = D / H, L layers, C outputs, K parts, F the feed-forward width.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import torch
 
@@ -129,6 +137,46 @@ def _heads_back(cap: LayerCapture, taps, g: torch.Tensor, read: torch.Tensor, n_
     return by_source, g @ b_att
 
 
+@dataclass(frozen=True)
+class LayerBack:
+    """One layer seen from the logit, the backward sweep's step (module docstring).
+
+    Attributes:
+        ffn: (R, D) the functional on the feed-forward output's rows read (through the frozen LN2, post-LN).
+        attn: (R, D) the functional on the attention output's rows read (and on the layer input: the residual).
+        beta: (R,) the layer's LayerNorms' beta part per row read (post-LN), or None (pre-LN).
+    """
+
+    ffn: torch.Tensor
+    attn: torch.Tensor
+    beta: torch.Tensor | None
+
+
+def backward_sweep(caps: list[LayerCapture], taps: ModelTaps, target: int):
+    """The functionals of output ``target`` on every layer, from the read-out down (module docstring).
+
+    Returns:
+        ``(layers, g_in, final, head_bias, read)``: per layer (forward order) its :class:`LayerBack`; ``g_in`` (R, D)
+        the functional on the first layer's input; ``final`` (T,) the final LayerNorm's beta part (zeros post-LN);
+        ``head_bias`` (T,) the read-out's biases by the pooling weights; ``read`` (R,) the rows the read-out reads.
+
+    Raises:
+        ValueError: the model has no classification head, or a read-out step not covered.
+    """
+    if not taps.head:
+        raise ValueError("component attribution splits a logit, and this model has no classification head")
+    g, final, head_bias, read = _read_out_back(taps.head, caps[-1].out, int(target))
+    layers = []
+    for cap, lt in zip(reversed(caps), reversed(taps.layers)):
+        if taps.post_ln:  # x_out = LN2(LN1(x + attn) + ffn)
+            h2, beta2 = _frozen_ln_back(lt.ln2, cap.ln2_in[read], g)
+            g, beta1 = _frozen_ln_back(lt.ln1, cap.ln1_in[read], h2)
+            layers.append(LayerBack(h2, g, beta1 + beta2))
+        else:  # x_out = x + attn + ffn
+            layers.append(LayerBack(g, g, None))
+    return layers[::-1], g, final, head_bias, read
+
+
 def component_attribution(caps: list[LayerCapture], taps: ModelTaps, rows: list, target: int) -> torch.Tensor:
     """The parts of output ``target`` of one text (module docstring), by position.
 
@@ -144,26 +192,48 @@ def component_attribution(caps: list[LayerCapture], taps: ModelTaps, rows: list,
     Raises:
         ValueError: the model has no classification head, or a read-out step not covered.
     """
-    if not taps.head:
-        raise ValueError("component attribution splits a logit, and this model has no classification head")
-    g, final, head_bias, read = _read_out_back(taps.head, caps[-1].out, int(target))
+    layers, g_in, final, head_bias, read = backward_sweep(caps, taps, target)
     T = final.shape[0]
 
     def at_rows(v: torch.Tensor) -> torch.Tensor:  # (R,) -> (1, T): a part per row read, 0 in the others
         return torch.zeros(1, T, device=v.device).index_copy_(1, read, v[None])
 
-    per_layer = []
-    for cap, lt, row in zip(reversed(caps), reversed(taps.layers), reversed(rows)):
-        parts = []
-        if taps.post_ln:  # x_out = LN2(LN1(x + attn) + ffn)
-            h2, beta2 = _frozen_ln_back(lt.ln2, cap.ln2_in[read], g)
-            ffn = (cap.fc2_out[read] * h2).sum(-1)
-            g, beta1 = _frozen_ln_back(lt.ln1, cap.ln1_in[read], h2)
-            parts = [at_rows(beta1 + beta2)]
-        else:  # x_out = x + attn + ffn
-            ffn = (cap.fc2_out[read] * g).sum(-1)
-        heads, bias = _heads_back(cap, lt, g, read, taps.n_heads, row)
-        per_layer.append(torch.cat([heads, at_rows(bias), at_rows(ffn)] + parts))
-    out = [at_rows((caps[0].x[read] * g).sum(-1))] + per_layer[::-1]
+    out = [at_rows((caps[0].x[read] * g_in).sum(-1))]
+    for cap, lt, row, back in zip(caps, taps.layers, rows, layers):
+        ffn = (cap.fc2_out[read] * back.ffn).sum(-1)
+        heads, bias = _heads_back(cap, lt, back.attn, read, taps.n_heads, row)
+        beta = [] if back.beta is None else [at_rows(back.beta)]
+        out.append(torch.cat([heads, at_rows(bias), at_rows(ffn)] + beta))
     out += ([] if taps.post_ln else [final[None]]) + [head_bias[None]]
     return torch.cat(out)
+
+
+def ffn_neuron_parts(caps: list[LayerCapture], taps: ModelTaps, target: int,
+                     layer: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The FFN part of layer ``layer`` (0-based) of output ``target`` split by neuron: its output W_2 a_i + b_2 at
+    row i is sum_n a_in W_2[:, n] + b_2, so neuron n contributes a_in <W_2[:, n], g_i> at each row i the read-out
+    reads (g_i: the functional on the FFN output, the target direction carried back through the frozen LayerNorms
+    as :func:`component_attribution` carries it), and b_2 contributes <b_2, g_i>.
+
+    Args:
+        caps, taps, target: as :func:`component_attribution`. layer: 0-based.
+
+    Returns:
+        ``(contributions (F, T), bias (T,), activations (F, T))`` float32: the neurons' contributions by row of the
+        stream (0 in rows not read), the output bias's part by row, and the activations a_in at every token (read
+        or not). ``contributions.sum() + bias.sum()`` is the ``L{layer+1}.ffn`` part of :func:`component_attribution`
+        (float32 rounding).
+
+    Raises:
+        ValueError: as :func:`component_attribution`.
+    """
+    layers, _, final, _, read = backward_sweep(caps, taps, target)
+    cap, fc2, g = caps[layer], taps.layers[layer].fc2, layers[layer].ffn  # g (R, D)
+    T, F = final.shape[0], cap.fc2_in.shape[1]
+    proj = g @ fc2.weight.detach().float()  # (R, F): <W_2[:, n], g_i>
+    contributions = torch.zeros(F, T, device=g.device)
+    contributions[:, read] = (cap.fc2_in[read] * proj).T
+    bias = torch.zeros(T, device=g.device)
+    if fc2.bias is not None:
+        bias[read] = g @ fc2.bias.detach().float()
+    return contributions, bias, cap.fc2_in.T.contiguous()

@@ -16,7 +16,7 @@ from model.core.encoder import TransformerClassifier
 from model.core.tokenizer import Encoded, TextEncoder
 from model.explain.heads import install_head_mask_hooks
 from model.hf.backend import HFEncoder, HFModelSummary
-from model.records.components import ComponentAttribution
+from model.records.components import ComponentAttribution, FfnNeurons
 from model.records.flow import AttentionFlow
 from model.records.graph import ContributionGraph
 from model.records.info import ModelInfo, build_model_info
@@ -322,19 +322,27 @@ class Predictor:
                               options: PredictOptions | None = None) -> ComponentAttribution:
         """The logit ``target`` of ``text`` split into the encoder's components: the embeddings, each head, each FFN,
         the biases (direct logit attribution, every LayerNorm frozen at this run; :mod:`model.explain.components`,
-        docs/components.md).
-
-        ``target``: the output split (default the predicted one, ``argmax(logits)``; multi-label: that label's logit;
-        regression: 0, the value). A text read in windows is split window by window and the parts weighted as the
-        windows' logits are (:mod:`model.predictor._components`). Always float32. Other arguments and errors: see the
-        class docstring. Returns :class:`model.records.components.ComponentAttribution`, whose ``values`` sum to
-        ``predict(text).logits[target]``. Raises ValueError: a bad target; ComponentsNotSupported (a
-        NotImplementedError): a family whose logits cannot be split exactly (DeBERTa v1).
-        """
+        docs/components.md). ``target``: the output split (default the predicted one, ``argmax(logits)``; multi-label:
+        that label's logit; regression: 0, the value). A text read in windows is split window by window and the parts
+        weighted as the windows' logits are (:mod:`model.predictor._components`). Always float32. Other arguments and
+        errors: see the class docstring. Returns :class:`model.records.components.ComponentAttribution`, whose
+        ``values`` sum to ``predict(text).logits[target]``. Raises ValueError: a bad target; ComponentsNotSupported (a
+        NotImplementedError): a family whose logits cannot be split exactly (DeBERTa v1)."""
         self.require_head("component attribution")
         opts = self._settle(options, head_mask, long_text)
         pair = _reading.check_pair(self.encoder, self.model_dir, text_pair)
         return _components.component_attribution(self._parts(), text, pair, target, opts)
+
+    def ffn_neurons(self, text: str, layer: int, target: int | None = None, top: int = 10, text_pair: str | None = None,
+                    *, head_mask=None, long_text: str | None = None, options=None) -> FfnNeurons:
+        """Layer ``layer``'s (1-based) FFN part of :meth:`component_attribution` split by neuron, activation x the
+        output weight's projection on the target direction (:class:`model.records.components.FfnNeurons`: every
+        neuron's part and the output bias's sum to the FFN's; the ``top`` by |value|, with activations). Other and
+        errors: :meth:`component_attribution`; ValueError: a layer not in 1..L."""
+        self.require_head("FFN neurons")
+        pair = _reading.check_pair(self.encoder, self.model_dir, text_pair)
+        return _components.ffn_neurons(self._parts(), text, pair, target, self._settle(options, head_mask, long_text),
+                                       layer, top)
 
     def explain(self, text: str, method: str, target: int | None = None, long_text: str | None = None,
                 text_pair: str | None = None, *, options: PredictOptions | None = None, **kwargs):

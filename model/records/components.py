@@ -1,6 +1,6 @@
 """Component attribution (direct logit attribution, issue 53): :class:`ComponentAttribution`, one logit split into the
 parts of the encoder that wrote it, and :class:`ComponentsNotSupported`, the typed refusal of an encoder whose parts
-cannot be made to add up.
+cannot be made to add up; :class:`FfnNeurons`, one FFN's part split by neuron.
 
 Immutable and NumPy only (no torch). The algorithm is :mod:`model.explain.components`; docs/components.md says what
 is linearised and which families are exact.
@@ -95,6 +95,68 @@ class ComponentAttribution:
         """The layer parts as a grid: ``(float32 [L, H + 3], column names)``, columns the heads ``"H0"..``, then
         ``"ffn"``, ``"attn_bias"``, ``"ln_beta"`` (NaN where the model has no such part: a pre-LN layer's beta)."""
         return layer_grid(dict(zip(self.names, self.values.tolist())), self.n_layers, self.n_heads)
+
+
+@dataclass(frozen=True)
+class FfnNeurons:
+    """One feed-forward block's part of a :class:`ComponentAttribution` split by neuron (issue 53, section 1): neuron
+    n contributes its activation a_in times its output weight's projection <W_2[:, n], g_i> on the target direction
+    at that layer, g_i (carried back through the frozen LayerNorms as the component attribution carries it), summed
+    over the rows i the read-out reads; the output bias b_2 gives the rest (:func:`model.explain.components.
+    ffn_neuron_parts`).
+
+    F neurons, N shown (the ``top`` of the call), T tokens. Read-only arrays. Units: logit (regression: the value).
+
+    Attributes:
+        layer: the layer (1-based, as the part names). name: the part, ``"L{layer}.ffn"``.
+        contributions: float32 [F], every neuron's contribution; ``contributions.sum() + bias`` is the FFN's part
+            ``value`` (within 1e-4 x max(1, |value|)).
+        bias: the output bias's part, <b_2, g_i> summed over the rows read.
+        value: the FFN's part as :meth:`Predictor.component_attribution` gives it (``L{layer}.ffn``).
+        total: the logit split (``ComponentAttribution.total``).
+        neurons: int64 [N], the N neurons of largest |contribution|, largest first.
+        activations: float32 [N, T], those neurons' activations act(W_1 y + b_1) at every token (a text read in
+            windows: the largest over the windows that read the token).
+        by_position: float32 [N, T], their contributions by row of the stream (0 in rows the read-out does not read:
+            [CLS] pooling reads row 0 only); summed over T, ``contributions[neurons]``.
+        target, label: the output split and its name. tokens: the T token strings (the document's).
+        num_windows: windows the text was read in (1 for a text that fits; more: the windows' parts weighted as the
+            document's logits weight them). elapsed_s: wall time, seconds.
+    """
+
+    layer: int
+    name: str
+    contributions: np.ndarray
+    bias: float
+    value: float
+    total: float
+    neurons: np.ndarray
+    activations: np.ndarray
+    by_position: np.ndarray
+    target: int
+    label: str
+    tokens: tuple[str, ...]
+    num_windows: int = 1
+    elapsed_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        N, T = len(self.neurons), len(self.tokens)
+        if self.activations.shape != (N, T) or self.by_position.shape != (N, T) or self.contributions.ndim != 1:
+            raise ValueError(f"activations {self.activations.shape}, by_position {self.by_position.shape} and "
+                             f"contributions {self.contributions.shape} do not match {N} neurons and {T} tokens")
+        freeze_arrays(self)
+
+    @property
+    def n_neurons(self) -> int:
+        """F, the FFN's width."""
+        return int(self.contributions.shape[0])
+
+    def top_tokens(self, k: int, n: int = 3) -> list[tuple[int, float]]:
+        """The ``n`` tokens that fire shown neuron ``k`` (0..N-1) most: ``(token index, activation)``, largest
+        activation first."""
+        row = self.activations[k]
+        order = np.argsort(-row, kind="stable")[:max(0, n)]
+        return [(int(j), float(row[j])) for j in order]
 
 
 def top_parts(pairs, n: int = TOP_COMPONENTS) -> list[tuple[str, float]]:

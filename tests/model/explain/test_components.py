@@ -159,3 +159,57 @@ def test_bad_target_and_no_head(bundled_predictor, hf_predictor):
 
     with pytest.raises(NoClassificationHead):
         hf_predictor("bert", head=False).component_attribution(TEXT)
+
+
+def _check_neurons(p: Predictor, text: str, layer: int, target: int, **kw) -> None:
+    """``ffn_neurons``' every neuron plus the output bias sum to ``component_attribution``'s FFN part (1e-4
+    relative), its top neurons are the largest by |value| with their by-position rows summing to their values."""
+    ca = p.component_attribution(text, target=target, **kw)
+    fn = p.ffn_neurons(text, layer, target=target, top=5, **kw)
+    part = ca.value(f"L{layer}.ffn")
+    tol = 1e-4 * max(1.0, abs(part))
+    assert abs(float(fn.contributions.astype(np.float64).sum()) + fn.bias - part) <= tol
+    assert fn.value == pytest.approx(part, abs=tol) and fn.total == pytest.approx(ca.total, abs=tol)
+    assert fn.name == f"L{layer}.ffn" and fn.target == target and fn.tokens == ca.tokens
+    assert fn.num_windows == ca.num_windows and len(fn.neurons) == 5
+    mags = np.abs(fn.contributions)
+    assert np.all(np.diff(mags[fn.neurons]) <= 0) and mags[fn.neurons[-1]] >= np.sort(mags)[-5]
+    np.testing.assert_allclose(fn.by_position.sum(-1), fn.contributions[fn.neurons], atol=1e-5 * max(1.0, abs(part)))
+    assert fn.activations.shape == (5, len(ca.tokens)) and not fn.contributions.flags.writeable
+
+
+def test_ffn_neurons_sum_to_the_ffn_part_bundled(bundled_predictor):
+    p = bundled_predictor
+    for layer in (1, 2):
+        for target in range(len(p.labels)):
+            _check_neurons(p, TEXT, layer, target)
+    fn = p.ffn_neurons(TEXT, 2, target=1, top=3)
+    assert fn.n_neurons == p.config.d_ff
+    j, a = fn.top_tokens(0, 1)[0]
+    assert a == pytest.approx(float(fn.activations[0].max())) and 0 <= j < len(fn.tokens)
+    # mean pooling: every row of the stream is read, so the contributions spread over the tokens
+    assert np.count_nonzero(fn.by_position[0]) > 1
+
+
+@pytest.mark.parametrize("family", ["bert", "distilbert", "roberta", "xlm-roberta", "deberta-v2", "albert", "electra"])
+def test_ffn_neurons_sum_to_the_ffn_part_hf(hf_predictor, family):
+    p = hf_predictor(family)
+    _check_neurons(p, TEXT, 1, 0)
+    _check_neurons(p, TEXT, 2, 1)
+    fn = p.ffn_neurons(TEXT, 2, target=1)
+    assert np.all(fn.by_position[:, 1:] == 0)  # [CLS] pooling: only row 0 is read
+
+
+def test_ffn_neurons_pair_pre_ln_windows_and_errors(hf_predictor, tiny_predictor, tmp_path):
+    from tests.fixtures.tiny_models import make_random_model_dir, text_of_pieces
+
+    _check_neurons(hf_predictor("bert"), TEXT, 2, 0, text_pair="the film was dull")
+    cfg = EncoderConfig(max_len=64, d_model=16, n_heads=2, n_layers=3, d_ff=32, norm_first=True, pooling="cls")
+    _check_neurons(Predictor.from_pretrained(make_random_model_dir(tmp_path, cfg), device="cpu"), TEXT, 3, 1)
+    text = text_of_pieces(tiny_predictor, 150)
+    _check_neurons(tiny_predictor, text, 1, 0)
+    assert tiny_predictor.ffn_neurons(text, 1, target=0).num_windows > 1
+    with pytest.raises(ValueError, match="layer"):
+        tiny_predictor.ffn_neurons(TEXT, 0)
+    with pytest.raises(ValueError, match="top"):
+        tiny_predictor.ffn_neurons(TEXT, 1, top=0)
