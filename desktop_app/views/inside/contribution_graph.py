@@ -1,0 +1,301 @@
+"""The Contribution graph view (issue 53, section 2; Ferrando & Voita 2024, "Information Flow Routes"): the residual
+states (layer, token) the read-out is built from, drawn with pyqtgraph's ``GraphItem``.
+
+It draws ``state.inside.graph`` (a :class:`model.records.graph.ContributionGraph` computed at the slider's least
+threshold, :data:`THRESHOLDS`\\ [0], by :mod:`desktop_app.panels.inside.contribution_graph`) pruned to the slider's
+threshold on the GUI thread with :meth:`ContributionGraph.pruned`, which equals the graph the API computes at that
+threshold (tested), in O(E) NumPy: the slider never waits for the model.
+
+Layout: x is the token (its centre, i + 0.5, labelled along the bottom), y the level (0 the embeddings at the bottom,
+L the last layer's output, where the read-out starts, at the top). An edge's width and opacity grow with its weight
+(its proportional contribution, ALTI per head); head paths are green, the residual/FFN path grey, the explorer's
+selected layer and head purple; a node is filled with the colour of the class its state alone would be read as
+(:attr:`ContributionGraph.node_outputs`). Clicking an edge selects its layer and head in the explorer
+(``state.set_layer_head``: the Model view follows) and names the path; hovering a node says what the read-out would
+say from that state. NumPy and Qt only (no torch).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QToolTip, QVBoxLayout, QWidget
+
+from model.palette import NEUTRAL, OKABE_ITO, class_colour
+from model.records.graph import RESIDUAL
+
+from ...records import MAX_HEADS, MEAN_HEADS
+from ..colours import HIGHLIGHT_COLOUR
+from ..widgets import TokenAxis, display_token, style_plot
+
+THRESHOLDS = (0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
+"""The slider's thresholds (the least contribution an edge keeps); the graph is computed once at the first."""
+DEFAULT_THRESHOLD = 0.04  # Ferrando & Voita 2024's tau, the API's default
+HEAD_COLOUR = OKABE_ITO[2]  # bluish green: a head's path (the class colours blue/vermillion fill the nodes)
+RESIDUAL_COLOUR = NEUTRAL  # grey: the residual/FFN path
+BINS = 8  # edge weights drawn in this many widths/opacities (few pens: a fast QPicture)
+PICK_PX = 6.0  # how near (pixels) a click must be to an edge, a hover to a node
+
+
+def level_name(level: int, n_layers: int) -> str:
+    """A level as the axis and the texts name it: "embeddings", "L1", ... (1-based layers), "L6 (read-out)"."""
+    if level == 0:
+        return "embeddings"
+    return f"L{level} (read-out)" if level == n_layers else f"L{level}"
+
+
+def edge_pens(graph, selected: tuple[int, int] | None) -> tuple[np.ndarray, np.ndarray]:
+    """The drawing order and pens of ``graph``'s edges.
+
+    Args:
+        graph: a :class:`model.records.graph.ContributionGraph`. selected: the explorer's (layer 0-based, head) when a
+            single head is selected, else None.
+
+    Returns:
+        ``(order int64 (E,), pens)``: draw edge ``order[k]`` with ``pens[k]`` (a record array with fields red, green,
+        blue, alpha, width, as ``GraphItem`` takes), weak edges first so strong ones stay on top.
+    """
+    w = np.clip(graph.weights, 0.0, 1.0)
+    level = np.clip(np.ceil(np.sqrt(w) * BINS).astype(np.int64), 1, BINS)  # sqrt: weak edges stay visible
+    kind = np.where(graph.heads == RESIDUAL, 0, 1)
+    if selected is not None and len(graph.edges):
+        layer_of = graph.nodes[graph.edges[:, 1], 0] - 1
+        kind[(layer_of == selected[0]) & (graph.heads == selected[1])] = 2
+    order = np.lexsort((kind, level))
+    colours = np.array([pg.mkColor(c).getRgb()[:3] for c in (RESIDUAL_COLOUR, HEAD_COLOUR, HIGHLIGHT_COLOUR)])
+    pens = np.empty(len(order), dtype=[("red", np.ubyte), ("green", np.ubyte), ("blue", np.ubyte),
+                                       ("alpha", np.ubyte), ("width", float)])
+    rgb = colours[kind[order]]
+    pens["red"], pens["green"], pens["blue"] = rgb[:, 0], rgb[:, 1], rgb[:, 2]
+    lv = level[order] / BINS
+    pens["alpha"] = (70 + 185 * lv).astype(np.ubyte)
+    pens["width"] = 0.6 + 3.4 * lv
+    return order, pens
+
+
+def nearest_segment(points: np.ndarray, segments: np.ndarray, at: np.ndarray) -> tuple[int, float]:
+    """The segment nearest to point ``at``: ``(index, distance)`` ((-1, inf) when there is none).
+
+    Args:
+        points: float (N, 2) in pixels. segments: int (E, 2) indices into ``points``. at: float (2,) in pixels.
+    """
+    if len(segments) == 0:
+        return -1, float("inf")
+    a, b = points[segments[:, 0]], points[segments[:, 1]]
+    ab = b - a
+    t = np.clip(((at - a) * ab).sum(1) / np.maximum((ab * ab).sum(1), 1e-12), 0.0, 1.0)
+    d = np.hypot(*(a + t[:, None] * ab - at).T)
+    i = int(np.argmin(d))
+    return i, float(d[i])
+
+
+class ContributionGraphView(QWidget):
+    """The contribution graph of the current text (module docstring).
+
+    Args:
+        state: the explorer state (:class:`desktop_app.state.ExplorerState`): reads ``inside.graph`` and its note,
+            ``layer_head``; writes ``set_layer_head`` on an edge click.
+
+    Attributes:
+        graph: the graph drawn (pruned to :attr:`threshold`), or None. edges_drawn: its edges in drawing order
+            (int (E, 2) node indices into ``graph.nodes``). item: the ``GraphItem``. info: the line under the plot
+            (the clicked edge, or the hovered node's read-out). hover_text: the hovered node's text ("" for none).
+        draw_ms: the last draw's milliseconds on the GUI thread (pruning and building the item; painting aside).
+
+    Signals:
+        edge_clicked(int): the index (into ``graph``'s edges) of an edge clicked.
+        threshold_changed(float): the slider moved.
+    """
+
+    edge_clicked = Signal(int)
+    threshold_changed = Signal(float)
+
+    def __init__(self, state, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.graph = None
+        self.edges_drawn = np.zeros((0, 2), np.int64)
+        self._order = np.zeros(0, np.int64)
+        self._pos = np.zeros((0, 2))
+        self.hover_text = ""
+        self.draw_ms = 0.0
+        self.slider = QSlider(Qt.Horizontal)
+        self.slider.setRange(0, len(THRESHOLDS) - 1)
+        self.slider.setValue(THRESHOLDS.index(DEFAULT_THRESHOLD))
+        self.slider.setToolTip("Prune: an edge is kept when its share of its target state is at least this")
+        self.slider_label = QLabel()
+        self.slider.valueChanged.connect(self._on_slider)
+        self.axis = TokenAxis("bottom")
+        self.plot = pg.PlotWidget(background="w", axisItems={"bottom": self.axis})
+        style_plot(self.plot.getPlotItem())
+        self.plot.setMenuEnabled(False)
+        self.plot.getPlotItem().hideButtons()
+        self.plot.getViewBox().setMouseEnabled(x=True, y=False)
+        self.item = pg.GraphItem()
+        self.plot.addItem(self.item)
+        self.note = QLabel()
+        self.note.setWordWrap(True)
+        self.info = QLabel("Click an edge: its head; hover a node: what the read-out would say from that state.")
+        self.info.setWordWrap(True)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Threshold:"))
+        row.addWidget(self.slider, 1)
+        row.addWidget(self.slider_label)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.addLayout(row)
+        lay.addWidget(self.note)
+        lay.addWidget(self.plot, 1)
+        lay.addWidget(self.info)
+        self.plot.scene().sigMouseClicked.connect(self._on_click)
+        self.plot.scene().sigMouseMoved.connect(self._on_move)
+        state.inside.events.graph.connect(lambda *_: self.redraw())
+        state.events.layer_head.connect(lambda *_: self._restyle())
+        self._on_slider(self.slider.value())
+
+    # ------------------------------------------------------------------ the threshold
+    @property
+    def threshold(self) -> float:
+        """The slider's threshold (one of :data:`THRESHOLDS`)."""
+        return THRESHOLDS[self.slider.value()]
+
+    def set_threshold(self, value: float) -> None:
+        """Move the slider to the step nearest ``value``."""
+        self.slider.setValue(int(np.argmin([abs(t - float(value)) for t in THRESHOLDS])))
+
+    def _on_slider(self, _index: int) -> None:
+        self.slider_label.setText(f"{self.threshold:.2f}")
+        self.redraw()
+        self.threshold_changed.emit(self.threshold)
+
+    # ------------------------------------------------------------------ drawing
+    def _selected(self) -> tuple[int, int] | None:
+        layer, head = self.state.layer_head
+        return None if head in (MEAN_HEADS, MAX_HEADS) else (layer, head)
+
+    def redraw(self) -> None:
+        """Draw ``state.inside.graph`` pruned to the slider's threshold, or its note."""
+        import time
+
+        t0 = time.perf_counter()
+        full = self.state.inside.graph
+        if full is None:
+            self.graph = None
+            self.note.setText(self.state.inside.note("graph") or "Analyse a text to see its contribution graph.")
+            self.note.show()
+            self.item.setData(pos=np.zeros((0, 2)), adj=None)
+            self.axis.set_tokens([])
+            self.edges_drawn = np.zeros((0, 2), np.int64)
+            self._pos = np.zeros((0, 2))
+            return
+        self.note.hide()
+        self.graph = full.pruned(max(self.threshold, full.threshold))
+        g = self.graph
+        self._pos = np.stack([g.nodes[:, 1] + 0.5, g.nodes[:, 0]], 1).astype(float)
+        self.axis.set_tokens(list(g.tokens))
+        left = self.plot.getAxis("left")
+        left.setTicks([[(lv, level_name(lv, g.n_layers)) for lv in range(g.n_layers + 1)]])
+        self._restyle()
+        self.plot.setLimits(xMin=-0.5, xMax=len(g.tokens) + 0.5)
+        self.plot.setXRange(0, len(g.tokens), padding=0.01)
+        self.plot.setYRange(-0.3, g.n_layers + 0.3, padding=0)
+        self.draw_ms = (time.perf_counter() - t0) * 1000
+
+    def _restyle(self) -> None:
+        """Set the item's data: edges in drawing order with their pens, nodes coloured by their read-out's class."""
+        g = self.graph
+        if g is None:
+            return
+        order, pens = edge_pens(g, self._selected())
+        self._order = order
+        self.edges_drawn = g.edges[order].astype(np.int64)
+        outs = g.node_outputs
+        if outs.shape[1] and g.task != "regression":
+            brushes = [pg.mkBrush(class_colour(int(c))) for c in np.argmax(outs, 1)]
+        else:
+            brushes = [pg.mkBrush(NEUTRAL)] * len(g.nodes)
+        top = g.nodes[:, 0] == g.n_layers
+        sizes = np.where(top, 11, 7)
+        self.item.setData(pos=self._pos, adj=self.edges_drawn if len(order) else None,
+                          pen=pens if len(order) else None, size=sizes, symbol="o", symbolBrush=brushes,
+                          symbolPen=pg.mkPen("#222222", width=0.6), pxMode=True)
+
+    # ------------------------------------------------------------------ picking
+    def _pixels(self, view_xy: np.ndarray) -> np.ndarray:
+        px, py = self.plot.getViewBox().viewPixelSize()
+        return view_xy / np.array([max(px, 1e-12), max(py, 1e-12)])
+
+    def edge_at(self, x: float, y: float) -> int:
+        """The index (into ``graph``'s edges) of the edge within :data:`PICK_PX` pixels of view point (x, y), or -1."""
+        if self.graph is None:
+            return -1
+        k, d = nearest_segment(self._pixels(self._pos), self.edges_drawn, self._pixels(np.array([x, y])))
+        return int(self._order[k]) if k >= 0 and d <= PICK_PX else -1
+
+    def node_at(self, x: float, y: float) -> int:
+        """The node within :data:`PICK_PX` + 4 pixels of view point (x, y), or -1."""
+        if self.graph is None or not len(self._pos):
+            return -1
+        d = np.hypot(*(self._pixels(self._pos) - self._pixels(np.array([x, y]))).T)
+        n = int(np.argmin(d))
+        return n if d[n] <= PICK_PX + 4 else -1
+
+    def node_text(self, n: int) -> str:
+        """What the hover says of node ``n``: its level and token, and what the read-out would say from its state
+        (:meth:`ContributionGraph.node_readout`)."""
+        g = self.graph
+        level, pos = (int(v) for v in g.nodes[n])
+        where = f"{level_name(level, g.n_layers)}, token {pos} \u201c{display_token(g.tokens[pos], 20)}\u201d"
+        label, value = g.node_readout(n)
+        if not label:
+            return f"{where}: no read-out (no classification head)"
+        said = f"{value:.3f}" if label == "value" else f"{label} {value:.3f}"
+        return f"{where}: the read-out from this state alone says {said}"
+
+    def edge_text(self, e: int) -> str:
+        """What a click on edge ``e`` says: its path ("L2.H3" or "L2 residual/FFN"), weight, source and target."""
+        g = self.graph
+        (ls, ps), (lt, pt) = (tuple(int(v) for v in g.nodes[i]) for i in g.edges[e])
+        return (f"{g.edge_label(e)}: {g.weights[e]:.3f} of \u201c{display_token(g.tokens[pt], 20)}\u201d at "
+                f"{level_name(lt, g.n_layers)} comes from \u201c{display_token(g.tokens[ps], 20)}\u201d at "
+                f"{level_name(ls, g.n_layers)}")
+
+    def click_edge(self, e: int) -> None:
+        """Edge ``e`` was clicked: select its layer (and head: a head path) in the explorer; name the path."""
+        g = self.graph
+        layer = int(g.nodes[g.edges[e, 1], 0]) - 1  # the target's level l is layer l's output: 0-based l - 1
+        head = int(g.heads[e])
+        self.info.setText(self.edge_text(e))
+        self.state.set_layer_head(layer, head if head != RESIDUAL else self.state.head)
+        self.edge_clicked.emit(e)
+
+    def hover_node(self, n: int) -> None:
+        """Node ``n`` is hovered (-1: none): say what the read-out would say from its state."""
+        self.hover_text = self.node_text(n) if n >= 0 else ""
+        if self.hover_text:
+            self.info.setText(self.hover_text)
+
+    def _on_click(self, ev) -> None:
+        vb = self.plot.getViewBox()
+        if ev.button() != Qt.LeftButton or not vb.sceneBoundingRect().contains(ev.scenePos()):
+            return
+        p = vb.mapSceneToView(ev.scenePos())
+        e = self.edge_at(p.x(), p.y())
+        if e >= 0:
+            self.click_edge(e)
+
+    def _on_move(self, scene_pos) -> None:
+        vb = self.plot.getViewBox()
+        if self.graph is None or not vb.sceneBoundingRect().contains(scene_pos):
+            return
+        p = vb.mapSceneToView(scene_pos)
+        n = self.node_at(p.x(), p.y())
+        self.hover_node(n)
+        if n >= 0:
+            QToolTip.showText(self.plot.mapToGlobal(self.plot.mapFromScene(scene_pos)), self.hover_text, self.plot)
+        else:
+            QToolTip.hideText()
+
+
+__all__ = ["DEFAULT_THRESHOLD", "THRESHOLDS", "ContributionGraphView", "edge_pens", "level_name", "nearest_segment"]
