@@ -8,7 +8,8 @@ threshold (tested), in O(E) NumPy: the slider never waits for the model.
 
 Layout: x is the token (its centre, i + 0.5, labelled along the bottom), y the level (0 the embeddings at the bottom,
 L the last layer's output, where the read-out starts, at the top). An edge's width and opacity grow with its weight
-(its proportional contribution, ALTI per head); head paths are green, the residual/FFN path grey, the explorer's
+(its proportional contribution, ALTI per head; opacity as the colour's mix with the white background: opaque pens
+paint ~8x faster than translucent wide ones); head paths are green, the residual/FFN path grey, the explorer's
 selected layer and head purple; a node is filled with the colour of the class its state alone would be read as
 (:attr:`ContributionGraph.node_outputs`). Clicking an edge selects its layer and head in the explorer
 (``state.set_layer_head``: the Model view follows) and names the path; hovering a node says what the read-out would
@@ -19,7 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6 import QtGui
+from PySide6.QtCore import QLineF, QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QToolTip, QVBoxLayout, QWidget
 
 from model.palette import NEUTRAL, OKABE_ITO, class_colour
@@ -36,6 +38,19 @@ HEAD_COLOUR = OKABE_ITO[2]  # bluish green: a head's path (the class colours blu
 RESIDUAL_COLOUR = NEUTRAL  # grey: the residual/FFN path
 BINS = 8  # edge weights drawn in this many widths/opacities (few pens: a fast QPicture)
 PICK_PX = 6.0  # how near (pixels) a click must be to an edge, a hover to a node
+MAX_HEAD_EDGES = 150  # a new graph opens at the least threshold >= AUTO_FLOOR keeping at most this many head paths
+AUTO_FLOOR = 0.02
+
+
+def readable_threshold(graph, start: float = AUTO_FLOOR) -> float:
+    """The least of :data:`THRESHOLDS` at or above ``start`` at which ``graph`` keeps at most :data:`MAX_HEAD_EDGES`
+    head paths (the last threshold when none does): the slider's position for a new graph until the user moves it, so
+    a long mean-pooled text (every token read out) opens readable, and a [CLS] read-out of a long text (whose
+    contributions spread over many tokens) shows more than its own residual chain."""
+    for t in THRESHOLDS:
+        if t >= start and (t >= graph.threshold) and int((graph.pruned(t).heads != RESIDUAL).sum()) <= MAX_HEAD_EDGES:
+            return t
+    return THRESHOLDS[-1]
 
 
 def level_name(level: int, n_layers: int) -> str:
@@ -45,12 +60,12 @@ def level_name(level: int, n_layers: int) -> str:
     return f"L{level} (read-out)" if level == n_layers else f"L{level}"
 
 
-def edge_pens(graph, selected: tuple[int, int] | None) -> tuple[np.ndarray, np.ndarray]:
+def edge_pens(graph, selected: tuple[int, int] | None, max_width: float = 4.0) -> tuple[np.ndarray, np.ndarray]:
     """The drawing order and pens of ``graph``'s edges.
 
     Args:
         graph: a :class:`model.records.graph.ContributionGraph`. selected: the explorer's (layer 0-based, head) when a
-            single head is selected, else None.
+            single head is selected, else None. max_width: the pixels of a weight-1 edge.
 
     Returns:
         ``(order int64 (E,), pens)``: draw edge ``order[k]`` with ``pens[k]`` (a record array with fields red, green,
@@ -66,11 +81,12 @@ def edge_pens(graph, selected: tuple[int, int] | None) -> tuple[np.ndarray, np.n
     colours = np.array([pg.mkColor(c).getRgb()[:3] for c in (RESIDUAL_COLOUR, HEAD_COLOUR, HIGHLIGHT_COLOUR)])
     pens = np.empty(len(order), dtype=[("red", np.ubyte), ("green", np.ubyte), ("blue", np.ubyte),
                                        ("alpha", np.ubyte), ("width", float)])
-    rgb = colours[kind[order]]
-    pens["red"], pens["green"], pens["blue"] = rgb[:, 0], rgb[:, 1], rgb[:, 2]
     lv = level[order] / BINS
-    pens["alpha"] = (70 + 185 * lv).astype(np.ubyte)
-    pens["width"] = 0.6 + 3.4 * lv
+    opacity = (0.3 + 0.7 * lv)[:, None]  # drawn opaque, mixed with the white background: wide translucent lines
+    rgb = np.rint(255 * (1 - opacity) + colours[kind[order]] * opacity)  # paint ~8x slower (benchmarks/graph_view.py)
+    pens["red"], pens["green"], pens["blue"] = rgb[:, 0], rgb[:, 1], rgb[:, 2]
+    pens["alpha"] = 255
+    pens["width"] = 0.6 + (max_width - 0.6) * lv
     return order, pens
 
 
@@ -88,6 +104,59 @@ def nearest_segment(points: np.ndarray, segments: np.ndarray, at: np.ndarray) ->
     d = np.hypot(*(a + t[:, None] * ab - at).T)
     i = int(np.argmin(d))
     return i, float(d[i])
+
+
+class GraphTokenAxis(TokenAxis):
+    """The token axis of the graph: labels the tokens that carry nodes first (left to right, each at least the axis'
+    spacing from the last), so the columns drawn are named; every k-th token (:class:`TokenAxis`) when none does."""
+
+    positions: np.ndarray = np.zeros(0, np.int64)
+
+    def set_positions(self, positions) -> None:
+        """The token positions that carry nodes (int, any order)."""
+        self.positions = np.unique(np.asarray(positions, np.int64))
+        self.picture = None
+        self.update()
+
+    def tickValues(self, minVal: float, maxVal: float, size: float):
+        """Tick positions (i + 0.5) of the node-carrying tokens in view that fit; see the class docstring."""
+        lo, hi = min(minVal, maxVal), max(minVal, maxVal)
+        shown = self.positions[(self.positions + 0.5 >= lo) & (self.positions + 0.5 <= hi)]
+        if not len(shown) or size <= 0 or hi <= lo:
+            return super().tickValues(minVal, maxVal, size)
+        gap = self._min_spacing * (hi - lo) / size  # the least distance between labels, in tokens
+        ticks, last = [], -np.inf
+        for p in shown.tolist():
+            if p - last >= gap:
+                ticks.append(p + 0.5)
+                last = p
+        return [(1.0, ticks)]
+
+
+class BatchedGraphItem(pg.GraphItem):
+    """A ``GraphItem`` that paints its edges with one ``drawLines`` per run of equal pens (the pens of
+    :func:`edge_pens` come in at most 3 x :data:`BINS` runs) instead of a pen and a ``drawLine`` per edge
+    (benchmarks/graph_view.py measures it)."""
+
+    def generatePicture(self) -> None:
+        """Build the edges' picture (what ``GraphItem.paint`` plays)."""
+        pens = self.pen
+        if not isinstance(pens, np.ndarray) or self.pos is None or self.adjacency is None:
+            super().generatePicture()
+            return
+        self.picture = QtGui.QPicture()
+        painter = QtGui.QPainter(self.picture)
+        try:
+            pts = self.pos[self.adjacency]  # (E, 2, 2)
+            keys = np.stack([pens[f] for f in ("red", "green", "blue", "alpha")] + [pens["width"] * 100], 1)
+            cuts = np.flatnonzero(np.any(keys[1:] != keys[:-1], axis=1)) + 1
+            for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(pens)]):
+                pen = pens[lo]
+                painter.setPen(pg.mkPen(color=(pen["red"], pen["green"], pen["blue"], pen["alpha"]),
+                                        width=float(pen["width"])))
+                painter.drawLines([QLineF(*xy) for xy in pts[lo:hi].reshape(-1, 4).tolist()])
+        finally:
+            painter.end()
 
 
 class ContributionGraphView(QWidget):
@@ -126,13 +195,16 @@ class ContributionGraphView(QWidget):
         self.slider.setToolTip("Prune: an edge is kept when its share of its target state is at least this")
         self.slider_label = QLabel()
         self.slider.valueChanged.connect(self._on_slider)
-        self.axis = TokenAxis("bottom")
+        self.slider.sliderMoved.connect(lambda *_: self._on_user_slider())
+        self.slider.actionTriggered.connect(lambda *_: self._on_user_slider())
+        self.user_threshold = False  # the user moved the slider (or a session set it): new graphs keep it
+        self.axis = GraphTokenAxis("bottom", max_chars=10)
         self.plot = pg.PlotWidget(background="w", axisItems={"bottom": self.axis})
         style_plot(self.plot.getPlotItem())
         self.plot.setMenuEnabled(False)
         self.plot.getPlotItem().hideButtons()
         self.plot.getViewBox().setMouseEnabled(x=True, y=False)
-        self.item = pg.GraphItem()
+        self.item = BatchedGraphItem()
         self.plot.addItem(self.item)
         self.note = QLabel()
         self.note.setWordWrap(True)
@@ -150,7 +222,7 @@ class ContributionGraphView(QWidget):
         lay.addWidget(self.info)
         self.plot.scene().sigMouseClicked.connect(self._on_click)
         self.plot.scene().sigMouseMoved.connect(self._on_move)
-        state.inside.events.graph.connect(lambda *_: self.redraw())
+        state.inside.events.graph.connect(lambda *_: self._on_graph())
         state.events.layer_head.connect(lambda *_: self._restyle())
         self._on_slider(self.slider.value())
 
@@ -161,11 +233,30 @@ class ContributionGraphView(QWidget):
         return THRESHOLDS[self.slider.value()]
 
     def set_threshold(self, value: float) -> None:
-        """Move the slider to the step nearest ``value``."""
+        """Move the slider to the step nearest ``value`` (the user's choice: new graphs keep it)."""
+        self.user_threshold = True
         self.slider.setValue(int(np.argmin([abs(t - float(value)) for t in THRESHOLDS])))
+
+    def _on_user_slider(self) -> None:
+        self.user_threshold = True
+
+    def _on_graph(self) -> None:
+        """A new graph: open it at a readable threshold (:func:`readable_threshold`) unless the user chose one."""
+        g = self.state.inside.graph
+        if g is not None and not self.user_threshold:
+            t = readable_threshold(g)
+            if t != self.threshold:
+                with QSignalBlocker(self.slider):
+                    self.slider.setValue(THRESHOLDS.index(t))
+                self.threshold_changed.emit(t)
+            self.slider_label.setText(f"{t:.2f} (auto)")
+            self.slider_label.setToolTip(f"The least threshold keeping at most {MAX_HEAD_EDGES} head paths; move the "
+                                         "slider to choose")
+        self.redraw()
 
     def _on_slider(self, _index: int) -> None:
         self.slider_label.setText(f"{self.threshold:.2f}")
+        self.slider_label.setToolTip("")
         self.redraw()
         self.threshold_changed.emit(self.threshold)
 
@@ -194,6 +285,7 @@ class ContributionGraphView(QWidget):
         g = self.graph
         self._pos = np.stack([g.nodes[:, 1] + 0.5, g.nodes[:, 0]], 1).astype(float)
         self.axis.set_tokens(list(g.tokens))
+        self.axis.set_positions(g.nodes[:, 1])
         left = self.plot.getAxis("left")
         left.setTicks([[(lv, level_name(lv, g.n_layers)) for lv in range(g.n_layers + 1)]])
         self._restyle()
@@ -207,16 +299,19 @@ class ContributionGraphView(QWidget):
         g = self.graph
         if g is None:
             return
-        order, pens = edge_pens(g, self._selected())
+        px_per_token = self.plot.getViewBox().width() / max(len(g.tokens), 1)
+        order, pens = edge_pens(g, self._selected(), float(np.clip(0.4 * px_per_token, 1.0, 4.0)))
         self._order = order
         self.edges_drawn = g.edges[order].astype(np.int64)
         outs = g.node_outputs
         if outs.shape[1] and g.task != "regression":
-            brushes = [pg.mkBrush(class_colour(int(c))) for c in np.argmax(outs, 1)]
+            palette = [pg.mkBrush(class_colour(c)) for c in range(outs.shape[1])]  # one brush per class, shared
+            brushes = [palette[c] for c in np.argmax(outs, 1)]
         else:
-            brushes = [pg.mkBrush(NEUTRAL)] * len(g.nodes)
+            brushes = pg.mkBrush(NEUTRAL)
         top = g.nodes[:, 0] == g.n_layers
-        sizes = np.where(top, 11, 7)
+        small = float(np.clip(0.8 * px_per_token, 5.0, 7.0))
+        sizes = np.where(top, small + 4, small)
         self.item.setData(pos=self._pos, adj=self.edges_drawn if len(order) else None,
                           pen=pens if len(order) else None, size=sizes, symbol="o", symbolBrush=brushes,
                           symbolPen=pg.mkPen("#222222", width=0.6), pxMode=True)
@@ -266,7 +361,8 @@ class ContributionGraphView(QWidget):
         g = self.graph
         layer = int(g.nodes[g.edges[e, 1], 0]) - 1  # the target's level l is layer l's output: 0-based l - 1
         head = int(g.heads[e])
-        self.info.setText(self.edge_text(e))
+        menu = f" (head {head + 1} in the Head menu)" if head != RESIDUAL else ""
+        self.info.setText(self.edge_text(e) + menu)
         self.state.set_layer_head(layer, head if head != RESIDUAL else self.state.head)
         self.edge_clicked.emit(e)
 
@@ -298,4 +394,5 @@ class ContributionGraphView(QWidget):
             QToolTip.hideText()
 
 
-__all__ = ["DEFAULT_THRESHOLD", "THRESHOLDS", "ContributionGraphView", "edge_pens", "level_name", "nearest_segment"]
+__all__ = ["DEFAULT_THRESHOLD", "THRESHOLDS", "BatchedGraphItem", "ContributionGraphView", "edge_pens", "level_name",
+           "nearest_segment", "readable_threshold"]
