@@ -110,7 +110,8 @@ class ContributionGraphPanel(QObject):
         self.state.inside.set(FIELD, graph)
         heads = " (heads switched off: their edges weigh 0)" if graph.head_mask is not None else ""
         self.caption.setText(f"The states the read-out of {where} is built from{heads}; computed in "
-                             f"{graph.elapsed_s * 1000:.0f} ms. Green: head paths, grey: residual/FFN, purple: the selected head.")
+                             f"{graph.elapsed_s * 1000:.0f} ms. Green: head paths, grey: residual/FFN, purple: the "
+                             "selected head.")
 
     def _on_failed(self, key: tuple, exc: Exception) -> None:
         if key == self._asked:
