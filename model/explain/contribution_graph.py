@@ -76,6 +76,11 @@ def head_contributions(cap: LayerCapture, taps: LayerTaps, f: torch.Tensor,
     return heads, residual
 
 
+READ_OUT_CHUNK = 64
+"""States read out per batch in :func:`node_outputs`: only the chunks holding kept nodes are read, each always whole, so
+a node's output is the same float32 at any threshold (``ContributionGraph.pruned`` relies on it)."""
+
+
 def node_outputs(head: tuple, caps: list[LayerCapture], nodes: np.ndarray, kind: str | TaskType) -> np.ndarray:
     """What the read-out would say from each node's state alone (module docstring).
 
@@ -90,11 +95,17 @@ def node_outputs(head: tuple, caps: list[LayerCapture], nodes: np.ndarray, kind:
     if not head:
         return np.zeros((len(nodes), 0), np.float32)
     states = torch.stack([caps[0].x] + [cap.out for cap in caps])  # (L + 1, T, D): level l's residual states
-    levels, T = states.shape[0], states.shape[1]
-    flat = states.reshape(levels * T, 1, -1)  # every state, read out as a one-token sequence: the same batch at any
-    mask = torch.ones(levels * T, 1, dtype=torch.bool, device=flat.device)  # threshold, so the same floats
-    read = outputs(read_out(head, flat, mask).float(), kind).cpu().numpy().astype(np.float32)  # ((L + 1) T, C)
-    return read[nodes[:, 0].astype(np.int64) * T + nodes[:, 1]]
+    flat = states.reshape(-1, 1, states.shape[-1])  # each state read out as a one-token sequence
+    index = nodes[:, 0].astype(np.int64) * states.shape[1] + nodes[:, 1]
+    out = None
+    for c in np.unique(index // READ_OUT_CHUNK):  # fixed chunks: the same floats whichever nodes are kept
+        rows = flat[c * READ_OUT_CHUNK : (c + 1) * READ_OUT_CHUNK]
+        mask = torch.ones(len(rows), 1, dtype=torch.bool, device=rows.device)
+        read = outputs(read_out(head, rows, mask).float(), kind).cpu().numpy().astype(np.float32)
+        if out is None:
+            out = np.zeros((len(flat), read.shape[1]), np.float32)
+        out[c * READ_OUT_CHUNK : c * READ_OUT_CHUNK + len(rows)] = read
+    return out[index]
 
 
 def contribution_graph(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, threshold: float,
