@@ -1,7 +1,8 @@
 """The Contribution graph view's GUI-thread cost (issue 53, section 2; desktop_app.views.inside.contribution_graph):
 a new graph's arrival (its automatic threshold, redraw and paint); for each slider threshold, the prune and
-``GraphItem.setData`` (``redraw``) and the paint (a grab of the plot, which builds the item's picture), offscreen; and the worker's one computation at the slider's least threshold (best of
-``--repeats`` after a warm-up). Prints a table and JSON lines.
+``GraphItem.setData`` (``redraw``) and the paint (a grab of the plot, which builds the item's picture), offscreen;
+and the worker's one computation at the slider's least threshold (best of ``--repeats`` after a warm-up; it is not
+on the GUI thread). Prints a table and JSON lines.
 
 Usage::
 

@@ -113,13 +113,18 @@ def test_an_edge_click_selects_its_head_and_a_hover_says_the_read_out(qtbot, tin
     assert view.hover_text.startswith(f"L1, token {int(g.nodes[n, 1])}")
 
 
-def test_a_tiny_bert_and_a_long_text_in_windows(qtbot, tmp_path):
+def test_another_model_a_tiny_bert_and_a_long_text_in_windows(qtbot, tmp_path, tiny_model_dir):
     pytest.importorskip("transformers")
     from tests.fixtures.tiny_hf import make_tiny_hf_dir
 
     folder = make_tiny_hf_dir(tmp_path / "bert", "bert", num_labels=3, init_std=0.5)
-    win, panel = _inside(qtbot, folder)
+    win, panel = _inside(qtbot, tiny_model_dir)
     view = _shown(qtbot, win, panel, TEXT)
+    assert len(view.graph.readout) == len(view.graph.tokens)  # ours mean-pools: every token is read out
+    with qtbot.waitSignal(win.predictor_loaded, timeout=TIMEOUT_MS):
+        win.model_menu.open_model(folder)  # another model recomputes the graph of the text on display
+    qtbot.waitUntil(lambda: win.state.inside.graph is not None and len(win.state.inside.graph.labels) == 3,
+                    timeout=TIMEOUT_MS)
     predictor = Predictor.from_pretrained(folder, device="cpu")
     view.set_threshold(0.02)
     _same_as_api(view, predictor, TEXT)
