@@ -1,6 +1,7 @@
 """The "Contribution graph" dock (issue 53, section 2): owns the :class:`ContributionGraphView`, computes the graph
 of the text on display on its own "contribution-graph" :class:`~desktop_app.workers.jobs.Jobs` thread, only while the
-dock is shown, and sets it on ``state.inside`` (field ``graph``).
+dock is on screen (shown, and not behind another tab of its dock area), and sets it on ``state.inside`` (field
+``graph``).
 
 What is computed: ``Predictor.contribution_graph`` of the prediction's text (a long text read in windows: the text of
 the window shown, which fits; the caption says which window), its text pair and the explorer's head mask, once per
@@ -61,7 +62,17 @@ class ContributionGraphPanel(QObject):
         window.predictor_loaded.connect(self.set_predictor)
         self.state.events.prediction.connect(lambda *_: self.request())
         self.state.events.head_mask.connect(lambda *_: self.request())
-        self.dock.visibilityChanged.connect(lambda shown: shown and self.request())
+        self._tab_shown = False  # the dock's last visibilityChanged: False behind another tab of its dock area
+        self.dock.visibilityChanged.connect(self._on_visibility)
+
+    def _on_visibility(self, shown: bool) -> None:
+        self._tab_shown = bool(shown)
+        if shown:
+            self.request()
+
+    def on_screen(self) -> bool:
+        """True when the dock is shown and not behind another tab (only then does it compute)."""
+        return not self.dock.isHidden() and (self._tab_shown or not self.dock.visibleRegion().isEmpty())
 
     def set_predictor(self, predictor) -> None:
         """A model was loaded: its graphs replace the old model's."""
@@ -77,9 +88,9 @@ class ContributionGraphPanel(QObject):
         return id(self._predictor), pred.text, pred.text_pair, mask_key(self.state.head_mask)
 
     def request(self) -> None:
-        """Compute the graph of the text on display on the worker, when the dock is shown and the text, model or head
-        mask changed since the graph shown (or asked for); else show why there is none."""
-        if self.dock.isHidden():
+        """Compute the graph of the text on display on the worker, when the dock is on screen (:meth:`on_screen`) and
+        the text, model or head mask changed since the graph shown (or asked for); else show why there is none."""
+        if not self.on_screen():
             return
         key = self.key()
         if key is None:

@@ -73,6 +73,11 @@ def test_the_graph_drawn_is_the_apis_at_the_sliders_threshold(qtbot, tiny_model_
     assert panel.computed == 1  # the slider prunes, never recomputes
     assert "text on display" in panel.caption.text()
 
+    win.raise_view("Model view")  # behind another tab: a new text computes nothing until the tab is chosen again
+    with qtbot.waitSignal(win.state.events.prediction, timeout=TIMEOUT_MS):
+        win.open_review(OTHER)
+    qtbot.wait(200)
+    assert not panel.on_screen() and panel.computed == 1 and win.state.inside.graph is None
     view2 = _shown(qtbot, win, panel, OTHER)  # a new text recomputes
     assert panel.computed == 2 and view2.graph.tokens == tuple(predictor.predict(OTHER).tokens)
     _same_as_api(view2, predictor, OTHER)
