@@ -189,6 +189,7 @@ class ContributionGraphView(QWidget):
         self._pos = np.zeros((0, 2))
         self.hover_text = ""
         self.draw_ms = 0.0
+        self._framed = None  # the graph the plot's range was last set for
         self.slider = QSlider(Qt.Horizontal)
         self.slider.setRange(0, len(THRESHOLDS) - 1)
         self.slider.setValue(THRESHOLDS.index(DEFAULT_THRESHOLD))
@@ -289,9 +290,11 @@ class ContributionGraphView(QWidget):
         left = self.plot.getAxis("left")
         left.setTicks([[(lv, level_name(lv, g.n_layers)) for lv in range(g.n_layers + 1)]])
         self._restyle()
-        self.plot.setLimits(xMin=-0.5, xMax=len(g.tokens) + 0.5)
-        self.plot.setXRange(0, len(g.tokens), padding=0.01)
-        self.plot.setYRange(-0.3, g.n_layers + 0.3, padding=0)
+        if full is not self._framed:  # a new graph: show it whole (the slider keeps the user's zoom)
+            self._framed = full
+            self.plot.setLimits(xMin=-0.5, xMax=len(g.tokens) + 0.5)
+            self.plot.setXRange(0, len(g.tokens), padding=0.01)
+            self.plot.setYRange(-0.3, g.n_layers + 0.3, padding=0)
         self.draw_ms = (time.perf_counter() - t0) * 1000
 
     def _restyle(self) -> None:
