@@ -88,8 +88,8 @@ WORKSPACES: tuple[Workspace, ...] = (
               (*SIDE_SIZES, ("Attention steps", H, 0.48))),
     Workspace("inside", "Inside", "Inside the model: which heads and FFNs wrote the verdict (components), the "
               "contribution graph, patching two texts; every layer and head, heads off.",
-              (*TEXT_DOCKS, DockGroup(RIGHT, ("Components", "Model view"))),
-              (*SIDE_SIZES, ("Model view", H, 0.48))),
+              (*TEXT_DOCKS, DockGroup(RIGHT, ("Components", "Contribution graph", "Model view"))),
+              (*SIDE_SIZES, ("Components", H, 0.48))),
     Workspace("compare", "Compare", "Pinned texts, What if edits and a second model (B) side by side.",
               (*TEXT_DOCKS, DockGroup(RIGHT, ("Compare", "What if", "Model B attention"))),
               (*SIDE_SIZES, ("Compare", H, 0.48))),

@@ -77,18 +77,22 @@ def attention_flow(parts: Parts, enc: Encoded, method: str, options: PredictOpti
         segment_ids=enc.segment_ids)
 
 
-def contribution_graph(parts: Parts, enc: Encoded, threshold: float) -> ContributionGraph:
-    """``Predictor.contribution_graph``: the pruned graph of one encoding (:mod:`model.explain.contribution_graph`).
-    Raises ValueError: ``threshold`` not a number in [0, 1]; FlowNotSupported: what ALTI does not cover."""
+def contribution_graph(parts: Parts, enc: Encoded, threshold: float, options: PredictOptions) -> ContributionGraph:
+    """``Predictor.contribution_graph``: the pruned graph of one encoding (:mod:`model.explain.contribution_graph`)
+    under ``options``' head mask, its nodes read out as ``options.task`` reads logits. Raises ValueError: ``threshold``
+    not a number in [0, 1]; FlowNotSupported: what ALTI does not cover."""
     from model.explain.contribution_graph import contribution_graph as compute
 
-    if not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
         raise ValueError(f"threshold must be a number in [0, 1], got {threshold!r}")
     ids, att, types = one_text_inputs(parts, enc)
-    out = compute(parts.model, ids, att, float(threshold), lock=parts.pass_lock, types=types)
+    out = compute(parts.model, ids, att, float(threshold), lock=parts.pass_lock, types=types,
+                  head_mask=options.head_mask, kind=options.task.type)
     return ContributionGraph(tokens=tuple(enc.tokens), nodes=out["nodes"], edges=out["edges"], heads=out["heads"],
                              weights=out["weights"], readout=out["readout"], threshold=float(threshold),
-                             n_layers=parts.model.config.n_layers, elapsed_s=out["elapsed_s"])
+                             n_layers=parts.model.config.n_layers, elapsed_s=out["elapsed_s"],
+                             node_outputs=out["node_outputs"], labels=tuple(parts.labels), task=options.task.kind,
+                             head_mask=options.mask_copy())
 
 
 @torch.inference_mode()

@@ -289,14 +289,19 @@ class Predictor:
         return _patching.activation_patching(self._parts(), (clean, corrupted), site, target, direction, method,
                                              batch_tokens, progress, should_stop)
 
-    def contribution_graph(self, text: str, threshold: float = 0.04,
-                           text_pair: str | None = None) -> ContributionGraph:
+    def contribution_graph(self, text: str, threshold: float = 0.04, text_pair: str | None = None, *,
+                           head_mask=None, options: PredictOptions | None = None) -> ContributionGraph:
         """The contribution graph of ``text`` (Ferrando & Voita 2024; :mod:`model.explain.contribution_graph`): the
         (layer, token) residual states the read-out is built from, edges through each head and the residual/FFN path
-        weighted by ALTI's proportional contribution, kept when at least ``threshold`` (in [0, 1]). A long text is cut
-        (head+tail). Returns :class:`~model.records.graph.ContributionGraph`. Raises ValueError: a bad text or
-        threshold; FlowNotSupported: what ALTI does not cover (a pre-LN encoder, an unmapped family)."""
-        return _analysis.contribution_graph(self._parts(), self.encode(text, text_pair), threshold)
+        weighted by ALTI's proportional contribution, kept when at least ``threshold`` (in [0, 1]), each node with what
+        the read-out would say from its state (``node_outputs``, read as the task reads logits). ``head_mask``: the
+        forward pass's (a switched-off head's edges weigh 0). A long text is cut (head+tail); the app passes the text of
+        the window it shows. Returns :class:`~model.records.graph.ContributionGraph`. Raises ValueError: a bad text or
+        threshold; NoClassificationHead: attention-only mode (no read-out to start from); FlowNotSupported: what ALTI
+        does not cover (a pre-LN encoder, an unmapped family)."""
+        self.require_head("the contribution graph")
+        opts = self._settle(options, head_mask)
+        return _analysis.contribution_graph(self._parts(), self.encode(text, text_pair), threshold, opts)
 
     def attention_internals(self, text: str, layer: int, head_mask=None, text_pair: str | None = None, *,
                             options: PredictOptions | None = None) -> AttentionInternals:

@@ -89,3 +89,64 @@ def test_a_cls_model_starts_from_the_classification_token(predictor_for):
     assert g.nodes[0].tolist() == [p.config.n_layers, 0]
     with pytest.raises(ValueError, match="threshold"):
         p.contribution_graph(TEXT, 1.5)
+
+
+def _same_graph(a, b) -> None:
+    for name in ("nodes", "edges", "heads", "weights", "node_outputs", "readout"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    assert a.threshold == b.threshold and a.tokens == b.tokens
+
+
+@pytest.mark.parametrize("kind", ["ours", "bert"])
+def test_pruning_a_low_threshold_graph_equals_the_graph_computed_at_the_higher_one(kind, predictor_for):
+    """What the view's slider relies on: ``pruned(t)`` of one graph computed at the slider's least threshold is exactly
+    the API's graph at t (same nodes, edges, order and weights)."""
+    p = predictor_for(("negative", "positive")) if kind == "ours" else predictor_for(("a", "b", "c"), "multi_label")
+    low = p.contribution_graph(TEXT, 0.01)
+    for t in (0.01, 0.02, 0.04, 0.07, 0.1, 0.2, 0.35, 0.6, 1.0):
+        _same_graph(low.pruned(t), p.contribution_graph(TEXT, t))
+    for bad in (0.005, 1.5):
+        with pytest.raises(ValueError, match="prunes to a threshold"):
+            low.pruned(bad)
+
+
+def test_each_node_says_what_the_read_out_would_say_from_its_state(predictor_for):
+    p = predictor_for(("a", "b", "c"), "multi_label")  # a [CLS] read-out: node (l, 0) is the layer's prediction
+    g = p.contribution_graph(TEXT, 0.0)
+    by_layer = p.layer_predictions(TEXT)
+    assert g.node_outputs.shape == (len(g.nodes), 3) and g.labels == ("a", "b", "c") and g.task == "multi_label"
+    for n, (level, pos) in enumerate(g.nodes):
+        if pos == 0:
+            np.testing.assert_allclose(g.node_outputs[n], by_layer[level], atol=1e-5)
+    np.testing.assert_allclose(g.node_outputs[0], p.predict(TEXT).probabilities, atol=1e-5)
+    label, prob = g.node_readout(0)
+    c = int(np.argmax(g.node_outputs[0]))
+    assert label == "abc"[c] and prob == pytest.approx(float(g.node_outputs[0, c]))
+    reg = predictor_for(("score",), "regression").contribution_graph(TEXT, 0.1)
+    assert reg.node_readout(0) == ("value", pytest.approx(float(reg.node_outputs[0, 0])))
+
+
+def test_a_switched_off_head_carries_nothing_and_the_read_out_follows_the_mask(predictor_for):
+    p = predictor_for(("negative", "positive"))
+    mask = np.ones((p.config.n_layers, p.config.n_heads), np.float32)
+    mask[1, 0] = 0.0
+    g = p.contribution_graph(TEXT, 0.0, head_mask=mask)
+    layer_of = g.nodes[g.edges[:, 1], 0]
+    off = (layer_of == 2) & (g.heads == 0)
+    assert off.any() and np.all(g.weights[off] == 0)
+    top = g.nodes[:, 0] == p.config.n_layers  # mean pooling: the mean of the top states' read-outs is not the
+    assert top.sum() == len(g.tokens)  # output, but the top states are the masked pass's: compare with a recompute
+    np.testing.assert_array_equal(g.head_mask, mask)
+    unmasked = p.contribution_graph(TEXT, 0.0)
+    assert not np.allclose(unmasked.node_outputs[top], g.node_outputs[top])
+
+
+def test_no_classification_head_no_graph(tmp_path):
+    pytest.importorskip("transformers")
+    from model import Predictor
+    from model.records.prediction import NoClassificationHead
+    from tests.fixtures.tiny_hf import make_tiny_hf_dir
+
+    bare = Predictor.from_pretrained(make_tiny_hf_dir(tmp_path / "bare", "bert", head=False), device="cpu")
+    with pytest.raises(NoClassificationHead, match="contribution graph needs a classification head"):
+        bare.contribution_graph(TEXT)
