@@ -9,7 +9,7 @@ import pytest
 from gui_helpers import loaded_window
 from PySide6.QtCore import Qt
 
-from desktop_app.views.inside.block import MIN_BAND, norm_text, short_name
+from desktop_app.views.inside.block_layout import MIN_BAND, norm_text, short_name
 from model.records.block import BlockNotSupported
 
 pytestmark = [pytest.mark.gui, pytest.mark.timeout(300)]
@@ -46,6 +46,7 @@ def _check_drawn(win, trace) -> None:
         np.testing.assert_array_equal(n.step.output, s.output)
         if s.norm * n.scale > MIN_BAND:
             assert n.rect.height() == pytest.approx(s.norm * n.scale, rel=1e-6)
+        assert n.rect.bottom() <= n.label_y  # no box runs into the strip and the names under its lane
     layer_scales = {n.scale for n in nodes if n.step.branch != "readout"}
     assert len(layer_scales) == 1
     assert max(n.rect.height() for n in nodes if n.step.branch != "readout") == pytest.approx(40.0)
