@@ -116,6 +116,9 @@ class BlockPanel(QObject):
         self.state.inside.set(FIELD, trace)
         head = "" if trace.readout or trace.layer + 1 < trace.n_layers else \
             " This model has no classification head: no read-out."
+        pred = self.state.prediction
+        if trace.readout and pred is not None and pred.num_windows > 1:
+            head = f" The read-out is this window's; the verdict joins the {pred.num_windows} windows'."
         self.caption.setText(f"Token {trace.position} '{trace.token}' through layer {trace.layer + 1} of "
                              f"{trace.n_layers} ({trace.family}). Click a token in the text to follow it; click a "
                              f"box for its numbers.{head}")
