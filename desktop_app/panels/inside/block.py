@@ -12,7 +12,7 @@ runner with the others.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
 
 from ...views.inside.block import BlockView
@@ -67,7 +67,7 @@ class BlockPanel(QObject):
         for signal in (events.prediction, events.selection, events.head_mask):
             signal.connect(lambda *_: self.request())
         self.layer.valueChanged.connect(lambda _v: self.request())
-        self.dock.visibilityChanged.connect(lambda shown: shown and self.request())
+        self.dock.visibilityChanged.connect(lambda shown: shown and QTimer.singleShot(0, self.request))
 
     def set_predictor(self, predictor) -> None:
         """Use ``predictor`` (a newly loaded model): what was asked of the old one is forgotten."""
@@ -83,6 +83,11 @@ class BlockPanel(QObject):
         self.layer.blockSignals(False)
         self.layer.setEnabled(L > 0)
 
+    def shown(self) -> bool:
+        """Whether the dock is on screen: in the current workspace and, when tabbed, its tab raised (a tab behind
+        another is "visible" to Qt, with nothing of it on screen)."""
+        return self.dock.isVisible() and not self.dock.visibleRegion().isEmpty()
+
     def position(self) -> int:
         """The token followed: the first selected one, else 0 (the first token, [CLS])."""
         return self.state.selection[0] if self.state.selection else 0
@@ -91,7 +96,7 @@ class BlockPanel(QObject):
         """Trace the current text's token through the chosen layer on the worker, when the dock is shown and
         something it depends on changed since the last request."""
         pred = self.state.prediction
-        if self.predictor is None or not self.dock.isVisible():
+        if self.predictor is None or not self.shown():
             return
         if pred is None:
             self._asked = None

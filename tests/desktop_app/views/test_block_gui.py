@@ -103,7 +103,13 @@ def test_hidden_block_dock_computes_nothing(qtbot, tiny_model_dir):
     win.state.select_token(2)
     qtbot.wait(200)
     assert not win.block_panel.dock.isVisible() and calls == [] and win.state.inside.block_trace is None
-    _shown(qtbot, win, win.state.n_layers - 1, 2)  # shown: computed once
+    win.workspaces.switch("learn")  # its tab behind Steps: still nothing
+    win.raise_view("Attention steps")
+    win.state.select_token(4)  # another token, while the Block tab is behind
+    qtbot.wait(200)
+    assert calls == [] and win.state.inside.block_trace is None
+    assert not win.block_panel.shown()
+    _shown(qtbot, win, win.state.n_layers - 1, 4)  # shown: computed once
     assert len(calls) == 1
 
 
