@@ -126,8 +126,8 @@ class BlockDiagram(QWidget):
                                    f"'{t.token}' ({'post' if t.post_ln else 'pre'}-LN)")
         p.setFont(_font(8))
         p.setPen(QColor("#555555"))
-        legend = "heights \u221d \u2016vector\u2016  \u00b7  top: attention  \u00b7  middle: the residual stream  " \
-                 "\u00b7  bottom: feed-forward (FFN)"
+        legend = "heights \u221d \u2016vector\u2016 (the number under each box)  \u00b7  top: attention  \u00b7  " \
+                 "middle: residual stream  \u00b7  bottom: FFN"
         p.drawText(QPointF(8, 31), legend)
         if t.readout:
             p.setFont(_font(9, bold=True))
@@ -153,6 +153,7 @@ class BlockDiagram(QWidget):
         p.setFont(_font(9, bold=True))
         name = "Q K V" if n.key == "q" else short_name(n.step)
         half = 80 if n.step.branch == "readout" else 40
+        cx = min(max(cx, half + 2), self.width() - half - 2)  # the read-out's last numbers stay inside the view
         p.drawText(QRectF(cx - half, y + 7, 2 * half, 16), Qt.AlignHCenter, name)
         p.setFont(_font(8))
         p.setPen(QColor("#444444"))

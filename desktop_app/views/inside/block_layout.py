@@ -24,7 +24,7 @@ MIN_BAND = 3.0  # px: a box never thinner than this (its norm is still shown)
 STRIP_DIMS = 24  # the first dimensions of each vector shown under its box
 LABEL_ZONE = 40.0  # px under a lane's boxes: the strip, the name, the norm
 MIN_COLUMN = 52.0  # px: a column (of weight 1) narrower than this and the view scrolls
-COLUMN_WEIGHT = {"add1": 0.7, "add2": 0.7, "attention": 1.35, "input": 0.8, "output": 0.8}
+COLUMN_WEIGHT = {"add1": 0.8, "add2": 0.8, "attention": 1.35, "input": 0.85, "output": 0.85}
 """The columns' shares of the width (1 for the others): a residual add's name is one sign, the heads' is a word."""
 SHORT = {"input": "x", "ln1": "LN 1", "q": "Q", "k": "K", "v": "V", "attention": "Attention", "w_o": "W_O",
          "add1": "\u2295", "w1": "W1", "w2": "W2", "add2": "\u2295", "ln2": "LN 2", "output": "x\u2032",
@@ -41,8 +41,8 @@ def short_name(step: BlockStep) -> str:
 
 
 def norm_text(value: float) -> str:
-    """A norm as the view prints it (three significant digits)."""
-    return f"\u2016\u00b7\u2016 {value:.3g}"
+    """A norm as the view prints it under its box (three significant digits; the legend says it is the norm)."""
+    return f"{value:.3g}"
 
 
 @dataclass
