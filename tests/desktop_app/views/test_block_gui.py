@@ -1,6 +1,6 @@
 """The Block dock of the Learn workspace (issue 53, section 4), offscreen in the real window: the numbers it draws are
 the trace's and the trace is ``Predictor.block_trace``'s; choosing a token or a layer recomputes; a hidden dock
-computes nothing; a tiny Hugging Face model works; a refusal shows its reason; a click shows a step's details."""
+computes nothing; the bundled model and a tiny Hugging Face model work; a refusal shows its reason; a click shows a step's details."""
 
 from __future__ import annotations
 
@@ -132,3 +132,17 @@ def test_tiny_hf_model_and_a_refusal(qtbot, tmp_path, monkeypatch):
     qtbot.waitUntil(lambda: "does not fit" in win.state.inside.note("block_trace"), timeout=TIMEOUT_MS)
     assert win.state.inside.block_trace is None and win.block_panel.view.diagram.trace is None
     assert "does not fit" in win.block_panel.view.diagram.note and win.errors == []
+
+
+def test_bundled_model(qtbot, bundled_predictor):
+    from model.core.paths import default_model_dir
+
+    win = _learn(qtbot, default_model_dir())
+    win.state.select_token(5)
+    trace = _shown(qtbot, win, 1, 5)
+    ref = bundled_predictor.block_trace(TEXT, 1, 5)
+    for ours, theirs in zip(trace.all_steps, ref.all_steps, strict=True):
+        np.testing.assert_allclose(ours.output, theirs.output, atol=1e-5)
+    np.testing.assert_allclose(trace.readout[-1].output, win.state.prediction.probabilities, atol=1e-5)
+    assert trace.pooling == "mean" and trace.readout[0].title == "Mean pooling"
+    _check_drawn(win, trace)
