@@ -1,6 +1,7 @@
 """The Block dock of the Learn workspace (issue 53, section 4), offscreen in the real window: the numbers it draws are
 the trace's and the trace is ``Predictor.block_trace``'s; choosing a token or a layer recomputes; a hidden dock
-computes nothing; the bundled model and a tiny Hugging Face model work; a refusal shows its reason; a click shows a step's details."""
+computes nothing; the bundled model and a tiny Hugging Face model work; a refusal shows its reason; a click shows a
+step's details."""
 
 from __future__ import annotations
 
