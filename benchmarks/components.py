@@ -82,8 +82,11 @@ def bench(name: str, predictor: Predictor, text: str, tokens: int, repeats: int)
     return rows
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def both_models(bench_fn, doc: str, argv: list[str] | None) -> tuple[list[dict], argparse.Namespace]:
+    """The command line shared with :mod:`benchmarks.block_trace` (``--data``, ``--repeats``, ``--threads``,
+    ``--no-minilm``), then ``bench_fn(name, predictor, text, tokens, repeats)``'s rows for the bundled model at 256
+    tokens and all-MiniLM-L6-v2 with a random head at 128 (the longest of the first 300 reviews of ``--data``)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--data", default="../shared/data/imdb/test.jsonl.gz")
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--threads", type=int, default=2)
@@ -91,16 +94,21 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     text = longest_review(args.data)
-    rows = bench("bundled", Predictor.from_pretrained(device="cpu"), text, 256, args.repeats)
+    rows = bench_fn("bundled", Predictor.from_pretrained(device="cpu"), text, 256, args.repeats)
     if not args.no_minilm:
         from benchmarks.hf import minilm_folders
 
         with tempfile.TemporaryDirectory() as tmp:
             _, clf = minilm_folders(Path(tmp))
-            rows += bench("all-MiniLM-L6-v2 (random head)", Predictor.from_pretrained(clf, device="cpu"), text, 128,
-                          args.repeats)
+            rows += bench_fn("all-MiniLM-L6-v2 (random head)", Predictor.from_pretrained(clf, device="cpu"), text,
+                             128, args.repeats)
     print(f"torch {torch.__version__}, {args.threads} threads, {platform.processor() or platform.machine()}",
           file=sys.stderr)
+    return rows, args
+
+
+def print_rows(rows: list[dict]) -> None:
+    """The table (best and median milliseconds, or a ratio) on stdout, then each row as a JSON line."""
     for r in rows:
         if "ratio" in r:
             print(f"{r['model']:<32} {r['what']:<28} {r['tokens']:>4} tok  {r['ratio']:.2f} x "
@@ -110,6 +118,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"median {r['median_ms']:8.2f} ms")
     for r in rows:
         print(json.dumps(r))
+
+
+def main(argv: list[str] | None = None) -> int:
+    print_rows(both_models(bench, __doc__, argv)[0])
     return 0
 
 

@@ -18,7 +18,7 @@ else from the bundled samples). ``--only neuron.png,steps.png`` writes just thos
 steps_heads.png (the heads joined by W^O) and heatmap_causal.png. The workspaces (issue 54): workspace_read.png,
 workspace_learn.png, workspace_inside.png, workspace_compare.png and workspace_corpus.png, the whole window at
 1400 x 860 in each. Issue 53: components.png, the whole window at 1400 x 860 in Inside with the Components dock in
-front, its largest FFN clicked (its top neurons listed).
+front, its largest FFN clicked (its top neurons listed); block.png, the window in Learn with the Block dock raised.
 """
 
 from __future__ import annotations
@@ -149,6 +149,26 @@ def components_shot(app, win, out: Path, settle) -> None:
     panel.view.flush()
     settle()
     win.grab().save(str(out / "components.png"))
+
+
+def block_shot(app, win, out: Path, settle) -> None:
+    """block.png: the whole window at 1400 x 860 in Learn with the Block dock raised (issue 53, section 4), following
+    the review's token "loved" (else the selected one) through the last layer, the FFN's W2 step clicked."""
+    win.resize(1400, 860)
+    if win.workspaces.hint is not None:
+        win.workspaces.hint.close()
+    win.workspaces.switch("learn")
+    win.raise_view("Block")
+    tokens = win.state.prediction.tokens
+    if "loved" in tokens:
+        win.state.select_token(tokens.index("loved"))
+    want = win.state.selection[0] if win.state.selection else 0
+    wait_until(app, lambda: (t := win.state.inside.block_trace) is not None and t.position == want, 60)
+    diagram = win.block_panel.view.diagram
+    diagram.selected = "w2"
+    win.block_panel.view.refresh()
+    settle()
+    win.grab().save(str(out / "block.png"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -319,6 +339,8 @@ def main(argv: list[str] | None = None) -> int:
         workspace_shots(app, win, out, wanted, settle)
     if wanted("components.png"):
         components_shot(app, win, out, settle)
+    if wanted("block.png") and hasattr(win, "block_panel"):
+        block_shot(app, win, out, settle)
     print(
         json.dumps(
             {

@@ -96,6 +96,7 @@ def attach_panels(window) -> dict:
     from desktop_app.panels.explain_panel import ExplanationPanel
     from desktop_app.panels.inside.components import ComponentsPanel
     from desktop_app.panels.inside.contribution_graph import ContributionGraphPanel
+    from desktop_app.panels.inside.block import BlockPanel
     from desktop_app.panels.whatif_panel import WhatIfPanel, open_edit
     from desktop_app.views.widgets import scrollable
     from desktop_app.window.model_b_attention import ModelBAttention
@@ -117,6 +118,7 @@ def attach_panels(window) -> dict:
     window.model_b_attention = ModelBAttention(window, window.model_menu.second)  # B's own heatmap and links
     window.add_panel(ComponentsPanel(window), "Components", Qt.RightDockWidgetArea)  # issue 53: the verdict's parts
     window.contribution_graph = ContributionGraphPanel(window)  # issue 53: the routes the read-out is built from
+    window.block_panel = BlockPanel(window)  # issue 53: one token through one layer, in Learn
     window.workspaces.start()  # every dock exists: open the saved workspace (else Read) with its layout
     return {"batch": batch, "corpus": corpus, "explain": explain, "whatif": whatif}
 

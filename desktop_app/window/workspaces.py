@@ -83,8 +83,9 @@ WORKSPACES: tuple[Workspace, ...] = (
     Workspace("read", "Read", "One text: why did the model say that? Tokens, attention, links and explanations.",
               (*TEXT_DOCKS, DockGroup(RIGHT, ("Attention heatmap", "Token links", "Explanations"))),
               (*SIDE_SIZES, ("Attention heatmap", H, 0.44))),
-    Workspace("learn", "Learn", "How attention works: positions, query/key/value neurons, step by step.",
-              (*TEXT_DOCKS, DockGroup(RIGHT, ("Attention steps", "Neuron view", "Positional encoding"))),
+    Workspace("learn", "Learn", "How the encoder works: positions, query/key/value, attention step by step and "
+              "the whole layer (Block).",
+              (*TEXT_DOCKS, DockGroup(RIGHT, ("Attention steps", "Block", "Neuron view", "Positional encoding"))),
               (*SIDE_SIZES, ("Attention steps", H, 0.48))),
     Workspace("inside", "Inside", "Inside the model: which heads and FFNs wrote the verdict (components), the "
               "contribution graph, patching two texts; every layer and head, heads off.",

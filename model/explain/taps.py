@@ -72,6 +72,8 @@ class ModelTaps:
         post_ln: True for post-LayerNorm layers (x = LN(x + sublayer(x))), False for pre-LN.
         head: the read-out from the last hidden states to the logits, as :data:`ReadOutOp` steps; () without a
             classification head.
+        ffn_act: ``(name, elementwise callable)`` of the feed-forward activation between fc1 and fc2 (e.g. ``("gelu",
+            GELUActivation())``; the Block view's step), or None where it is not known.
     """
 
     family: str
@@ -79,6 +81,7 @@ class ModelTaps:
     n_heads: int
     post_ln: bool
     head: tuple[ReadOutOp, ...]
+    ffn_act: tuple[str, Any] | None = None
 
 
 def classifier_taps(model) -> ModelTaps:
@@ -89,7 +92,8 @@ def classifier_taps(model) -> ModelTaps:
                              ln2=b.norm2, value_slice=(2 * D, 3 * D)) for b in model.layers)
     head: tuple[ReadOutOp, ...] = (("norm", model.final_norm),) if cfg.norm_first else ()
     head += (("pool", cfg.pooling), ("linear", model.head))
-    return ModelTaps("Attention Explorer encoder", layers, cfg.n_heads, not cfg.norm_first, head)
+    return ModelTaps("Attention Explorer encoder", layers, cfg.n_heads, not cfg.norm_first, head,
+                     ("relu", torch.relu))  # FeedForward: ReLU
 
 
 def taps_of(model) -> ModelTaps:

@@ -118,4 +118,14 @@ def flow_taps(encoder) -> ModelTaps:
     roles = _FAMILIES[mt][1]
     layers = tuple(LayerTaps(layer=layer, **{r: layer.get_submodule(p) for r, p in roles.items()})
                    for layer in _layer_modules(encoder))
-    return ModelTaps(encoder.config.family, layers, encoder.config.n_heads, True, _read_out(encoder))
+    return ModelTaps(encoder.config.family, layers, encoder.config.n_heads, True, _read_out(encoder),
+                     _ffn_act(encoder.hf.config))
+
+
+def _ffn_act(cfg) -> tuple[str, object] | None:
+    """``(name, callable)`` of the feed-forward activation (``hidden_act``; DistilBERT's ``activation``) as
+    ``transformers`` builds it (``ACT2FN``), or None for one given as a callable or not known."""
+    from transformers.activations import ACT2FN
+
+    name = getattr(cfg, "hidden_act", None) or getattr(cfg, "activation", None)
+    return (name, ACT2FN[name]) if isinstance(name, str) and name in ACT2FN else None

@@ -16,6 +16,7 @@ from model.core.encoder import TransformerClassifier
 from model.core.tokenizer import Encoded, TextEncoder
 from model.explain.heads import install_head_mask_hooks
 from model.hf.backend import HFEncoder, HFModelSummary
+from model.records.block import BlockTrace
 from model.records.components import ComponentAttribution, FfnNeurons
 from model.records.flow import AttentionFlow
 from model.records.graph import ContributionGraph
@@ -27,7 +28,7 @@ from model.records.prediction import NoClassificationHead, NoPositionalMatrix, P
 from model.records.vectors import VectorSpec
 from model.tasks.task import Task
 
-from . import _analysis, _components, _explaining, _loading, _long_text, _patching, _reading, _scoring
+from . import _analysis, _block, _components, _explaining, _loading, _long_text, _patching, _reading, _scoring
 from ._scoring import BATCH_SIZE_CPU, BATCH_SIZE_GPU, MAX_TOKENS_CPU, MAX_TOKENS_GPU  # noqa: F401 - re-exported
 from .options import PredictOptions
 from .precision import bf16_copy
@@ -316,10 +317,17 @@ class Predictor:
         enc = self.encode(text, text_pair)
         return _analysis.attention_internals(self._parts(), enc, layer, self._settle(options, head_mask))
 
+    def block_trace(self, text: str, layer: int, position: int = 0, text_pair: str | None = None, *, head_mask=None,
+                    options: PredictOptions | None = None) -> BlockTrace:
+        """Token ``position`` through encoder layer ``layer`` (both 0-based; negatives count from the end) step by step,
+        after the last layer the read-out (:mod:`model.records.block`); a long text cut as :meth:`encode` cuts it.
+        Errors: the class docstring; IndexError (out of range); BlockNotSupported: a family that does not fit."""
+        return _block.block_trace(self._parts(), self.encode(text, text_pair), layer, position,
+                                  self._settle(options, head_mask))
+
     def embedding_norms(self, text: str, text_pair: str | None = None) -> EmbeddingNorms:
-        """Per-position ||PE(pos)|| and ||token embedding x sqrt(d_model)|| of ``text`` (or of the pair ``text``,
-        ``text_pair``, tokenized as :meth:`predict` does; dispatches to ``self.model.embedding_norms``, like
-        :meth:`attention_internals`). Raises: see the class docstring."""
+        """Per-position ||PE(pos)|| and ||token embedding x sqrt(d_model)|| of ``text`` (or the pair, tokenized as
+        :meth:`predict` does; ``self.model.embedding_norms``, like :meth:`attention_internals`). Raises: as above."""
         return _analysis.embedding_norms(self._parts(), self.encode(text, text_pair))
 
     def component_attribution(self, text: str, target: int | None = None, text_pair: str | None = None, *,

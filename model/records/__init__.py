@@ -5,5 +5,6 @@ its module: :mod:`.prediction` (``Prediction``, ``Score``, the typed refusals), 
 (``AttentionInternals``, ``EmbeddingNorms``), :mod:`.flow` (``AttentionFlow``), :mod:`.explanation`
 (``Explanation``, ``Faithfulness``, ``ExplanationResult``), :mod:`.info` (``ModelInfo``), :mod:`.batch` (``ResultRow``,
 one batch-scored input), :mod:`.corpus` (``CorpusMetrics`` and its parts, ``CorpusTokens``: a scored corpus's metrics
-and word scores) and :mod:`.document` (``DocumentWindows``, how a long text is read).
+and word scores), :mod:`.document` (``DocumentWindows``, how a long text is read) and :mod:`.block` (``BlockTrace``,
+one token through one encoder layer, the Block view's record).
 """

@@ -25,23 +25,6 @@ def _check(ca: ComponentAttribution, logits: np.ndarray, target: int) -> None:
     assert ca.values.dtype == np.float32 and not ca.values.flags.writeable
 
 
-@pytest.fixture(scope="module")
-def hf_predictor(tmp_path_factory):
-    pytest.importorskip("transformers")
-    from tests.fixtures.tiny_hf import make_tiny_hf_dir
-
-    made = {}
-
-    def make(family: str, **kw) -> Predictor:
-        key = (family, tuple(sorted(kw.items())))
-        if key not in made:
-            folder = make_tiny_hf_dir(tmp_path_factory.mktemp(family), family, init_std=0.3, **kw)
-            made[key] = Predictor.from_pretrained(folder, device="cpu")
-        return made[key]
-
-    return make
-
-
 def test_bundled_model_parts_sum_to_each_logit(bundled_predictor):
     p = bundled_predictor
     logits = p.predict(TEXT).logits
@@ -133,23 +116,9 @@ def test_top_text_and_grid():
         ComponentAttribution(names, values[:3], 0.0, np.zeros((9, 9), np.float32), 0, "", tuple("abcdefghi"), 2, 2)
 
 
-def test_deberta_v1_is_refused(tmp_path):
-    pytest.importorskip("transformers")
-    import torch
-    from transformers import AutoConfig, AutoModelForSequenceClassification
-
-    from tests.fixtures.tiny_hf import fast_tokenizer
-
-    tok = fast_tokenizer("bert")
-    cfg = AutoConfig.for_model("deberta", vocab_size=len(tok), pad_token_id=tok.pad_token_id, hidden_size=16,
-                               num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
-                               max_position_embeddings=64, num_labels=2)
-    torch.manual_seed(0)
-    AutoModelForSequenceClassification.from_config(cfg).save_pretrained(tmp_path, safe_serialization=True)
-    tok.save_pretrained(tmp_path)
-    p = Predictor.from_pretrained(tmp_path, device="cpu")
+def test_deberta_v1_is_refused(deberta_v1_predictor):
     with pytest.raises(ComponentsNotSupported, match="DeBERTa"):
-        p.component_attribution(TEXT)
+        deberta_v1_predictor.component_attribution(TEXT)
 
 
 def test_bad_target_and_no_head(bundled_predictor, hf_predictor):
