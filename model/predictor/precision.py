@@ -171,3 +171,38 @@ def bf16_copy(model: torch.nn.Module) -> torch.nn.Module:
             memo[id(t)] = torch.nn.Parameter(low, requires_grad=t.requires_grad) if isinstance(
                 t, torch.nn.Parameter) else low
     return copy.deepcopy(model, memo).to(torch.bfloat16).eval()
+
+
+class PrecisionWeights:
+    """A predictor's precision (issue 45): the one chosen for ``predict`` and ``score_many``, and the module each
+    precision runs: the float32 model, and its bfloat16 copy (:func:`bf16_copy`), made once when first needed and let
+    go when the predictor returns to float32.
+
+    Args:
+        model: the float32 module (never changed); lock: the predictor's ``forward_lock`` (the copy is made and let go
+            under it).
+
+    Attributes:
+        precision: the one chosen, "fp32" (the start) or "bf16" (:meth:`use`).
+    """
+
+    def __init__(self, model: torch.nn.Module, lock) -> None:
+        self.model, self.lock, self.precision = model, lock, "fp32"
+        self._bf16: torch.nn.Module | None = None
+
+    def get(self, precision: str) -> torch.nn.Module:
+        """The module that runs ``precision`` ("fp32" or "bf16"): the model, or its bfloat16 copy (made now if there is
+        none); a call keeps the module it took even when the copy is let go meanwhile."""
+        if precision == "fp32" or (low := self._bf16) is not None:  # one read: a call keeps what it took
+            return self.model if precision == "fp32" else low
+        with self.lock:
+            self._bf16 = self._bf16 if self._bf16 is not None else bf16_copy(self.model)
+            return self._bf16
+
+    def use(self, precision: str) -> str:
+        """Choose ``precision`` ("fp32" or "bf16", already resolved) and keep what it runs ready: "bf16" makes the copy
+        now (once); "fp32" lets it go (a call running in bf16 keeps its own). Returns ``precision``."""
+        with self.lock:
+            self._bf16 = self.get("bf16") if precision == "bf16" else None
+            self.precision = precision
+        return precision

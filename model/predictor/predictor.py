@@ -31,8 +31,7 @@ from model.tasks.task import Task
 from . import _analysis, _block, _components, _explaining, _loading, _long_text, _patching, _reading, _scoring
 from ._scoring import BATCH_SIZE_CPU, BATCH_SIZE_GPU, MAX_TOKENS_CPU, MAX_TOKENS_GPU  # noqa: F401 - re-exported
 from .options import PredictOptions
-from .precision import bf16_copy
-from .precision import resolve as resolve_precision
+from .precision import PrecisionWeights, resolve as resolve_precision
 
 
 class Predictor:
@@ -66,7 +65,7 @@ class Predictor:
         install_head_mask_hooks(self.model)  # once, before any thread shares the model
         self.forward_lock = threading.RLock()  # see the class docstring: one forward pass at a time
         self.encoder, self.device, self.model_dir, self.metrics = encoder, device, model_dir, metrics or {}
-        self._precision, self._bf16 = "fp32", None  # of predict and score_many (:meth:`use_precision`)
+        self._weights = PrecisionWeights(self.model, self.forward_lock)  # fp32 or bf16 (:meth:`use_precision`)
         self._task = _reading.config_task(model.config)  # how the logits are read (:attr:`task`, :meth:`set_task`)
 
     @classmethod
@@ -74,13 +73,10 @@ class Predictor:
         """Load the model folder ``path`` (``config.json``, ``model.safetensors``, ``tokenizer.json``; default the
         bundled ``resources/model``) on ``device`` ("cpu", "cuda", ...; default CUDA when available, else CPU). A Hugging
         Face folder (``config.json`` with ``model_type``) goes to :func:`model.hf.load_hf_folder` (safetensors only, no
-        remote code, supported encoders only; see :mod:`model.hf.loading`).
-
-        Raises:
-            FileNotFoundError: the folder or one of its files is missing (named). ValueError: a file is corrupt or the
-                weights do not match the config (named); a Hugging Face folder that is refused (pickled weights only,
-                remote code, unsupported architecture). ImportError: a Hugging Face folder without ``transformers``.
-        """
+        remote code, supported encoders only; see :mod:`model.hf.loading`). Raises FileNotFoundError: the folder or one of
+        its files is missing (named); ValueError: a file is corrupt or the weights do not match the config (named); a
+        Hugging Face folder that is refused (pickled weights only, remote code, unsupported architecture); ImportError:
+        a Hugging Face folder without ``transformers``."""
         return cls(*_loading.load_folder(path, device))
 
     @property
@@ -127,7 +123,7 @@ class Predictor:
     @property
     def precision(self) -> str:
         """What ``predict`` and ``score_many`` run in: "fp32" or "bf16" (set by :meth:`use_precision`)."""
-        return self._precision
+        return self._weights.precision
 
     def use_precision(self, requested: str = "auto") -> str:
         """Run ``predict`` and ``score_many`` in ``requested`` precision ("auto", "fp32", "bf16"; auto: decided by
@@ -135,25 +131,14 @@ class Predictor:
         timing) from the next call on; bf16 converts a copy of the weights once, here
         (:func:`model.predictor.precision.bf16_copy`); fp32 lets the copy go (a running bf16 job keeps its own).
         Returns the one in use, "fp32" or "bf16". Raises ValueError: an unknown one."""
-        chosen = resolve_precision(requested, self)
-        with self.forward_lock:
-            self._bf16, self._precision = self._weights("bf16") if chosen == "bf16" else None, chosen
-        return chosen
-
-    def _weights(self, precision: str) -> torch.nn.Module:
-        """The module that runs ``precision``: :attr:`model`, or its bfloat16 copy (made once, when first needed)."""
-        if precision == "fp32" or (copy := self._bf16) is not None:  # one read: a call keeps what it took
-            return self.model if precision == "fp32" else copy
-        with self.forward_lock:  # the copy is made (and let go, use_precision) under the lock
-            self._bf16 = self._bf16 if self._bf16 is not None else bf16_copy(self.model)
-            return self._bf16
+        return self._weights.use(resolve_precision(requested, self))
 
     def options(self, head_mask=None, long_text: str | None = None, precision: str | None = None,
                 task: Task | None = None) -> PredictOptions:
         """The settings of one call (or of one job of many calls), checked once: ``head_mask`` and ``long_text`` (see
         the class docstring), ``precision`` ("auto", "fp32", "bf16"; None: :attr:`precision`) and ``task`` (None:
         :attr:`task`). Raises ValueError: see :class:`~model.predictor.options.PredictOptions`."""
-        run = self._precision if precision is None else resolve_precision(precision, self)
+        run = self._weights.precision if precision is None else resolve_precision(precision, self)
         return PredictOptions(head_mask=head_mask, long_text=long_text, precision=run, task=task or self._task,
                               heads=(self.config.n_layers, self.config.n_heads))
 
@@ -166,7 +151,7 @@ class Predictor:
 
     def _parts(self, precision: str = "fp32") -> _reading.Parts:
         """What the helper modules are given: the module running ``precision`` and the rest, read-only."""
-        return _reading.Parts(self._weights(precision), self.encoder, self.device, self.forward_lock, self.labels,
+        return _reading.Parts(self._weights.get(precision), self.encoder, self.device, self.forward_lock, self.labels,
                               self.model_dir)
 
     @property
