@@ -164,9 +164,9 @@ def block_shot(app, win, out: Path, settle) -> None:
         win.state.select_token(tokens.index("loved"))
     want = win.state.selection[0] if win.state.selection else 0
     wait_until(app, lambda: (t := win.state.inside.block_trace) is not None and t.position == want, 60)
-    diagram = win.block_panel.view.diagram
+    diagram = win.inside_panels["block_trace"].view.diagram
     diagram.selected = "w2"
-    win.block_panel.view.refresh()
+    win.inside_panels["block_trace"].view.refresh()
     settle()
     win.grab().save(str(out / "block.png"))
 
@@ -339,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
         workspace_shots(app, win, out, wanted, settle)
     if wanted("components.png"):
         components_shot(app, win, out, settle)
-    if wanted("block.png") and hasattr(win, "block_panel"):
+    if wanted("block.png") and "block_trace" in getattr(win, "inside_panels", {}):
         block_shot(app, win, out, settle)
     print(
         json.dumps(

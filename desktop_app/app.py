@@ -94,9 +94,7 @@ def attach_panels(window) -> dict:
     from PySide6.QtCore import Qt
 
     from desktop_app.panels.explain_panel import ExplanationPanel
-    from desktop_app.panels.inside.components import ComponentsPanel
-    from desktop_app.panels.inside.contribution_graph import ContributionGraphPanel
-    from desktop_app.panels.inside.block import BlockPanel
+    from desktop_app.panels.inside.docks import attach_inside
     from desktop_app.panels.whatif_panel import WhatIfPanel, open_edit
     from desktop_app.views.widgets import scrollable
     from desktop_app.window.model_b_attention import ModelBAttention
@@ -116,9 +114,7 @@ def attach_panels(window) -> dict:
     whatif.set_predictor(window.predictor)
     whatif.open_requested.connect(lambda text, pair: open_edit(window, whatif.source, text, pair))
     window.model_b_attention = ModelBAttention(window, window.model_menu.second)  # B's own heatmap and links
-    window.add_panel(ComponentsPanel(window), "Components", Qt.RightDockWidgetArea)  # issue 53: the verdict's parts
-    window.contribution_graph = ContributionGraphPanel(window)  # issue 53: the routes the read-out is built from
-    window.block_panel = BlockPanel(window)  # issue 53: one token through one layer, in Learn
+    attach_inside(window)  # issue 53: the encoder block's docks (window.inside_panels)
     window.workspaces.start()  # every dock exists: open the saved workspace (else Read) with its layout
     return {"batch": batch, "corpus": corpus, "explain": explain, "whatif": whatif}
 

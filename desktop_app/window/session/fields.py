@@ -227,6 +227,32 @@ def corpus_map(value) -> MapSettings | None:
     return settings
 
 
+def inside(value) -> dict[str, dict]:
+    """The encoder block's views' settings (version 7, issue 53): ``{view: {key: value}}``, a view one of
+    :data:`desktop_app.inside_results.RESULT_FIELDS` (another, a newer app's, is dropped), each value a string checked
+    as the session's others, a finite number, true/false or null; {} when the session has none. Each view checks its
+    own keys when it adopts them (:func:`desktop_app.panels.inside.docks.apply_inside_settings`).
+
+    Raises:
+        SessionError: a bad field, named (e.g. ``inside.components.part``).
+    """
+    from desktop_app.inside_results import RESULT_FIELDS
+
+    kept = {}
+    for view, settings in ({} if value is None else _record(value, "inside")).items():
+        if view not in RESULT_FIELDS:
+            continue
+        kept[view] = {}
+        for key, v in _record(settings, f"inside.{view}").items():
+            name = f"inside.{view}.{_string(key, f'a key of inside.{view}')}"
+            if isinstance(v, str):
+                _string(v, name)
+            elif not (v is None or isinstance(v, bool)):
+                _number(v, name)
+            kept[view][key] = v
+    return kept
+
+
 def _workspace(value) -> str:
     """A session's workspace (version 6): a key of :data:`desktop_app.window.workspaces.BY_KEY`, or "" (none saved)."""
     from desktop_app.window.workspaces import BY_KEY

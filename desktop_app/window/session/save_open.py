@@ -1,6 +1,6 @@
 """Sessions: File > Save session / Open session.
 
-A session is versioned JSON (``{"format": "attention-explorer-session", "version": 6, ...}``) holding the
+A session is versioned JSON (``{"format": "attention-explorer-session", "version": 7, ...}``) holding the
 review text, the model folder ("" for the bundled model, so the session works from any checkout or bundle),
 the selected layer, head and tokens, the active view, the explanation results (token scores and
 faithfulness), what the attention views show (``show``), the heads switched off (``head_mask``, (L, H) of 0/1, or
@@ -21,6 +21,9 @@ while the rest is restored (:mod:`desktop_app.window.session.model_b`). A sessio
 open now as it is. Version 1 to 4 files open as before (no model B). Version 6 (issue 54) adds the workspace on
 screen (``workspace``: a key of :data:`desktop_app.window.workspaces.WORKSPACES`); opening the session switches to it
 at once. Version 1 to 5 files show the workspace of their active view (raising a view switches to its workspace).
+Version 7 (issue 53) adds the settings of the encoder block's views (``inside``: view key -> its settings, e.g.
+``{"components": {"top_neurons": 10, "part": "L2.ffn"}, "patching": {...}}``), adopted once the text's prediction is
+back (:mod:`desktop_app.panels.inside.docks`); a view that refuses its settings keeps its own and is named in the note.
 
 :func:`read_session` raises :class:`SessionError` with a message for the user for a damaged file, a file
 that is not a session, or one written by a newer version of the app.
@@ -45,7 +48,7 @@ from desktop_app.window.session.fields import (
 from desktop_app.window.session.model_a import model_name
 
 FORMAT = "attention-explorer-session"
-VERSION = 6
+VERSION = 7
 SUFFIX = ".aesession.json"
 
 
@@ -75,6 +78,7 @@ class Session:
         model_b_dir: model B's folder (version 5, issue 44; "" = the bundled model), or None: no model B (and in
             sessions before version 5).
         workspace: the workspace on screen (version 6, issue 54: "read", ...), or "" (sessions before version 6).
+        inside: the encoder block's views' settings (version 7, issue 53): view key -> its settings dict, or {}.
     """
 
     text: str
@@ -95,6 +99,7 @@ class Session:
     corpus_map: MapSettings | None = None
     model_b_dir: str | None = None
     workspace: str = ""
+    inside: dict = field(default_factory=dict)
 
     def to_json_dict(self) -> dict:
         """The file's JSON object."""
@@ -105,7 +110,7 @@ class Session:
             "head_mask": self.head_mask, "pins": list(self.pins), "text_pair": self.text_pair,
             "target": self.target, "threshold": self.threshold, "window": self.window,
             "corpus_map": None if self.corpus_map is None else self.corpus_map.to_json(),
-            "model_b_dir": self.model_b_dir, "workspace": self.workspace,
+            "model_b_dir": self.model_b_dir, "workspace": self.workspace, "inside": self.inside,
         }
 
 
@@ -146,6 +151,7 @@ def read_session(path: str | Path) -> Session:
             head_mask=session_fields.head_mask(data.get("head_mask")),
             pins=session_fields.pins(data.get("pins")), dropped=tuple(dropped), **session_fields.task_fields(data),
             corpus_map=session_fields.corpus_map(data.get("corpus_map")),
+            inside=session_fields.inside(data.get("inside")),
         )
     except SessionError as exc:
         raise SessionError(f"{name} is damaged: {exc}.") from exc
@@ -168,7 +174,9 @@ def _mask_json(mask) -> list | None:
 # -- the main window side -------------------------------------------------------------------------------------
 def capture(window) -> Session:
     """The window's current session (text, model folder, layer/head, selection, active view, explanations, model B's
-    folder and every pin, model B's too, the workspace)."""
+    folder and every pin, model B's too, the workspace, the block views' settings)."""
+    from desktop_app.panels.inside.docks import inside_settings
+
     state, info, second = window.state, window.model_info, window.model_menu.second
     folder = info.model_dir if info is not None else window.model_dir
     return Session(
@@ -185,6 +193,7 @@ def capture(window) -> Session:
         corpus_map=None if getattr(window, "corpus_map", None) is None else window.corpus_map.settings(),
         model_b_dir=None if second.predictor is None else folder_key(second.folder),
         workspace="" if window.workspaces.current is None else window.workspaces.current.key,
+        inside=inside_settings(window),
     )
 
 
@@ -305,6 +314,8 @@ def _awaits_window(state, session: Session, pred, notes: list[str]) -> bool:
 def _restore_view(window, session: Session, pred) -> list[str]:
     """The layer/head, selection, active view and explanations of ``session`` for its prediction ``pred``; returns
     notes on what could not be restored."""
+    from desktop_app.panels.inside.docks import apply_inside_settings
+
     state, notes = window.state, []
     state.set_layer_head(session.layer, session.head)
     if (state.layer, state.head) != (session.layer, session.head):
@@ -330,7 +341,7 @@ def _restore_view(window, session: Session, pred) -> list[str]:
     if other:
         notes.append(f"The explanations of {', '.join(other)} were for other tokens (another model or text): "
                      "left out.")
-    return notes
+    return notes + apply_inside_settings(window, session.inside)
 
 
 def _restore_task(window, session: Session) -> list[str]:

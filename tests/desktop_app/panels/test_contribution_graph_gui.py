@@ -21,7 +21,7 @@ OTHER = "A wonderful film, loved it."
 
 def _inside(qtbot, model_dir):
     win = loaded_window(qtbot, model_dir, panels=True)
-    return win, win.contribution_graph
+    return win, win.inside_panels["graph"]
 
 
 def _opened(qtbot, win, text) -> None:

@@ -37,7 +37,7 @@ def _shown(qtbot, win, layer: int, position: int):
 def _check_drawn(win, trace) -> None:
     """What the diagram draws is the record's: one box per step, heights proportional to the norms (one scale per
     row), the norm printed under each box, the read-out's numbers."""
-    panel = win.block_panel
+    panel = win.inside_panels["block_trace"]
     diagram = panel.view.diagram
     diagram.resize(900, 600)
     diagram.relayout()
@@ -57,7 +57,7 @@ def _check_drawn(win, trace) -> None:
 
 def test_block_dock_draws_the_trace_of_the_selected_token_and_layer(qtbot, tiny_model_dir, tiny_predictor):
     win = _learn(qtbot, tiny_model_dir)
-    panel = win.block_panel
+    panel = win.inside_panels["block_trace"]
     L = win.state.n_layers
     assert panel.layer.value() == L and panel.layer.maximum() == L
     trace = _shown(qtbot, win, L - 1, 0)  # default: the last layer, the first token ([CLS])
@@ -103,13 +103,13 @@ def test_hidden_block_dock_computes_nothing(qtbot, tiny_model_dir):
         win.open_review(TEXT)
     win.state.select_token(2)
     qtbot.wait(200)
-    assert not win.block_panel.dock.isVisible() and calls == [] and win.state.inside.block_trace is None
+    assert not win.inside_panels["block_trace"].dock.isVisible() and calls == [] and win.state.inside.block_trace is None
     win.workspaces.switch("learn")  # its tab behind Steps: still nothing
     win.raise_view("Attention steps")
     win.state.select_token(4)  # another token, while the Block tab is behind
     qtbot.wait(200)
     assert calls == [] and win.state.inside.block_trace is None
-    assert not win.block_panel.shown()
+    assert not win.inside_panels["block_trace"].shown()
     _shown(qtbot, win, win.state.n_layers - 1, 4)  # shown: computed once
     assert len(calls) == 1
 
@@ -129,10 +129,10 @@ def test_tiny_hf_model_and_a_refusal(qtbot, tmp_path, monkeypatch):
         raise BlockNotSupported("this model's layer does not fit the Block view's steps: step 'w1' differs")
 
     monkeypatch.setattr(win.predictor, "block_trace", refuse)
-    win.block_panel.layer.setValue(1)
+    win.inside_panels["block_trace"].layer.setValue(1)
     qtbot.waitUntil(lambda: "does not fit" in win.state.inside.note("block_trace"), timeout=TIMEOUT_MS)
-    assert win.state.inside.block_trace is None and win.block_panel.view.diagram.trace is None
-    assert "does not fit" in win.block_panel.view.diagram.note and win.errors == []
+    assert win.state.inside.block_trace is None and win.inside_panels["block_trace"].view.diagram.trace is None
+    assert "does not fit" in win.inside_panels["block_trace"].view.diagram.note and win.errors == []
 
 
 def test_bundled_model(qtbot, bundled_predictor):
