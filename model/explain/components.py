@@ -41,16 +41,18 @@ from dataclasses import dataclass
 
 import torch
 
+from model.records.components import head_part
+
 from .decompx import _ln_terms
 from .taps import LayerCapture, ModelTaps
 
 
 def part_names(n_layers: int, n_heads: int, post_ln: bool) -> list[str]:
-    """The K part names in order: ``embeddings``; per layer l (1-based) ``L{l}.H{h}`` (h 0-based), ``L{l}.attn_bias``,
+    """The K part names in order: ``embeddings``; per layer l (1-based) ``L{l}.H{h}`` (h 1-based too: :func:`model.records.components.head_part`), ``L{l}.attn_bias``,
     ``L{l}.ffn`` and, post-LN, ``L{l}.ln_beta``; pre-LN ``final_ln_beta``; ``head_bias``."""
     names = ["embeddings"]
     for layer in range(1, n_layers + 1):
-        names += [f"L{layer}.H{h}" for h in range(n_heads)] + [f"L{layer}.attn_bias", f"L{layer}.ffn"]
+        names += [head_part(layer, h) for h in range(n_heads)] + [f"L{layer}.attn_bias", f"L{layer}.ffn"]
         names += [f"L{layer}.ln_beta"] if post_ln else []
     return names + ([] if post_ln else ["final_ln_beta"]) + ["head_bias"]
 

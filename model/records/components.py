@@ -21,6 +21,19 @@ TOP_COMPONENTS = 5
 _LAYER_PART = re.compile(r"^L(\d+)\.(H(\d+)|ffn|attn_bias|ln_beta)$")
 
 
+def head_part(layer: int, head: int) -> str:
+    """The name of a head's part: ``"L2.H3"`` for ``head`` 2 (0-based index) of ``layer`` 2 (1-based). Layers and
+    heads are counted from 1 in every name, as the app's Layer and Head boxes count them (its head 3 is "L2.H3")."""
+    return f"L{layer}.H{head + 1}"
+
+
+def head_of(name: str) -> tuple[int, int] | None:
+    """``(layer, head)`` of a head's part name (layer 1-based, head the 0-based index: :func:`head_part`'s inverse),
+    or None for another part."""
+    m = _LAYER_PART.match(name)
+    return None if m is None or m.group(3) is None else (int(m.group(1)), int(m.group(3)) - 1)
+
+
 class ComponentsNotSupported(NotImplementedError):
     """Raised by ``Predictor.component_attribution`` for an encoder whose logit cannot be split exactly into its
     components (DeBERTa v1's fused projections, an ALBERT with several layer groups; the message says what is
@@ -36,7 +49,7 @@ class ComponentAttribution:
     Attributes:
         names: the K part names (:func:`model.explain.components.part_names`): ``"embeddings"`` (the first layer's
             input: token + position (+ segment) embeddings and their LayerNorm), per layer l (1-based) each head
-            ``"L{l}.H{h}"`` (0-based, its output through its slice of W_O), ``"L{l}.attn_bias"`` (W_O b_V + b_O),
+            ``"L{l}.H{h}"`` (h 1-based as l is, :func:`head_part`; its output through its slice of W_O), ``"L{l}.attn_bias"`` (W_O b_V + b_O),
             ``"L{l}.ffn"`` (the feed-forward block's output, its biases included), for a post-LN layer
             ``"L{l}.ln_beta"`` (its two LayerNorms' beta), for a pre-LN encoder ``"final_ln_beta"``, and
             ``"head_bias"`` (the pooler's and the classifier's biases).
@@ -186,7 +199,7 @@ def mean_abs(rows_of_pairs) -> dict[str, float]:
 def layer_grid(values: dict[str, float], n_layers: int, n_heads: int) -> tuple[np.ndarray, tuple[str, ...]]:
     """Per-part numbers keyed by part name (e.g. a corpus's mean |value|) as the grid of
     :meth:`ComponentAttribution.grid`: ``(float32 [n_layers, n_heads + 3], column names)``, NaN where absent."""
-    cols = tuple(f"H{h}" for h in range(n_heads)) + ("ffn", "attn_bias", "ln_beta")
+    cols = tuple(f"H{h + 1}" for h in range(n_heads)) + ("ffn", "attn_bias", "ln_beta")
     out = np.full((n_layers, len(cols)), np.nan, dtype=np.float32)
     for name, v in values.items():
         m = _LAYER_PART.match(name)
@@ -210,5 +223,5 @@ def grid_shape(names) -> tuple[int, int]:
         m = _LAYER_PART.match(name)
         if m is not None:
             L = max(L, int(m.group(1)))
-            H = max(H, int(m.group(3)) + 1 if m.group(3) is not None else 0)
+            H = max(H, int(m.group(3)) if m.group(3) is not None else 0)
     return L, H

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from model.records.components import head_part
 from model.records.prediction import freeze_arrays
 
 RESIDUAL = -1
@@ -100,7 +101,8 @@ class ContributionGraph:
         return (self.labels[c] if c < len(self.labels) else str(c)), float(row[c])
 
     def edge_label(self, e: int) -> str:
-        """How the app names edge ``e``'s path: ``"L2.H3"`` (1-based layer, 0-based head) or ``"L2 residual/FFN"``."""
+        """How the app names edge ``e``'s path: ``"L2.H3"`` (layer 2's head 3, both counted from 1 as the app counts
+        them: :func:`model.records.components.head_part`) or ``"L2 residual/FFN"``."""
         layer = int(self.nodes[self.edges[e, 1], 0])
         h = int(self.heads[e])
-        return f"L{layer}.H{h}" if h != RESIDUAL else f"L{layer} residual/FFN"
+        return head_part(layer, h) if h != RESIDUAL else f"L{layer} residual/FFN"

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QFormLayout, QHBoxLayout, QSpinBox, QVBoxLayout, QWidget
 
-from model.records.components import ComponentsNotSupported
+from model.records.components import ComponentsNotSupported, head_of
 from model.records.prediction import NoClassificationHead
 
 from ...views.class_picker import ClassPicker
-from ...views.inside.components import FFN_PART, HEAD_PART, ComponentsView
+from ...views.inside.components import FFN_PART, ComponentsView
 from ...workers.attention_flow import mask_key
 from ...workers.handle import EXPLANATION_NICE
 from ...workers.inside.components import components_job, ffn_neurons_job
@@ -143,9 +143,9 @@ class ComponentsPanel(QWidget):
         """The user clicked part ``name``: a head is selected in the explorer state and its attention and value flow
         shown; an FFN's top neurons are computed; any part's bars show where it wrote."""
         self.view.select_part(name)
-        head = HEAD_PART.match(name)
+        head = head_of(name)
         if head:
-            self.state.set_layer_head(int(head.group(1)) - 1, int(head.group(2)))
+            self.state.set_layer_head(head[0] - 1, head[1])
         self._neurons_key = None
         self._refresh_neurons()
 

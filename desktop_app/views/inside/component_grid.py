@@ -15,7 +15,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPen
 from PySide6.QtWidgets import QGraphicsRectItem
 
-from model.records.components import ComponentAttribution
+from model.records.components import ComponentAttribution, head_part
 
 from ..colours import colours_for
 from ..widgets import TokenAxis, style_plot
@@ -28,27 +28,27 @@ def grid_layout(ca: ComponentAttribution) -> tuple[dict[str, tuple[int, int]], l
     """Where each part of ``ca`` sits: ``({name: (column, row)}, column labels, row labels)``.
 
     Rows bottom-up: ``emb`` (the embeddings), the layers ``L1``..``LL``, ``out`` (the read-out's biases
-    ``head_bias`` and, pre-LN, ``final_ln_beta``). Columns: the heads ``H0``.., ``bias`` (the attention bias), ``FFN``
+    ``head_bias`` and, pre-LN, ``final_ln_beta``). Columns: the heads ``H1``.., ``bias`` (the attention bias), ``FFN``
     and, post-LN, ``LN β`` (the layer's LayerNorms' beta)."""
     L, H = ca.n_layers, ca.n_heads
     post_ln = any(n.endswith(".ln_beta") for n in ca.names)
-    cols = [f"H{h}" for h in range(H)] + ["bias", "FFN"] + (["LN \u03b2"] if post_ln else [])
+    cols = [f"H{h + 1}" for h in range(H)] + ["bias", "FFN"] + (["LN \u03b2"] if post_ln else [])
     rows = ["emb"] + [f"L{layer}" for layer in range(1, L + 1)] + ["out"]
     at = {"embeddings": (0, 0), "head_bias": (0, L + 1), "final_ln_beta": (1, L + 1)}
     for layer in range(1, L + 1):
-        at.update({f"L{layer}.H{h}": (h, layer) for h in range(H)})
+        at.update({head_part(layer, h): (h, layer) for h in range(H)})
         at.update({f"L{layer}.{part}": (H + k, layer) for k, part in enumerate(("attn_bias", "ffn", "ln_beta"))})
     return {n: at[n] for n in ca.names if n in at}, cols, rows
 
 
 def part_title(name: str) -> str:
-    """A part's name in words: "head H3 of layer 2" for ``L2.H3`` (the toolbar's "head 4": it counts heads from 1),
+    """A part's name in words: "head 3 of layer 2" for ``L2.H3`` (the Layer and Head boxes' layer 2, head 3),
     "layer 1's FFN", "the embeddings", ..."""
     if name.startswith("L") and "." in name:
         layer, what = name[1:].split(".", 1)
         words = {"ffn": "FFN", "attn_bias": "attention bias", "ln_beta": "LayerNorms' \u03b2"}
         if what.startswith("H"):
-            return f"head H{what[1:]} of layer {layer} (the toolbar's head {int(what[1:]) + 1})"
+            return f"head {what[1:]} of layer {layer}"
         return f"layer {layer}'s {words.get(what, what)}"
     return {"embeddings": "the embeddings", "head_bias": "the read-out's biases",
             "final_ln_beta": "the final LayerNorm's \u03b2"}.get(name, name)

@@ -20,7 +20,7 @@ import re
 import numpy as np
 from PySide6.QtWidgets import QAbstractItemView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
-from model.records.components import FfnNeurons
+from model.records.components import FfnNeurons, head_of, head_part
 from model.tasks.types import task_type
 
 from ..render import DeferredRender
@@ -28,7 +28,6 @@ from ..shown import head_value_norms
 from ..widgets import display_token
 from .component_grid import ComponentGrid, TokenBars, decimals, number, part_title
 
-HEAD_PART = re.compile(r"^L(\d+)\.H(\d+)$")
 FFN_PART = re.compile(r"^L(\d+)\.ffn$")
 IDLE_NOTE = "Analyse a text: its verdict's parts show here."
 
@@ -144,8 +143,8 @@ class ComponentsView(DeferredRender, QWidget):
         self.grid.select(name)
         k = ca.names.index(name)
         values = self._on_display(ca.by_position[k], pred)
-        what = "read from each token" if HEAD_PART.match(name) else "wrote at each token"
-        if pred.pooling == "cls" and not HEAD_PART.match(name):
+        what = "read from each token" if head_of(name) else "wrote at each token"
+        if pred.pooling == "cls" and not head_of(name):
             what += " (the read-out reads [CLS] only)"
         self.strip.set_bars(pred.tokens, values, self.state.selection,
                             title=f"{name}: what {part_title(name)} {what} ({score_words(self.state)})")
@@ -183,9 +182,9 @@ class ComponentsView(DeferredRender, QWidget):
         self.detail.setVisible(bool(kind))
 
     def _draw_detail(self, name: str, pred) -> None:
-        head, ffn = HEAD_PART.match(name), FFN_PART.match(name)
+        head, ffn = head_of(name), FFN_PART.match(name)
         if head and name == self.part:
-            self._draw_head(int(head.group(1)) - 1, int(head.group(2)), pred)
+            self._draw_head(head[0] - 1, head[1], pred)
         elif ffn and name == self.part:
             self._draw_neurons(name)
         else:
@@ -198,12 +197,13 @@ class ComponentsView(DeferredRender, QWidget):
         row = pred.attention[layer, head]
         alpha = row[0] if pred.pooling == "cls" else row.mean(axis=0)
         where = "[CLS]" if pred.pooling == "cls" else "every token (mean pooling)"
-        self.detail.setText(f"<b>L{layer + 1}.H{head}</b>, {part_title(f'L{layer + 1}.H{head}')}: "
-                            f"{signed(self.state.inside.components.value(f'L{layer + 1}.H{head}'))}. Its attention "
+        name = head_part(layer + 1, head)
+        self.detail.setText(f"<b>{name}</b>, {part_title(name)}: "
+                            f"{signed(self.state.inside.components.value(name))}. Its attention "
                             f"from the read-out ({where}) and its value flow \u03b1\u2c7c\u2016f(x\u2c7c)\u2016; the "
                             f"heatmap and the Model view show the same head.")
         self.head_attention.set_bars(pred.tokens, alpha, self.state.selection, signed=False,
-                                     title=f"attention \u03b1\u2c7c from the read-out, L{layer + 1}.H{head}")
+                                     title=f"attention \u03b1\u2c7c from the read-out, {name}")
         norms = head_value_norms(self.state, layer, head, len(pred.tokens))
         if norms is None:
             self.head_flow.set_bars([], None, title="value flow: the value norms are being computed\u2026")
@@ -242,4 +242,4 @@ class ComponentsView(DeferredRender, QWidget):
         self.grid.setToolTip(text)
 
 
-__all__ = ["ComponentsView", "FFN_PART", "HEAD_PART", "IDLE_NOTE"]
+__all__ = ["ComponentsView", "FFN_PART", "IDLE_NOTE"]

@@ -261,8 +261,7 @@ class ContributionGraphView(QWidget):
         g = self.graph
         layer = int(g.nodes[g.edges[e, 1], 0]) - 1  # the target's level l is layer l's output: 0-based l - 1
         head = int(g.heads[e])
-        menu = f" (head {head + 1} in the Head menu)" if head != RESIDUAL else ""
-        self.info.setText(self.edge_text(e) + menu)
+        self.info.setText(self.edge_text(e))
         self.state.set_layer_head(layer, head if head != RESIDUAL else self.state.head)
         self.edge_clicked.emit(e)
 

@@ -81,17 +81,17 @@ def test_grid_numbers_hover_head_and_ffn_clicks(qtbot, four_heads):
     _rounded(re.search(r"logit (\S+)</b>", view.summary.text()).group(1), ca.total)
     assert f"<b>{ca.label}: logit" in view.summary.text() and f"sum of its {len(ca.names)} parts" in view.summary.text()
 
-    grid.scene().sigMouseMoved.emit(grid.scene_point("L1.H2"))  # hover
-    assert view.hover.text().startswith("L1.H2, head H2 of layer 1 (the toolbar's head 3): ")
-    _rounded(view.hover.text().split("): ")[1].split(" ")[0], ca.value("L1.H2"))
+    grid.scene().sigMouseMoved.emit(grid.scene_point("L1.H3"))  # hover
+    assert view.hover.text().startswith("L1.H3, head 3 of layer 1: ")
+    _rounded(view.hover.text().split(": ")[1].split(" ")[0], ca.value("L1.H3"))
 
-    _click(qtbot, grid, "L2.H3")  # a head: selected in the explorer state, its attention row in the dock
-    assert win.state.layer_head == (1, 3) and view.part == "L2.H3"
+    _click(qtbot, grid, "L2.H4")  # a head: selected in the explorer state (the Head box's 4), its attention row
+    assert win.state.layer_head == (1, 3) and view.part == "L2.H4"
     view.flush()
     pred = win.state.prediction
     assert view.head_attention.isVisible() and not view.neuron_table.isVisible()
     np.testing.assert_allclose(view.head_attention.values, pred.attention[1, 3].mean(axis=0), atol=1e-6)  # mean pooling
-    np.testing.assert_allclose(view.strip.values, ca.by_position[ca.names.index("L2.H3")], atol=1e-6)
+    np.testing.assert_allclose(view.strip.values, ca.by_position[ca.names.index("L2.H4")], atol=1e-6)
     win.state.select_token(2)
     view.flush()
     assert view.strip.selection == (2,)
@@ -121,7 +121,7 @@ def test_grid_numbers_hover_head_and_ffn_clicks(qtbot, four_heads):
     assert panel.settings() == {"top_neurons": 5, "part": "L1.ffn"}
     with pytest.raises(ValueError, match="top_neurons"):
         panel.apply_settings({"top_neurons": 0})
-    panel.apply_settings({"top_neurons": 7, "part": "L2.H0", "unknown": 1})
+    panel.apply_settings({"top_neurons": 7, "part": "L2.H1", "unknown": 1})
     assert panel.top_spin.value() == 7 and win.state.layer_head == (1, 0)
 
 
@@ -134,7 +134,7 @@ def test_a_tiny_bert_shows_the_apis_numbers_with_cls_reads(qtbot, tmp_path):
     ca, view = _shown(qtbot, win, TEXT)
     _same_numbers(ca, Predictor.from_pretrained(folder, device="cpu").component_attribution(TEXT))
     assert "L2.ln_beta" in view.grid.cells and view.grid.selected == view.shown_part()
-    _click(qtbot, view.grid, "L1.H1")
+    _click(qtbot, view.grid, "L1.H2")
     view.flush()
     np.testing.assert_allclose(view.head_attention.values, win.state.prediction.attention[0, 1, 0], atol=1e-6)
 

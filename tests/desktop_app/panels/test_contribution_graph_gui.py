@@ -107,7 +107,7 @@ def test_an_edge_click_selects_its_head_and_a_hover_says_the_read_out(qtbot, tin
     assert sig.args == [clicked]
     layer, head = int(g.nodes[g.edges[clicked, 1], 0]) - 1, int(g.heads[clicked])
     assert win.state.layer_head == (layer, head)  # the explorer (and the Model view) follow
-    assert view.info.text().startswith(f"L{layer + 1}.H{head}: {g.weights[clicked]:.3f}")
+    assert view.info.text().startswith(f"L{layer + 1}.H{head + 1}: {g.weights[clicked]:.3f}")
 
     n = int(np.flatnonzero(g.nodes[:, 0] == 1)[0])  # a node of layer 1's output
     qtbot.mouseMove(view.plot.viewport(), _view_to_widget(view, *pos[n]))

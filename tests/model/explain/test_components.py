@@ -31,7 +31,7 @@ def test_bundled_model_parts_sum_to_each_logit(bundled_predictor):
     for target in range(len(p.labels)):
         ca = p.component_attribution(TEXT, target=target)
         _check(ca, logits, target)
-    assert ca.names[:6] == ("embeddings", "L1.H0", "L1.H1", "L1.H2", "L1.H3", "L1.attn_bias")
+    assert ca.names[:6] == ("embeddings", "L1.H1", "L1.H2", "L1.H3", "L1.H4", "L1.attn_bias")
     assert p.component_attribution(TEXT).target == int(np.argmax(logits))
 
 
@@ -83,7 +83,7 @@ def test_head_mask_removes_the_head_and_keeps_the_sum(bundled_predictor):
     mask[1, 2] = 0.0
     ca = p.component_attribution(TEXT, target=1, head_mask=mask)
     _check(ca, p.predict(TEXT, head_mask=mask).logits, 1)
-    assert ca.value("L2.H2") == 0.0 and p.component_attribution(TEXT, target=1).value("L2.H2") != 0.0
+    assert ca.value("L2.H3") == 0.0 and p.component_attribution(TEXT, target=1).value("L2.H3") != 0.0  # the 3rd
 
 
 def test_text_read_in_windows_sums_to_the_document_logit(tiny_predictor):
@@ -101,17 +101,25 @@ def test_text_read_in_windows_sums_to_the_document_logit(tiny_predictor):
     assert cut.num_windows == 1
 
 
+def test_heads_are_named_from_1_as_the_app_counts_them():
+    """The app's Head box says "head 3" for the head of index 2: its part is "L2.H3" everywhere."""
+    from model.records.components import head_of, head_part
+
+    assert head_part(2, 2) == "L2.H3" and head_of("L2.H3") == (2, 2)
+    assert head_of("L2.ffn") is None and head_of("embeddings") is None
+
+
 def test_top_text_and_grid():
-    names = ("embeddings", "L1.H0", "L1.H1", "L1.attn_bias", "L1.ffn", "L1.ln_beta", "L2.H0", "L2.H1", "head_bias")
+    names = ("embeddings", "L1.H1", "L1.H2", "L1.attn_bias", "L1.ffn", "L1.ln_beta", "L2.H1", "L2.H2", "head_bias")
     values = np.array([0.1, 1.24, -0.8, 0.0, -2.0, 0.3, 0.05, 0.5, 0.01], dtype=np.float32)
     ca = ComponentAttribution(names, values, float(values.sum()), np.diag(values)[:, :9].copy(), 1, "positive",
                               tuple("abcdefghi"), 2, 2)
-    assert ca.top_text(3) == "L1.ffn \u22122.00; L1.H0 +1.24; L1.H1 \u22120.80"
+    assert ca.top_text(3) == "L1.ffn \u22122.00; L1.H1 +1.24; L1.H2 \u22120.80"
     grid, cols = ca.grid()
-    assert cols == ("H0", "H1", "ffn", "attn_bias", "ln_beta") and grid.shape == (2, 5)
+    assert cols == ("H1", "H2", "ffn", "attn_bias", "ln_beta") and grid.shape == (2, 5)
     assert grid[0, 2] == np.float32(-2.0) and np.isnan(grid[1, 2])
     assert grid_shape(names) == (2, 2)
-    assert layer_grid({"L3.H0": 1.0}, 2, 2)[0].shape == (2, 5)  # a layer out of range is left out
+    assert layer_grid({"L3.H1": 1.0}, 2, 2)[0].shape == (2, 5)  # a layer out of range is left out
     with pytest.raises(ValueError):
         ComponentAttribution(names, values[:3], 0.0, np.zeros((9, 9), np.float32), 0, "", tuple("abcdefghi"), 2, 2)
 
