@@ -88,7 +88,7 @@ def instrument() -> None:
     import model.hf.loading as loading
     import model.predictor.predictor as predictor_mod
     from desktop_app.views.render import DeferredRender
-    from desktop_app.window.main_window import MainWindow
+    from desktop_app.window.loading import ModelLoading
 
     original = loading.load_hf_folder
 
@@ -120,7 +120,7 @@ def instrument() -> None:
     cls.from_pretrained = classmethod(_timed(lambda a: "from_pretrained_s", cls.from_pretrained.__func__))
     cls.model_info = _timed(lambda a: "model_info_s", cls.model_info)
     cls.predict = _timed(lambda a: f"forward_{_thread()}_s", cls.predict)
-    MainWindow._on_loaded = _timed(lambda a: "on_loaded_gui_s", MainWindow._on_loaded)
+    ModelLoading.on_loaded = _timed(lambda a: "on_loaded_gui_s", ModelLoading.on_loaded)
     orig_render = DeferredRender._render_if_visible
 
     def render_if_visible(self):

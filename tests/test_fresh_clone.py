@@ -72,7 +72,7 @@ def test_the_install_puts_the_commands_on_the_path_of_a_new_shell(tmp_path):
 
 
 def test_the_scorer_s_help_explains_its_exit_codes():
-    from model.scorer.main import build_parser
+    from model.scorer.args import build_parser
 
     text = " ".join(build_parser().format_help().split())
     for words in ("Exit status: 0 every input was scored", "1 some input could not be scored",

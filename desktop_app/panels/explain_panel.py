@@ -20,20 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (
-    QComboBox,
-    QFormLayout,
-    QGroupBox,
-    QHBoxLayout,
-    QLabel,
-    QProgressBar,
-    QPushButton,
-    QSpinBox,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QVBoxLayout, QWidget
 
-from model.explain import CHEAP_METHODS, DEFAULT_IG_STEPS, EXPLANATION_METHODS, METHOD_TITLES, ExplanationResult
+from model.explain import CHEAP_METHODS, EXPLANATION_METHODS, METHOD_TITLES, ExplanationResult
 
 from ..state import ExplorerState
 from ..task_choice import same_input
@@ -44,11 +33,9 @@ from ..workers.explanations import MethodFailed, explain_job, on_demand_job
 from ..workers.handle import EXPLANATION_NICE
 from ..workers.jobs import Jobs
 from .method_compare import MethodComparison
+from .on_demand import ON_DEMAND, OnDemandRow
 
 NONE_ITEM = "(none: plain tokens)"
-ON_DEMAND = tuple(m for m in EXPLANATION_METHODS if m not in CHEAP_METHODS)
-"""The methods run only when asked (integrated gradients, DecompX): seconds on long texts, so with progress and
-Cancel (:data:`model.explain.cost.SLOW_S`)."""
 
 
 class ExplanationPanel(QWidget):
@@ -60,7 +47,8 @@ class ExplanationPanel(QWidget):
         ``set_prediction(prediction)``: a :class:`model.Prediction`; starts the
         cheap methods (:data:`model.explain.CHEAP_METHODS`) on the worker.
         ``set_layer(layer)``: the attention layer of the ``attention`` method.
-        ``run_method(method, n_steps=None)`` (an :data:`ON_DEMAND` method), ``run_integrated_gradients(n_steps=None)``
+        ``run_method(method, n_steps=None)`` (an :data:`~desktop_app.panels.on_demand.ON_DEMAND` method),
+        ``run_integrated_gradients(n_steps=None)``
         / ``cancel_integrated_gradients()`` (cancels the running on-demand method).
         ``select_method(name or None)``: colour the main view by that method (the state's importance).
         ``shutdown()``: stop the worker thread (also done on application quit).
@@ -86,8 +74,6 @@ class ExplanationPanel(QWidget):
         self._predictor = None
         self._prediction = None
         self._layer = -1
-        self._ig_running = False  # an on-demand method (integrated gradients or DecompX) runs
-        self._running_method = "integrated_gradients"
         self._pending = False
         self.state = state if state is not None else ExplorerState()  # holds the results
         self._build_ui()
@@ -122,30 +108,13 @@ class ExplanationPanel(QWidget):
         fit_table_height(self.table)
         box_layout.addWidget(self.table)
 
-        ig_row = QHBoxLayout()
-        self.slow_combo = QComboBox()
-        for m in ON_DEMAND:
-            self.slow_combo.addItem(METHOD_TITLES[m], m)
-        self.slow_combo.setToolTip("A slower method, run on demand with progress and Cancel")
+        self.on_demand = row = OnDemandRow()  # integrated gradients, DecompX: Run, Cancel, progress
+        self.slow_combo, self.ig_steps, self.ig_progress = row.method_combo, row.steps, row.progress
+        self.ig_button, self.ig_cancel_button = row.run_button, row.cancel_button
         self.slow_combo.currentIndexChanged.connect(lambda _i: self._update_enabled())
-        self.ig_steps = QSpinBox()
-        self.ig_steps.setRange(4, 1024)
-        self.ig_steps.setValue(DEFAULT_IG_STEPS)
-        self.ig_steps.setSuffix(" steps")
-        self.ig_steps.setToolTip("Integrated-gradients quadrature points (more: closer to completeness, slower)")
-        self.ig_button = QPushButton("Run")
         self.ig_button.clicked.connect(lambda: self.run_method(self.slow_combo.currentData()))
-        self.ig_cancel_button = QPushButton("Cancel")
         self.ig_cancel_button.clicked.connect(self.cancel_integrated_gradients)
-        self.ig_progress = QProgressBar()
-        self.ig_progress.setRange(0, 1)
-        self.ig_progress.setValue(0)
-        ig_row.addWidget(self.slow_combo)
-        ig_row.addWidget(self.ig_steps)
-        ig_row.addWidget(self.ig_button)
-        ig_row.addWidget(self.ig_cancel_button)
-        ig_row.addWidget(self.ig_progress, 1)
-        box_layout.addLayout(ig_row)
+        box_layout.addWidget(row)
         layout.addWidget(box)
 
         self.compare = MethodComparison(self.state)
@@ -170,7 +139,7 @@ class ExplanationPanel(QWidget):
 
     def is_busy(self) -> bool:
         """True while cheap methods or integrated gradients are still running for the current text."""
-        return self._ig_running or (
+        return self.on_demand.running or (
             self._prediction is not None and any(m not in self.state.explanations for m in CHEAP_METHODS) and self._pending
         )
 
@@ -249,26 +218,26 @@ class ExplanationPanel(QWidget):
         if self._prediction is None or self._predictor is None:
             self.status.setText("Analyse a review first.")
             return
-        if self._ig_running or method not in ON_DEMAND:
+        if self.on_demand.running or method not in ON_DEMAND:
             return
         steps = int(n_steps or self.ig_steps.value())
-        self._ig_running, self._running_method = True, method
+        self.on_demand.started(method)
         self.handle.reset_stop()
-        self.ig_progress.setRange(0, 0)  # busy until the first batch reports
         what = f" ({steps} steps)" if method == "integrated_gradients" else ""
         self.status.setText(f"{METHOD_TITLES[method]}{what} running\u2026")
         self.table.set_cell(method, 1, "running\u2026")
         self.handle.run(on_demand_job, self._predictor, self._prediction, steps, self.state.head_mask, method,
-                        self.state.task.target, generation=self.handle.generation, on_progress=self._on_ig_progress,
+                        self.state.task.target, generation=self.handle.generation,
+                        on_progress=lambda steps: self.on_demand.report(*steps),
                         on_result=self.state.add_explanation, on_stop=self._on_ig_cancelled,
                         on_error=lambda exc: self._on_failed(MethodFailed(method, str(exc) or type(exc).__name__)))
         self._update_enabled()
 
     def cancel_integrated_gradients(self) -> None:
         """Ask the worker to stop the running on-demand method after its current internal batch (DecompX: layer)."""
-        if self._ig_running:
+        if self.on_demand.running:
             self.handle.request_stop()
-            self.status.setText(f"Cancelling {METHOD_TITLES[self._running_method]}\u2026")
+            self.status.setText(f"Cancelling {METHOD_TITLES[self.on_demand.method]}\u2026")
 
     def shutdown(self) -> None:
         """Abandon running work and stop the worker thread (waits for the current batch)."""
@@ -284,11 +253,10 @@ class ExplanationPanel(QWidget):
         self.handle.next_generation()
         self.state.clear_explanations()
         self._pending = False
-        if self._ig_running:
-            self._ig_running = False
+        if self.on_demand.running:
+            self.on_demand.running = False
             self.integrated_gradients_finished.emit(False)
-        self.ig_progress.setRange(0, 1)
-        self.ig_progress.setValue(0)
+        self.on_demand.ended(False)
         self.table.clear_results()
         self.compare.set_prediction(self._prediction)
         if self.colour_combo.currentData() is not None:
@@ -306,11 +274,7 @@ class ExplanationPanel(QWidget):
             self.set_prediction(current)
 
     def _update_enabled(self) -> None:
-        ready = self._prediction is not None and self._predictor is not None
-        self.ig_button.setEnabled(ready and not self._ig_running)
-        self.slow_combo.setEnabled(not self._ig_running)
-        self.ig_steps.setEnabled(not self._ig_running and self.slow_combo.currentData() == "integrated_gradients")
-        self.ig_cancel_button.setEnabled(self._ig_running)
+        self.on_demand.set_ready(self._prediction is not None and self._predictor is not None)
 
     def _on_explained(self, outcome: ExplanationResult | MethodFailed) -> None:
         """One cheap method's outcome (of the current text: stale ones never arrive)."""
@@ -324,9 +288,7 @@ class ExplanationPanel(QWidget):
         self.table.show_result(res)
         ms = 1000 * res.explanation.elapsed_s
         if res.method in ON_DEMAND:
-            self._ig_running = False
-            self.ig_progress.setRange(0, 1)
-            self.ig_progress.setValue(1)
+            self.on_demand.ended(True)
             delta = res.explanation.convergence_delta
             self.status.setText(f"{METHOD_TITLES[res.method]} done in {ms:.0f} ms" + (
                 f"; convergence delta {delta:+.3g} (log-odds)." if delta is not None else "."))
@@ -343,33 +305,22 @@ class ExplanationPanel(QWidget):
         self.table.set_cell(method, 1, "error")
         self.status.setText(f"{METHOD_TITLES.get(method, method)} failed: {message}")
         if method in ON_DEMAND:
-            self._ig_running = False
-            self.ig_progress.setRange(0, 1)
-            self.ig_progress.setValue(0)
+            self.on_demand.ended(False)
             self._update_enabled()
             self.integrated_gradients_finished.emit(False)
 
     def _on_batch_finished(self, _result=None) -> None:
         self._pending = False
-        if not self._ig_running and self._prediction is not None:
+        if not self.on_demand.running and self._prediction is not None:
             self.status.setText(
                 f"{len(self.state.explanations)} methods computed for {self._prediction.document.num_tokens} tokens. "
                 "Integrated gradients and DecompX run on demand (Run)."
             )
 
-    def _on_ig_progress(self, steps: tuple[int, int]) -> None:
-        done, total = steps
-        if not self._ig_running:
-            return
-        self.ig_progress.setRange(0, total)
-        self.ig_progress.setValue(done)
-
     def _on_ig_cancelled(self) -> None:
-        self._ig_running = False
-        self.ig_progress.setRange(0, 1)
-        self.ig_progress.setValue(0)
-        self.table.set_cell(self._running_method, 1, "cancelled")
-        self.status.setText(f"{METHOD_TITLES[self._running_method]} cancelled.")
+        self.on_demand.ended(False)
+        self.table.set_cell(self.on_demand.method, 1, "cancelled")
+        self.status.setText(f"{METHOD_TITLES[self.on_demand.method]} cancelled.")
         self._update_enabled()
         self.integrated_gradients_finished.emit(False)
 
@@ -385,7 +336,7 @@ class ExplanationPanel(QWidget):
             return
         res = self.state.explanations.get(method)
         if res is None:
-            if method in ON_DEMAND and self._prediction is not None and not self._ig_running:
+            if method in ON_DEMAND and self._prediction is not None and not self.on_demand.running:
                 self.status.setText(f"{METHOD_TITLES[method]} is not computed yet: choose it beside \u201cRun\u201d "
                                     "and press Run.")
             return  # emitted when the result arrives

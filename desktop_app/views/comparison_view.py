@@ -12,14 +12,14 @@ from PySide6.QtWidgets import QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from .colours import colours_for
 from .render import DeferredRender
+from .text_canvas import TokenCanvas
 from .token_layout import token_pieces
-from .token_view import TokenCanvas
 
 
 class ComparisonView(DeferredRender, QWidget):
     """Two explanation methods over the same tokens, one strip each, coloured like the main token view.
 
-    Each strip is a :class:`desktop_app.views.token_view.TokenCanvas` (one custom-painted widget, no rich
+    Each strip is a :class:`desktop_app.views.text_canvas.TokenCanvas` (one custom-painted widget, no rich
     text), coloured with :func:`desktop_app.views.colours.colours_for`: signed scores on the diverging map
     (red: for the explained class, blue: against), unsigned ones on the sequential map, each strip scaled to
     its own largest magnitude. Hovering a token shows its score. Rendering is deferred and skipped while the

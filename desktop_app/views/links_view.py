@@ -13,7 +13,7 @@ weaker than a percentage of the strongest one.
 
 Rendering: each head's lines are binned into a few opacity levels and every
 (head, bin) is ONE ``QGraphicsPathItem`` built with ``pg.arrayToQPath(...,
-connect="pairs")`` - a few dozen items, never one item per line.
+connect="pairs")`` - a few dozen items, never one item per line (:mod:`desktop_app.views.link_paths`).
 """
 
 from __future__ import annotations
@@ -21,40 +21,17 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QPainterPath, QPen
+from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import QGraphicsPathItem, QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
 
 from ..state import MAX_HEADS, MEAN_HEADS, SHOW_TITLES
 from .colours import ALL_HEADS_COLOUR, head_colour
 from .head_boxes import HeadBoxes
+from .link_paths import KEY_X, MAX_LINES_PER_HEAD, N_OPACITY_BINS, QUERY_X, candidate_links, draw_links
 from .pair_marks import PairLinkFilter
 from .render import DeferredRender
 from .shown import UNITS, shown_heads
 from .widgets import ElidedLabel, TokenAxis, style_plot
-
-N_OPACITY_BINS = 8
-MAX_LINES_PER_HEAD = 1500  # without a focus token, only the strongest links per head are drawn
-QUERY_X, KEY_X = 0.0, 1.0
-
-
-def link_segments(weights: np.ndarray, rows: np.ndarray, cols: np.ndarray, threshold: float, cap: int | None):
-    """Select and bin the links of one head.
-
-    Args:
-        weights: float [N] attention weights of candidate links.
-        rows, cols: int [N] query and key index of each candidate.
-        threshold: drop links with weight < threshold.
-        cap: keep at most this many (the strongest); None for all.
-
-    Returns:
-        (rows, cols, weights) of the kept links.
-    """
-    keep = np.nonzero(weights >= threshold)[0]
-    if cap is not None and len(keep) > cap:
-        part = np.argpartition(weights[keep], len(keep) - cap)[len(keep) - cap :]
-        keep = keep[part]
-    return rows[keep], cols[keep], weights[keep]
-
 
 class AttentionLinksView(DeferredRender, QWidget):
     """Two columns of tokens joined by attention lines, one colour per head (see module docstring).
@@ -315,60 +292,12 @@ class AttentionLinksView(DeferredRender, QWidget):
         vb.setRange(xRange=(QUERY_X - 0.02, KEY_X + 0.02), yRange=(0, T), padding=0)
 
     def _candidates(self, A: np.ndarray):
-        """The candidate links of the enabled heads (ALTI: of the layer) for the current focus.
-
-        Args:
-            A: float32 [H, T, T], one layer's matrices under the "Show" choice (attention weights or value-weighted
-                norms), or [1, T, T] for ALTI (one matrix per layer, drawn as the "all heads" set, row H).
-
-        Returns:
-            (per_head {path row: values [N]}, query rows [N], key cols [N], cap: links kept per head or None).
-        """
-        T = A.shape[-1]
-        if A.shape[0] == 1 and self.state.show == "alti":
-            mats = {self._n_heads: A[0]}
-        else:
-            mats = {h: A[h] for h in sorted(self.enabled_heads) if h < A.shape[0]}
-        if self.focus is None:
-            rows, cols = np.divmod(np.arange(T * T), T)
-            return {h: m.ravel() for h, m in mats.items()}, rows, cols, MAX_LINES_PER_HEAD  # row-major: i * T + j
-        if self.focus[0] == "query":
-            sel = np.array(self.focus[1], dtype=np.int64)
-            rows = np.repeat(sel, T)
-            cols = np.tile(np.arange(T), len(sel))
-        else:
-            rows = np.arange(T)
-            cols = np.full(T, self.focus[1][0])
-        return {h: m[rows, cols] for h, m in mats.items()}, rows, cols, None
+        """The candidate links of :func:`~desktop_app.views.link_paths.candidate_links` for the current focus."""
+        return candidate_links(A, self.state.show, self.enabled_heads, self._n_heads, self.focus)
 
     def _draw_links(self, per_head: dict, rows: np.ndarray, cols: np.ndarray, cap: int | None, wmax: float) -> int:
-        """Set each (head, opacity bin) path to its links above the threshold; returns how many are drawn."""
-        threshold = self.threshold_fraction * wmax
-        total = 0
-        for h, row in enumerate(self.path_items):
-            if h not in per_head or wmax <= 0:
-                for item in row:
-                    item.setPath(QPainterPath())
-                    item.setVisible(False)
-                continue
-            r, c, w = link_segments(per_head[h], rows, cols, max(threshold, 1e-12), cap)
-            total += len(w)
-            bins = np.minimum((w / wmax * N_OPACITY_BINS).astype(np.int64), N_OPACITY_BINS - 1)
-            for b, item in enumerate(row):
-                m = bins == b
-                n = int(m.sum())
-                if n == 0:
-                    item.setPath(QPainterPath())
-                    item.setVisible(False)  # empty paths also break pyqtgraph's SVG export
-                    continue
-                item.setVisible(True)
-                x = np.empty(2 * n)
-                y = np.empty(2 * n)
-                x[0::2], x[1::2] = QUERY_X, KEY_X
-                y[0::2] = r[m] + 0.5
-                y[1::2] = c[m] + 0.5
-                item.setPath(pg.arrayToQPath(x, y, connect="pairs"))
-        return total
+        """Set the paths to the links above the threshold (:func:`~desktop_app.views.link_paths.draw_links`)."""
+        return draw_links(self.path_items, per_head, rows, cols, cap, wmax, self.threshold_fraction)
 
     def export_item(self):
         """The graphics scene that PNG/SVG export should render."""

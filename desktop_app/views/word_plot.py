@@ -12,7 +12,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 
 from .colours import NEGATIVE_COLOUR, POSITIVE_COLOUR
-from desktop_app.views.corpus.plots import TEXT_COLOUR, CorpusPlot, alpha
+from desktop_app.views.corpus.corpus_plot import TEXT_COLOUR, CorpusPlot, alpha
 from .widgets import TokenAxis
 
 

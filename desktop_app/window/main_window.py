@@ -8,13 +8,11 @@ Layout (all docks can be moved, tabbed, floated or hidden; QSettings remembers i
 Which docks show is the workspace's (:mod:`desktop_app.window.workspaces`); a window without panels keeps them all.
 
 Analysis runs live on a background thread (:mod:`desktop_app.workers.inference`), 250 ms after the last keystroke,
-or at once with Ctrl+Enter. What is shown lives in one :class:`~desktop_app.state.ExplorerState` (``window.state``).
+or at once with Ctrl+Enter. The model's loading and switching are :mod:`desktop_app.window.loading`'s. What is shown lives in one :class:`~desktop_app.state.ExplorerState` (``window.state``).
 """
 
 from __future__ import annotations
 
-import gc
-import logging
 import sys
 from pathlib import Path
 
@@ -48,13 +46,10 @@ from .file_actions import FileActionsMixin
 from .head_importance import load_head_importance_dialog
 from .layout import LayoutMixin
 from .menus import MenusMixin
+from .loading import ModelLoading
 from .model_menu import ModelMenu
 from .settings import APP_NAME, app_settings, precision_setting
 from .workspaces import Workspaces
-
-LOAD_FALLBACK_MS = 300  # a window not painted by then (offscreen, tests) loads its model anyway
-
-log = logging.getLogger(__name__)
 
 DEBOUNCE_MS = 250  # milliseconds after the last keystroke before live analysis
 GUI_SWITCH_INTERVAL_S = 0.001  # seconds; see MainWindow.__init__
@@ -115,8 +110,7 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         self.predictor_loaded.connect(self.compare.set_predictor)
         self._font_pt = float(QApplication.font().pointSizeF() if QApplication.font().pointSizeF() > 0 else 10.0)
         self._zoom_pt = self._font_pt + 1
-        self._predictor = None
-        self._loading_dir: str | None = None  # the folder being switched to ("" bundled), None when not switching
+        self.loading = ModelLoading(self)  # the first load, switching models, the controller's answers
         self._docks: dict[str, QDockWidget] = {}
         self.extra_views: dict[str, QWidget] = {}  # exportable views added by panels (register_view)
         self._drop_overlay: QLabel | None = None
@@ -135,21 +129,12 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         self.set_zoom(self._zoom_pt)
         self.prediction_panel.set_loading("Loading model\u2026")
         self.statusBar().showMessage("Loading model\u2026")
-        # The model (and torch) load on the inference thread once the window has painted, so the two do not share
-        # the interpreter before the first paint (issue 34); a window never shown starts after LOAD_FALLBACK_MS.
-        self._load_args: tuple | None = (model_dir, device)
-        QTimer.singleShot(LOAD_FALLBACK_MS, self._start_load)
-
-    def _start_load(self) -> None:
-        if self._load_args is not None:
-            args, self._load_args = self._load_args, None
-            self.controller.load(*args)
+        self.loading.schedule(model_dir, device)  # on the inference thread once the window has painted (issue 34)
 
     def paintEvent(self, event) -> None:  # noqa: N802 - Qt's name
         """The first paint starts the model load (see ``__init__``)."""
         super().paintEvent(event)
-        if self._load_args is not None:
-            QTimer.singleShot(0, self._start_load)
+        self.loading.first_paint()
 
     def _build_widgets(self) -> None:
         """The editor, the prediction panel, the token view, the docked views, the menus and the toolbar."""
@@ -189,8 +174,8 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         self.review_box.pair_changed.connect(self.debounce.start)
         self.editor.paths_dropped.connect(self.paths_dropped)
         self.analyze_button.clicked.connect(self.analyze_now)
-        self.controller.loaded.connect(self._on_loaded)
-        self.controller.load_failed.connect(self._on_load_failed)
+        self.controller.loaded.connect(self.loading.on_loaded)
+        self.controller.load_failed.connect(self.loading.on_load_failed)
         self.controller.prediction.connect(self._on_prediction)
         self.state.windows.requested.connect(self.show_window)
         self.controller.layer_probabilities.connect(self.state.set_layer_probabilities)
@@ -205,7 +190,7 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
     @property
     def predictor(self):
         """The loaded ``model.Predictor``, or None until ``predictor_loaded``."""
-        return self._predictor
+        return self.loading.predictor
 
     @property
     def current_prediction(self):
@@ -242,7 +227,7 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         if not text.strip():
             self.state.set_prediction(None)
             self.prediction_panel.set_idle(
-                "Type or paste a review" if self._predictor is not None else "Loading model\u2026"
+                "Type or paste a review" if self.predictor is not None else "Loading model\u2026"
             )
             return
         pair = self.review_box.text_pair()  # None: a single text
@@ -262,18 +247,9 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         Analysis still queued for the current model is dropped, the results on display are cleared
         (``model_switch_started`` lets panels stop work of the old model), and a busy indicator shows. The
         answer is ``predictor_loaded`` (then the editor's review is analysed again) or ``model_load_failed``
-        (one message; the current model stays loaded).
+        (one message; the current model stays loaded). See :class:`~desktop_app.window.loading.ModelLoading`.
         """
-        self._loading_dir = str(folder) if folder else ""
-        name = Path(self._loading_dir).name if self._loading_dir else "the bundled model"
-        self.debounce.stop()
-        self.controller.switch_model(self._loading_dir or None, self.device)
-        self.state.clear_results()  # nothing is current until the new model's first result; explanations abandoned
-        self.model_switch_started.emit(self._loading_dir)
-        self.prediction_panel.set_loading(f"Loading {name}\u2026")
-        self.model_label.setText(f"loading {name}\u2026")
-        self.busy.setVisible(True)
-        self.statusBar().showMessage(f"Loading model {self._loading_dir or name}\u2026")
+        self.loading.switch(folder)
 
     def set_layer_head(self, layer: int, head: int) -> None:
         """Select a layer (0-based) and head choice (0-based, or ``MEAN_HEADS``/``MAX_HEADS``) in every view."""
@@ -308,62 +284,6 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
             handle.shutdown()
 
     # ------------------------------------------------------------------ worker results
-    def _on_loaded(self, predictor, info) -> None:
-        switched, self._predictor = self._loading_dir is not None, predictor
-        # What is alive now (modules, Qt wrappers, the model) lives as long as the app: keep it out of the
-        # cyclic collector's full scans, which otherwise stalled the event loop ~100 ms mid-batch.
-        gc.collect()
-        gc.freeze()
-        self.setWindowTitle(f"{APP_NAME} \u2014 {Path(info.model_dir).name or 'model'} on {info.device_name}")
-        self._show_model_label(info)
-        self.state.set_model(info)  # the prediction panel's bars, the selectors, the views
-        saved = self.settings.value("view/layer"), self.settings.value("view/head")
-        if saved[0] is not None and saved[1] is not None:
-            try:
-                self.state.set_layer_head(int(saved[0]), int(saved[1]))
-            except (TypeError, ValueError):
-                pass
-        self._fill_samples_menu()
-        note = f"; {info.load_note}" if info.load_note else ""
-        self.statusBar().showMessage(f"Model loaded in {info.load_s:.1f} s{note}", 10000 if note else 5000)
-        if self.state.prediction is None and not self.controller.busy:
-            self.prediction_panel.set_idle()
-        if switched:
-            self.model_dir, self._loading_dir = self._loading_dir or None, None
-            self.busy.setVisible(False)
-        self.predictor_loaded.emit(predictor)
-        if switched and self.editor.toPlainText().strip():
-            self.prediction_panel.set_loading("First analysis\u2026")
-            self.statusBar().showMessage(f"Model loaded in {info.load_s:.1f} s{note}; first analysis\u2026")
-            self.analyze_now()
-
-    def _show_model_label(self, info) -> None:
-        """The status bar's model summary, with what loading allowed but noticed (e.g. extra weights not used)."""
-        note = info.load_note.split(" (")[0]
-        self.model_label.setText(info.summary() + (f"; {note}" if note else ""))
-        self.model_label.setToolTip(info.load_note)
-
-    def _on_load_failed(self, message: str) -> None:
-        if self._predictor is not None:  # switching failed: the current model stays loaded
-            self._loading_dir = None
-            self.busy.setVisible(False)
-            if self.state.info is not None:
-                self._show_model_label(self.state.info)
-            self.statusBar().showMessage(message, 10000)
-            log.warning("%s", message)
-            self.model_menu.switch_failed(message)
-            if self.editor.toPlainText().strip():
-                self.analyze_now()
-            else:
-                self.prediction_panel.set_idle()
-            self.model_load_failed.emit(message)
-            return
-        self.setWindowTitle(f"{APP_NAME} \u2014 no model")
-        self.prediction_panel.set_error(message)
-        self.model_label.setText("no model")
-        self.statusBar().showMessage(message)
-        self.model_load_failed.emit(message)
-
     def _on_prediction(self, pred) -> None:
         pred = self.state.task.adopt(pred)  # read with the user's multi-label threshold (no forward pass)
         doc = pred.document  # the whole review (pred is one window of it when it is long)
@@ -374,7 +294,7 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
 
     def _on_head_mask(self, mask) -> None:
         """Heads were switched off or on: analyse the review again at once (no debounce)."""
-        if self._predictor is not None and self.editor.toPlainText().strip():
+        if self.predictor is not None and self.editor.toPlainText().strip():
             self.analyze_now()
         n_off = 0 if mask is None else int((mask == 0).sum())
         self.statusBar().showMessage(f"{n_off} head{'s' if n_off != 1 else ''} switched off" if n_off else

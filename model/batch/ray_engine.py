@@ -8,7 +8,7 @@
    gold label and status, and cuts the record stream into blocks of
    ``block_rows`` records (Arrow tables);
 2. scores the blocks with Ray Data ``map_batches`` over an actor pool: each
-   actor (:class:`ScoringActor`) loads a :class:`model.Predictor` once from a
+   actor (:class:`model.batch.scoring_actor.ScoringActor`) loads a :class:`model.Predictor` once from a
    model folder that every node can read, and scores a block with
    :func:`model.batch.score_records` (the local engine's code);
 3. yields the result rows to the caller in input order (Ray Data's
@@ -23,7 +23,9 @@ free for Ray Data and the driver, the rest shared among the actors).
 
 Faults: an actor that dies (OOM kill, lost node) is restarted and its block retried (``max_restarts`` /
 ``max_task_retries``); a block whose scoring raises is re-scored one review at a time, so only the review that fails
-gets a ``"scoring failed: ..."`` status (:func:`score_block`).
+gets a ``"scoring failed: ..."`` status (:func:`model.batch.scoring_actor.score_block`).
+
+This module is the driver; the blocks and the actor that scores them are :mod:`model.batch.scoring_actor`'s.
 
 Ray is imported only inside the functions that need it: this module imports without the ``cluster`` extra, and
 :func:`import_ray` names the extra when it is missing.
@@ -34,28 +36,20 @@ from __future__ import annotations
 import logging
 import os
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from .engine import ResultRow, failed_row, score_records
-from .export import _import_pyarrow
+from .engine import ResultRow
 from .gold import GoldReader
-from .rows import BLOCK_FIELDS
 from .ray_pool import PoolPlan, plan_pool
 from .readers import Record
+from .scoring_actor import TEST_CRASH_ENV, ScoringActor, records_to_table, table_to_rows
 from .walk import iter_records
 
 CLUSTER_HINT = "the Ray engine needs the 'cluster' extra: pip install 'attention-explorer[cluster]'"
-# Test hook (not a CLI option): the path of a marker file; the first actor to reach its second block creates it and
-# exits the process (os._exit) before returning, once per marker, so tests can check that a dead actor is retried.
-TEST_CRASH_ENV = "ATTENTION_EXPLORER_RAY_TEST_CRASH_MARKER"
-VECTOR_COLUMN = "vector"  # an output block's sentence vectors (issue 42), when kept
 MAX_RESTARTS = 3  # per actor; each restart reloads the model
 MAX_TASK_RETRIES = 3  # per block, on an actor that died
-_INPUT_COLUMNS = ("source", "text", "gold", "status", "text_pair", "gold_source")
 
 
 def import_ray() -> Any:
@@ -70,161 +64,6 @@ def import_ray() -> Any:
     except ImportError as exc:
         raise RuntimeError(f"{CLUSTER_HINT} ({exc})") from exc
     return ray
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Blocks: records <-> Arrow tables <-> rows
-
-
-def records_to_table(records: Sequence[Record]) -> Any:
-    """The input block of ``records``: an Arrow table with the columns of :data:`_INPUT_COLUMNS` (strings, nullable).
-
-    Raises:
-        RuntimeError: pyarrow is missing (it comes with Ray Data).
-    """
-    pa = _import_pyarrow()
-    return pa.table({c: pa.array([getattr(r, c) for r in records], pa.string()) for c in _INPUT_COLUMNS})
-
-
-def table_to_records(table: Any) -> list[Record]:
-    """Records back from an input block made by :func:`records_to_table`."""
-    cols = [table.column(c).to_pylist() for c in _INPUT_COLUMNS]
-    return [Record(*values) for values in zip(*cols, strict=True)]
-
-
-def _block_schema(pa: Any) -> Any:
-    """The Arrow schema of an output block: every :class:`ResultRow` field (probabilities and labels as lists), so
-    the driver gets the same rows as the local engine whatever the model's labels and task."""
-    types = {"probabilities": pa.list_(pa.float64()), "labels": pa.list_(pa.string()), "num_tokens": pa.int64(),
-             "num_windows": pa.int64(), "truncated": pa.bool_(), "correct": pa.bool_(), "value": pa.float64(),
-             "components": pa.list_(pa.struct([("name", pa.string()), ("value", pa.float64())]))}
-    return pa.schema([(f, types.get(f, pa.string())) for f in BLOCK_FIELDS])
-
-
-def rows_to_table(rows: Sequence[ResultRow], vectors: Sequence[Any] | None = None) -> Any:
-    """An output block: the rows as an Arrow table of every :class:`ResultRow` field (:func:`_block_schema`); with
-    ``vectors`` (one float32 [d] or None per row) a last column ``vector`` (list of float32, null for none)."""
-    pa = _import_pyarrow()
-    table = pa.Table.from_pylist([{f: getattr(r, f) for f in BLOCK_FIELDS} for r in rows], schema=_block_schema(pa))
-    if vectors is None:
-        return table
-    column = pa.array([None if v is None else v.tolist() for v in vectors], type=pa.list_(pa.float32()))
-    return table.append_column(VECTOR_COLUMN, column)
-
-
-def table_to_rows(table: Any, on_vectors: Callable[[list[Any]], None] | None = None) -> list[ResultRow]:
-    """Result rows back from an output block made by :func:`rows_to_table`; its ``vector`` column, if any, goes to
-    ``on_vectors`` (:func:`table_vectors`)."""
-    if VECTOR_COLUMN in table.column_names:
-        if on_vectors is not None:
-            on_vectors(table_vectors(table))
-        table = table.drop_columns([VECTOR_COLUMN])
-    return [ResultRow(**{**d, "probabilities": tuple(d["probabilities"] or ()), "labels": tuple(d["labels"] or ()),
-                         "components": tuple((c["name"], c["value"]) for c in d["components"] or ())})
-            for d in table.to_pylist()]
-
-
-def table_vectors(table: Any) -> list[np.ndarray | None]:
-    """The ``vector`` column of an output block: float32 [d] per row, None for a row without one."""
-    return [None if v is None else np.asarray(v, np.float32) for v in table.column(VECTOR_COLUMN).to_pylist()]
-
-
-def score_block(predictor: Any, records: Sequence[Record], batch_size: int = 64, vectors: Any = None,
-                vectors_out: list | None = None, components: bool = False) -> list[ResultRow]:
-    """Score one block with the local engine's :func:`model.batch.score_records`; one row per record, in order.
-
-    If scoring the block raises, the block is scored again one record at a time, and a record whose scoring still
-    raises gets the status ``"scoring failed: <error type>: <message>"``: one bad review never loses its block.
-
-    Args:
-        predictor: a :class:`model.Predictor` (or anything ``score_records`` accepts).
-        records: the block's records (unreadable ones pass through as their status rows).
-        batch_size: texts per forward pass.
-        vectors, vectors_out: a :class:`model.records.vectors.VectorSpec` to keep, and the list that gets one entry
-            per row (float32 [d], or None for a failed row), as :func:`model.batch.score_records` gives them.
-        components: each row's components, as :func:`model.batch.score_records` gives them (issue 53).
-
-    Returns:
-        ``len(records)`` rows.
-    """
-    records = list(records)
-    if not records:
-        return []
-    kept: list = []
-    kw = {"components": components, **({} if vectors is None else {"vectors": vectors, "on_vectors": kept.extend})}
-    try:
-        out = [r for rows in score_records(predictor, records, batch_size, chunk=len(records), **kw) for r in rows]
-    except Exception as exc:  # noqa: BLE001 - isolate the failing review below
-        logging.getLogger(__name__).warning("a block of %d failed (%s); scoring it one by one", len(records), exc)
-        out, kept[:] = [], []
-        for rec in records:
-            try:
-                out.extend(r for rows in score_records(predictor, [rec], 1, chunk=1, **kw) for r in rows)
-            except Exception as exc:  # noqa: BLE001 - becomes the review's status
-                out.append(failed_row(rec, f"scoring failed: {type(exc).__name__}: {exc}"))
-                kept.append(None)
-    if vectors_out is not None:
-        vectors_out.extend(kept)
-    return out
-
-
-class ScoringActor:
-    """A Ray Data ``map_batches`` callable class: one :class:`model.Predictor` per actor.
-
-    Args:
-        model_dir: a model folder every node can read (absolute path, or a shared mount).
-        batch_size: texts per forward pass.
-        device: ``"cpu"``, ``"cuda"``, ...; ``"cuda"`` falls back to the CPU where no GPU is visible.
-        torch_threads: intra-op threads of this actor (see :func:`model.batch.ray_pool.plan_pool`).
-        task: ``(kind, threshold)`` passed to :meth:`model.Predictor.set_task` (None keeps the config's).
-        precision: passed to :meth:`model.Predictor.use_precision` (``auto``: each node's own CPU class; each row says
-            what it ran in; in one precision the rows equal the local engine's within 1e-5, issue 55).
-        vectors: None, or the :class:`model.records.vectors.VectorSpec` whose vectors each block's table carries
-            (:func:`rows_to_table`'s ``vector`` column). components: each row's components (:func:`score_block`).
-    """
-
-    def __init__(self, model_dir: str, batch_size: int, device: str, torch_threads: int,
-                 task: tuple[str | None, float | None] = (None, None), precision: str = "auto",
-                 vectors: Any = None, components: bool = False) -> None:
-        import torch
-
-        from model.predictor.predictor import Predictor
-
-        torch.set_num_threads(max(1, int(torch_threads)))
-        if device.startswith("cuda") and not torch.cuda.is_available():
-            device = "cpu"
-        self.predictor = Predictor.from_pretrained(model_dir, device=device)
-        if task != (None, None):  # the driver's --task / --threshold (checked there)
-            self.predictor.set_task(*task)
-        self.predictor.use_precision(precision)
-        self.batch_size, self.vectors, self.components = batch_size, vectors, components
-        self.calls = 0
-
-    def __call__(self, batch: Any) -> Any:
-        """Score one input block (Arrow table of :func:`records_to_table`) -> output block (:func:`rows_to_table`)."""
-        self.calls += 1
-        kept: list | None = None if self.vectors is None else []
-        rows = score_block(self.predictor, table_to_records(batch), self.batch_size, self.vectors, kept,
-                           self.components)
-        _maybe_crash_for_test(self.calls)
-        return rows_to_table(rows, kept)
-
-
-def _maybe_crash_for_test(calls: int) -> None:
-    """The :data:`TEST_CRASH_ENV` hook: exit the actor's process once, on its second block, after scoring it."""
-    marker = os.environ.get(TEST_CRASH_ENV)
-    if not marker or calls < 2:
-        return
-    try:
-        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-    except FileExistsError:
-        return
-    os.close(fd)
-    os._exit(1)
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Driver
 
 
 def _blocks(records: Iterable[Record], block_rows: int) -> Iterator[list[Record]]:
@@ -386,14 +225,4 @@ def _score_window(ray: Any, tables: list[Any], plan: PoolPlan, options: dict[str
             compute=ray.data.ActorPoolStrategy(size=min(plan.num_workers, len(tables))), **options)
 
 
-__all__ = [
-    "CLUSTER_HINT",
-    "ScoringActor",
-    "import_ray",
-    "records_to_table",
-    "rows_to_table",
-    "score_block",
-    "score_paths_ray",
-    "table_to_records",
-    "table_to_rows",
-]
+__all__ = ["CLUSTER_HINT", "import_ray", "score_paths_ray"]

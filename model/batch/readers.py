@@ -52,7 +52,7 @@ Folder rules (decided here, documented for the GUI and the CLI)
 Encodings: UTF-8/UTF-16/UTF-32 when the file starts with their BOM (the BOM is
 removed); BOM-less UTF-16 when every other byte is NUL; then strict UTF-8;
 otherwise ``charset-normalizer`` guesses the code page (ties go to cp1252,
-see :func:`guess_encoding`).
+see :func:`guess_encoding`). Opening, sniffing and decoding one file is :mod:`model.batch.opening`'s.
 
 Bad input never raises: the record gets ``text=None`` and a ``status``
 naming the reason: not found, permission denied, broken symlink, symlink
@@ -63,19 +63,17 @@ undecodable bytes, unsupported file type, no text column, invalid JSON, ...
 from __future__ import annotations
 
 import csv
-import errno
 import json
 import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import IO
 
 from model.files import compression
-from model.files.textio import SAMPLE_BYTES, binary_kind, decode_bytes, detect_stream_encoding
 
 from .columns import Columns, pick_columns
 from .gold import gold_text, normalize_gold
+from .opening import open_stream, os_error_status, read_text_file
 
 DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024  # 10 MB; files read whole (.txt, .json) above this are refused
 
@@ -128,92 +126,6 @@ def _natural_key(name: str) -> list:
     return [(0, int(p), "") if p.isdigit() else (1, 0, p.lower()) for p in re.split(r"(\d+)", name) if p]
 
 
-def _human_bytes(n: float) -> str:
-    for unit in ("bytes", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GB"  # pragma: no cover
-
-
-def _os_error_status(exc: BaseException, path: str) -> str:
-    """A short status for an error of :data:`model.files.compression.READ_ERRORS` met while opening, statting or
-    reading ``path`` (a compressed file's damage, :func:`model.files.compression.is_damage`, is described as such)."""
-    if not isinstance(exc, OSError) or (compression.split_compression(path)[1] and compression.is_damage(exc)):
-        return compression.describe_error(exc, path)
-    if isinstance(exc, PermissionError) or exc.errno in (errno.EACCES, errno.EPERM):
-        return "permission denied"
-    if exc.errno == errno.ELOOP:
-        return "symlink loop (too many levels of symbolic links)"
-    if exc.errno == errno.ENOENT:
-        if os.path.islink(path):
-            return f"broken symlink (target {os.readlink(path)!r} does not exist)"
-        return "not found"
-    if exc.errno == errno.EISDIR:
-        return "is a folder"
-    return f"cannot read: {exc.strerror or exc}"
-
-
-def _read_sample(path: str) -> bytes:
-    with compression.open_bytes(path) as fh:
-        return fh.read(SAMPLE_BYTES)
-
-
-def _check_file(path: str, max_file_bytes: int | None) -> tuple[bytes | None, str | None, int]:
-    """Stat + sniff a file. Returns ``(sample, failure_status, size_bytes)``."""
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        return None, _os_error_status(exc, path), 0
-    size = st.st_size
-    if max_file_bytes is not None and size > max_file_bytes:
-        return None, f"too large ({_human_bytes(size)}; the limit is {_human_bytes(max_file_bytes)})", size
-    try:
-        sample = _read_sample(path)
-    except compression.READ_ERRORS as exc:
-        return None, _os_error_status(exc, path), size
-    if not sample:
-        return None, "empty file", size
-    kind = binary_kind(sample)
-    if kind:
-        return None, f"binary file ({kind}), not text", size
-    return sample, None, size
-
-
-def _read_text_file(path: str, max_file_bytes: int | None) -> tuple[str | None, str | None]:
-    """Read and decode a whole file. Returns ``(text, failure_status)``."""
-    _sample, status, _ = _check_file(path, max_file_bytes)
-    if status:
-        return None, status
-    try:
-        with compression.open_bytes(path) as fh:  # a compressed file's cap is on what it decompresses to
-            data = fh.read() if max_file_bytes is None else fh.read(max_file_bytes + 1)
-    except compression.READ_ERRORS as exc:
-        return None, _os_error_status(exc, path)
-    if max_file_bytes is not None and len(data) > max_file_bytes:
-        return None, f"too large (more than {_human_bytes(max_file_bytes)})"
-    try:
-        text, _ = decode_bytes(data)
-    except (UnicodeDecodeError, ValueError, LookupError) as exc:
-        return None, f"undecodable bytes ({exc})" if "undecodable" not in str(exc) else str(exc)
-    if not text.strip():
-        return None, "whitespace only"
-    return text, None
-
-
-def _open_stream(path: str) -> tuple[IO[str] | None, str | None]:
-    """Open a CSV/TSV/JSONL file (plain or compressed) for streaming text. Returns ``(handle, failure_status)``."""
-    sample, status, _ = _check_file(path, None)  # streamed: no whole-file cap
-    if status:
-        return None, status
-    try:
-        enc = detect_stream_encoding(path, sample)
-        return compression.open_text(path, enc), None
-    except compression.READ_ERRORS as exc:
-        return None, _os_error_status(exc, path)
-    except (ValueError, LookupError) as exc:
-        return None, str(exc) if "undecodable" in str(exc) else f"undecodable bytes ({exc})"
-
 
 def _text_status(text: object, max_record_bytes: int | None) -> str | None:
     if not isinstance(text, str):
@@ -241,7 +153,7 @@ def _row_record(source: str, text: object, pair: object, gold: str | None, has_p
 
 def _iter_table(path: str, columns: Columns, max_record_bytes: int | None) -> Iterator[Record]:
     """Rows of a CSV (comma) or TSV (tab) file; see the module docstring."""
-    fh, status = _open_stream(path)
+    fh, status = open_stream(path)
     if fh is None:
         yield _fail(path, status or "cannot read")
         return
@@ -278,7 +190,7 @@ def _iter_table(path: str, columns: Columns, max_record_bytes: int | None) -> It
         except csv.Error as exc:
             yield _fail(f"{path}:row {row_no + 1}", f"malformed CSV: {exc}")
         except compression.READ_ERRORS as exc:
-            yield _fail(f"{path}:row {row_no + 1}", _os_error_status(exc, path))
+            yield _fail(f"{path}:row {row_no + 1}", os_error_status(exc, path))
 
 
 def _record_from_object(obj: object, source: str, columns: Columns, max_record_bytes: int | None) -> Record:
@@ -297,7 +209,7 @@ def _record_from_object(obj: object, source: str, columns: Columns, max_record_b
 
 
 def _iter_jsonl(path: str, columns: Columns, max_record_bytes: int | None) -> Iterator[Record]:
-    fh, status = _open_stream(path)
+    fh, status = open_stream(path)
     if fh is None:
         yield _fail(path, status or "cannot read")
         return
@@ -320,13 +232,13 @@ def _iter_jsonl(path: str, columns: Columns, max_record_bytes: int | None) -> It
         except UnicodeDecodeError as exc:
             yield _fail(f"{path}:line {line_no + 1}", f"undecodable bytes ({exc.reason})")
         except compression.READ_ERRORS as exc:
-            yield _fail(f"{path}:line {line_no + 1}", _os_error_status(exc, path))
+            yield _fail(f"{path}:line {line_no + 1}", os_error_status(exc, path))
     if not any_line:
         yield _fail(path, "whitespace only")
 
 
 def _iter_json(path: str, columns: Columns, max_file_bytes: int | None) -> Iterator[Record]:
-    text, status = _read_text_file(path, max_file_bytes)
+    text, status = read_text_file(path, max_file_bytes)
     if text is None:
         yield _fail(path, status or "cannot read")
         return
@@ -348,7 +260,7 @@ def _iter_json(path: str, columns: Columns, max_file_bytes: int | None) -> Itera
 def _iter_review(path: str, columns: Columns, max_file_bytes: int | None) -> Iterator[Record]:
     """The one review of a ``.txt`` file; its parent folder's name is its folder gold (``pos/``, ``neg/`` or a class
     name; read for the model by :class:`model.batch.gold.GoldReader`)."""
-    text, status = _read_text_file(path, max_file_bytes)
+    text, status = read_text_file(path, max_file_bytes)
     gold = os.path.basename(os.path.dirname(path)) or None
     yield (Record(path, text, gold, gold_source="folder") if text is not None
            else Record(path, None, gold, status or "cannot read", gold_source="folder"))

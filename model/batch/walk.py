@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from model.files.compression import READ_ERRORS, open_bytes, split_compression
 
 from .columns import Columns
+from .opening import os_error_status
 from .readers import (
     _SKIPPED_NAMES,
     DEFAULT_MAX_FILE_BYTES,
@@ -27,7 +28,6 @@ from .readers import (
 )
 from .readers import _fail as fail
 from .readers import _natural_key as natural_key
-from .readers import _os_error_status as os_error_status
 
 
 class _Walker:

@@ -19,34 +19,31 @@ with the number of reviews (``--projection`` holds them for the map: :mod:`model
 bar and a summary line (count, positive share, accuracy when gold, reviews/s, peak RSS) go to stderr. ``--report``/``--metrics`` add a self-contained HTML report and ``metrics.json`` computed from the
 same rows, with corpus-level token scores from a second pass over the scored texts (:mod:`model.scorer.report`).
 
-Exit status: :data:`EXIT_STATUS` (also the end of ``--help``).
+The options and their parser are :mod:`model.scorer.args`'s; this module runs them.
+
+Exit status: :data:`model.scorer.args.EXIT_STATUS` (also the end of ``--help``).
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
-import os
 import sys
 from collections.abc import Sequence
 
-from model.scorer.args import (
-    positive_float as _positive_float, positive_int as _positive_int, unit_interval as _unit_interval
-)
-from model.scorer.compare import CompareRun, add_compare_argument, ray_compared
-from model.scorer.counterfactuals import add_counterfactual_arguments, corpus_outputs, counterfactual_usage, keeps_rows
-from model.scorer.report import add_report_arguments, report_path_error
-from model.scorer.corpus_map import add_map_arguments, map_error, map_kwargs, map_schema, map_sections, map_writer
+from model.scorer.args import build_parser, ray_usage, writes_shards
+from model.scorer.compare import CompareRun, ray_compared
+from model.scorer.counterfactuals import corpus_outputs, counterfactual_usage, keeps_rows
+from model.scorer.report import report_path_error
+from model.scorer.corpus_map import map_error, map_kwargs, map_schema, map_sections, map_writer
 from model.batch.columns import Columns, check_columns
 from model.batch.engine import Summary, Timer, components_refusal, score_records
-from model.batch.export import FORMATS, RowWriter, format_for_path
+from model.batch.export import RowWriter, format_for_path
 from model.batch.gold import GoldReader
-from model.batch.readers import DEFAULT_MAX_FILE_BYTES
 from model.batch.rows import RowSchema
-from model.batch.shards import ShardWriter, is_shard_folder
+from model.batch.shards import ShardWriter
 from model.batch.walk import estimate_count, iter_records
-from model.predictor.precision import PRECISIONS
-from model.tasks.task import TASKS, task_of
+from model.tasks.task import task_of
 from model.text.inputs import InputSpec
 
 MAX_LISTED_FAILURES = 50
@@ -61,92 +58,6 @@ def peak_rss_bytes() -> int | None:
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return rss if sys.platform == "darwin" else rss * 1024  # macOS reports bytes, Linux kilobytes
 
-
-EXIT_STATUS = (
-    "Exit status: 0 every input was scored; 1 some input could not be scored (each listed on stderr; its row says "
-    "why in the status column), the model could not be loaded (or has no classification head), or an output could "
-    "not be written; 2 usage error, found before anything is scored (a bad option, a --text-column, --pair-column "
-    "or --label-column that a named file lacks, --pair-column with a model that reads single texts, a --report or "
-    "--metrics path that cannot be written); 130 interrupted with Ctrl+C (the rows scored so far are written first).")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (exposed for documentation and tests); ``--help`` ends with :data:`EXIT_STATUS`."""
-    p = argparse.ArgumentParser(
-        prog="attention-explorer-score", epilog=EXIT_STATUS,
-        description="Score texts (or sentence pairs) with the bundled sentiment model or a Hugging Face classifier. "
-        "Inputs: .txt (one text), .csv/.tsv (a text/review/content column), .jsonl/.json (a 'text' field), "
-        "each also compressed (.gz, .xz, .bz2: reviews.jsonl.gz), or folders of them (recursive; pos/ and neg/ "
-        "folders, or folders named after the model's classes, give gold labels).",
-    )
-    p.add_argument("paths", nargs="+", metavar="PATH", help="files and/or folders of reviews")
-    p.add_argument("--out", "-o", metavar="FILE", help="write results here (atomically) instead of stdout")
-    p.add_argument("--format", "-f", choices=FORMATS, help="output format (default: from --out's extension, else csv)")
-    p.add_argument("--batch-size", type=_positive_int, default=64, metavar="N", help="reviews per forward pass (64)")
-    p.add_argument("--text-column", metavar="NAME", help="CSV/TSV column or JSON field holding the text")
-    p.add_argument("--pair-column", metavar="NAME", help="CSV/TSV column or JSON field holding a sentence pair's "
-                   "second text (default: a 'text_pair' column when there is one)")
-    p.add_argument("--label-column", metavar="NAME", help="CSV/TSV column or JSON field holding the gold label: a "
-                   "class name or id, ';'-separated labels (multi-label), a number (regression); default: "
-                   "label/labels/sentiment/gold")
-    p.add_argument("--model", metavar="DIR", help="model folder: ours or a Hugging Face classifier folder "
-                   "(safetensors, tokenizer.json); default: the bundled resources/model")
-    p.add_argument("--device", metavar="DEV", help="cpu, cuda, cuda:1, ... (default: CUDA when available)")
-    p.add_argument("--precision", choices=PRECISIONS, default="auto",
-                   help="fp32, bf16 (the weights converted once) or auto: bf16 only on a CPU class where bf16 was measured "
-                   "at least 1.5 times float32's speed end to end (none so far: fp32), never for a regression head; "
-                   "decided from the CPU's reported features, never timed (model/predictor/precision.py; default auto). "
-                   "The summary line and each row's precision column say what ran")
-    p.add_argument("--max-file-mb", type=_positive_float, default=DEFAULT_MAX_FILE_BYTES / 2**20, metavar="M",
-                   help="refuse one-review files larger than M MiB (default %(default)g)")
-    p.add_argument("--task", choices=TASKS, help="read the model's outputs as this task instead of what its "
-                   "config.json says (single_label: softmax; multi_label: a sigmoid per label; regression: the raw "
-                   "value); docs/task_types.md")
-    p.add_argument("--threshold", type=_unit_interval, metavar="T", help="multi-label decision threshold in (0, 1): "
-                   "a label is predicted when its sigmoid is at least T (default 0.5)")
-    p.add_argument("--long-text", choices=("windows", "head_tail"), default="windows",
-                   help="reviews longer than the model's maximum length: read in side-by-side windows (default; the "
-                        "num_windows column) or cut to their head and tail (docs/long_documents.md)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--components", action="store_true", help="a top_components column: the five largest parts of each "
-                   "row's predicted logit (heads, FFNs, ...; docs/components.md); --metrics/--report gain them")
-    # --- Ray engine (issue 13, model/batch/ray_engine.py) ---
-    g = p.add_argument_group("Ray engine (needs the 'cluster' extra)")
-    g.add_argument("--engine", choices=ENGINES, default="local",
-                   help="local: this process (default); ray: an actor pool on a Ray cluster")
-    g.add_argument("--ray-address", metavar="ADDR",
-                   help="join a running cluster: auto or ray://host:port (default: start a local Ray instance)")
-    g.add_argument("--num-workers", type=_positive_int, metavar="N",
-                   help="scoring actors (default: from the cluster's CPUs/GPUs)")
-    g.add_argument("--gpus-per-worker", type=_positive_float, metavar="G", help="GPUs per actor (default: 0, CPU)")
-    add_report_arguments(p, _positive_int)  # --report, --metrics, --top-tokens, --min-count, --no-token-scores
-    add_compare_argument(p)  # --compare-model (issue 44, model/scorer/compare.py)
-    add_counterfactual_arguments(p, _positive_int)  # --counterfactuals, --counterfactuals-out, --cf-* (issue 43)
-    add_map_arguments(p)  # --embeddings, --embedding-layer, --embedding-pooling, --projection (issue 42)
-    return p
-
-
-ENGINES = ("local", "ray")
-
-
-def _ray_usage(args: argparse.Namespace) -> str | None:
-    """Why the Ray options do not fit together (a usage error), or None."""
-    ray_only = [f for f, v in (("--ray-address", args.ray_address), ("--num-workers", args.num_workers),
-                               ("--gpus-per-worker", args.gpus_per_worker)) if v is not None]
-    if args.engine != "ray" and ray_only:
-        return f"{', '.join(ray_only)} need(s) --engine ray"
-    if args.engine == "ray" and args.long_text != "windows":
-        return "the Ray engine reads long reviews in windows; --long-text head_tail needs --engine local"
-    if args.out and args.out.endswith(("/", os.sep)) and args.engine != "ray":
-        return "a folder of Parquet shards (--out DIR/) needs --engine ray"
-    if _is_shard_folder(args) and args.format not in (None, "parquet"):
-        return "a shard folder (--out DIR/) holds Parquet files; drop --format or use --format parquet"
-    return None
-
-
-def _is_shard_folder(args: argparse.Namespace) -> bool:
-    """``--engine ray --out DIR/`` (or an existing folder): write a folder of Parquet shards."""
-    return args.engine == "ray" and bool(args.out) and is_shard_folder(args.out)
 
 
 def _ray_chunks(args: argparse.Namespace, max_bytes: int, progress, gold=None, **map_kw):
@@ -354,12 +265,12 @@ def _main(argv: Sequence[str] | None) -> int:
 
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """Check the options, load the model, score, commit the output and report; :class:`_Stop` ends it early."""
-    if (usage := _ray_usage(args) or counterfactual_usage(args)) is not None:
+    if (usage := ray_usage(args) or counterfactual_usage(args)) is not None:
         raise _usage_error(parser, usage)
     if (bad := report_path_error(args) or map_error(args)) is not None:
         print(f"{parser.prog}: error: {bad}", file=sys.stderr)  # one line, before the model loads
         return 2
-    shards = _is_shard_folder(args)
+    shards = writes_shards(args)
     fmt = _output_format(parser, args, shards)
     if (bad := check_columns(args.paths, Columns(args.text_column, args.pair_column, args.label_column))) is not None:
         raise _usage_error(parser, bad)

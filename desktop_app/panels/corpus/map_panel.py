@@ -11,7 +11,7 @@ batch table, the corpus metrics and the explorer.
   ``points``) and so the Corpus metrics, which describe the selection; rows the table's filters hide (a confusion
   cell, a category, a word) are drawn faint, so a cell's points stand out; a click opens the text in the explorer.
   The explored text is a star (placed with the fitted projection) and its 10 nearest texts by cosine are ringed and
-  listed with their labels and gold.
+  listed with their labels and gold (:class:`~desktop_app.panels.corpus.nearest.NearestTexts`).
 * Slices (:class:`~desktop_app.panels.corpus.map_slices.SlicesBox`): named selections, their metrics side by side, export.
 * Fit (issue 56): the tab takes the height of the dock and no more (its status is one line, elided, the whole text
   its tooltip: a word-wrapped label made the scroll area size the tab to its preferred height, 234 px taller than the
@@ -33,7 +33,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QListWidget,
     QProgressBar,
     QPushButton,
     QSplitter,
@@ -48,10 +47,11 @@ from model.tasks.types import SINGLE_LABEL
 from desktop_app.map_settings import MapSettings
 from desktop_app.views.corpus.map_plot import CorpusMapPlot
 from desktop_app.views.widgets import ElidedLabel, fitting_width
-from desktop_app.workers.corpus.map_jobs import explored_job, projection_job
+from desktop_app.workers.corpus.map_jobs import projection_job
 from desktop_app.workers.handle import EXPLANATION_NICE
 from desktop_app.workers.jobs import Jobs
 from desktop_app.panels.corpus.map_slices import SlicesBox
+from desktop_app.panels.corpus.nearest import NearestTexts
 
 PCA_THROTTLE_MS = 1000  # while rows arrive, the PCA map is made again at most once a second
 EXCERPT_CHARS = 160
@@ -87,12 +87,8 @@ class CorpusMapPanel(QWidget):
         self.batch, self.predictor = batch, None
         self.projector = self.vectors = None
         self.rows: list = []  # the table rows of the points, in point order
-        self._explored = None  # (text, pair) being explored
-        self.neighbour_rows: list[int] = []
-        self._explored_at = None  # the explored text's Explored record, once placed
         self._method = "pca"  # the projection last asked for
         self.handle = Jobs("corpus-map", EXPLANATION_NICE, parent=self)
-        self.explore_handle = Jobs("corpus-map-explored", EXPLANATION_NICE, parent=self)
         self.timer = QTimer(self, singleShot=True, interval=PCA_THROTTLE_MS)
         self.timer.timeout.connect(lambda: self.project("pca", automatic=True))
         self._build_ui(describe)
@@ -122,8 +118,8 @@ class CorpusMapPanel(QWidget):
         self.progress.setVisible(False)
         self.plot = CorpusMapPlot()
         self.status = ElidedLabel("Score a folder of texts: each becomes a point here, placed by its sentence vector.")
-        self.neighbours = QListWidget()
-        self.neighbours.itemActivated.connect(lambda item: self.open_row(int(item.data(256))))
+        self.nearest = NearestTexts(self)  # the explored text's star and its nearest texts
+        self.neighbours = self.nearest.list
         self.slices = SlicesBox(self, describe)
         for w in (self.colour_box, self.label_box, self.select_box):
             w.currentIndexChanged.connect(self._on_controls)
@@ -140,19 +136,13 @@ class CorpusMapPanel(QWidget):
         line.addWidget(self.progress)
         side = QSplitter()
         side.setOrientation(side.orientation().Vertical)
-        holder = QWidget()
-        lay = QVBoxLayout(holder)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(QLabel("Nearest to the explored text (cosine):"))
-        lay.addWidget(self.neighbours)
-        side.addWidget(holder)
+        side.addWidget(self.nearest)
         side.addWidget(self.slices)
         self.split = split = QSplitter()
         split.addWidget(self.plot)
         split.addWidget(side)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 1)
-        self.neighbours.setMinimumWidth(120)
         self._sized = False
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -217,8 +207,7 @@ class CorpusMapPanel(QWidget):
 
     def set_explored(self, text: str | None, text_pair: str | None = None) -> None:
         """The text shown in the explorer (None: none): marked on the map with its nearest texts."""
-        self._explored = None if not text else (text, text_pair)
-        self._place_explored()
+        self.nearest.set_explored(text, text_pair)
 
     def select_rows(self, rows: list, name: str = "") -> None:
         """Filter the batch table (and so the Corpus metrics) to ``rows`` (table rows); [] clears the selection."""
@@ -248,7 +237,7 @@ class CorpusMapPanel(QWidget):
         """Stop the map's workers."""
         self.timer.stop()
         self.handle.shutdown()
-        self.explore_handle.shutdown()
+        self.nearest.shutdown()
 
     # -- projection -------------------------------------------------------------------------------------------
     def _rows_changed(self) -> None:
@@ -261,11 +250,11 @@ class CorpusMapPanel(QWidget):
     def _on_reset(self) -> None:
         self.timer.stop()
         self.handle.cancel()
-        self.projector, self.vectors, self.rows, self._explored_at, self._method = None, None, [], None, "pca"
+        self.projector, self.vectors, self.rows, self._method = None, None, [], "pca"
         self.plot.set_points(np.zeros((0, 2)), [], [])
         self.plot.set_legend([])  # no points, no key (it stayed under the emptied map)
         self.plot.set_marks(None)
-        self.neighbours.clear()
+        self.nearest.clear()
         self.status.setText("Score a folder of texts: each becomes a point here, placed by its sentence vector.")
         self.slices.refresh()
 
@@ -295,7 +284,7 @@ class CorpusMapPanel(QWidget):
                             "click a point to explore it, right-drag to pan; the table and the metrics follow the "
                             "selection.")
         self.recolour()
-        self._place_explored()
+        self.nearest.place()
         self.slices.refresh()
         self.projected.emit(r)
 
@@ -339,40 +328,7 @@ class CorpusMapPanel(QWidget):
         self.plot.set_points(self.projector.result.coords, colours, [excerpt(r) for r in self.rows], faded,
                              keep_range=keep_range)
         self.plot.set_legend(legend)
-        self._mark()
-
-    # -- the explored text ------------------------------------------------------------------------------------
-    def _place_explored(self) -> None:
-        if self._explored is None or self.projector is None or self.predictor is None:
-            self.plot.set_marks(None)
-            self.neighbours.clear()
-            return
-        text, pair = self._explored
-        own = next((i for i, r in zip(self.vectors.rows.tolist(), self.rows) if r.text == text
-                    and r.text_pair == pair), None)
-        self.explore_handle.run(explored_job, self.predictor, text, pair, self.batch.row_vectors.spec,
-                                self.projector, self.vectors, own, on_result=self._on_explored,
-                                on_error=lambda exc: self.status.setText(f"The explored text cannot be placed: {exc}"))
-
-    def _on_explored(self, e) -> None:
-        self._explored_at = e
-        self.neighbour_rows = [int(i) for i in e.rows]
-        self.neighbours.clear()
-        table = self.batch.table_model
-        for i, sim in zip(self.neighbour_rows, e.similarity, strict=True):
-            r = table.row_at(i)
-            gold = f", gold {r.gold}" if r.has_gold else ""
-            self.neighbours.addItem(f"{sim:.3f}  {r.label or r.value}{gold}: {' '.join(r.text.split())[:90]}")
-            self.neighbours.item(self.neighbours.count() - 1).setData(256, i)
-        self._mark()
-
-    def _mark(self) -> None:
-        e = self._explored_at
-        if e is None or self._explored is None:
-            self.plot.set_marks(None)
-            return
-        at = {int(t): k for k, t in enumerate(self.vectors.rows)}
-        self.plot.set_marks(e.xy, [at[i] for i in self.neighbour_rows if i in at])
+        self.nearest.mark()
 
     # -- opening texts ----------------------------------------------------------------------------------------
     def _table_row(self, point: int) -> int:

@@ -27,8 +27,9 @@ from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QMenu, QTabWidget, QTool
 from model.corpus.metrics import undefined_f1
 from model.tasks.types import SINGLE_LABEL, MultiLabel, Regression, SingleLabel, task_type
 
+from desktop_app.views.corpus.corpus_plot import READABLE_SIZE
 from desktop_app.views.corpus.plots import (
-    NUMBERED, READABLE_SIZE, ConfusionMatrixPlot, ProbabilityHistogramPlot, ReliabilityPlot, SliceAccuracyPlot
+    NUMBERED, ConfusionMatrixPlot, ProbabilityHistogramPlot, ReliabilityPlot, SliceAccuracyPlot
 )
 from desktop_app.views.corpus.task_plots import PerClassPlot, RegressionScatterPlot
 from desktop_app.views.widgets import ElidedLabel, scrollable

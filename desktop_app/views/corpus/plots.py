@@ -1,12 +1,11 @@
 """The corpus dock's plots (pyqtgraph): confusion matrix, score histogram (P(positive), the confidence or the
 value), reliability diagram, accuracy by slice.
 
-Each plot is a :class:`CorpusPlot` (a ``pg.PlotWidget`` with ``export_item()``, so File > Export view writes it
-as PNG or SVG like the other views) and draws the fields of a :class:`model.corpus.metrics.CorpusMetrics` record
-(NumPy arrays and plain numbers; this module never imports it, nor torch). Plots are static summaries: no pan or
-zoom; the confusion matrix's cells are clickable (``cell_clicked``). Like every view they draw through the render
-scheduler (:mod:`desktop_app.views.render`): a new record is drawn one plot per event-loop turn, and only when the
-plot is visible, so an update of the corpus dock never stalls the GUI for the sum of four plots.
+Each plot is a :class:`~desktop_app.views.corpus.corpus_plot.CorpusPlot` (a ``pg.PlotWidget`` with
+``export_item()``, so File > Export view writes it as PNG or SVG like the other views; drawn through the render
+scheduler, one plot per event-loop turn and only when visible) and draws the fields of a
+:class:`model.corpus.metrics.CorpusMetrics` record (NumPy arrays and plain numbers; this module never imports it, nor
+torch). Plots are static summaries: no pan or zoom; the confusion matrix's cells are clickable (``cell_clicked``).
 """
 
 from __future__ import annotations
@@ -14,31 +13,16 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPen
+from PySide6.QtGui import QColor, QFont, QPen
 from PySide6.QtWidgets import QGraphicsRectItem
 
 from desktop_app.views.colours import NEUTRAL, class_colour
-from desktop_app.views.render import DeferredRender
-from desktop_app.views.widgets import TokenAxis, short_count, short_slice_name, style_plot, wrap_words
+from desktop_app.views.corpus.corpus_plot import READABLE_SIZE, TEXT_COLOUR, CorpusPlot, alpha
+from desktop_app.views.widgets import TokenAxis, short_count, short_slice_name
 
-TEXT_COLOUR = "#222222"
-TITLE_POINTS = 9.0
-"""The corpus plots' title size in points."""
-TEXT_MARGIN_PX = 24
-"""Pixels of a plot's width left free beside its title and its message."""
-READABLE_SIZE = (250, 150)
-"""Pixels (width, height) below which a corpus plot's text would overlap (title, two axes, a 2 x 2 confusion matrix
-with two lines per cell, the histogram's key above its bars): the corpus dock scrolls rather than squash a plot."""
 CELL_TEXT_PX = 34  # pixels of height a confusion-matrix cell needs for its count and percentage
 SMALL_CELL_PX = 24  # ... and for its count alone (more than NUMBERED classes)
 NUMBERED = 8  # above this many classes the columns are numbered (the rows name them: "3 joy")
-
-
-def alpha(colour: str, a: int) -> QColor:
-    """``colour`` with alpha ``a`` (0..255)."""
-    c = QColor(colour)
-    c.setAlpha(a)
-    return c
 
 
 def share_ramp(n: int = 256) -> np.ndarray:
@@ -48,114 +32,6 @@ def share_ramp(n: int = 256) -> np.ndarray:
     t = np.linspace(0.0, 1.0, n)[:, None]
     rgb = (1 - t) * 255 + t * np.array([end.red(), end.green(), end.blue()])
     return np.concatenate([rgb, np.full((n, 1), 255.0)], axis=1).round().astype(np.uint8)
-
-
-class CorpusPlot(DeferredRender, pg.PlotWidget):
-    """A small static plot with a title and a centred message for "nothing to show" (base of the corpus plots).
-
-    Subclasses' setters store what to draw with :meth:`defer`; it is drawn on a later event-loop turn, when visible
-    (:meth:`flush` draws it now).
-
-    Args:
-        title: the plot's title (also its name in the export menu).
-        axes: extra ``axisItems`` for ``pg.PlotWidget``.
-    """
-
-    def __init__(self, title: str, axes: dict | None = None) -> None:
-        super().__init__(background="w", axisItems=axes or {})
-        self.title = title
-        self.setMinimumSize(100, 80)
-        item = self.getPlotItem()
-        style_plot(item)
-        self._title_text = title
-        self._message_text = ""
-        item.setMouseEnabled(False, False)
-        item.setMenuEnabled(False)
-        item.hideButtons()
-        self._message = pg.TextItem("", color="#777777", anchor=(0.5, 0.5))
-        self._message.setZValue(10)
-        item.addItem(self._message, ignoreBounds=True)
-        self._init_deferred()
-        self._pending = None
-        item.layout.removeItem(item.titleLabel)  # the title spans the axes' columns too: the plot's whole width
-        item.layout.addItem(item.titleLabel, 0, 0, 1, 3)
-        self.set_title(title)
-
-    def defer(self, draw, *args) -> None:
-        """Draw ``draw(*args)`` on a later event-loop turn (when visible); a newer call replaces an undrawn one."""
-        self._pending = (draw, args)
-        self.request_render()
-
-    def redraw(self) -> None:
-        """Draw what :meth:`defer` stored."""
-        if self._pending is not None:
-            draw, args = self._pending
-            draw(*args)
-
-    def showEvent(self, event) -> None:
-        """Draw what changed while hidden."""
-        super().showEvent(event)
-        self._deferred_show()
-
-    def export_item(self):
-        """What PNG/SVG export renders: the plot with its axes and title."""
-        return self.getPlotItem()
-
-    def set_title(self, text: str) -> None:
-        """Replace the title shown above the plot (the export name stays :attr:`title`); plain text is broken at
-        spaces into lines that fit the plot's width (it ran off the edge in the default window), HTML is kept."""
-        self._title_text = text
-        if "<" not in text:
-            font = QFont()
-            font.setPointSizeF(TITLE_POINTS)
-            text = "<br>".join(wrap_words(text, QFontMetrics(font), self.text_width())) or text
-        self.getPlotItem().setTitle(text, color=TEXT_COLOUR, size=f"{TITLE_POINTS:g}pt")
-
-    def show_message(self, text: str, x: float = 0.5, y: float = 0.5) -> None:
-        """Show ``text`` at view position (x, y) ("" hides it), broken into lines that fit the plot's width."""
-        self._message_text = text
-        self._message.setText("\n".join(wrap_words(text, self.fontMetrics(), self.text_width())))
-        self._message.setPos(x, y)
-
-    def text_width(self) -> int:
-        """Pixels the title and the message may take: the plot's width less a margin."""
-        return max(40, self.width() - TEXT_MARGIN_PX)
-
-    def resizeEvent(self, event) -> None:
-        """Break the title and the message again for the new width."""
-        super().resizeEvent(event)
-        if "_title_text" in self.__dict__ and self.getPlotItem() is not None:  # not in pg.PlotWidget's __init__/close
-            self._refit_text()
-
-    def _refit_text(self) -> None:
-        self.set_title(self._title_text)
-        if self._message_text:
-            pos = self._message.pos()
-            self.show_message(self._message_text, pos.x(), pos.y())
-
-    def show_empty(self, message: str) -> None:
-        """Nothing to draw: an empty frame under the title with ``message`` (the hint) centred, and no axes (on an
-        empty range their tick labels piled up on each other)."""
-        self.clear_items()
-        item = self.getPlotItem()
-        for name in ("left", "bottom"):
-            item.hideAxis(name)
-        item.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
-        self.show_message(message)
-
-    def show_data(self) -> None:
-        """Something to draw: the axes back, the hint hidden (after :meth:`clear_items`)."""
-        item = self.getPlotItem()
-        for name in ("left", "bottom"):
-            item.showAxis(name)
-        self.show_message("")
-
-    def clear_items(self) -> None:
-        """Remove everything drawn except the message."""
-        item = self.getPlotItem()
-        for it in list(item.items):
-            if it is not self._message:
-                item.removeItem(it)
 
 
 class ConfusionMatrixPlot(CorpusPlot):

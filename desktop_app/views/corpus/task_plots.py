@@ -1,5 +1,5 @@
 """The corpus dock's plots that depend on the task (issue 30): per-class precision/recall/F1 and a regression's
-predicted-vs-gold scatter (pyqtgraph, drawn through :class:`~desktop_app.views.corpus.plots.CorpusPlot`).
+predicted-vs-gold scatter (pyqtgraph, drawn through :class:`~desktop_app.views.corpus.corpus_plot.CorpusPlot`).
 
 They draw fields of a :class:`model.corpus.metrics.CorpusMetrics` record (``per_class``:
 :class:`model.corpus.task_metrics.PerClass`; ``regression``: :class:`model.corpus.task_metrics.RegressionMetrics`);
@@ -13,7 +13,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
 from desktop_app.views.colours import NEUTRAL
-from desktop_app.views.corpus.plots import READABLE_SIZE, TEXT_COLOUR, CorpusPlot, alpha
+from desktop_app.views.corpus.corpus_plot import READABLE_SIZE, TEXT_COLOUR, CorpusPlot, alpha
 from desktop_app.views.widgets import TokenAxis
 
 ROW_PX = 16  # pixels per class in the per-class plot (28 classes stay readable; the dock scrolls)

@@ -94,7 +94,7 @@ def test_click_opens_and_explored_text_gets_neighbours(qtbot, panels, tiny_predi
     # the ten most similar texts by cosine; the fixture repeats texts, so equal similarities may come in either order
     # (float rounding decides a tie): compare the similarities, not the order of tied rows
     at = dict(zip(vectors.rows.tolist(), sim.tolist()))
-    got = m.neighbour_rows
+    got = m.nearest.neighbour_rows
     assert len(set(got)) == 10 and int(vectors.rows[0]) not in got
     np.testing.assert_allclose(sorted((at[r] for r in got), reverse=True), np.sort(sim)[::-1][:10], atol=1e-5)
     assert m.plot.star.data.shape[0] == 1 and len(m.plot.marks.data) == 10

@@ -75,7 +75,7 @@ def test_a_ringed_neighbour_opens_on_a_click(qtbot, mapped):
     opened = []
     m.batch.review_activated.connect(opened.append)
     pixels = np.array([[p.x(), p.y()] for p in (_on_screen(m.plot, xy) for xy in m.plot.xy)])
-    for k, table_row in enumerate(m.neighbour_rows[:3]):
+    for k, table_row in enumerate(m.nearest.neighbour_rows[:3]):
         point = m.rows.index(m.batch.table_model.row_at(table_row))
         at = _on_screen(m.plot, m.plot.xy[point])
         qtbot.mouseClick(m.plot.viewport(), Qt.MouseButton.LeftButton, pos=at)

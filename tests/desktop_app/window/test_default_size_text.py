@@ -128,7 +128,7 @@ def test_corpus_titles_and_hints_are_broken_into_lines_that_fit(qtbot):
     qtbot.wait(20)
     from PySide6.QtGui import QFont, QFontMetrics
 
-    from desktop_app.views.corpus.plots import TITLE_POINTS
+    from desktop_app.views.corpus.corpus_plot import TITLE_POINTS
 
     font = QFont()
     font.setPointSizeF(TITLE_POINTS)

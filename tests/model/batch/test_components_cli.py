@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pytest
 
-from model.batch import Record, ray_engine, score_records
+from model.batch import Record, score_records, scoring_actor
 from model.scorer import main as score
 from model.records.components import top_text
 
@@ -61,8 +61,8 @@ def test_engine_rows_keep_every_part_and_survive_arrow(tiny_predictor):
     split = tiny_predictor.component_attribution(TEXTS[0])
     assert rows[0].components == split.pairs() and rows[1].components == ()
     assert top_text(rows[0].components) == split.top_text()
-    block = ray_engine.score_block(tiny_predictor, records, components=True)
-    assert ray_engine.table_to_rows(ray_engine.rows_to_table(block)) == block == rows
+    block = scoring_actor.score_block(tiny_predictor, records, components=True)
+    assert scoring_actor.table_to_rows(scoring_actor.rows_to_table(block)) == block == rows
 
 
 def test_a_family_that_cannot_be_split_is_a_usage_error(reviews, tiny_model_dir, tmp_path, capsys, monkeypatch):

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 from imdb_data import imdb_sample
 
-from model.batch import Record, ResultRow, iter_records, ray_engine, ray_pool, read_results, score_records
+from model.batch import (Record, ResultRow, iter_records, ray_engine, ray_pool, read_results, score_records,
+                         scoring_actor)
 from model.scorer.main import main as score_main
 from model.batch.shards import ShardWriter
 
@@ -130,7 +131,7 @@ def test_a_review_that_breaks_scoring_gets_its_status(tiny_predictor, monkeypatc
     records = [Record(f"r{i}", "BOOM" if i == 3 else f"a good film {i}", "positive") for i in range(6)]
     records.append(Record("bad", None, None, "binary file (PNG image)"))
     monkeypatch.setattr(tiny_predictor, "score_many", fragile)
-    rows = ray_engine.score_block(tiny_predictor, records, batch_size=4)
+    rows = scoring_actor.score_block(tiny_predictor, records, batch_size=4)
     monkeypatch.undo()
     assert [r.source for r in rows] == [r.source for r in records]
     assert [r.status for r in rows] == ["ok"] * 3 + ["scoring failed: RuntimeError: tokenizer crashed"] + \
@@ -142,15 +143,15 @@ def test_a_review_that_breaks_scoring_gets_its_status(tiny_predictor, monkeypatc
 def test_blocks_round_trip_through_arrow(tiny_predictor):
     pytest.importorskip("pyarrow", reason="pyarrow is not installed")
     records = [Record("a", "fine", "positive"), Record("b", None, None, "empty file"), Record("c", "x", None)]
-    assert ray_engine.table_to_records(ray_engine.records_to_table(records)) == records
-    rows = ray_engine.score_block(tiny_predictor, records)
-    assert ray_engine.table_to_rows(ray_engine.rows_to_table(rows)) == rows
+    assert scoring_actor.table_to_records(scoring_actor.records_to_table(records)) == records
+    rows = scoring_actor.score_block(tiny_predictor, records)
+    assert scoring_actor.table_to_rows(scoring_actor.rows_to_table(rows)) == rows
 
 
 def test_shard_writer_writes_complete_shards_atomically(tmp_path, tiny_predictor):
     pytest.importorskip("pyarrow", reason="pyarrow is not installed")
     records = [Record(f"r{i}", f"review number {i}", None) for i in range(25)]
-    rows = ray_engine.score_block(tiny_predictor, records)
+    rows = scoring_actor.score_block(tiny_predictor, records)
     out = tmp_path / "shards"
     w = ShardWriter(out, shard_rows=10)
     w.write(rows[:7])
@@ -260,7 +261,7 @@ def test_shard_folder_output(ray_session, bundled_predictor, hostile_folder, tmp
 def test_killed_actor_is_retried_without_losing_or_duplicating_rows(ray_session, bundled_predictor, hostile_folder,
                                                                      tmp_path, monkeypatch):
     marker = tmp_path / "crashed-once"
-    monkeypatch.setenv(ray_engine.TEST_CRASH_ENV, str(marker))
+    monkeypatch.setenv(scoring_actor.TEST_CRASH_ENV, str(marker))
     rows = [r for c in ray_engine.score_paths_ray([hostile_folder], BUNDLED_MODEL, batch_size=4, block_rows=4,
                                                   num_workers=2, precision="fp32") for r in c]
     assert marker.exists(), "no actor exited: the crash hook did not run"

@@ -1,4 +1,5 @@
-"""The batch readers (model.batch.readers, model.batch.walk): every format, encodings, folder rules and bad input as statuses."""
+"""The batch readers (model.batch.readers, model.batch.opening, model.batch.walk): every format, encodings, folder rules
+and bad input as statuses."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import os
 
 import pytest
 
-from model.batch import Record, estimate_count, iter_records, normalize_gold, readers
+from model.batch import Record, estimate_count, iter_records, normalize_gold, opening, readers
 from model.batch.gold import GoldReader
 
 _BINARY = GoldReader(("negative", "positive"))
@@ -192,7 +193,7 @@ def test_unreadable_file_simulated(tmp_path, monkeypatch):
     def deny(path):
         raise PermissionError(13, "Permission denied", path)
 
-    monkeypatch.setattr(readers, "_read_sample", deny)
+    monkeypatch.setattr(opening, "read_sample", deny)
     rec = one(f)
     assert (rec.text, rec.status) == (None, "permission denied")
 
@@ -324,13 +325,13 @@ def test_folder_is_streamed_lazily(tmp_path, monkeypatch):
     for i in range(50):
         (tmp_path / f"{i}.txt").write_text(f"review {i}")
     opened = []
-    real = readers._read_sample
+    real = opening.read_sample
 
     def spy(path):
         opened.append(path)
         return real(path)
 
-    monkeypatch.setattr(readers, "_read_sample", spy)
+    monkeypatch.setattr(opening, "read_sample", spy)
     it = iter_records([tmp_path])
     first = next(it)
     assert first.text == "review 0"
