@@ -113,6 +113,8 @@ def attach_panels(window) -> dict:
     whatif.set_predictor(window.predictor)
     whatif.open_requested.connect(lambda text, pair: open_edit(window, whatif.source, text, pair))
     window.model_b_attention = ModelBAttention(window, window.model_menu.second)  # B's own heatmap and links
+    from desktop_app.panels.inside.patching import PatchingPanel  # issue 53: patching the pinned text into this one
+    window.patching = PatchingPanel(window, lambda: whatif.source)
     window.workspaces.start()  # every dock exists: open the saved workspace (else Read) with its layout
     return {"batch": batch, "corpus": corpus, "explain": explain, "whatif": whatif}
 

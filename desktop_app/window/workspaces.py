@@ -86,8 +86,9 @@ WORKSPACES: tuple[Workspace, ...] = (
     Workspace("learn", "Learn", "How attention works: positions, query/key/value neurons, step by step.",
               (*TEXT_DOCKS, DockGroup(RIGHT, ("Attention steps", "Neuron view", "Positional encoding"))),
               (*SIDE_SIZES, ("Attention steps", H, 0.48))),
-    Workspace("inside", "Inside", "Inside the model: every layer and head at once; switch heads off.",
-              (*TEXT_DOCKS, DockGroup(RIGHT, ("Model view", "Attention heatmap"))),
+    Workspace("inside", "Inside", "Inside the model: components, the contribution graph, patching between two texts, "
+              "every layer and head at once; switch heads off.",
+              (*TEXT_DOCKS, DockGroup(RIGHT, ("Patching", "Model view"))),
               (*SIDE_SIZES, ("Model view", H, 0.48))),
     Workspace("compare", "Compare", "Pinned texts, What if edits and a second model (B) side by side.",
               (*TEXT_DOCKS, DockGroup(RIGHT, ("Compare", "What if", "Model B attention"))),

@@ -1,0 +1,255 @@
+"""The Patching view (issue 53 section 3): the restored share of activation patching between the pinned (clean) text
+and the current (corrupted) one, as a heatmap (NumPy and Qt only, no torch).
+
+It draws ``state.inside.patching`` (a :class:`model.records.patching.PatchingResult`; :mod:`desktop_app.inside_results`)
+in the app's diverging palette (:data:`desktop_app.views.colours.DIVERGING_CMAP`: 0 white, 1 red, negative blue):
+
+* site ``resid``: layers x positions (``effects`` [L, T]); row l is the residual stream entering layer l + 1 (row 0:
+  the embeddings), the columns the receiving text's tokens. Positions with no partner in the other text (Compare's
+  word alignment) are not patched: hatched grey, and named under the heatmap;
+* site ``head``: layers x heads (``effects`` [L, H]); clicking a cell selects that layer and head in the explorer
+  (``state.set_layer_head``), so the attention views show it;
+* site ``ffn``: layers x one column, the layer's feed-forward output (``effects`` [L]).
+
+Each cell is ``(patched - corrupted) / (clean - corrupted)`` of the target's logit; hovering gives the number, the
+patched run's score and the component. The caption gives both texts' scores. When the two scores are (nearly)
+equal there is nothing to restore, and the view says so instead of dividing by about zero. Without a result it
+shows the result's note (``state.inside.patching_note``: computing, cancelled, why not, or what to do).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QPainterPath, QPen
+from PySide6.QtWidgets import QGraphicsPathItem, QLabel, QVBoxLayout, QWidget
+
+from ..colours import DIVERGING_CMAP, colormap
+from ..render import DeferredRender
+from ..widgets import TokenAxis, display_token, style_plot
+
+SAME_SCORE_RTOL = 1e-4
+"""The two texts' scores count as equal (nothing to restore) when they differ by at most this x max(1, |score|)."""
+
+UNALIGNED_BRUSH = QBrush(QColor(110, 110, 110, 200), Qt.BDiagPattern)
+"""The hatching over the positions that are not patched (no partner in the other text)."""
+
+
+def nothing_to_restore(result) -> bool:
+    """True when ``result``'s clean and corrupted scores are equal within :data:`SAME_SCORE_RTOL` (the restored
+    share would divide by about zero)."""
+    clean, corrupted = float(result.clean_score), float(result.corrupted_score)
+    return abs(clean - corrupted) <= SAME_SCORE_RTOL * max(1.0, abs(clean), abs(corrupted))
+
+
+def grid_of(result) -> np.ndarray:
+    """The result's ``effects`` as the heatmap's float32 [rows = layers, columns] grid ([L] -> [L, 1]), NaN kept."""
+    e = np.asarray(result.effects, dtype=np.float32)
+    return e[:, None] if e.ndim == 1 else e
+
+
+def row_labels(result) -> list[str]:
+    """The rows' labels: "L1".. (1-based layers); for ``resid`` the residual stream entering that layer, "emb"
+    (the embeddings, entering L1) first."""
+    L = grid_of(result).shape[0]
+    if result.site == "resid":
+        return ["emb\u2192L1", *(f"\u2192L{l + 1}" for l in range(1, L))]
+    return [f"L{l + 1}" for l in range(L)]
+
+
+def column_labels(result) -> list[str]:
+    """The columns' labels: the receiving text's tokens (``resid``), "H0".. (0-based heads) or "FFN"."""
+    if result.site == "resid":
+        return list(result.tokens)
+    if result.site == "head":
+        return [f"H{h}" for h in range(grid_of(result).shape[1])]
+    return ["FFN"]
+
+
+def component_name(result, row: int, column: int) -> str:
+    """What cell (row, column) patches, as the app names components ("L2.H3", "L2.ffn") or positions."""
+    if result.site == "head":
+        return f"L{row + 1}.H{column}"
+    if result.site == "ffn":
+        return f"L{row + 1}.ffn"
+    where = "the embeddings (into L1)" if row == 0 else f"the residual stream into L{row + 1}"
+    return f"{where} at {column} \u201c{display_token(result.tokens[column], 20)}\u201d"
+
+
+class PatchingView(DeferredRender, QWidget):
+    """The heatmap of ``state.inside.patching`` (module docstring).
+
+    Attributes:
+        matrix: float32 [rows, columns] on display (:func:`grid_of` of the result: its ``effects``, NaN for the
+            unaligned positions), or None when nothing is drawn. image_item: the ``pg.ImageItem``; colorbar: its
+            ``pg.ColorBarItem``. caption: the scores and the method; hover_label: the cell under the mouse;
+            unaligned_label: the positions not patched; hatch_item: their hatching.
+    """
+
+    def __init__(self, state, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._init_deferred()
+        self.state = state
+        self.result = None
+        self.matrix: np.ndarray | None = None
+        self.caption = QLabel("")
+        self.caption.setWordWrap(True)
+        self.glw = pg.GraphicsLayoutWidget()
+        self.glw.setBackground("w")
+        self.x_axis = TokenAxis("bottom", max_chars=10)
+        self.y_axis = TokenAxis("left", max_chars=7)
+        self.plot = self.glw.addPlot(row=0, col=0, axisItems={"bottom": self.x_axis, "left": self.y_axis})
+        self.plot.invertY(True)
+        style_plot(self.plot)
+        self.plot.hideButtons()
+        self.plot.setMenuEnabled(False)
+        self.plot.getViewBox().setMouseMode(pg.ViewBox.PanMode)
+        self.image_item = pg.ImageItem(axisOrder="row-major")
+        self.plot.addItem(self.image_item)
+        self.colorbar = pg.ColorBarItem(values=(-1.0, 1.0), colorMap=colormap(DIVERGING_CMAP), width=15,
+                                        label="restored share (0 corrupted, 1 clean)")
+        self.colorbar.setImageItem(self.image_item, insert_in=self.plot)
+        for axis in (self.x_axis, self.y_axis, self.colorbar.axis):
+            axis.enableAutoSIPrefix(False)
+        self.hatch_item = QGraphicsPathItem()
+        self.hatch_item.setPen(QPen(Qt.NoPen))
+        self.hatch_item.setBrush(UNALIGNED_BRUSH)
+        self.hatch_item.setZValue(5)
+        self.plot.addItem(self.hatch_item)
+        self.hover_label = QLabel("")
+        self.hover_label.setWordWrap(True)
+        self.unaligned_label = QLabel("")
+        self.unaligned_label.setWordWrap(True)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(2, 2, 2, 2)
+        lay.addWidget(self.caption)
+        lay.addWidget(self.glw, 1)
+        lay.addWidget(self.unaligned_label)
+        lay.addWidget(self.hover_label)
+        self.glw.scene().sigMouseClicked.connect(self._on_click)
+        self.glw.scene().sigMouseMoved.connect(self._on_hover)
+        state.inside.events.patching.connect(lambda *_: self.request_render())
+        self.request_render()
+
+    # ----------------------------------------------------------------- drawing
+    def redraw(self) -> None:
+        """Draw ``state.inside.patching``, or its note when there is none (or nothing to restore)."""
+        result = self.state.inside.patching
+        self.result, self.matrix = result, None
+        self.hover_label.setText("")
+        self.hatch_item.setPath(QPainterPath())
+        if result is None:
+            self._clear(self.state.inside.note("patching"))
+            return
+        scores = self.scores_text(result)
+        if nothing_to_restore(result):
+            self._clear(f"{scores}<br><b>Nothing to restore:</b> the two texts give the same "
+                        f"{result.label or 'output'} logit, so no component can restore a difference. Edit the "
+                        "current text (What if) or pin another one.")
+            return
+        grid = grid_of(result)
+        self.matrix = grid
+        rows, cols = grid.shape
+        top = float(np.nanmax(np.abs(grid))) if np.isfinite(grid).any() else 1.0
+        bound = max(1.0, top)
+        self.image_item.setImage(np.nan_to_num(grid, nan=0.0), autoLevels=False)
+        self.image_item.setRect(QRectF(0, 0, cols, rows))
+        self.colorbar.setLevels((-bound, bound))
+        self.x_axis.set_tokens(column_labels(result))
+        self.y_axis.set_tokens(row_labels(result))
+        vb = self.plot.getViewBox()
+        vb.setLimits(xMin=-0.5, xMax=cols + 0.5, yMin=-0.5, yMax=rows + 0.5)
+        self.plot.setRange(xRange=(0, cols), yRange=(0, rows), padding=0)
+        self.plot.setLabel("bottom", {"resid": "position (the receiving text's tokens)", "head": "head",
+                                      "ffn": "feed-forward output"}[result.site])
+        self.plot.setLabel("left", "layer")
+        self.caption.setText(scores)
+        self._draw_unaligned(result, rows)
+
+    def _clear(self, text: str) -> None:
+        self.image_item.clear()
+        self.colorbar.setLevels((-1.0, 1.0))
+        self.x_axis.set_tokens([])
+        self.y_axis.set_tokens([])
+        self.unaligned_label.setText("")
+        self.caption.setText(text)
+
+    @staticmethod
+    def scores_text(result) -> str:
+        """The caption: the method (an approximation said so), both texts' scores, the passes and the time."""
+        how = ("<b>Fast preview</b> (attribution patching: a gradient approximation, Nanda 2023)"
+               if result.approximate else "<b>Activation patching</b>")
+        way = ("denoise: the clean (pinned) text's activation into the corrupted (current) one"
+               if result.direction == "denoise" else
+               "noise: the corrupted (current) text's activation into the clean (pinned) one")
+        name = result.label or "output"
+        return (f"{how}, {way}. Score: the {name} logit; clean (pinned) {result.clean_score:.4g}, corrupted "
+                f"(current) {result.corrupted_score:.4g}. {result.passes} passes, {result.elapsed_s:.2f} s.")
+
+    def _draw_unaligned(self, result, rows: int) -> None:
+        """Hatch and name the receiving positions that are not patched (``resid``); name them for the other sites."""
+        other = "clean" if result.direction == "denoise" else "corrupted"
+        if not result.unaligned:
+            self.unaligned_label.setText("")
+            return
+        self.unaligned_label.setText(f"Not patched (no partner in the {other} text): "
+                                     + ", ".join(result.unaligned))
+        if result.site != "resid":
+            return
+        path = QPainterPath()
+        for t in np.flatnonzero(np.asarray(result.alignment) < 0):
+            path.addRect(QRectF(float(t), 0.0, 1.0, float(rows)))
+        self.hatch_item.setPath(path)
+
+    # ----------------------------------------------------------------- hover and click
+    def describe_cell(self, row: int, column: int) -> str:
+        """The hover text of cell (row = layer, column): the component, the restored share, the patched score."""
+        result, grid = self.result, self.matrix
+        name = component_name(result, row, column)
+        value = float(grid[row, column])
+        if not np.isfinite(value):
+            other = "clean" if result.direction == "denoise" else "corrupted"
+            return f"{name}: not patched (no partner in the {other} text)"
+        patched = float(np.asarray(result.patched_scores).reshape(grid.shape)[row, column])
+        est = "estimated " if result.approximate else ""
+        return (f"{name}: restored share {value:+.3f}; {est}patched {result.label or 'output'} logit {patched:.4g} "
+                f"(clean {result.clean_score:.4g}, corrupted {result.corrupted_score:.4g})")
+
+    def cell_at(self, scene_pos) -> tuple[int, int] | None:
+        """The (row, column) under scene position ``scene_pos``, or None outside the drawn grid."""
+        vb = self.plot.getViewBox()
+        if self.matrix is None or not vb.sceneBoundingRect().contains(scene_pos):
+            return None
+        pt = vb.mapSceneToView(scene_pos)
+        row, col = int(np.floor(pt.y())), int(np.floor(pt.x()))
+        rows, cols = self.matrix.shape
+        return (row, col) if 0 <= row < rows and 0 <= col < cols else None
+
+    def cell_scene_pos(self, row: int, column: int):
+        """The scene position of the centre of cell (row, column) (tests)."""
+        return self.plot.getViewBox().mapViewToScene(pg.Point(column + 0.5, row + 0.5))
+
+    def _on_hover(self, scene_pos) -> None:
+        cell = self.cell_at(scene_pos)
+        self.hover_label.setText("" if cell is None else self.describe_cell(*cell))
+
+    def _on_click(self, ev) -> None:
+        if ev.button() == Qt.LeftButton and (cell := self.cell_at(ev.scenePos())) is not None:
+            self.click_cell(*cell)
+
+    def click_cell(self, row: int, column: int) -> None:
+        """Act as if cell (row, column) was clicked: a head cell selects that layer and head in the explorer
+        (``state.set_layer_head``); an FFN or residual cell selects its layer (keeping the head)."""
+        if self.result is None or self.matrix is None:
+            return
+        head = column if self.result.site == "head" else self.state.head
+        self.state.set_layer_head(row, head)
+
+    def showEvent(self, event) -> None:
+        """Render if the result changed while hidden."""
+        super().showEvent(event)
+        self._deferred_show()
+
+
+__all__ = ["PatchingView", "component_name", "grid_of", "nothing_to_restore"]

@@ -1,0 +1,171 @@
+"""The Patching dock (issue 53 section 3; desktop_app/panels/inside/patching.py), offscreen, through the real window:
+the heatmap's numbers are the API's, progress reaches the end, Cancel stops the work, the empty state says what to
+do, unaligned positions are named, a hidden dock computes nothing, a head cell selects its head."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pytestqt")
+
+from gui_helpers import loaded_window
+
+from desktop_app.panels.inside.patching import CANCELLED_NOTE, NO_PIN_NOTE, TITLE
+from desktop_app.views.inside.patching import grid_of
+
+pytestmark = [pytest.mark.gui, pytest.mark.timeout(300)]
+WAIT_MS = 120_000
+CLEAN = "A wonderful film, I loved it and the acting is good."
+CORRUPTED = "A wonderful film, I did not love it and the acting is bad."
+
+
+def _analysed(qtbot, win, text: str) -> None:
+    win.analyze_text(text)
+    qtbot.waitUntil(lambda: win.state.prediction is not None and win.state.prediction.document.text == text,
+                    timeout=WAIT_MS)
+
+
+def _pair(qtbot, win, clean=CLEAN, corrupted=CORRUPTED) -> None:
+    """Analyse and pin ``clean``, then analyse ``corrupted`` (the current text)."""
+    _analysed(qtbot, win, clean)
+    win.state.pin_current()
+    _analysed(qtbot, win, corrupted)
+
+
+def _result(qtbot, win):
+    qtbot.waitUntil(lambda: win.state.inside.patching is not None, timeout=WAIT_MS)
+    return win.state.inside.patching
+
+
+def _same(shown: np.ndarray, expected: np.ndarray) -> None:
+    np.testing.assert_array_equal(np.isnan(shown), np.isnan(expected))
+    np.testing.assert_allclose(np.nan_to_num(shown), np.nan_to_num(expected), rtol=1e-5, atol=1e-6)
+
+
+def _check_against_api(qtbot, win, site: str) -> None:
+    panel = win.patching
+    panel.apply_settings({"site": site})
+    result = _result(qtbot, win)
+    assert result.site == site
+    panel.view.flush()
+    api = win.predictor.activation_patching(CLEAN, CORRUPTED, site=site, target=win.state.task.target)
+    _same(panel.view.matrix, grid_of(api))
+    assert panel.view.matrix.shape == grid_of(api).shape
+    assert f"{api.clean_score:.4g}" in panel.view.caption.text()
+    assert f"{api.corrupted_score:.4g}" in panel.view.caption.text()
+    assert panel.progress.value() == panel.progress.maximum() > 0  # the progress reached the end
+    row, col = np.argwhere(np.isfinite(panel.view.matrix))[-1]
+    hover = panel.view.describe_cell(int(row), int(col))
+    assert f"{float(api.effects.reshape(panel.view.matrix.shape)[row, col]):+.3f}" in hover
+    assert f"{float(api.patched_scores.reshape(panel.view.matrix.shape)[row, col]):.4g}" in hover
+    return api
+
+
+def test_the_heatmap_shows_the_apis_numbers_and_a_head_click_selects_it(qtbot, tiny_model_dir):
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    _pair(qtbot, win)
+    assert win.state.inside.patching is None  # the dock is hidden (Read workspace): nothing computed
+    win.raise_view(TITLE)
+    assert win.workspaces.current.key == "inside" and not win.dock(TITLE).isHidden()
+    api = _check_against_api(qtbot, win, "resid")
+    assert api.unaligned and all(name in win.patching.view.unaligned_label.text() for name in api.unaligned)
+    assert not win.patching.view.hatch_item.path().isEmpty()  # the unaligned positions are hatched
+    t = int(np.flatnonzero(api.alignment < 0)[0])
+    assert "not patched" in win.patching.view.describe_cell(1, t)
+    _check_against_api(qtbot, win, "head")
+    win.patching.view.click_cell(1, 1)
+    assert win.state.layer_head == (1, 1)
+    _check_against_api(qtbot, win, "ffn")
+    win.patching.apply_settings({"site": "resid", "method": "attribution"})
+    result = _result(qtbot, win)
+    assert result.approximate and "Fast preview" in win.patching.view.caption.text()
+    with pytest.raises(ValueError, match="'direction'"):
+        win.patching.apply_settings({"direction": "sideways"})
+    assert win.patching.settings() == {"site": "resid", "direction": "denoise", "method": "attribution"}
+
+
+def test_cancel_stops_the_work_and_says_so(qtbot, tiny_model_dir):
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    _pair(qtbot, win)
+    lock = win.predictor._parts().pass_lock  # holding it keeps the worker before its first patched batch
+    with lock:
+        win.raise_view(TITLE)
+        assert win.patching.running and win.patching.cancel_button.isEnabled()
+        qtbot.mouseClick(win.patching.cancel_button, __import__("PySide6.QtCore").QtCore.Qt.LeftButton)
+    qtbot.waitUntil(lambda: not win.patching.running, timeout=WAIT_MS)
+    assert win.state.inside.patching is None and win.state.inside.note(TITLE.lower()) == CANCELLED_NOTE
+    win.patching.view.flush()
+    assert "cancelled" in win.patching.view.caption.text() and win.patching.view.matrix is None
+    win.patching.run_button.click()  # Run computes it again
+    assert _result(qtbot, win).site == "resid"
+
+
+def test_no_pin_shows_the_instruction_and_pins_the_what_if_original(qtbot, tiny_model_dir):
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    win.raise_view(TITLE)
+    _analysed(qtbot, win, CORRUPTED)
+    assert win.state.inside.patching_note == NO_PIN_NOTE
+    win.patching.view.flush()
+    assert "Pin a text first" in win.patching.view.caption.text()
+    assert win.patching.pin_button.isVisible() and win.patching.pin_button.text() == "Pin this text"
+    win.panels["whatif"].source = (CLEAN, None)  # as after "Edit this text" on CLEAN, an edit now on display
+    win.patching.request(force=True)
+    assert win.patching.pin_button.text() == "Pin the original"
+    win.patching.pin_button.click()
+    qtbot.waitUntil(lambda: bool(win.state.pins), timeout=WAIT_MS)
+    assert [p.text for p in win.state.pins] == [CLEAN] and win.state.pins[0].prediction.document.text == CLEAN
+    result = _result(qtbot, win)
+    assert result.clean_tokens == tuple(win.state.pins[0].prediction.tokens) and not win.patching.pin_button.isVisible()
+
+
+def test_a_hidden_dock_computes_nothing(qtbot, tiny_model_dir, monkeypatch):
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    calls = []
+    real = win.predictor.activation_patching
+    monkeypatch.setattr(win.predictor, "activation_patching", lambda *a, **k: calls.append(a) or real(*a, **k))
+    _pair(qtbot, win)
+    win.patching.apply_settings({"site": "head"})
+    qtbot.wait(200)
+    assert win.dock(TITLE).isHidden() and calls == [] and win.state.inside.patching is None
+    win.workspaces.switch("inside")
+    _result(qtbot, win)
+    assert len(calls) == 1
+
+
+def test_a_tiny_hugging_face_model_and_one_without_a_head(qtbot, tmp_path):
+    pytest.importorskip("transformers")
+    from tests.fixtures.tiny_hf import make_tiny_hf_dir
+
+    bert = make_tiny_hf_dir(tmp_path / "bert", "bert", init_std=0.5)  # 0.02 gives logits within 2e-5 of each other
+    win = loaded_window(qtbot, bert, panels=True)
+    win.raise_view(TITLE)
+    _pair(qtbot, win)
+    _check_against_api(qtbot, win, "head")
+    headless = loaded_window(qtbot, make_tiny_hf_dir(tmp_path / "bare", "bert", head=False), panels=True)
+    headless.raise_view(TITLE)
+    _analysed(qtbot, headless, CLEAN)
+    assert "needs a classification head" in headless.state.inside.patching_note
+
+
+def test_equal_scores_say_there_is_nothing_to_restore(qtbot):
+    from gui_helpers import state_and_view
+
+    from desktop_app.views.inside.patching import PatchingView
+    from model.records.patching import PatchingResult
+
+    state, view = state_and_view(qtbot, PatchingView, size=(500, 400))
+    tokens = ("[CLS]", "good", "[SEP]")
+    for corrupted, drawn in ((1.23456, False), (1.23457, False), (0.5, True)):
+        gap = 1.23456 - corrupted
+        effects = np.full((2, 3), np.nan, np.float32) if gap == 0 else np.full((2, 3), 0.25 / gap, np.float32)
+        state.inside.set("patching", PatchingResult(
+            site="resid", direction="denoise", method="exact", effects=effects, patched_scores=effects,
+            clean_score=1.23456, corrupted_score=corrupted, target=1, label="positive", clean_tokens=tokens,
+            corrupted_tokens=tokens, alignment=np.arange(3), unaligned=(), passes=3, elapsed_s=0.01))
+        view.flush()
+        assert (view.matrix is not None) == drawn
+        assert ("Nothing to restore" in view.caption.text()) != drawn
