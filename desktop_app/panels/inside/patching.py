@@ -41,6 +41,8 @@ from ...workers.inside.patching import patching_job, predict_job
 from ...workers.jobs import Jobs
 
 TITLE = "Patching"
+PATCHING_NICE = EXPLANATION_NICE
+"""The niceness of the dock's worker thread (:func:`desktop_app.workers.handle.lower_thread_priority`)."""
 SITE_TITLES = {"resid": "Residual stream", "head": "Heads", "ffn": "FFNs"}
 DIRECTION_TITLES = {"denoise": "Denoise (clean \u2192 corrupted)", "noise": "Noise (corrupted \u2192 clean)"}
 METHOD_TITLES = {"exact": "Activation patching", "attribution": "Attribution patching (fast preview, approximate)"}
@@ -79,7 +81,7 @@ class PatchingPanel(QObject):
         self._whatif_source = whatif_source or (lambda: None)
         self._asked: tuple | None = None  # the key of the running or shown computation
         self.running = False
-        self.handle = Jobs("patching-worker", EXPLANATION_NICE, parent=self)
+        self.handle = Jobs("patching-worker", PATCHING_NICE, parent=self)
         self.view = PatchingView(self.state)
         self.pin_combo = QComboBox()
         self.pin_combo.setToolTip("The clean text: a pinned text (pin one in the Prediction box or Compare)")

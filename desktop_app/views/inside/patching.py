@@ -29,6 +29,12 @@ from ..colours import DIVERGING_CMAP, colormap
 from ..render import DeferredRender
 from ..widgets import TokenAxis, display_token, style_plot
 
+FOCUS_MIN_COLUMNS = 40
+"""A residual grid wider than this many positions opens zoomed to the positions that matter (:func:`focus_columns`)."""
+
+LABELLED_CELLS = 400
+"""Head and FFN grids of at most this many cells write each cell's number in it."""
+
 SAME_SCORE_RTOL = 1e-4
 """The two texts' scores count as equal (nothing to restore) when they differ by at most this x max(1, |score|)."""
 
@@ -77,6 +83,24 @@ def component_name(result, row: int, column: int) -> str:
     return f"{where} at {column} \u201c{display_token(result.tokens[column], 20)}\u201d"
 
 
+def focus_columns(result, grid: np.ndarray) -> tuple[int, int]:
+    """The columns [start, stop) a residual grid opens on: the positions whose restored share reaches 5 % of the
+    largest and the unaligned ones, widened by 6 positions each side to at least :data:`FOCUS_MIN_COLUMNS`; the whole
+    grid for the other sites, narrow grids and grids where nothing stands out."""
+    cols = grid.shape[1]
+    if result.site != "resid" or cols <= FOCUS_MIN_COLUMNS:
+        return 0, cols
+    size = np.nan_to_num(np.abs(grid)).max(axis=0)
+    marked = np.flatnonzero((size >= 0.05 * size.max()) & (size > 0) | (np.asarray(result.alignment) < 0))
+    if marked.size == 0:
+        return 0, cols
+    lo, hi = max(0, int(marked[0]) - 6), min(cols, int(marked[-1]) + 7)
+    grow = max(0, FOCUS_MIN_COLUMNS - (hi - lo))
+    lo = max(0, lo - (grow + 1) // 2)
+    hi = min(cols, max(hi + grow // 2, lo + FOCUS_MIN_COLUMNS))
+    return lo, hi
+
+
 class PatchingView(DeferredRender, QWidget):
     """The heatmap of ``state.inside.patching`` (module docstring).
 
@@ -117,6 +141,7 @@ class PatchingView(DeferredRender, QWidget):
         self.hatch_item.setBrush(UNALIGNED_BRUSH)
         self.hatch_item.setZValue(5)
         self.plot.addItem(self.hatch_item)
+        self.cell_texts: list[pg.TextItem] = []  # the numbers written in a small grid's cells
         self.hover_label = QLabel("")
         self.hover_label.setWordWrap(True)
         self.unaligned_label = QLabel("")
@@ -160,14 +185,37 @@ class PatchingView(DeferredRender, QWidget):
         self.y_axis.set_tokens(row_labels(result))
         vb = self.plot.getViewBox()
         vb.setLimits(xMin=-0.5, xMax=cols + 0.5, yMin=-0.5, yMax=rows + 0.5)
-        self.plot.setRange(xRange=(0, cols), yRange=(0, rows), padding=0)
+        start, stop = focus_columns(result, grid)
+        self.plot.setRange(xRange=(start, stop), yRange=(0, rows), padding=0)
+        self._write_cells(grid if result.site != "resid" else None)
         self.plot.setLabel("bottom", {"resid": "position (the receiving text's tokens)", "head": "head",
                                       "ffn": "feed-forward output"}[result.site])
         self.plot.setLabel("left", "layer")
-        self.caption.setText(scores)
+        zoom = (f" Showing positions {start}–{stop - 1} of {cols}, where the shares are: scroll or drag for the "
+                "rest." if (start, stop) != (0, cols) else "")
+        self.caption.setText(scores + zoom)
         self._draw_unaligned(result, rows)
 
+    def _write_cells(self, grid: np.ndarray) -> None:
+        """Write each cell's restored share in it when the grid is small (:data:`LABELLED_CELLS`; the head and FFN
+        grids; None: none)."""
+        for item in self.cell_texts:
+            self.plot.removeItem(item)
+        self.cell_texts = []
+        if grid is None or grid.size > LABELLED_CELLS:
+            return
+        bound = max(1.0, float(np.nanmax(np.abs(grid))) if np.isfinite(grid).any() else 1.0)
+        for (row, col), value in np.ndenumerate(grid):
+            if np.isfinite(value):
+                dark = abs(float(value)) > 0.55 * bound  # white text on the strong colours
+                item = pg.TextItem(f"{value:.2f}", color="w" if dark else "#222222", anchor=(0.5, 0.5))
+                item.setPos(col + 0.5, row + 0.5)
+                item.setZValue(6)
+                self.plot.addItem(item)
+                self.cell_texts.append(item)
+
     def _clear(self, text: str) -> None:
+        self._write_cells(None)
         self.image_item.clear()
         self.colorbar.setLevels((-1.0, 1.0))
         self.x_axis.set_tokens([])
