@@ -155,6 +155,7 @@ class PatchingView(DeferredRender, QWidget):
         self.glw.scene().sigMouseClicked.connect(self._on_click)
         self.glw.scene().sigMouseMoved.connect(self._on_hover)
         state.inside.events.patching.connect(lambda *_: self.request_render())
+        state.events.head_mask.connect(lambda *_: self.request_render())  # the caption's note on a head mask
         self.request_render()
 
     # ----------------------------------------------------------------- drawing
@@ -182,6 +183,7 @@ class PatchingView(DeferredRender, QWidget):
         self.image_item.setRect(QRectF(0, 0, cols, rows))
         self.colorbar.setLevels((-bound, bound))
         self.x_axis.set_tokens(column_labels(result))
+        self.x_axis.set_min_spacing(70.0 if result.site == "resid" else 24.0)  # every head's name when it fits
         self.y_axis.set_tokens(row_labels(result))
         vb = self.plot.getViewBox()
         vb.setLimits(xMin=-0.5, xMax=cols + 0.5, yMin=-0.5, yMax=rows + 0.5)
@@ -193,7 +195,10 @@ class PatchingView(DeferredRender, QWidget):
         self.plot.setLabel("left", "layer")
         zoom = (f" Showing positions {start}–{stop - 1} of {cols}, where the shares are: scroll or drag for the "
                 "rest." if (start, stop) != (0, cols) else "")
-        self.caption.setText(scores + zoom)
+        mask = self.state.head_mask
+        unmasked = (" Patching runs with every head on (the heads switched off are not switched off here)."
+                    if mask is not None and not np.all(mask) else "")
+        self.caption.setText(scores + zoom + unmasked)
         self._draw_unaligned(result, rows)
 
     def _write_cells(self, grid: np.ndarray) -> None:

@@ -4,8 +4,6 @@ do, unaligned positions are named, a hidden dock computes nothing, a head cell s
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
 
@@ -13,6 +11,7 @@ pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
 from gui_helpers import loaded_window
+from PySide6.QtCore import Qt
 
 from desktop_app.panels.inside.patching import CANCELLED_NOTE, NO_PIN_NOTE, TITLE
 from desktop_app.views.inside.patching import grid_of
@@ -77,9 +76,18 @@ def test_the_heatmap_shows_the_apis_numbers_and_a_head_click_selects_it(qtbot, t
     t = int(np.flatnonzero(api.alignment < 0)[0])
     assert "not patched" in win.patching.view.describe_cell(1, t)
     _check_against_api(qtbot, win, "head")
-    win.patching.view.click_cell(1, 1)
-    assert win.state.layer_head == (1, 1)
+    view = win.patching.view
+    qtbot.wait(50)
+    where = view.glw.mapFromScene(view.cell_scene_pos(1, 1))
+    qtbot.mouseMove(view.glw.viewport(), pos=where)
+    qtbot.waitUntil(lambda: view.hover_label.text().startswith("L2.H1: restored share"), timeout=5000)
+    qtbot.mouseClick(view.glw.viewport(), Qt.LeftButton, pos=where)
+    assert win.state.layer_head == (1, 1)  # the head cell L2.H1 selected that head in the explorer
     _check_against_api(qtbot, win, "ffn")
+    win.state.toggle_head(0, 0)  # a head switched off: patching (the API) runs every head, and the caption says so
+    win.patching.view.flush()
+    assert "every head on" in win.patching.view.caption.text()
+    win.state.toggle_head(0, 0)
     win.patching.apply_settings({"site": "resid", "method": "attribution"})
     result = _result(qtbot, win)
     assert result.approximate and "Fast preview" in win.patching.view.caption.text()
@@ -95,7 +103,7 @@ def test_cancel_stops_the_work_and_says_so(qtbot, tiny_model_dir):
     with lock:
         win.raise_view(TITLE)
         assert win.patching.running and win.patching.cancel_button.isEnabled()
-        qtbot.mouseClick(win.patching.cancel_button, __import__("PySide6.QtCore").QtCore.Qt.LeftButton)
+        qtbot.mouseClick(win.patching.cancel_button, Qt.LeftButton)
     qtbot.waitUntil(lambda: not win.patching.running, timeout=WAIT_MS)
     assert win.state.inside.patching is None and win.state.inside.note(TITLE.lower()) == CANCELLED_NOTE
     win.patching.view.flush()
