@@ -226,8 +226,11 @@ class PatchingPanel(QObject):
 
     def request(self, force: bool = False) -> None:
         """Compute the patching of the chosen pin and the current text on the worker, when the dock is shown and
-        the pair, the model, the class or a setting changed since (``force``: again anyway)."""
+        the pair, the model, the class or a setting changed since (``force``: again anyway). While the dock is
+        hidden nothing starts; a change then stops the running request and drops the result (a request already
+        running when the dock was tabbed away or its workspace left runs on while nothing changes)."""
         if self.dock.isHidden():
+            self._forget()
             return
         predictor, pred, pin = self.window.predictor, self.state.prediction, self.clean_pin()
         self._update_controls()
@@ -240,8 +243,10 @@ class PatchingPanel(QObject):
         target = self.state.task.target
         s = self.settings()
         key = (id(predictor), pin.text, pred.document.text, s["site"], s["direction"], s["method"], target)
-        if key == self._asked and not force and (self.running or self.state.inside.patching is not None):
-            return
+        inside = self.state.inside
+        if key == self._asked and not force and (self.running or inside.patching is not None
+                                                 or inside.patching_note == CANCELLED_NOTE):
+            return  # computed, running, or cancelled by the user (Run computes it again)
         self._asked, self.running = key, True
         self.progress.setRange(0, 0)
         self._note(COMPUTING_NOTE)
@@ -255,6 +260,14 @@ class PatchingPanel(QObject):
         """Stop the running computation at its next batch of patched passes; the view then says "cancelled"."""
         if self.running:
             self.handle.request_stop()
+
+    def _forget(self) -> None:
+        """Something changed while the dock is hidden: stop the running request (its pair may be gone) and drop the
+        result; it is computed again once the dock is shown."""
+        if self.running or self._asked is not None:
+            self._stop_running()
+            self._asked = None
+            self._note("")
 
     def _stop_running(self) -> None:
         if self.running:
@@ -276,7 +289,7 @@ class PatchingPanel(QObject):
             self.state.inside.set("patching", result)
 
     def _on_stopped(self) -> None:
-        self.running, self._asked = False, None
+        self.running = False
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
         self._update_controls()

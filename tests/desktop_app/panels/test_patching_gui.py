@@ -90,6 +90,7 @@ def test_the_heatmap_shows_the_apis_numbers_and_a_head_click_selects_it(qtbot, t
     win.state.toggle_head(0, 0)
     win.patching.apply_settings({"site": "resid", "method": "attribution"})
     result = _result(qtbot, win)
+    win.patching.view.flush()
     assert result.approximate and "Fast preview" in win.patching.view.caption.text()
     with pytest.raises(ValueError, match="'direction'"):
         win.patching.apply_settings({"direction": "sideways"})
@@ -108,6 +109,10 @@ def test_cancel_stops_the_work_and_says_so(qtbot, tiny_model_dir):
     assert win.state.inside.patching is None and win.state.inside.note(TITLE.lower()) == CANCELLED_NOTE
     win.patching.view.flush()
     assert "cancelled" in win.patching.view.caption.text() and win.patching.view.matrix is None
+    win.workspaces.switch("read")
+    win.workspaces.switch("inside")  # shown again: a cancelled request is not restarted by itself
+    qtbot.wait(200)
+    assert win.state.inside.patching is None and not win.patching.running
     win.patching.run_button.click()  # Run computes it again
     assert _result(qtbot, win).site == "resid"
 
@@ -142,6 +147,22 @@ def test_a_hidden_dock_computes_nothing(qtbot, tiny_model_dir, monkeypatch):
     win.workspaces.switch("inside")
     _result(qtbot, win)
     assert len(calls) == 1
+
+
+def test_a_change_while_hidden_stops_the_running_request(qtbot, tiny_model_dir):
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    _pair(qtbot, win)
+    with win.predictor._parts().pass_lock:  # the worker waits before its first patched batch
+        win.raise_view(TITLE)
+        assert win.patching.running
+        win.workspaces.switch("read")  # the dock leaves: the request runs on while nothing changes
+        assert win.dock(TITLE).isHidden() and win.patching.running
+        win.patching.apply_settings({"site": "head"})  # a change while hidden: that request is stale
+        assert not win.patching.running
+    qtbot.wait(300)
+    assert win.state.inside.patching is None and win.state.inside.patching_note == ""
+    win.workspaces.switch("inside")
+    assert _result(qtbot, win).site == "head"
 
 
 def test_a_tiny_hugging_face_model_and_one_without_a_head(qtbot, tmp_path):
