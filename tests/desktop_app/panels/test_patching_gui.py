@@ -45,13 +45,14 @@ def _same(shown: np.ndarray, expected: np.ndarray) -> None:
     np.testing.assert_allclose(np.nan_to_num(shown), np.nan_to_num(expected), rtol=1e-5, atol=1e-6)
 
 
-def _check_against_api(qtbot, win, site: str) -> None:
+def _check_against_api(qtbot, win, site: str, direction: str = "denoise"):
     panel = win.patching
-    panel.apply_settings({"site": site})
+    panel.apply_settings({"site": site, "direction": direction})
     result = _result(qtbot, win)
-    assert result.site == site
+    assert result.site == site and result.direction == direction
     panel.view.flush()
-    api = win.predictor.activation_patching(CLEAN, CORRUPTED, site=site, target=win.state.task.target)
+    api = win.predictor.activation_patching(CLEAN, CORRUPTED, site=site, target=win.state.task.target,
+                                            direction=direction)
     _same(panel.view.matrix, grid_of(api))
     assert panel.view.matrix.shape == grid_of(api).shape
     assert f"{api.clean_score:.4g}" in panel.view.caption.text()
@@ -88,7 +89,9 @@ def test_the_heatmap_shows_the_apis_numbers_and_a_head_click_selects_it(qtbot, t
     win.patching.view.flush()
     assert "every head on" in win.patching.view.caption.text()
     win.state.toggle_head(0, 0)
-    win.patching.apply_settings({"site": "resid", "method": "attribution"})
+    noised = _check_against_api(qtbot, win, "resid", "noise")  # the corrupted text's activations into the clean one
+    assert noised.tokens == tuple(win.state.pins[0].prediction.tokens) and "noise: the corrupted" in win.patching.view.caption.text()
+    win.patching.apply_settings({"site": "resid", "method": "attribution", "direction": "denoise"})
     result = _result(qtbot, win)
     win.patching.view.flush()
     assert result.approximate and "Fast preview" in win.patching.view.caption.text()
@@ -135,6 +138,24 @@ def test_no_pin_shows_the_instruction_and_pins_the_what_if_original(qtbot, tiny_
     assert result.clean_tokens == tuple(win.state.pins[0].prediction.tokens) and not win.patching.pin_button.isVisible()
 
 
+def test_a_what_if_edit_is_patched_against_its_original(qtbot, tiny_model_dir):
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    whatif = win.panels["whatif"]
+    _analysed(qtbot, win, CLEAN)
+    for name, box in whatif.picker.boxes.items():
+        box.setChecked(name == "negation")
+    whatif.run_generators()
+    qtbot.waitUntil(lambda: not whatif.running and bool(whatif.edits), timeout=WAIT_MS)
+    edit = whatif.edits[0]
+    whatif.table.cellClicked.emit(0, 1)  # the edit becomes the current text, its original pinned
+    qtbot.waitUntil(lambda: win.state.prediction.document.text == edit.edited_text, timeout=WAIT_MS)
+    win.raise_view(TITLE)
+    result = _result(qtbot, win)
+    api = win.predictor.activation_patching(CLEAN, edit.edited_text, target=win.state.task.target)
+    assert result.clean_tokens == api.clean_tokens and result.corrupted_tokens == api.corrupted_tokens
+    _same(result.effects, api.effects)
+
+
 def test_a_hidden_dock_computes_nothing(qtbot, tiny_model_dir, monkeypatch):
     win = loaded_window(qtbot, tiny_model_dir, panels=True)
     calls = []
@@ -147,6 +168,19 @@ def test_a_hidden_dock_computes_nothing(qtbot, tiny_model_dir, monkeypatch):
     win.workspaces.switch("inside")
     _result(qtbot, win)
     assert len(calls) == 1
+
+
+def test_the_latest_request_wins(qtbot, tiny_model_dir):
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    _pair(qtbot, win)
+    shown = []
+    win.state.inside.events.patching.connect(lambda new, *_: new is not None and shown.append(new.site))
+    with win.predictor._parts().pass_lock:  # the residual request waits on the worker
+        win.raise_view(TITLE)
+        win.patching.apply_settings({"site": "ffn"})  # asked meanwhile: the residual one is stale
+    assert _result(qtbot, win).site == "ffn"
+    qtbot.wait(200)
+    assert shown == ["ffn"]
 
 
 def test_a_change_while_hidden_stops_the_running_request(qtbot, tiny_model_dir):
