@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPainterPath, QPen
-from PySide6.QtWidgets import QGraphicsPathItem, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsObject, QGraphicsPathItem, QLabel, QVBoxLayout, QWidget
 
 from ..colours import DIVERGING_CMAP, colormap
 from ..render import DeferredRender
@@ -101,6 +101,58 @@ def focus_columns(result, grid: np.ndarray) -> tuple[int, int]:
     return lo, hi
 
 
+class CellNumbers(QGraphicsObject):
+    """Each cell's number written at its centre, in one item that paints them all (a ``pg.TextItem`` per cell costs
+    about 0.5 ms to create: 37 ms for MiniLM's 6 x 12 heads). The text keeps its size whatever the zoom: it is drawn
+    in device coordinates at the cells' mapped centres. White on the strong colours (|value| > 0.55 of the colour
+    bar's bound), dark elsewhere.
+
+    Attributes:
+        texts: the (row, column, text) written, for tests.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[tuple[int, int, str]] = []
+        self._dark: list[bool] = []
+        self._rect = QRectF()
+        self.setZValue(6)
+
+    def set_grid(self, grid: np.ndarray | None) -> None:
+        """Write the finite cells of ``grid`` (float [rows, columns]) as "0.42"; None: nothing."""
+        self.prepareGeometryChange()
+        self.texts, self._dark = [], []
+        if grid is not None:
+            finite = np.isfinite(grid)
+            bound = max(1.0, float(np.abs(grid[finite]).max())) if finite.any() else 1.0
+            for (row, col), value in np.ndenumerate(grid):
+                if finite[row, col]:
+                    self.texts.append((row, col, f"{value:.2f}"))
+                    self._dark.append(abs(float(value)) > 0.55 * bound)
+            self._rect = QRectF(0, 0, grid.shape[1], grid.shape[0])
+        else:
+            self._rect = QRectF()
+        self.update()
+
+    def boundingRect(self) -> QRectF:
+        """The grid's cells (data coordinates)."""
+        return self._rect
+
+    def paint(self, painter, _option, _widget=None) -> None:
+        """Draw every number centred on its cell, unscaled."""
+        if not self.texts:
+            return
+        to_device = painter.transform()
+        painter.save()
+        painter.resetTransform()
+        light, dark = QColor("#ffffff"), QColor("#222222")
+        for (row, col, text), strong in zip(self.texts, self._dark):
+            centre = to_device.map(QPointF(col + 0.5, row + 0.5))
+            painter.setPen(light if strong else dark)
+            painter.drawText(QRectF(centre.x() - 30, centre.y() - 9, 60, 18), Qt.AlignCenter, text)
+        painter.restore()
+
+
 class PatchingView(DeferredRender, QWidget):
     """The heatmap of ``state.inside.patching`` (module docstring).
 
@@ -141,7 +193,8 @@ class PatchingView(DeferredRender, QWidget):
         self.hatch_item.setBrush(UNALIGNED_BRUSH)
         self.hatch_item.setZValue(5)
         self.plot.addItem(self.hatch_item)
-        self.cell_texts: list[pg.TextItem] = []  # the numbers written in a small grid's cells
+        self.cell_numbers = CellNumbers()  # the numbers written in a small grid's cells
+        self.plot.addItem(self.cell_numbers)
         self.hover_label = QLabel("")
         self.hover_label.setWordWrap(True)
         self.unaligned_label = QLabel("")
@@ -201,23 +254,10 @@ class PatchingView(DeferredRender, QWidget):
         self.caption.setText(scores + zoom + unmasked)
         self._draw_unaligned(result, rows)
 
-    def _write_cells(self, grid: np.ndarray) -> None:
+    def _write_cells(self, grid: np.ndarray | None) -> None:
         """Write each cell's restored share in it when the grid is small (:data:`LABELLED_CELLS`; the head and FFN
         grids; None: none)."""
-        for item in self.cell_texts:
-            self.plot.removeItem(item)
-        self.cell_texts = []
-        if grid is None or grid.size > LABELLED_CELLS:
-            return
-        bound = max(1.0, float(np.nanmax(np.abs(grid))) if np.isfinite(grid).any() else 1.0)
-        for (row, col), value in np.ndenumerate(grid):
-            if np.isfinite(value):
-                dark = abs(float(value)) > 0.55 * bound  # white text on the strong colours
-                item = pg.TextItem(f"{value:.2f}", color="w" if dark else "#222222", anchor=(0.5, 0.5))
-                item.setPos(col + 0.5, row + 0.5)
-                item.setZValue(6)
-                self.plot.addItem(item)
-                self.cell_texts.append(item)
+        self.cell_numbers.set_grid(grid if grid is not None and grid.size <= LABELLED_CELLS else None)
 
     def _clear(self, text: str) -> None:
         self._write_cells(None)

@@ -58,6 +58,8 @@ def _check_against_api(qtbot, win, site: str, direction: str = "denoise"):
     assert f"{api.clean_score:.4g}" in panel.view.caption.text()
     assert f"{api.corrupted_score:.4g}" in panel.view.caption.text()
     assert panel.progress.value() == panel.progress.maximum() > 0  # the progress reached the end
+    if site != "resid":  # each head / FFN cell's number is written in it
+        assert panel.view.cell_numbers.texts == [(r, c, f"{v:.2f}") for (r, c), v in np.ndenumerate(grid_of(api))]
     row, col = np.argwhere(np.isfinite(panel.view.matrix))[-1]
     hover = panel.view.describe_cell(int(row), int(col))
     assert f"{float(api.effects.reshape(panel.view.matrix.shape)[row, col]):+.3f}" in hover
