@@ -11,8 +11,8 @@ in the app's diverging palette (:data:`desktop_app.views.colours.DIVERGING_CMAP`
   (``state.set_layer_head``), so the attention views show it;
 * site ``ffn``: layers x one column, the layer's feed-forward output (``effects`` [L]).
 
-Each cell is ``(patched - corrupted) / (clean - corrupted)`` of the target's logit; hovering gives the number, the
-patched run's score and the component. The caption gives both texts' scores. When the two scores are (nearly)
+Each cell is ``(patched - corrupted) / (clean - corrupted)`` of the target's logit (regression: the value); hovering
+gives the number, the patched run's score and the component. The caption gives both texts' scores. When the two scores are (nearly)
 equal there is nothing to restore, and the view says so instead of dividing by about zero. Without a result it
 shows the result's note (``state.inside.patching_note``: computing, cancelled, why not, or what to do).
 """
@@ -24,6 +24,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsObject, QGraphicsPathItem, QLabel, QVBoxLayout, QWidget
+
+from model.tasks.types import task_type
 
 from ..colours import DIVERGING_CMAP, colormap
 from ..render import DeferredRender
@@ -224,7 +226,7 @@ class PatchingView(DeferredRender, QWidget):
         scores = self.scores_text(result)
         if nothing_to_restore(result):
             self._clear(f"{scores}<br><b>Nothing to restore:</b> the two texts give the same "
-                        f"{result.label or 'output'} logit, so no component can restore a difference. Edit the "
+                        f"{self.score_name(result)}, so no component can restore a difference. Edit the "
                         "current text (What if) or pin another one.")
             return
         grid = grid_of(result)
@@ -268,16 +270,21 @@ class PatchingView(DeferredRender, QWidget):
         self.unaligned_label.setText("")
         self.caption.setText(text)
 
-    @staticmethod
-    def scores_text(result) -> str:
+    def score_name(self, result) -> str:
+        """What is scored: "positive logit", or for a regression model "predicted value (score)"."""
+        name = result.label or "output"
+        info = self.state.info
+        return (f"{name} logit" if info is None or task_type(info.task).reads_probabilities
+                else f"predicted value ({name})")
+
+    def scores_text(self, result) -> str:
         """The caption: the method (an approximation said so), both texts' scores, the passes and the time."""
         how = ("<b>Fast preview</b> (attribution patching: a gradient approximation, Nanda 2023)"
                if result.approximate else "<b>Activation patching</b>")
         way = ("denoise: the clean (pinned) text's activation into the corrupted (current) one"
                if result.direction == "denoise" else
                "noise: the corrupted (current) text's activation into the clean (pinned) one")
-        name = result.label or "output"
-        return (f"{how}, {way}. Score: the {name} logit; clean (pinned) {result.clean_score:.4g}, corrupted "
+        return (f"{how}, {way}. Score: the {self.score_name(result)}; clean (pinned) {result.clean_score:.4g}, corrupted "
                 f"(current) {result.corrupted_score:.4g}. {result.passes} passes, {result.elapsed_s:.2f} s.")
 
     def _draw_unaligned(self, result, rows: int) -> None:
@@ -306,7 +313,7 @@ class PatchingView(DeferredRender, QWidget):
             return f"{name}: not patched (no partner in the {other} text)"
         patched = float(np.asarray(result.patched_scores).reshape(grid.shape)[row, column])
         est = "estimated " if result.approximate else ""
-        return (f"{name}: restored share {value:+.3f}; {est}patched {result.label or 'output'} logit {patched:.4g} "
+        return (f"{name}: restored share {value:+.3f}; {est}patched {self.score_name(result)} {patched:.4g} "
                 f"(clean {result.clean_score:.4g}, corrupted {result.corrupted_score:.4g})")
 
     def cell_at(self, scene_pos) -> tuple[int, int] | None:

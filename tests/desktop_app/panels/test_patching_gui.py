@@ -210,6 +210,13 @@ def test_a_tiny_hugging_face_model_and_one_without_a_head(qtbot, tmp_path):
     win.raise_view(TITLE)
     _pair(qtbot, win)
     _check_against_api(qtbot, win, "head")
+    regression = loaded_window(qtbot, make_tiny_hf_dir(tmp_path / "reg", "bert", task="regression", init_std=0.5),
+                               panels=True)
+    regression.raise_view(TITLE)
+    _pair(qtbot, regression)
+    result = _result(qtbot, regression)
+    regression.patching.view.flush()
+    assert result.target == 0 and "Score: the predicted value" in regression.patching.view.caption.text()
     headless = loaded_window(qtbot, make_tiny_hf_dir(tmp_path / "bare", "bert", head=False), panels=True)
     headless.raise_view(TITLE)
     _analysed(qtbot, headless, CLEAN)
