@@ -80,6 +80,7 @@ class PatchingPanel(QObject):
         self.window, self.state = window, window.state
         self._whatif_source = whatif_source or (lambda: None)
         self._asked: tuple | None = None  # the key of the running or shown computation
+        self._picked: str | None = None  # the pinned text the user picked as the clean one (None: the newest)
         self.running = False
         self.handle = Jobs("patching-worker", PATCHING_NICE, parent=self)
         self.view = PatchingView(self.state)
@@ -130,7 +131,8 @@ class PatchingPanel(QObject):
         state.task.target_changed.connect(lambda *_: self.request())
         self.window.predictor_loaded.connect(lambda *_: self.request())
         self.dock.visibilityChanged.connect(lambda shown: shown and self.request())
-        for box in (self.pin_combo, self.site_combo, self.direction_combo, self.method_combo):
+        self.pin_combo.activated.connect(self._on_picked)
+        for box in (self.site_combo, self.direction_combo, self.method_combo):
             box.activated.connect(lambda *_: self.request())
         self.run_button.clicked.connect(lambda: self.request(force=True))
         self.cancel_button.clicked.connect(self.cancel)
@@ -148,15 +150,22 @@ class PatchingPanel(QObject):
         i = self.pin_combo.currentIndex()
         return pins[i] if 0 <= i < len(pins) else (pins[0] if pins else None)
 
+    def _on_picked(self, index: int) -> None:
+        """The user picked pin ``index`` of the picker: it stays the clean text while it is pinned."""
+        self._picked = self.pin_combo.itemData(index) if index > 0 else None  # the newest: follow the newest
+        self.request()
+
     def _on_pins(self) -> None:
-        """Refill the picker (keeping the chosen text while it stays pinned, else the newest) and compute again."""
-        chosen = self.pin_combo.currentData()
+        """Refill the picker (the user's pick while it stays pinned, else the newest) and compute again."""
+        chosen = self._picked
         self.pin_combo.blockSignals(True)
         self.pin_combo.clear()
         for i, pin in enumerate(self.pins()):
             words = " ".join(pin.text.split())
             self.pin_combo.addItem(("newest: " if i == 0 else "") + display_token(words, 60), pin.text)
         index = self.pin_combo.findData(chosen) if chosen is not None else -1
+        if index < 0:
+            self._picked = None
         self.pin_combo.setCurrentIndex(max(index, 0) if self.pin_combo.count() else -1)
         self.pin_combo.blockSignals(False)
         self.request()

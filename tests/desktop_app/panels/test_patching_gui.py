@@ -140,6 +140,25 @@ def test_no_pin_shows_the_instruction_and_pins_the_what_if_original(qtbot, tiny_
     assert result.clean_tokens == tuple(win.state.pins[0].prediction.tokens) and not win.patching.pin_button.isVisible()
 
 
+def test_the_pin_picker_chooses_the_clean_text(qtbot, tiny_model_dir):
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    other = "The acting is good, the story dull."
+    _analysed(qtbot, win, CLEAN)
+    win.state.pin_current()
+    _pair(qtbot, win, other, CORRUPTED)  # two pins: CLEAN, then the newer `other`
+    win.raise_view(TITLE)
+    combo = win.patching.pin_combo
+    assert combo.count() == 2 and combo.itemText(0).startswith("newest: The acting")
+    assert _result(qtbot, win).clean_tokens == tuple(win.predictor.predict(other).tokens)
+    combo.setCurrentIndex(1)
+    combo.activated.emit(1)  # as a user's pick
+    qtbot.waitUntil(lambda: win.state.inside.patching is not None
+                    and win.state.inside.patching.clean_tokens == tuple(win.predictor.predict(CLEAN).tokens),
+                    timeout=WAIT_MS)
+    win.state.unpin(0)  # CLEAN unpinned: the picker falls back to the newest
+    assert combo.count() == 1 and win.patching.clean_pin().text == other
+
+
 def test_a_what_if_edit_is_patched_against_its_original(qtbot, tiny_model_dir):
     win = loaded_window(qtbot, tiny_model_dir, panels=True)
     whatif = win.panels["whatif"]
