@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -70,9 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     result = win.state.inside.patching
     view = win.patching.view
     view.flush()
-    centre = view.cell_scene_pos(result.effects.shape[0] - 1, int(result.alignment.argmin()) if args.site == "resid"
-                                 else 0)
-    view._on_hover(centre)  # a hover line, as the mouse over a cell gives
+    row, col = np.unravel_index(np.nanargmax(np.abs(view.matrix)), view.matrix.shape)  # the strongest cell
+    view._on_hover(view.cell_scene_pos(int(row), int(col)))  # its hover line, as the mouse over it gives
     for _ in range(30):
         app.processEvents()
         time.sleep(0.01)

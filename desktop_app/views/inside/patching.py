@@ -248,7 +248,7 @@ class PatchingView(DeferredRender, QWidget):
         self.plot.setLabel("bottom", {"resid": "position (the receiving text's tokens)", "head": "head",
                                       "ffn": "feed-forward output"}[result.site])
         self.plot.setLabel("left", "layer")
-        zoom = (f" Showing positions {start}–{stop - 1} of {cols}, where the shares are: scroll or drag for the "
+        zoom = (f" Showing positions {start}\u2013{stop - 1} of {cols} (where the share is); drag or scroll for the "
                 "rest." if (start, stop) != (0, cols) else "")
         mask = self.state.head_mask
         unmasked = (" Patching runs with every head on (the heads switched off are not switched off here)."
