@@ -220,6 +220,25 @@ def test_a_change_while_hidden_stops_the_running_request(qtbot, tiny_model_dir):
     assert _result(qtbot, win).site == "head"
 
 
+def test_another_model_drops_the_pins_and_patches_with_the_new_one(qtbot, tiny_model_dir, tmp_path):
+    from tests.fixtures.tiny_models import make_random_model_dir
+
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    win.raise_view(TITLE)
+    _pair(qtbot, win)
+    old = _result(qtbot, win)
+    with qtbot.waitSignal(win.predictor_loaded, timeout=WAIT_MS):
+        win.model_menu.open_model(make_random_model_dir(tmp_path / "other", seed=11))
+    qtbot.waitUntil(lambda: win.state.prediction is not None, timeout=WAIT_MS)
+    assert not win.state.pins and win.state.inside.patching is None
+    assert win.state.inside.patching_note == NO_PIN_NOTE
+    _pair(qtbot, win)
+    new = _result(qtbot, win)
+    api = win.predictor.activation_patching(CLEAN, CORRUPTED, target=win.state.task.target)
+    _same(new.effects, api.effects)
+    assert new.clean_score == pytest.approx(api.clean_score, rel=1e-5) and new.clean_score != old.clean_score
+
+
 def test_a_tiny_hugging_face_model_and_one_without_a_head(qtbot, tmp_path):
     pytest.importorskip("transformers")
     from tests.fixtures.tiny_hf import make_tiny_hf_dir
