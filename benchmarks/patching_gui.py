@@ -45,6 +45,9 @@ def measure(app, model_dir: Path, name: str, data: str, tokens: int, site: str, 
     """One model's row (module docstring)."""
     from PySide6.QtCore import QTimer
 
+    import torch
+
+    import desktop_app.panels.inside.patching as dock
     from benchmarks.head_toggle import _pump  # a real event loop (wait_until sleeps 10 ms between turns)
     from benchmarks.patching import pairs
     from build_scripts.screenshots import wait_until
@@ -107,7 +110,7 @@ def measure(app, model_dir: Path, name: str, data: str, tokens: int, site: str, 
            "grid": list(result.effects.shape), **best, "worst_max_stall_ms": max(r["max_stall_ms"] for r in runs),
            "first_run_max_stall_ms": first["max_stall_ms"], "idle_max_stall_ms": round(1000 * idle_max, 1),
            "redraw_ms": round(1000 * min(redraws), 1), "repeats": repeats, "load": round(os.getloadavg()[0], 2),
-           "cpu": _cpu(), "threads": __import__("torch").get_num_threads(), "nice": __import__("desktop_app.panels.inside.patching").panels.inside.patching.PATCHING_NICE}
+           "cpu": _cpu(), "threads": torch.get_num_threads(), "nice": dock.PATCHING_NICE}
     win.shutdown_workers()
     win.close()
     return row

@@ -12,9 +12,9 @@ in the app's diverging palette (:data:`desktop_app.views.colours.DIVERGING_CMAP`
 * site ``ffn``: layers x one column, the layer's feed-forward output (``effects`` [L]).
 
 Each cell is ``(patched - corrupted) / (clean - corrupted)`` of the target's logit (regression: the value); hovering
-gives the number, the patched run's score and the component. The caption gives both texts' scores. When the two scores are (nearly)
-equal there is nothing to restore, and the view says so instead of dividing by about zero. Without a result it
-shows the result's note (``state.inside.patching_note``: computing, cancelled, why not, or what to do).
+gives the number, the patched run's score and the component. The caption gives both texts' scores. When the two
+scores are (nearly) equal there is nothing to restore, and the view says so instead of dividing by about zero.
+Without a result it shows the result's note (``state.inside.patching_note``: computing, cancelled, why not, or what to do).
 """
 
 from __future__ import annotations
@@ -284,8 +284,8 @@ class PatchingView(DeferredRender, QWidget):
         way = ("denoise: the clean (pinned) text's activation into the corrupted (current) one"
                if result.direction == "denoise" else
                "noise: the corrupted (current) text's activation into the clean (pinned) one")
-        return (f"{how}, {way}. Score: the {self.score_name(result)}; clean (pinned) {result.clean_score:.4g}, corrupted "
-                f"(current) {result.corrupted_score:.4g}. {result.passes} passes, {result.elapsed_s:.2f} s.")
+        return (f"{how}, {way}. Score: the {self.score_name(result)}; clean (pinned) {result.clean_score:.4g}, "
+                f"corrupted (current) {result.corrupted_score:.4g}. {result.passes} passes, {result.elapsed_s:.2f} s.")
 
     def _draw_unaligned(self, result, rows: int) -> None:
         """Hatch and name the receiving positions that are not patched (``resid``); name them for the other sites."""

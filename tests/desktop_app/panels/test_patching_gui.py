@@ -92,7 +92,8 @@ def test_the_heatmap_shows_the_apis_numbers_and_a_head_click_selects_it(qtbot, t
     assert "every head on" in win.patching.view.caption.text()
     win.state.toggle_head(0, 0)
     noised = _check_against_api(qtbot, win, "resid", "noise")  # the corrupted text's activations into the clean one
-    assert noised.tokens == tuple(win.state.pins[0].prediction.tokens) and "noise: the corrupted" in win.patching.view.caption.text()
+    assert noised.tokens == tuple(win.state.pins[0].prediction.tokens)
+    assert "noise: the corrupted" in win.patching.view.caption.text()
     win.patching.apply_settings({"site": "resid", "method": "attribution", "direction": "denoise"})
     result = _result(qtbot, win)
     win.patching.view.flush()
