@@ -46,8 +46,7 @@ PATCHING_NICE = EXPLANATION_NICE
 SITE_TITLES = {"resid": "Residual stream", "head": "Heads", "ffn": "FFNs"}
 DIRECTION_TITLES = {"denoise": "Denoise (clean \u2192 corrupted)", "noise": "Noise (corrupted \u2192 clean)"}
 METHOD_TITLES = {"exact": "Activation patching", "attribution": "Attribution patching (fast preview, approximate)"}
-NO_PIN_NOTE = ("Pin a text first (its verdict is the clean one), then edit the text on display: patching shows which "
-               "layers, positions and heads carry the difference. Clicking a What if edit does both.")
+NO_PIN_NOTE = "Pin a text (the clean one), then edit the text on display; or click a What if edit: it does both."
 CANCELLED_NOTE = "Patching cancelled. Press Run to compute it again."
 COMPUTING_NOTE = "Computing\u2026"
 

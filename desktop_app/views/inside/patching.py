@@ -173,6 +173,7 @@ class PatchingView(DeferredRender, QWidget):
         self.matrix: np.ndarray | None = None
         self.caption = QLabel("")
         self.caption.setWordWrap(True)
+        self.caption.setAlignment(Qt.AlignTop | Qt.AlignLeft)  # alone (no heatmap) it stays at the top
         self.glw = pg.GraphicsLayoutWidget()
         self.glw.setBackground("w")
         self.x_axis = TokenAxis("bottom", max_chars=10)
@@ -231,6 +232,7 @@ class PatchingView(DeferredRender, QWidget):
             return
         grid = grid_of(result)
         self.matrix = grid
+        self.glw.setVisible(True)
         rows, cols = grid.shape
         top = float(np.nanmax(np.abs(grid))) if np.isfinite(grid).any() else 1.0
         bound = max(1.0, top)
@@ -262,6 +264,8 @@ class PatchingView(DeferredRender, QWidget):
         self.cell_numbers.set_grid(grid if grid is not None and grid.size <= LABELLED_CELLS else None)
 
     def _clear(self, text: str) -> None:
+        """No heatmap (hidden, not an empty frame): ``text`` says why, or what to do."""
+        self.glw.setVisible(False)
         self._write_cells(None)
         self.image_item.clear()
         self.colorbar.setLevels((-1.0, 1.0))

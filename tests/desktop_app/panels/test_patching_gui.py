@@ -129,7 +129,7 @@ def test_no_pin_shows_the_instruction_and_pins_the_what_if_original(qtbot, tiny_
     _analysed(qtbot, win, CORRUPTED)
     assert win.state.inside.patching_note == NO_PIN_NOTE
     win.patching.view.flush()
-    assert "Pin a text first" in win.patching.view.caption.text()
+    assert win.patching.view.caption.text() == NO_PIN_NOTE and not win.patching.view.glw.isVisible()
     assert win.patching.pin_button.isVisible() and win.patching.pin_button.text() == "Pin this text"
     win.panels["whatif"].source = (CLEAN, None)  # as after "Edit this text" on CLEAN, an edit now on display
     win.patching.request(force=True)
