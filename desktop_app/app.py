@@ -114,7 +114,7 @@ def attach_panels(window) -> dict:
     whatif.set_predictor(window.predictor)
     whatif.open_requested.connect(lambda text, pair: open_edit(window, whatif.source, text, pair))
     window.model_b_attention = ModelBAttention(window, window.model_menu.second)  # B's own heatmap and links
-    attach_inside(window)  # issue 53: the encoder block's docks (window.inside_panels)
+    attach_inside(window, lambda: whatif.source)  # issue 53: the encoder block's docks (window.inside_panels)
     window.workspaces.start()  # every dock exists: open the saved workspace (else Read) with its layout
     return {"batch": batch, "corpus": corpus, "explain": explain, "whatif": whatif}
 

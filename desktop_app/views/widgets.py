@@ -115,6 +115,12 @@ class TokenAxis(pg.AxisItem):
         if vertical:
             self.setWidth(int(7 * max_chars + 14))
 
+    def set_min_spacing(self, pixels: float) -> None:
+        """Label ticks at least ``pixels`` apart (short labels such as head names fit closer than tokens)."""
+        self._min_spacing = float(pixels)
+        self.picture = None
+        self.update()
+
     def set_tokens(self, tokens: list[str]) -> None:
         """Use ``tokens`` (T strings) as the tick labels of positions 0..T-1."""
         self._labels = [display_token(t, self._max_chars) for t in tokens]

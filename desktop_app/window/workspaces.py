@@ -89,7 +89,7 @@ WORKSPACES: tuple[Workspace, ...] = (
               (*SIDE_SIZES, ("Attention steps", H, 0.48))),
     Workspace("inside", "Inside", "Inside the model: which heads and FFNs wrote the verdict (components), the "
               "contribution graph, patching two texts; every layer and head, heads off.",
-              (*TEXT_DOCKS, DockGroup(RIGHT, ("Components", "Contribution graph", "Model view"))),
+              (*TEXT_DOCKS, DockGroup(RIGHT, ("Components", "Contribution graph", "Patching", "Model view"))),
               (*SIDE_SIZES, ("Components", H, 0.48))),
     Workspace("compare", "Compare", "Pinned texts, What if edits and a second model (B) side by side.",
               (*TEXT_DOCKS, DockGroup(RIGHT, ("Compare", "What if", "Model B attention"))),

@@ -17,20 +17,24 @@ from .components import TITLE as COMPONENTS_TITLE
 from .components import ComponentsPanel
 from .contribution_graph import TITLE as GRAPH_TITLE
 from .contribution_graph import ContributionGraphPanel
+from .patching import TITLE as PATCHING_TITLE
+from .patching import PatchingPanel
 
-TITLES = {"components": COMPONENTS_TITLE, "graph": GRAPH_TITLE, "block_trace": BLOCK_TITLE}
+TITLES = {"components": COMPONENTS_TITLE, "graph": GRAPH_TITLE, "patching": PATCHING_TITLE, "block_trace": BLOCK_TITLE}
 """Each dock's title (its tab, View > Panels, the workspaces' table), by its key."""
 
 
-def attach_inside(window) -> dict:
+def attach_inside(window, whatif_source=None) -> dict:
     """Build the encoder block's docks on ``window`` (a :class:`~desktop_app.window.main_window.MainWindow`); the
-    workspaces' table (:mod:`desktop_app.window.workspaces`) says where each shows. Returns and keeps
+    workspaces' table (:mod:`desktop_app.window.workspaces`) says where each shows. ``whatif_source``: a callable
+    giving the What if panel's source text and pair (the Patching dock offers to pin it). Returns and keeps
     ``window.inside_panels``: key -> the dock's controller."""
     components = ComponentsPanel(window)
     components.dock = window.add_panel(components, COMPONENTS_TITLE, Qt.RightDockWidgetArea)
     window.inside_panels = {
         "components": components,  # the verdict's parts: heads, FFNs, embeddings
         "graph": ContributionGraphPanel(window),  # the routes the read-out is built from
+        "patching": PatchingPanel(window, whatif_source),  # the pinned text patched into the one on display
         "block_trace": BlockPanel(window),  # one token through one layer, in Learn
     }
     return window.inside_panels

@@ -1,0 +1,282 @@
+"""The Patching dock (issue 53 section 3; desktop_app/panels/inside/patching.py), offscreen, through the real window:
+the heatmap's numbers are the API's, progress reaches the end, Cancel stops the work, the empty state says what to
+do, unaligned positions are named, a hidden dock computes nothing, a head cell selects its head."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pytestqt")
+
+from gui_helpers import loaded_window
+from PySide6.QtCore import Qt
+
+from desktop_app.panels.inside.patching import CANCELLED_NOTE, NO_PIN_NOTE, TITLE
+from desktop_app.views.inside.patching import grid_of
+
+pytestmark = [pytest.mark.gui, pytest.mark.timeout(300)]
+WAIT_MS = 120_000
+CLEAN = "A wonderful film, I loved it and the acting is good."
+CORRUPTED = "A wonderful film, I did not love it and the acting is bad."
+
+
+def _analysed(qtbot, win, text: str) -> None:
+    win.analyze_text(text)
+    qtbot.waitUntil(lambda: win.state.prediction is not None and win.state.prediction.document.text == text,
+                    timeout=WAIT_MS)
+
+
+def _pair(qtbot, win, clean=CLEAN, corrupted=CORRUPTED) -> None:
+    """Analyse and pin ``clean``, then analyse ``corrupted`` (the current text)."""
+    _analysed(qtbot, win, clean)
+    win.state.pin_current()
+    _analysed(qtbot, win, corrupted)
+
+
+def _result(qtbot, win):
+    qtbot.waitUntil(lambda: win.state.inside.patching is not None, timeout=WAIT_MS)
+    return win.state.inside.patching
+
+
+def _same(shown: np.ndarray, expected: np.ndarray) -> None:
+    np.testing.assert_array_equal(np.isnan(shown), np.isnan(expected))
+    np.testing.assert_allclose(np.nan_to_num(shown), np.nan_to_num(expected), rtol=1e-5, atol=1e-6)
+
+
+def _check_against_api(qtbot, win, site: str, direction: str = "denoise"):
+    panel = win.inside_panels["patching"]
+    panel.apply_settings({"site": site, "direction": direction})
+    result = _result(qtbot, win)
+    assert result.site == site and result.direction == direction
+    panel.view.flush()
+    api = win.predictor.activation_patching(CLEAN, CORRUPTED, site=site, target=win.state.task.target,
+                                            direction=direction)
+    _same(panel.view.matrix, grid_of(api))
+    assert panel.view.matrix.shape == grid_of(api).shape
+    assert f"{api.clean_score:.4g}" in panel.view.caption.text()
+    assert f"{api.corrupted_score:.4g}" in panel.view.caption.text()
+    assert panel.progress.value() == panel.progress.maximum() > 0  # the progress reached the end
+    if site != "resid":  # each head / FFN cell's number is written in it
+        assert panel.view.cell_numbers.texts == [(r, c, f"{v:.2f}") for (r, c), v in np.ndenumerate(grid_of(api))]
+    row, col = np.argwhere(np.isfinite(panel.view.matrix))[-1]
+    hover = panel.view.describe_cell(int(row), int(col))
+    assert f"{float(api.effects.reshape(panel.view.matrix.shape)[row, col]):+.3f}" in hover
+    assert f"{float(api.patched_scores.reshape(panel.view.matrix.shape)[row, col]):.4g}" in hover
+    return api
+
+
+def test_the_heatmap_shows_the_apis_numbers_and_a_head_click_selects_it(qtbot, tiny_model_dir):
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    _pair(qtbot, win)
+    assert win.state.inside.patching is None  # the dock is hidden (Read workspace): nothing computed
+    win.raise_view(TITLE)
+    assert win.workspaces.current.key == "inside" and not win.dock(TITLE).isHidden()
+    api = _check_against_api(qtbot, win, "resid")
+    assert api.unaligned and all(name in win.inside_panels["patching"].view.unaligned_label.text() for name in api.unaligned)
+    assert not win.inside_panels["patching"].view.hatch_item.path().isEmpty()  # the unaligned positions are hatched
+    t = int(np.flatnonzero(api.alignment < 0)[0])
+    assert "not patched" in win.inside_panels["patching"].view.describe_cell(1, t)
+    _check_against_api(qtbot, win, "head")
+    view = win.inside_panels["patching"].view
+    qtbot.wait(50)
+    where = view.glw.mapFromScene(view.cell_scene_pos(1, 1))
+    qtbot.mouseMove(view.glw.viewport(), pos=where)
+    qtbot.waitUntil(lambda: view.hover_label.text().startswith("L2.H2: restored share"), timeout=5000)
+    qtbot.mouseClick(view.glw.viewport(), Qt.LeftButton, pos=where)
+    assert win.state.layer_head == (1, 1)  # the head cell L2.H2 selected that head in the explorer
+    _check_against_api(qtbot, win, "ffn")
+    win.state.toggle_head(0, 0)  # a head switched off: patching (the API) runs every head, and the caption says so
+    win.inside_panels["patching"].view.flush()
+    assert "every head on" in win.inside_panels["patching"].view.caption.text()
+    win.state.toggle_head(0, 0)
+    noised = _check_against_api(qtbot, win, "resid", "noise")  # the corrupted text's activations into the clean one
+    assert noised.tokens == tuple(win.state.pins[0].prediction.tokens)
+    assert "noise: the corrupted" in win.inside_panels["patching"].view.caption.text()
+    win.inside_panels["patching"].apply_settings({"site": "resid", "method": "attribution", "direction": "denoise"})
+    result = _result(qtbot, win)
+    win.inside_panels["patching"].view.flush()
+    assert result.approximate and "Fast preview" in win.inside_panels["patching"].view.caption.text()
+    with pytest.raises(ValueError, match="'direction'"):
+        win.inside_panels["patching"].apply_settings({"direction": "sideways"})
+    assert win.inside_panels["patching"].settings() == {"site": "resid", "direction": "denoise", "method": "attribution"}
+
+
+def test_cancel_stops_the_work_and_says_so(qtbot, tiny_model_dir):
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    _pair(qtbot, win)
+    lock = win.predictor._parts().pass_lock  # holding it keeps the worker before its first patched batch
+    with lock:
+        win.raise_view(TITLE)
+        assert win.inside_panels["patching"].running and win.inside_panels["patching"].cancel_button.isEnabled()
+        qtbot.mouseClick(win.inside_panels["patching"].cancel_button, Qt.LeftButton)
+    qtbot.waitUntil(lambda: not win.inside_panels["patching"].running, timeout=WAIT_MS)
+    assert win.state.inside.patching is None and win.state.inside.note(TITLE.lower()) == CANCELLED_NOTE
+    win.inside_panels["patching"].view.flush()
+    assert "cancelled" in win.inside_panels["patching"].view.caption.text() and win.inside_panels["patching"].view.matrix is None
+    win.workspaces.switch("read")
+    win.workspaces.switch("inside")  # shown again: a cancelled request is not restarted by itself
+    qtbot.wait(200)
+    assert win.state.inside.patching is None and not win.inside_panels["patching"].running
+    win.inside_panels["patching"].run_button.click()  # Run computes it again
+    assert _result(qtbot, win).site == "resid"
+
+
+def test_no_pin_shows_the_instruction_and_pins_the_what_if_original(qtbot, tiny_model_dir):
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    win.raise_view(TITLE)
+    _analysed(qtbot, win, CORRUPTED)
+    assert win.state.inside.patching_note == NO_PIN_NOTE
+    win.inside_panels["patching"].view.flush()
+    assert win.inside_panels["patching"].view.caption.text() == NO_PIN_NOTE and not win.inside_panels["patching"].view.glw.isVisible()
+    assert win.inside_panels["patching"].pin_button.isVisible() and win.inside_panels["patching"].pin_button.text() == "Pin this text"
+    win.panels["whatif"].source = (CLEAN, None)  # as after "Edit this text" on CLEAN, an edit now on display
+    win.inside_panels["patching"].request(force=True)
+    assert win.inside_panels["patching"].pin_button.text() == "Pin the original"
+    win.inside_panels["patching"].pin_button.click()
+    qtbot.waitUntil(lambda: bool(win.state.pins), timeout=WAIT_MS)
+    assert [p.text for p in win.state.pins] == [CLEAN] and win.state.pins[0].prediction.document.text == CLEAN
+    result = _result(qtbot, win)
+    assert result.clean_tokens == tuple(win.state.pins[0].prediction.tokens) and not win.inside_panels["patching"].pin_button.isVisible()
+
+
+def test_the_pin_picker_chooses_the_clean_text(qtbot, tiny_model_dir):
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    other = "The acting is good, the story dull."
+    _analysed(qtbot, win, CLEAN)
+    win.state.pin_current()
+    _pair(qtbot, win, other, CORRUPTED)  # two pins: CLEAN, then the newer `other`
+    win.raise_view(TITLE)
+    combo = win.inside_panels["patching"].pin_combo
+    assert combo.count() == 2 and combo.itemText(0).startswith("newest: The acting")
+    assert _result(qtbot, win).clean_tokens == tuple(win.predictor.predict(other).tokens)
+    combo.setCurrentIndex(1)
+    combo.activated.emit(1)  # as a user's pick
+    qtbot.waitUntil(lambda: win.state.inside.patching is not None
+                    and win.state.inside.patching.clean_tokens == tuple(win.predictor.predict(CLEAN).tokens),
+                    timeout=WAIT_MS)
+    win.state.unpin(0)  # CLEAN unpinned: the picker falls back to the newest
+    assert combo.count() == 1 and win.inside_panels["patching"].clean_pin().text == other
+
+
+def test_a_what_if_edit_is_patched_against_its_original(qtbot, tiny_model_dir):
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    whatif = win.panels["whatif"]
+    _analysed(qtbot, win, CLEAN)
+    for name, box in whatif.picker.boxes.items():
+        box.setChecked(name == "negation")
+    whatif.run_generators()
+    qtbot.waitUntil(lambda: not whatif.running and bool(whatif.edits), timeout=WAIT_MS)
+    edit = whatif.edits[0]
+    whatif.table.cellClicked.emit(0, 1)  # the edit becomes the current text, its original pinned
+    qtbot.waitUntil(lambda: win.state.prediction.document.text == edit.edited_text, timeout=WAIT_MS)
+    win.raise_view(TITLE)
+    result = _result(qtbot, win)
+    api = win.predictor.activation_patching(CLEAN, edit.edited_text, target=win.state.task.target)
+    assert result.clean_tokens == api.clean_tokens and result.corrupted_tokens == api.corrupted_tokens
+    _same(result.effects, api.effects)
+
+
+def test_a_hidden_dock_computes_nothing(qtbot, tiny_model_dir, monkeypatch):
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    calls = []
+    real = win.predictor.activation_patching
+    monkeypatch.setattr(win.predictor, "activation_patching", lambda *a, **k: calls.append(a) or real(*a, **k))
+    _pair(qtbot, win)
+    win.inside_panels["patching"].apply_settings({"site": "head"})
+    qtbot.wait(200)
+    assert win.dock(TITLE).isHidden() and calls == [] and win.state.inside.patching is None
+    win.workspaces.switch("inside")
+    _result(qtbot, win)
+    assert len(calls) == 1
+
+
+def test_the_latest_request_wins(qtbot, tiny_model_dir):
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    _pair(qtbot, win)
+    shown = []
+    win.state.inside.events.patching.connect(lambda new, *_: new is not None and shown.append(new.site))
+    with win.predictor._parts().pass_lock:  # the residual request waits on the worker
+        win.raise_view(TITLE)
+        win.inside_panels["patching"].apply_settings({"site": "ffn"})  # asked meanwhile: the residual one is stale
+    assert _result(qtbot, win).site == "ffn"
+    qtbot.wait(200)
+    assert shown == ["ffn"]
+
+
+def test_a_change_while_hidden_stops_the_running_request(qtbot, tiny_model_dir):
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    _pair(qtbot, win)
+    with win.predictor._parts().pass_lock:  # the worker waits before its first patched batch
+        win.raise_view(TITLE)
+        assert win.inside_panels["patching"].running
+        win.workspaces.switch("read")  # the dock leaves: the request runs on while nothing changes
+        assert win.dock(TITLE).isHidden() and win.inside_panels["patching"].running
+        win.inside_panels["patching"].apply_settings({"site": "head"})  # a change while hidden: that request is stale
+        assert not win.inside_panels["patching"].running
+    qtbot.wait(300)
+    assert win.state.inside.patching is None and win.state.inside.patching_note == ""
+    win.workspaces.switch("inside")
+    assert _result(qtbot, win).site == "head"
+
+
+def test_another_model_drops_the_pins_and_patches_with_the_new_one(qtbot, tiny_model_dir, tmp_path):
+    from tests.fixtures.tiny_models import make_random_model_dir
+
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    win.raise_view(TITLE)
+    _pair(qtbot, win)
+    old = _result(qtbot, win)
+    with qtbot.waitSignal(win.predictor_loaded, timeout=WAIT_MS):
+        win.model_menu.open_model(make_random_model_dir(tmp_path / "other", seed=11))
+    qtbot.waitUntil(lambda: win.state.prediction is not None, timeout=WAIT_MS)
+    assert not win.state.pins and win.state.inside.patching is None
+    assert win.state.inside.patching_note == NO_PIN_NOTE
+    _pair(qtbot, win)
+    new = _result(qtbot, win)
+    api = win.predictor.activation_patching(CLEAN, CORRUPTED, target=win.state.task.target)
+    _same(new.effects, api.effects)
+    assert new.clean_score == pytest.approx(api.clean_score, rel=1e-5) and new.clean_score != old.clean_score
+
+
+def test_a_tiny_hugging_face_model_and_one_without_a_head(qtbot, tmp_path):
+    pytest.importorskip("transformers")
+    from tests.fixtures.tiny_hf import make_tiny_hf_dir
+
+    bert = make_tiny_hf_dir(tmp_path / "bert", "bert", init_std=0.5)  # 0.02 gives logits within 2e-5 of each other
+    win = loaded_window(qtbot, bert, panels=True)
+    win.raise_view(TITLE)
+    _pair(qtbot, win)
+    _check_against_api(qtbot, win, "head")
+    regression = loaded_window(qtbot, make_tiny_hf_dir(tmp_path / "reg", "bert", task="regression", init_std=0.5),
+                               panels=True)
+    regression.raise_view(TITLE)
+    _pair(qtbot, regression)
+    result = _result(qtbot, regression)
+    regression.patching.view.flush()
+    assert result.target == 0 and "Score: the predicted value" in regression.patching.view.caption.text()
+    headless = loaded_window(qtbot, make_tiny_hf_dir(tmp_path / "bare", "bert", head=False), panels=True)
+    headless.raise_view(TITLE)
+    _analysed(qtbot, headless, CLEAN)
+    assert "needs a classification head" in headless.state.inside.patching_note
+
+
+def test_equal_scores_say_there_is_nothing_to_restore(qtbot):
+    from gui_helpers import state_and_view
+
+    from desktop_app.views.inside.patching import PatchingView
+    from model.records.patching import PatchingResult
+
+    state, view = state_and_view(qtbot, PatchingView, size=(500, 400))
+    tokens = ("[CLS]", "good", "[SEP]")
+    for corrupted, drawn in ((1.23456, False), (1.23457, False), (0.5, True)):
+        gap = 1.23456 - corrupted
+        effects = np.full((2, 3), np.nan, np.float32) if gap == 0 else np.full((2, 3), 0.25 / gap, np.float32)
+        state.inside.set("patching", PatchingResult(
+            site="resid", direction="denoise", method="exact", effects=effects, patched_scores=effects,
+            clean_score=1.23456, corrupted_score=corrupted, target=1, label="positive", clean_tokens=tokens,
+            corrupted_tokens=tokens, alignment=np.arange(3), unaligned=(), passes=3, elapsed_s=0.01))
+        view.flush()
+        assert (view.matrix is not None) == drawn
+        assert ("Nothing to restore" in view.caption.text()) != drawn
