@@ -40,13 +40,18 @@ def _result(qtbot, win):
     return win.state.inside.patching
 
 
+def _panel(win):
+    """The window's Patching dock controller."""
+    return win.inside_panels["patching"]
+
+
 def _same(shown: np.ndarray, expected: np.ndarray) -> None:
     np.testing.assert_array_equal(np.isnan(shown), np.isnan(expected))
     np.testing.assert_allclose(np.nan_to_num(shown), np.nan_to_num(expected), rtol=1e-5, atol=1e-6)
 
 
 def _check_against_api(qtbot, win, site: str, direction: str = "denoise"):
-    panel = win.inside_panels["patching"]
+    panel = _panel(win)
     panel.apply_settings({"site": site, "direction": direction})
     result = _result(qtbot, win)
     assert result.site == site and result.direction == direction
@@ -74,12 +79,12 @@ def test_the_heatmap_shows_the_apis_numbers_and_a_head_click_selects_it(qtbot, t
     win.raise_view(TITLE)
     assert win.workspaces.current.key == "inside" and not win.dock(TITLE).isHidden()
     api = _check_against_api(qtbot, win, "resid")
-    assert api.unaligned and all(name in win.inside_panels["patching"].view.unaligned_label.text() for name in api.unaligned)
-    assert not win.inside_panels["patching"].view.hatch_item.path().isEmpty()  # the unaligned positions are hatched
+    assert api.unaligned and all(name in _panel(win).view.unaligned_label.text() for name in api.unaligned)
+    assert not _panel(win).view.hatch_item.path().isEmpty()  # the unaligned positions are hatched
     t = int(np.flatnonzero(api.alignment < 0)[0])
-    assert "not patched" in win.inside_panels["patching"].view.describe_cell(1, t)
+    assert "not patched" in _panel(win).view.describe_cell(1, t)
     _check_against_api(qtbot, win, "head")
-    view = win.inside_panels["patching"].view
+    view = _panel(win).view
     qtbot.wait(50)
     where = view.glw.mapFromScene(view.cell_scene_pos(1, 1))
     qtbot.mouseMove(view.glw.viewport(), pos=where)
@@ -88,19 +93,20 @@ def test_the_heatmap_shows_the_apis_numbers_and_a_head_click_selects_it(qtbot, t
     assert win.state.layer_head == (1, 1)  # the head cell L2.H2 selected that head in the explorer
     _check_against_api(qtbot, win, "ffn")
     win.state.toggle_head(0, 0)  # a head switched off: patching (the API) runs every head, and the caption says so
-    win.inside_panels["patching"].view.flush()
-    assert "every head on" in win.inside_panels["patching"].view.caption.text()
+    _panel(win).view.flush()
+    assert "every head on" in _panel(win).view.caption.text()
     win.state.toggle_head(0, 0)
     noised = _check_against_api(qtbot, win, "resid", "noise")  # the corrupted text's activations into the clean one
     assert noised.tokens == tuple(win.state.pins[0].prediction.tokens)
-    assert "noise: the corrupted" in win.inside_panels["patching"].view.caption.text()
-    win.inside_panels["patching"].apply_settings({"site": "resid", "method": "attribution", "direction": "denoise"})
+    assert "noise: the corrupted" in _panel(win).view.caption.text()
+    _panel(win).apply_settings({"site": "resid", "method": "attribution", "direction": "denoise"})
     result = _result(qtbot, win)
-    win.inside_panels["patching"].view.flush()
-    assert result.approximate and "Fast preview" in win.inside_panels["patching"].view.caption.text()
+    _panel(win).view.flush()
+    assert result.approximate and "Fast preview" in _panel(win).view.caption.text()
     with pytest.raises(ValueError, match="'direction'"):
-        win.inside_panels["patching"].apply_settings({"direction": "sideways"})
-    assert win.inside_panels["patching"].settings() == {"site": "resid", "direction": "denoise", "method": "attribution"}
+        _panel(win).apply_settings({"direction": "sideways"})
+    assert _panel(win).settings() == {"site": "resid", "direction": "denoise", "method": "attribution",
+                                                        "clean_pin": None}
 
 
 def test_cancel_stops_the_work_and_says_so(qtbot, tiny_model_dir):
@@ -109,17 +115,18 @@ def test_cancel_stops_the_work_and_says_so(qtbot, tiny_model_dir):
     lock = win.predictor._parts().pass_lock  # holding it keeps the worker before its first patched batch
     with lock:
         win.raise_view(TITLE)
-        assert win.inside_panels["patching"].running and win.inside_panels["patching"].cancel_button.isEnabled()
-        qtbot.mouseClick(win.inside_panels["patching"].cancel_button, Qt.LeftButton)
-    qtbot.waitUntil(lambda: not win.inside_panels["patching"].running, timeout=WAIT_MS)
+        assert _panel(win).running and _panel(win).cancel_button.isEnabled()
+        qtbot.mouseClick(_panel(win).cancel_button, Qt.LeftButton)
+    qtbot.waitUntil(lambda: not _panel(win).running, timeout=WAIT_MS)
     assert win.state.inside.patching is None and win.state.inside.note(TITLE.lower()) == CANCELLED_NOTE
-    win.inside_panels["patching"].view.flush()
-    assert "cancelled" in win.inside_panels["patching"].view.caption.text() and win.inside_panels["patching"].view.matrix is None
+    view = _panel(win).view
+    view.flush()
+    assert "cancelled" in view.caption.text() and view.matrix is None
     win.workspaces.switch("read")
-    win.workspaces.switch("inside")  # shown again: a cancelled request is not restarted by itself
+    win.raise_view(TITLE)  # shown again: a cancelled request is not restarted by itself
     qtbot.wait(200)
-    assert win.state.inside.patching is None and not win.inside_panels["patching"].running
-    win.inside_panels["patching"].run_button.click()  # Run computes it again
+    assert win.state.inside.patching is None and not _panel(win).running
+    _panel(win).run_button.click()  # Run computes it again
     assert _result(qtbot, win).site == "resid"
 
 
@@ -128,17 +135,17 @@ def test_no_pin_shows_the_instruction_and_pins_the_what_if_original(qtbot, tiny_
     win.raise_view(TITLE)
     _analysed(qtbot, win, CORRUPTED)
     assert win.state.inside.patching_note == NO_PIN_NOTE
-    win.inside_panels["patching"].view.flush()
-    assert win.inside_panels["patching"].view.caption.text() == NO_PIN_NOTE and not win.inside_panels["patching"].view.glw.isVisible()
-    assert win.inside_panels["patching"].pin_button.isVisible() and win.inside_panels["patching"].pin_button.text() == "Pin this text"
+    _panel(win).view.flush()
+    assert _panel(win).view.caption.text() == NO_PIN_NOTE and not _panel(win).view.glw.isVisible()
+    assert _panel(win).pin_button.isVisible() and _panel(win).pin_button.text() == "Pin this text"
     win.panels["whatif"].source = (CLEAN, None)  # as after "Edit this text" on CLEAN, an edit now on display
-    win.inside_panels["patching"].request(force=True)
-    assert win.inside_panels["patching"].pin_button.text() == "Pin the original"
-    win.inside_panels["patching"].pin_button.click()
+    _panel(win).request(force=True)
+    assert _panel(win).pin_button.text() == "Pin the original"
+    _panel(win).pin_button.click()
     qtbot.waitUntil(lambda: bool(win.state.pins), timeout=WAIT_MS)
     assert [p.text for p in win.state.pins] == [CLEAN] and win.state.pins[0].prediction.document.text == CLEAN
     result = _result(qtbot, win)
-    assert result.clean_tokens == tuple(win.state.pins[0].prediction.tokens) and not win.inside_panels["patching"].pin_button.isVisible()
+    assert result.clean_tokens == tuple(win.state.pins[0].prediction.tokens) and not _panel(win).pin_button.isVisible()
 
 
 def test_the_pin_picker_chooses_the_clean_text(qtbot, tiny_model_dir):
@@ -148,7 +155,7 @@ def test_the_pin_picker_chooses_the_clean_text(qtbot, tiny_model_dir):
     win.state.pin_current()
     _pair(qtbot, win, other, CORRUPTED)  # two pins: CLEAN, then the newer `other`
     win.raise_view(TITLE)
-    combo = win.inside_panels["patching"].pin_combo
+    combo = _panel(win).pin_combo
     assert combo.count() == 2 and combo.itemText(0).startswith("newest: The acting")
     assert _result(qtbot, win).clean_tokens == tuple(win.predictor.predict(other).tokens)
     combo.setCurrentIndex(1)
@@ -156,8 +163,16 @@ def test_the_pin_picker_chooses_the_clean_text(qtbot, tiny_model_dir):
     qtbot.waitUntil(lambda: win.state.inside.patching is not None
                     and win.state.inside.patching.clean_tokens == tuple(win.predictor.predict(CLEAN).tokens),
                     timeout=WAIT_MS)
+    panel = _panel(win)
+    assert panel.settings()["clean_pin"] == 1  # the pick is kept in sessions ...
+    panel.apply_settings({"clean_pin": None})
+    assert combo.currentIndex() == 0 and panel.clean_pin().text == other
+    panel.apply_settings({"clean_pin": 1})  # ... and comes back
+    assert combo.currentIndex() == 1 and panel.clean_pin().text == CLEAN
+    with pytest.raises(ValueError, match="'clean_pin'"):
+        panel.apply_settings({"clean_pin": 2})
     win.state.unpin(0)  # CLEAN unpinned: the picker falls back to the newest
-    assert combo.count() == 1 and win.inside_panels["patching"].clean_pin().text == other
+    assert combo.count() == 1 and _panel(win).clean_pin().text == other
 
 
 def test_a_what_if_edit_is_patched_against_its_original(qtbot, tiny_model_dir):
@@ -184,10 +199,10 @@ def test_a_hidden_dock_computes_nothing(qtbot, tiny_model_dir, monkeypatch):
     real = win.predictor.activation_patching
     monkeypatch.setattr(win.predictor, "activation_patching", lambda *a, **k: calls.append(a) or real(*a, **k))
     _pair(qtbot, win)
-    win.inside_panels["patching"].apply_settings({"site": "head"})
+    _panel(win).apply_settings({"site": "head"})
     qtbot.wait(200)
     assert win.dock(TITLE).isHidden() and calls == [] and win.state.inside.patching is None
-    win.workspaces.switch("inside")
+    win.raise_view(TITLE)  # its workspace (Inside), its tab in front
     _result(qtbot, win)
     assert len(calls) == 1
 
@@ -199,7 +214,7 @@ def test_the_latest_request_wins(qtbot, tiny_model_dir):
     win.state.inside.events.patching.connect(lambda new, *_: new is not None and shown.append(new.site))
     with win.predictor._parts().pass_lock:  # the residual request waits on the worker
         win.raise_view(TITLE)
-        win.inside_panels["patching"].apply_settings({"site": "ffn"})  # asked meanwhile: the residual one is stale
+        _panel(win).apply_settings({"site": "ffn"})  # asked meanwhile: the residual one is stale
     assert _result(qtbot, win).site == "ffn"
     qtbot.wait(200)
     assert shown == ["ffn"]
@@ -210,14 +225,14 @@ def test_a_change_while_hidden_stops_the_running_request(qtbot, tiny_model_dir):
     _pair(qtbot, win)
     with win.predictor._parts().pass_lock:  # the worker waits before its first patched batch
         win.raise_view(TITLE)
-        assert win.inside_panels["patching"].running
+        assert _panel(win).running
         win.workspaces.switch("read")  # the dock leaves: the request runs on while nothing changes
-        assert win.dock(TITLE).isHidden() and win.inside_panels["patching"].running
-        win.inside_panels["patching"].apply_settings({"site": "head"})  # a change while hidden: that request is stale
-        assert not win.inside_panels["patching"].running
+        assert win.dock(TITLE).isHidden() and _panel(win).running
+        _panel(win).apply_settings({"site": "head"})  # a change while hidden: that request is stale
+        assert not _panel(win).running
     qtbot.wait(300)
     assert win.state.inside.patching is None and win.state.inside.patching_note == ""
-    win.workspaces.switch("inside")
+    win.raise_view(TITLE)
     assert _result(qtbot, win).site == "head"
 
 
@@ -254,8 +269,8 @@ def test_a_tiny_hugging_face_model_and_one_without_a_head(qtbot, tmp_path):
     regression.raise_view(TITLE)
     _pair(qtbot, regression)
     result = _result(qtbot, regression)
-    regression.patching.view.flush()
-    assert result.target == 0 and "Score: the predicted value" in regression.patching.view.caption.text()
+    _panel(regression).view.flush()
+    assert result.target == 0 and "Score: the predicted value" in _panel(regression).view.caption.text()
     headless = loaded_window(qtbot, make_tiny_hf_dir(tmp_path / "bare", "bert", head=False), panels=True)
     headless.raise_view(TITLE)
     _analysed(qtbot, headless, CLEAN)
