@@ -93,12 +93,15 @@ class CompareView(DeferredRender, QWidget):
         pin_chosen(int): the user chose a pin (an index into ``state.pins``).
         cancel_requested(): the user pressed Cancel (shown only while a comparison runs).
         retry_requested(): the user pressed Compare again (shown only after a cancelled comparison).
+        pinned(): a text was pinned (the pins grew): the window shows the view that reads the new pin
+            (:func:`desktop_app.window.workspaces.pin_view`; a view never raises its own dock past the workspaces).
     """
 
     method_chosen = Signal(str)
     pin_chosen = Signal(int)
     cancel_requested = Signal()
     retry_requested = Signal()
+    pinned = Signal()
 
     def __init__(self, state, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -244,16 +247,7 @@ class CompareView(DeferredRender, QWidget):
         self._n_pins = len(pins)
         self._fill_pins(pins)
         if grew:
-            self.raise_dock()
-
-    def raise_dock(self) -> None:
-        """Show and raise the dock this view is in (when it is in one)."""
-        w = self.parentWidget()
-        while w is not None and not isinstance(w, QDockWidget):
-            w = w.parentWidget()
-        if w is not None:
-            w.show()
-            w.raise_()
+            self.pinned.emit()
 
     def chosen_pin_index(self) -> int:
         """The index into ``state.pins`` of the pin chosen in the combo (-1: none)."""

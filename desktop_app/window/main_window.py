@@ -49,7 +49,7 @@ from .menus import MenusMixin
 from .loading import ModelLoading
 from .model_menu import ModelMenu
 from .settings import APP_NAME, app_settings, precision_setting
-from .workspaces import Workspaces
+from .workspaces import Workspaces, pin_view
 
 DEBOUNCE_MS = 250  # milliseconds after the last keystroke before live analysis
 GUI_SWITCH_INTERVAL_S = 0.001  # seconds; see MainWindow.__init__
@@ -117,6 +117,7 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         self.samples: list[dict] = []
         self._build_widgets()
         self.compare.connect_view(self.compare_view)
+        self.compare_view.pinned.connect(lambda: self.raise_view(pin_view(self.workspaces.current)))
         self.busy = QProgressBar()
         self.busy.setRange(0, 0)
         self.busy.setMaximumWidth(120)

@@ -118,6 +118,19 @@ def home_of(title: str) -> Workspace | None:
     return next((w for w in WORKSPACES if title in w.titles), None)
 
 
+PIN_VIEWS = ("Compare", "Patching")
+"""The views that read the pins, in order of preference: a new pin shows the first that the current workspace holds
+(:func:`pin_view`)."""
+
+
+def pin_view(current: Workspace | None) -> str:
+    """The dock title a new pin shows: the first of :data:`PIN_VIEWS` the ``current`` workspace holds (pinning in
+    Inside raises Patching there, the clean text of its pair), else "Compare", whose workspace it switches to
+    (:meth:`desktop_app.window.layout.LayoutMixin.raise_view`)."""
+    held = [t for t in PIN_VIEWS if current is not None and t in current.titles]
+    return held[0] if held else PIN_VIEWS[0]
+
+
 def first_run_hint() -> str:
     """The first run's hint: one line per workspace (HTML)."""
     lines = [f"<b>{w.title}</b> (Ctrl+{i}): {w.hint}" for i, w in enumerate(WORKSPACES, 1)]

@@ -229,3 +229,21 @@ def test_a_tab_bar_left_away_from_its_docks_is_hidden(qtbot, tiny_model_dir):
     win.workspaces._hide_stale_tab_bars()
     assert stale.isHidden() and live[0].isVisible()
     _close(win)
+
+
+def test_a_pin_shows_the_view_that_reads_it_never_a_dock_outside_the_workspace(qtbot, tiny_model_dir):
+    """Pinning in Read opens Compare in its workspace; pinning in Inside keeps Inside and raises Patching (the pin is
+    its clean text): the Compare dock never shows inside a workspace that does not hold it (it used to show itself
+    over Inside's docks)."""
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    _analysed(qtbot, win)
+    win.workspaces.switch("inside")
+    win.state.pin_current()
+    qtbot.wait(50)
+    assert win.workspaces.current.key == "inside"
+    assert not win.dock("Compare").isVisible() and not win.dock("Patching").visibleRegion().isEmpty()
+    win.workspaces.switch("read")
+    _analysed(qtbot, win, "Another text to pin, read in the Read workspace.")
+    win.state.pin_current()
+    qtbot.wait(50)
+    assert win.workspaces.current.key == "compare" and not win.dock("Compare").visibleRegion().isEmpty()
