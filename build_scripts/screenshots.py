@@ -18,7 +18,8 @@ else from the bundled samples). ``--only neuron.png,steps.png`` writes just thos
 steps_heads.png (the heads joined by W^O) and heatmap_causal.png. The workspaces (issue 54): workspace_read.png,
 workspace_learn.png, workspace_inside.png, workspace_compare.png and workspace_corpus.png, the whole window at
 1400 x 860 in each. Issue 53: components.png, the whole window at 1400 x 860 in Inside with the Components dock in
-front, its largest FFN clicked (its top neurons listed); block.png, the window in Learn with the Block dock raised.
+front, its largest FFN clicked (its top neurons listed); contribution_graph.png, the Contribution graph dock with its
+strongest head path clicked; block.png, the window in Learn with the Block dock raised.
 """
 
 from __future__ import annotations
@@ -149,6 +150,22 @@ def components_shot(app, win, out: Path, settle) -> None:
     panel.view.flush()
     settle()
     win.grab().save(str(out / "components.png"))
+
+
+def graph_shot(app, win, out: Path, settle) -> None:
+    """contribution_graph.png: the whole window at 1400 x 860 in Inside, the Contribution graph dock in front at its
+    automatic threshold, the read-out's strongest head path clicked (issue 53, section 2)."""
+    win.resize(1400, 860)
+    win.raise_view("Contribution graph")
+    wait_until(app, lambda: win.state.inside.graph is not None, 120)
+    settle()
+    view = win.inside_panels["graph"].view
+    g = view.graph
+    heads = [e for e in range(len(g.weights)) if g.heads[e] >= 0]
+    if heads:
+        view.click_edge(max(heads, key=lambda e: g.weights[e]))
+    settle()
+    win.grab().save(str(out / "contribution_graph.png"))
 
 
 def block_shot(app, win, out: Path, settle) -> None:
@@ -339,6 +356,8 @@ def main(argv: list[str] | None = None) -> int:
         workspace_shots(app, win, out, wanted, settle)
     if wanted("components.png"):
         components_shot(app, win, out, settle)
+    if wanted("contribution_graph.png"):
+        graph_shot(app, win, out, settle)
     if wanted("block.png") and "block_trace" in getattr(win, "inside_panels", {}):
         block_shot(app, win, out, settle)
     print(
