@@ -19,7 +19,8 @@ steps_heads.png (the heads joined by W^O) and heatmap_causal.png. The workspaces
 workspace_learn.png, workspace_inside.png, workspace_compare.png and workspace_corpus.png, the whole window at
 1400 x 860 in each. Issue 53: components.png, the whole window at 1400 x 860 in Inside with the Components dock in
 front, its largest FFN clicked (its top neurons listed); contribution_graph.png, the Contribution graph dock with its
-strongest head path clicked; block.png, the window in Learn with the Block dock raised.
+strongest head path clicked; block.png, the window in Learn with the Block dock raised; patching.png (taken last), a
+sample pinned and its last sentence negated current, the Patching dock in front (``--patching-site``).
 """
 
 from __future__ import annotations
@@ -188,6 +189,46 @@ def block_shot(app, win, out: Path, settle) -> None:
     win.grab().save(str(out / "block.png"))
 
 
+PATCHING_SAMPLE = "pos_6_7.txt"
+PATCHING_EDIT = ("pretty good and worth", "not good and not worth")  # its last sentence negated, as What if would
+
+
+def patching_shot(app, win, out: Path, settle, site: str = "resid") -> None:
+    """patching.png: the whole window at 1400 x 860 in Inside with the Patching dock in front (issue 53, section 3):
+    the sample :data:`PATCHING_SAMPLE` pinned (the clean text) and :data:`PATCHING_EDIT` of it current (the corrupted
+    one), patched at ``site``, the hover line of the strongest cell. Changes the text on display and the pins: taken
+    last. Prints the result's site, shape, scores and time as JSON."""
+    import numpy as np
+
+    from model.core.paths import samples_dir
+
+    win.resize(1400, 860)
+    win.open_review((samples_dir() / PATCHING_SAMPLE).read_text(encoding="utf-8"))
+    wait_until(app, lambda: win.current_prediction is not None
+               and win.current_prediction.document.text.startswith("I was fortunate"), 60)
+    clean = win.current_prediction.document.text
+    win.state.pin_current()
+    edited = clean.replace(*PATCHING_EDIT)
+    win.analyze_text(edited)
+    wait_until(app, lambda: win.current_prediction is not None and win.current_prediction.document.text == edited)
+    panel = win.inside_panels["patching"]
+    panel.apply_settings({"site": site})
+    win.raise_view("Patching")
+    if not wait_until(app, lambda: win.state.inside.patching is not None, 600):
+        print(f"no patching result: {win.state.inside.patching_note}", file=sys.stderr)
+        return
+    result, view = win.state.inside.patching, panel.view
+    view.flush()
+    row, col = np.unravel_index(np.nanargmax(np.abs(view.matrix)), view.matrix.shape)  # the strongest cell
+    view._on_hover(view.cell_scene_pos(int(row), int(col)))  # its hover line, as the mouse over it gives
+    settle()
+    win.grab().save(str(out / "patching.png"))
+    print(json.dumps({"patching": {"site": result.site, "shape": list(result.effects.shape),
+                                   "clean": result.clean_score, "corrupted": result.corrupted_score,
+                                   "passes": result.passes, "elapsed_s": round(result.elapsed_s, 3),
+                                   "unaligned": list(result.unaligned)}}))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Take the screenshots; returns 0 on success."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -198,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="IMDB test.jsonl.gz for the batch screenshot")
     p.add_argument("--batch-n", type=int, default=400, help="reviews in the batch screenshot")
     p.add_argument("--only", default="", help="comma-separated file names to write (default: all)")
+    p.add_argument("--patching-site", default="resid", choices=("resid", "head", "ffn"),
+                   help="what patching.png patches")
     p.add_argument("--window-only", metavar="NAME", default="",
                    help="save only the whole window, with the model view raised, as NAME (e.g. hf_minilm.png)")
     args = p.parse_args(argv)
@@ -360,6 +403,8 @@ def main(argv: list[str] | None = None) -> int:
         graph_shot(app, win, out, settle)
     if wanted("block.png") and "block_trace" in getattr(win, "inside_panels", {}):
         block_shot(app, win, out, settle)
+    if wanted("patching.png"):  # last: it pins a text and changes the one on display
+        patching_shot(app, win, out, settle, args.patching_site)
     print(
         json.dumps(
             {

@@ -214,15 +214,13 @@ class PatchingPanel(QObject):
                     allowed = ", ".join(box.itemData(i) for i in range(box.count()))
                     raise ValueError(f"Patching setting {key!r} must be one of {allowed}, got {settings[key]!r}")
                 picks[box] = index
-        picked = self._picked
-        if "clean_pin" in settings and (i := settings["clean_pin"]) is not None:
-            pins = self.pins()
-            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(pins):
+        picked, pins = self._picked, self.pins()
+        if "clean_pin" in settings:
+            i = settings["clean_pin"]
+            if i is not None and (isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(pins)):
                 raise ValueError(f"Patching setting 'clean_pin' must be None or a pin's index 0..{len(pins) - 1}, "
                                  f"got {i!r}")
-            picked = pins[i].text if i > 0 else None
-        elif "clean_pin" in settings:
-            picked = None
+            picked = pins[i].text if i else None  # None or 0: follow the newest
         for box, index in picks.items():
             box.setCurrentIndex(index)
         self._picked = picked
