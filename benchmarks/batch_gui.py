@@ -220,14 +220,15 @@ def _sorting(app, batch) -> dict:
 
     from desktop_app.panels.batch.table_model import CONFIDENCE, EXCERPT, SOURCE
 
-    view, header = batch.view, batch.view.horizontalHeader()
+    view, header = batch.ui.view, batch.ui.view.horizontalHeader()
     steps = [(f"{name}_{'desc' if order == Qt.SortOrder.DescendingOrder else 'asc'}",
               lambda c=col, o=order: view.sortByColumn(c, o))
              for name, col in (("p_positive", batch.table_model.column_of("positive")), ("confidence", CONFIDENCE),
                                ("excerpt", EXCERPT),
                                ("source", SOURCE))
              for order in (Qt.SortOrder.DescendingOrder, Qt.SortOrder.AscendingOrder)]
-    steps += [("errors_first", batch.show_errors_first), ("all_rows", lambda: batch.category_combo.setCurrentText("All")),
+    steps += [("errors_first", batch.navigation.show_errors_first),
+              ("all_rows", lambda: batch.ui.category_combo.setCurrentText("All")),
               ("arrival_order", lambda: header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder))]
     stalls = {}
     for name, action in steps:

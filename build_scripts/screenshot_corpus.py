@@ -75,7 +75,7 @@ def drive(window, panels, folder: Path, out: Path, words: bool) -> None:
     wait_until(app, lambda: corpus.metrics is not None and corpus.metrics.n_rows == len(batch.rows()), 60)
     corpus.confusion.flush()
     corpus.confusion.cell_clicked.emit(0, 1)  # a click on gold negative -> predicted positive: the false positives
-    batch.view.sortByColumn(CONFIDENCE, Qt.SortOrder.DescendingOrder)  # the most confident first
+    batch.ui.view.sortByColumn(CONFIDENCE, Qt.SortOrder.DescendingOrder)  # the most confident first
     window.activateWindow()
     window.raise_()
     settle(app, 0.5)
@@ -87,18 +87,19 @@ def drive(window, panels, folder: Path, out: Path, words: bool) -> None:
     out.mkdir(parents=True, exist_ok=True)
     window.grab().save(str(out / "corpus.png"))
     shown = window.state.prediction
+    view = batch.ui.view
     print(f"size {window.width()} x {window.height()}, rows {len(batch.rows())}, "
-          f"visible rows {batch.view.viewport().height() // batch.view.rowHeight(0)}, "
-          f"explorer shows row {batch.view.currentIndex().row()}: {shown.text[:60] if shown else None!r}", flush=True)
+          f"visible rows {view.viewport().height() // view.rowHeight(0)}, "
+          f"explorer shows row {view.currentIndex().row()}: {shown.text[:60] if shown else None!r}", flush=True)
     if words:
-        batch.set_cell_filter(None)
+        batch.navigation.set_cell_filter(None)
         corpus.tabs.setCurrentWidget(corpus.words)
         done = []
         corpus.words.finished.connect(done.append)
         corpus.words.start()
         wait_until(app, lambda: bool(done), 3600)
         corpus.words.negative_list.cellClicked.emit(0, 0)
-        batch.open_row(0)
+        batch.navigation.open_row(0)
         settle(app, 3.0)
         window.grab().save(str(out / "corpus_words.png"))
     window.close()

@@ -86,9 +86,9 @@ def drive(window, panels, folder: Path, compare: str, out: Path) -> None:
     corpus.tabs.setCurrentIndex(next(i for i in range(corpus.tabs.count()) if corpus.tabs.tabText(i) == "A vs B"))
     analysed = []
     window.state.events.prediction.connect(analysed.append)
-    batch.open_row(0)  # the first disagreement opens in the explorer
+    batch.navigation.open_row(0)  # the first disagreement opens in the explorer
     agree = batch.table_model.columnCount() - 1
-    batch.view.scrollTo(batch.proxy.index(0, agree))  # B's columns and "Agree?" in sight
+    batch.ui.view.scrollTo(batch.proxy.index(0, agree))  # B's columns and "Agree?" in sight
     wait_until(app, lambda: bool(analysed), 60)
     wait_until(app, lambda: second.box.verdict.text() != "", 60)
     settle(app, 3.0)

@@ -390,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
         from PySide6.QtCore import Qt
 
         p_positive = batch.table_model.column_of("positive")
-        batch.view.sortByColumn(p_positive, Qt.SortOrder.AscendingOrder)  # the most negative reviews first
+        batch.ui.view.sortByColumn(p_positive, Qt.SortOrder.AscendingOrder)  # the most negative reviews first
         settle()
         if wanted("batch.png"):
             batch.grab().save(str(out / "batch.png"))

@@ -1,5 +1,5 @@
 """The review editor and the drag-and-drop helpers: local paths out of a drag (QMimeData), the window's drop
-banner, and :class:`PathDropTarget` for a widget that takes dropped files itself (the batch panel).
+banner, and :class:`PathDrops` for a widget that takes dropped files itself (the batch panel).
 
 Dropped files and folders are reported (``paths_dropped``), never pasted as text; the main window
 and the batch panel use :func:`local_paths` too.
@@ -8,9 +8,10 @@ and the batch panel use :func:`local_paths` too.
 from __future__ import annotations
 
 import re
+from typing import Callable
 
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QPlainTextEdit
+from PySide6.QtCore import QEvent, QObject, Signal
+from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 
 def drop_hint(widget, paths: list[str] | None) -> None:
@@ -30,38 +31,46 @@ def local_paths(mime) -> list[str]:
     return [u.toLocalFile() for u in mime.urls() if u.isLocalFile() and u.toLocalFile()]
 
 
-class PathDropTarget:
-    """Mixin for a QWidget that takes dropped local files/folders itself: while they are dragged over it the
-    window's drop banner shows (:func:`drop_hint`); a drop calls ``self.paths_dropped_here(paths)``."""
+class PathDrops(QObject):
+    """Takes the local files and folders dropped on ``widget`` (an event filter installed on it, owned by it): while
+    they are dragged over it the window's drop banner shows (:func:`drop_hint`); a drop calls ``on_drop(paths)``
+    (a list of local paths, never empty). Drags of anything else (text, remote URLs) are refused.
 
-    def dragEnterEvent(self, event) -> None:
-        """Accept drags that carry local files or folders (the window's drop banner shows)."""
+    Args:
+        widget: the widget that takes the drops (its drops are switched on).
+        on_drop: called with the dropped paths (list[str]).
+    """
+
+    def __init__(self, widget: QWidget, on_drop: Callable[[list[str]], None]) -> None:
+        super().__init__(widget)
+        self.widget = widget
+        self.on_drop = on_drop
+        widget.setAcceptDrops(True)
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt's name
+        """Handle ``widget``'s drag-enter, drag-move and drop events (True: taken); a drag leaving hides the banner."""
+        kind = event.type()
+        if watched is not self.widget or kind not in _DRAG_EVENTS:
+            return False
+        if kind == QEvent.Type.DragLeave:
+            drop_hint(self.widget, None)
+            return False
         paths = local_paths(event.mimeData())
-        if paths:
-            event.acceptProposedAction()
-            drop_hint(self, paths)
-        else:
-            event.ignore()
-
-    def dragLeaveEvent(self, event) -> None:
-        """Hide the window's drop banner."""
-        drop_hint(self, None)
-        super().dragLeaveEvent(event)
-
-    def dragMoveEvent(self, event) -> None:
-        """Keep accepting while the drag moves over the widget."""
-        if event.mimeData().hasUrls():
-            event.acceptProposedAction()
-
-    def dropEvent(self, event) -> None:
-        """Hand the dropped local paths to ``paths_dropped_here``."""
-        drop_hint(self, None)
-        paths = local_paths(event.mimeData())
+        if kind == QEvent.Type.Drop:
+            drop_hint(self.widget, None)
         if not paths:
             event.ignore()
-            return
+            return True
         event.acceptProposedAction()
-        self.paths_dropped_here(paths)
+        if kind == QEvent.Type.DragEnter:
+            drop_hint(self.widget, paths)
+        elif kind == QEvent.Type.Drop:
+            self.on_drop(paths)
+        return True
+
+
+_DRAG_EVENTS = (QEvent.Type.DragEnter, QEvent.Type.DragMove, QEvent.Type.DragLeave, QEvent.Type.Drop)
 
 
 _BR = re.compile(r"(?i)<br\s*/?\s*>")

@@ -56,9 +56,10 @@ def _actions(window, batch) -> None:
     """Analysis > Errors first, Next error (F8), Previous error (Shift+F8): window-wide shortcuts."""
     menu = window.analysis_menu
     menu.addSeparator()
-    window._action(menu, "Batch: &errors first", batch.show_errors_first)
-    window.next_error_action = window._action(menu, "Batch: &next error", lambda: batch.next_error(1), "F8")
-    window._action(menu, "Batch: &previous error", lambda: batch.next_error(-1), "Shift+F8")
+    nav = batch.navigation
+    window._action(menu, "Batch: &errors first", nav.show_errors_first)
+    window.next_error_action = window._action(menu, "Batch: &next error", lambda: nav.next_error(1), "F8")
+    window._action(menu, "Batch: &previous error", lambda: nav.next_error(-1), "Shift+F8")
 
 
 def attach_results(window):
@@ -82,7 +83,7 @@ def attach_results(window):
 
     def on_started(_job: int) -> None:
         window.raise_view("Batch scoring")  # in the Corpus workspace
-        give_results_room(window, dock, batch.view)
+        give_results_room(window, dock, batch.ui.view)
 
     batch.scoring_started.connect(on_started)
     window.paths_dropped.connect(lambda _paths: window.raise_view("Batch scoring"))  # a drop switches to Corpus

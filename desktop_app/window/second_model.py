@@ -232,7 +232,7 @@ class SecondModel(QObject):
                 self.window.statusBar().showMessage("No rows scored by two models yet (Model > Compare with a "
                                                     "second model\u2026, then score a folder)", 8000)
                 return
-            batch.view.sortByColumn(column, Qt.SortOrder.AscendingOrder)
+            batch.ui.view.sortByColumn(column, Qt.SortOrder.AscendingOrder)
 
         self.window._action(self.window.analysis_menu, "Batch: &disagreements first (A vs B)", disagreements_first)
 

@@ -1,8 +1,7 @@
 """Going through batch results: errors first, the next error, opening a row, the corpus dock's filters.
 
-:class:`ResultsNavigation` is mixed into :class:`desktop_app.panels.batch.panel.BatchPanel` (it uses the panel's
-``view``, ``proxy``, ``category_combo``, ``corpus_filter_button``, ``review_activated``, ``row_opened``,
-``_set_message`` and ``_update_summary``):
+:class:`ResultsNavigation` (``BatchPanel.navigation``) works on the panel's widgets
+(:class:`~desktop_app.panels.batch.ui.BatchWidgets`) and its filter/sort proxy:
 
 * :meth:`~ResultsNavigation.show_errors_first`: the "Misclassified" rows, the most confident errors first (the
   Confidence column, descending); choosing "Misclassified" in the filter box sorts the same way;
@@ -16,6 +15,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Callable
 
 from PySide6.QtCore import QItemSelectionModel, Qt
 
@@ -24,28 +24,66 @@ from desktop_app.panels.batch.row_filter import MISCLASSIFIED, RowFilter
 
 
 class ResultsNavigation:
-    """Errors first, next error, opening rows and the corpus filters of the batch panel (module docstring)."""
+    """Errors first, next error, opening rows and the corpus filters of the batch panel (module docstring); it
+    connects the widgets it serves: a double-click in the table, the category box, Errors first, the corpus filters'
+    button, and the proxy's ``filter_changed``.
+
+    Args:
+        ui: the panel's :class:`~desktop_app.panels.batch.ui.BatchWidgets` (the table, the category box, the search
+            box, the corpus filters' button).
+        proxy: the panel's :class:`~desktop_app.panels.batch.proxy.BatchFilterProxy` (the one owner of the filter).
+        open_review: called with the :class:`model.batch.ResultRow` of a row opened (one with a text).
+        message: the panel's message line, called as ``message(text, error=True)``.
+    """
+
+    def __init__(self, ui, proxy, open_review: Callable, message: Callable) -> None:
+        self.ui = ui
+        self.proxy = proxy
+        self._open_review = open_review
+        self._message = message
+        self._errors_sorted = False  # "Misclassified" chose the confidence sort
+        ui.view.doubleClicked.connect(self.open_index)
+        ui.category_combo.currentTextChanged.connect(self.on_category)
+        ui.errors_button.clicked.connect(self.show_errors_first)
+        ui.corpus_filter_button.clicked.connect(self.clear_corpus_filters)
+        proxy.filter_changed.connect(self.show_filter)
+
+    def set_categories(self, names: tuple[str, ...]) -> None:
+        """The filter box's categories (:func:`~desktop_app.panels.batch.row_filter.categories` of the model); the
+        current one stays when the new model has it, else the box goes back to All."""
+        combo = self.ui.category_combo
+        current = combo.currentText()
+        if tuple(combo.itemText(i) for i in range(combo.count())) == names:
+            return
+        combo.blockSignals(True)
+        combo.clear()
+        combo.addItems(names)
+        combo.setCurrentText(current if current in names else names[0])
+        combo.blockSignals(False)
+        if current not in names:
+            self.on_category(names[0])
 
     def show_errors_first(self) -> None:
         """Show the misclassified rows, the most confident errors first."""
-        if self.category_combo.currentText() != MISCLASSIFIED:
-            self.category_combo.setCurrentText(MISCLASSIFIED)  # _on_category sorts
+        if self.ui.category_combo.currentText() != MISCLASSIFIED:
+            self.ui.category_combo.setCurrentText(MISCLASSIFIED)  # on_category sorts
         else:
-            self.view.sortByColumn(CONFIDENCE, Qt.SortOrder.DescendingOrder)
+            self.ui.view.sortByColumn(CONFIDENCE, Qt.SortOrder.DescendingOrder)
 
-    def _on_category(self, category: str) -> None:
-        """Filter by ``category``; "Misclassified" sorts by confidence, and leaving it restores arrival order.
+    def on_category(self, category: str) -> None:
+        """The category box chose ``category``: filter by it; "Misclassified" sorts by confidence, and leaving it
+        restores arrival order.
 
         Leaving "Misclassified" also leaves the confidence sort it chose (a sort the user chose stays).
         """
-        header = self.view.horizontalHeader()
-        if category != MISCLASSIFIED and getattr(self, "_errors_sorted", False):
+        header = self.ui.view.horizontalHeader()
+        if category != MISCLASSIFIED and self._errors_sorted:
             self._errors_sorted = False
             if header.sortIndicatorSection() == CONFIDENCE:
                 header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # arrival order
         self.proxy.set_category(category)
         if category == MISCLASSIFIED:
-            self.view.sortByColumn(CONFIDENCE, Qt.SortOrder.DescendingOrder)
+            self.ui.view.sortByColumn(CONFIDENCE, Qt.SortOrder.DescendingOrder)
             self._errors_sorted = True
 
     def next_error(self, step: int = 1) -> bool:
@@ -57,7 +95,7 @@ class ResultsNavigation:
         """
         proxy = self.proxy
         n = proxy.rowCount()
-        current = self.view.currentIndex()
+        current = self.ui.view.currentIndex()
         start = current.row() if current.isValid() else (-1 if step > 0 else n)
         step = 1 if step >= 0 else -1
         for k in range(1, n + 1):
@@ -66,7 +104,7 @@ class ResultsNavigation:
             if row is not None and row.correct is False:
                 self.open_row(i)
                 return True
-        self._set_message("No misclassified rows among the rows shown (errors need gold labels).", error=True)
+        self._message("No misclassified rows among the rows shown (errors need gold labels).", error=True)
         return False
 
     def open_row(self, proxy_row: int) -> None:
@@ -74,20 +112,22 @@ class ResultsNavigation:
         index = self.proxy.index(proxy_row, 0)
         if not index.isValid():
             return
-        self.view.selectionModel().setCurrentIndex(
+        view = self.ui.view
+        view.selectionModel().setCurrentIndex(
             index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
-        self.view.scrollTo(index)
-        self._on_double_clicked(index)
+        view.scrollTo(index)
+        self.open_index(index)
 
-    def _on_double_clicked(self, index) -> None:
+    def open_index(self, index) -> None:
+        """Open the review of the table's row at ``index`` (a double-click); a row without a text (a file that could
+        not be read) says why instead."""
         row = self.proxy.data(index, ROW_ROLE)
         if row is None:
             return
         if row.text:
-            self.review_activated.emit(row.text)
-            self.row_opened.emit(row)
+            self._open_review(row)
         else:
-            self._set_message(f"{row.source}: {row.status}", error=True)
+            self._message(f"{row.source}: {row.status}", error=True)
 
     # -- the corpus dock's filters -----------------------------------------------------------------------------
     def set_word_filter(self, word: str) -> None:
@@ -104,15 +144,15 @@ class ResultsNavigation:
         stay)."""
         self.proxy.set_filter(replace(self.proxy.row_filter, word="", cell=None, points=None, points_name=""))
 
-    def _on_filter_changed(self, f: RowFilter) -> None:
+    def show_filter(self, f: RowFilter) -> None:
         """Show the filter ``f`` (the proxy's, the one owner): the Corpus dock's filters (word, cell, map selection)
-        on their button, the category and the search in their boxes, and the summary of the rows now shown."""
+        on their button, the category and the search in their boxes."""
+        ui = self.ui
         corpus_only = RowFilter(word=f.word, cell=f.cell, points=f.points, points_name=f.points_name)
         active = corpus_only.is_filtering()
-        self.corpus_filter_button.setText(f"\u2715 {corpus_only.describe()}" if active else "")
-        self.corpus_filter_button.setVisible(active)
-        if self.category_combo.currentText() != f.category:
-            self.category_combo.setCurrentText(f.category)  # its slot sets the same filter again: nothing changes
-        if self.search_edit.text().strip().lower() != f.needle:
-            self.search_edit.setText(f.needle)
-        self._update_summary()
+        ui.corpus_filter_button.setText(f"\u2715 {corpus_only.describe()}" if active else "")
+        ui.corpus_filter_button.setVisible(active)
+        if ui.category_combo.currentText() != f.category:
+            ui.category_combo.setCurrentText(f.category)  # its slot sets the same filter again: nothing changes
+        if ui.search_edit.text().strip().lower() != f.needle:
+            ui.search_edit.setText(f.needle)

@@ -14,14 +14,16 @@ Scoring runs :func:`~desktop_app.workers.batch.batch_job` on the panel's own thr
   shows the percentage of the estimated review count and an ETA.
 * Export writes CSV, JSON Lines or Parquet atomically with the same columns
   as the command line (:data:`model.batch.EXPORT_COLUMNS`).
-* Errors first, the next error (F8), opening a row and the corpus dock's word and cell filters are
-  :class:`~desktop_app.panels.batch.navigation.ResultsNavigation`'s; the widgets are
-  :class:`~desktop_app.panels.batch.ui.BatchPanelUI`'s.
+* The panel owns its parts: ``ui`` (the widgets, :class:`~desktop_app.panels.batch.ui.BatchWidgets`) and
+  ``navigation`` (errors first, the next error (F8), opening a row and the corpus dock's word and cell filters,
+  :class:`~desktop_app.panels.batch.navigation.ResultsNavigation`); files dropped on it are scored
+  (:class:`~desktop_app.panels.editor.PathDrops`).
 
 Public interface used by the main window: :meth:`BatchPanel.set_predictor`,
 :meth:`BatchPanel.add_paths`, :meth:`BatchPanel.cancel`, :meth:`BatchPanel.cancel_if_running`,
-:meth:`BatchPanel.shutdown`, :meth:`~ResultsNavigation.next_error`, :meth:`~ResultsNavigation.set_word_filter`,
-:meth:`~ResultsNavigation.set_cell_filter`, signals :attr:`BatchPanel.review_activated`, :attr:`BatchPanel.row_opened`.
+:meth:`BatchPanel.shutdown`, ``navigation``'s :meth:`~ResultsNavigation.next_error`,
+:meth:`~ResultsNavigation.set_word_filter` and :meth:`~ResultsNavigation.set_cell_filter`, signals
+:attr:`BatchPanel.review_activated`, :attr:`BatchPanel.row_opened`.
 """
 
 from __future__ import annotations
@@ -50,15 +52,20 @@ from desktop_app.panels.batch.export import ask_export_path, export_hint
 from desktop_app.panels.batch.table_model import CONFIDENCE, LABEL, BatchTableModel, format_duration
 from desktop_app.panels.batch.navigation import ResultsNavigation
 from desktop_app.panels.batch.proxy import BatchFilterProxy
-from desktop_app.panels.batch.ui import DROP_HINT, BatchPanelUI
-from desktop_app.panels.editor import PathDropTarget
+from desktop_app.panels.batch.ui import DROP_HINT, BatchWidgets
+from desktop_app.panels.editor import PathDrops
 from desktop_app.panels.batch.row_filter import categories
 from desktop_app.panels.batch.row_vectors import RowVectors
 from desktop_app.panels.batch.scored_by import model_label, rows_are_stale, scored_by
 
 
-class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
+class BatchPanel(QWidget):
     """Batch scoring of files and folders of reviews, with a sortable, filterable results table.
+
+    Attributes:
+        ui: the panel's widgets (:class:`~desktop_app.panels.batch.ui.BatchWidgets`).
+        navigation: errors first, the next error, opening rows, the corpus dock's filters
+            (:class:`~desktop_app.panels.batch.navigation.ResultsNavigation`).
 
     Signals:
         review_activated(str): the full text of a double-clicked row (send it
@@ -83,7 +90,6 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
                  chunk: int = DEFAULT_CHUNK) -> None:
         super().__init__(parent)
         self.setObjectName("BatchPanel")
-        self.setAcceptDrops(True)
         self._predictor = None
         self._second = None  # model B (issue 44): scores every row too, or None
         self._queue: list[list[str]] = []
@@ -95,10 +101,28 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         self.row_vectors = RowVectors()  # the rows' sentence vectors, for the corpus map (issue 42)
         self.proxy = BatchFilterProxy(self)
         self.proxy.setSourceModel(self.table_model)
-        self._build_ui()
-        self.proxy.filter_changed.connect(self._on_filter_changed)
+        self.ui = BatchWidgets(self, self.proxy, self._choose_export)
+        self.navigation = ResultsNavigation(self.ui, self.proxy, self._open_review, self._set_message)
+        self._connect_ui()
+        PathDrops(self, self.add_paths)  # files and folders dropped on the panel are scored
         self._batch_size, self._chunk = batch_size, chunk
         self.handle = Jobs("batch-scoring", BATCH_NICE, parent=self, wait_ms=10000)
+
+    def _connect_ui(self) -> None:
+        """The widgets' signals to the panel's slots (the navigation connects its own)."""
+        ui = self.ui
+        ui.add_files_button.clicked.connect(self._choose_files)
+        ui.add_folder_button.clicked.connect(self._choose_folder)
+        ui.clear_button.clicked.connect(self.clear)
+        ui.cancel_button.clicked.connect(self.cancel)
+        ui.rescore_button.clicked.connect(self.rescore)
+        self.proxy.filter_changed.connect(lambda _f: self._update_summary())  # after the navigation shows it
+
+    def _open_review(self, row) -> None:
+        """Send the :class:`model.batch.ResultRow` ``row``'s text to the explorer (``review_activated``, then
+        ``row_opened``)."""
+        self.review_activated.emit(row.text)
+        self.row_opened.emit(row)
 
     # -- public API -------------------------------------------------------------------------------------------
     def set_predictor(self, predictor) -> None:
@@ -113,8 +137,8 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
             task = task_of(predictor)
             self.table_model.set_schema(labels, task.kind, InputSpec.of(predictor).reads_pairs)
             for col in (LABEL, CONFIDENCE):  # a regression row has no class and no confidence: its Value says it
-                self.view.setColumnHidden(col, not task.type.reads_probabilities)
-            self.set_categories(categories(labels, task.kind))
+                self.ui.view.setColumnHidden(col, not task.type.reads_probabilities)
+            self.navigation.set_categories(categories(labels, task.kind))
             self._start_next()
 
     def set_second_predictor(self, predictor) -> None:
@@ -144,8 +168,8 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         self._queue.clear()
         if self._running is not None:
             self.handle.request_stop()
-            self.cancel_button.setEnabled(False)
-            self.progress_bar.setFormat("cancelling…")
+            self.ui.cancel_button.setEnabled(False)
+            self.ui.progress_bar.setFormat("cancelling…")
 
     def cancel_if_running(self) -> None:
         """:meth:`cancel` while a job is scoring (another model is being loaded); jobs waiting for a model stay."""
@@ -183,7 +207,7 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         self._scoring_s = 0.0
         self._update_summary()
         self._set_message("")
-        self.idle_progress()  # no "Done: N reviews" beside the emptied table
+        self.ui.idle_progress()  # no "Done: N reviews" beside the emptied table
 
     def is_running(self) -> bool:
         """True while a job is scoring."""
@@ -224,14 +248,10 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         self._queue.clear()
         self.handle.shutdown()
 
-    def paths_dropped_here(self, paths: list[str]) -> None:
-        """Score files/folders dropped on the panel (:class:`~desktop_app.panels.editor.PathDropTarget`)."""
-        self.add_paths(paths)
-
     def columns(self) -> Columns:
         """The text, second-text and gold-label columns typed in the panel (None where empty: detected)."""
-        return Columns(*(e.text().strip() or None for e in (self.text_column_edit, self.pair_column_edit,
-                                                            self.label_column_edit)))
+        return Columns(*(e.text().strip() or None for e in (self.ui.text_column_edit, self.ui.pair_column_edit,
+                                                            self.ui.label_column_edit)))
 
     def _column_problem(self, paths: list[str], columns: Columns) -> str | None:
         """Why a job cannot start with these columns (one message, nothing scored), or None."""
@@ -254,11 +274,11 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
             self._start_next()
             return
         job = self._running = self.handle.next_generation()
-        max_bytes = int(self.max_mb_spin.value() * 2**20)
+        max_bytes = int(self.ui.max_mb_spin.value() * 2**20)
         self._job_t0 = time.monotonic()
-        self.cancel_button.setEnabled(True)
-        self.progress_bar.setRange(0, 0)  # busy until the count estimate arrives
-        self.progress_bar.setFormat("reading…")
+        self.ui.cancel_button.setEnabled(True)
+        self.ui.progress_bar.setRange(0, 0)  # busy until the count estimate arrives
+        self.ui.progress_bar.setFormat("reading…")
         names = ", ".join(Path(p).name or p for p in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
         self._set_message(f"Scoring {names}…")
         self.scoring_started.emit(job)
@@ -280,16 +300,16 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
 
     def _on_progress(self, done: int, total: int) -> None:
         total = max(total, done, 1)
-        self.progress_bar.setRange(0, total)
-        self.progress_bar.setValue(done)
+        self.ui.progress_bar.setRange(0, total)
+        self.ui.progress_bar.setValue(done)
         elapsed = time.monotonic() - self._job_t0
         eta = ""
         if 0 < done < total and elapsed > 0.5:
             eta = f" · ETA {format_duration((total - done) * elapsed / done)}"
         if self.handle.stop_requested():
-            self.progress_bar.setFormat("cancelling…")
+            self.ui.progress_bar.setFormat("cancelling…")
         else:
-            self.progress_bar.setFormat(f"{done:,} / ~{total:,} reviews (%p%){eta}")
+            self.ui.progress_bar.setFormat(f"{done:,} / ~{total:,} reviews (%p%){eta}")
         self._update_summary()
         self.progress_changed.emit(done, total)
 
@@ -304,13 +324,13 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         """Job ``job`` ended (however it ended, cleared or not): the next queued job starts."""
         self._running = None
         self._scoring_s += summary.elapsed_s
-        self.cancel_button.setEnabled(False)
-        self.progress_bar.setRange(0, 1)
-        self.progress_bar.setValue(1 if not cancelled else 0)
+        self.ui.cancel_button.setEnabled(False)
+        self.ui.progress_bar.setRange(0, 1)
+        self.ui.progress_bar.setValue(1 if not cancelled else 0)
         if self.handle.is_current(job):  # else the table was cleared meanwhile: no message of it
             word = "Cancelled" if cancelled else "Done"
-            self.progress_bar.setFormat(f"{word}: {summary.count:,} reviews in {format_duration(summary.elapsed_s)}")
-            if not self.message_label.text().startswith("Scoring stopped by an error"):
+            self.ui.progress_bar.setFormat(f"{word}: {summary.count:,} reviews in {format_duration(summary.elapsed_s)}")
+            if not self.ui.message_label.text().startswith("Scoring stopped by an error"):
                 failed = f"; {summary.failed:,} could not be read (filter 'Failed' to see why)" if summary.failed else ""
                 gold = ""
                 if summary.gold_problems:
@@ -329,11 +349,11 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
         s.elapsed_s = self._scoring_s + running
         current = self._current_model()
         stale = rows_are_stale(s.models, current) and not self.is_running()
-        self.rescore_button.setVisible(stale)
+        self.ui.rescore_button.setVisible(stale)
         if stale:
-            self.rescore_button.setText(f"Re-score with {model_label(current)}")
+            self.ui.rescore_button.setText(f"Re-score with {model_label(current)}")
         if s.count == 0:
-            self.summary_label.setText(DROP_HINT)
+            self.ui.summary_label.setText(DROP_HINT)
             return
         by = self.scored_by()
         if not self.proxy.is_filtering():
@@ -343,11 +363,11 @@ class BatchPanel(BatchPanelUI, ResultsNavigation, PathDropTarget, QWidget):
             line = f"Showing {shown.count:,} of {s.count:,} (filtered): {shown.line()}"
         # another model's rows: said first, where the one-line label does not cut it off
         text = f"{by[0].upper()}{by[1:]} · {line}" if stale else f"{line} · {by}" if by else line
-        self.summary_label.setText(text)
+        self.ui.summary_label.setText(text)
 
     def _set_message(self, text: str, error: bool = False) -> None:
-        self.message_label.setText(text)
-        self.message_label.setStyleSheet("color: #b00020;" if error else "")
+        self.ui.message_label.setText(text)
+        self.ui.message_label.setStyleSheet("color: #b00020;" if error else "")
         if text:
             self.message.emit(text)
 

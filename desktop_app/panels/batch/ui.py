@@ -1,4 +1,5 @@
-"""The batch panel's widgets: :class:`BatchPanelUI`, mixed into :class:`desktop_app.panels.batch.panel.BatchPanel`.
+"""The batch panel's widgets: :class:`BatchWidgets` (``BatchPanel.ui``) makes them and lays them out in the panel
+(:class:`desktop_app.panels.batch.panel.BatchPanel`, which connects their signals).
 
 Five rows, each one line high whatever it says, so the panel's minimum height never changes while a job runs
 (a word-wrapped message label that went from empty to one line grew the dock, and the window, by 6 px):
@@ -48,24 +49,36 @@ SEARCH_WIDTH_SAMPLE = "Filter by file"
 """The search box keeps room for this much of its hint (it shrank to "Fi…" beside a corpus filter)."""
 
 
-class BatchPanelUI:
-    """Builds the batch panel's widgets (see the module docstring); the slots are the panel's."""
+class BatchWidgets:
+    """The batch panel's widgets, laid out in the panel (see the module docstring); the slots are the panel's.
 
-    def _build_ui(self) -> None:
-        self.view = results_view(self.proxy)
-        self.view.doubleClicked.connect(self._on_double_clicked)
+    Args:
+        panel: the widget they are laid out in.
+        proxy: the filter/sort proxy the results table shows (the search box sets its search).
+        choose_export: the Export menu's callback, ``choose_export(fmt, excerpt_chars)``
+            (:func:`desktop_app.panels.batch.export.export_menu`).
+
+    Attributes:
+        view: the results table; summary_label, message_label: the summary of the shown rows and the last message;
+        rescore_button: Re-score (shown when another model scored the rows); add_files_button, add_folder_button,
+        category_combo, errors_button, corpus_filter_button, search_edit, export_button, clear_button: the top row;
+        progress_bar, cancel_button, columns_button: the progress row; text_column_edit, pair_column_edit,
+        label_column_edit, max_mb_spin: the Columns popup.
+    """
+
+    def __init__(self, panel: QWidget, proxy, choose_export) -> None:
+        self.view = results_view(proxy)
         self.summary_label = ElidedLabel(DROP_HINT)
         self.message_label = ElidedLabel("")
-        layout = QVBoxLayout(self)
+        layout = QVBoxLayout(panel)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.setSpacing(4)
-        layout.addLayout(self._build_top_row())
+        layout.addLayout(self._build_top_row(proxy, choose_export))
         layout.addWidget(self.view, 1)
         layout.addLayout(self._build_progress_row())
         self.rescore_button = QPushButton("Re-score")
         self.rescore_button.setToolTip("These rows were scored by another model: score them again with the model "
                                        "in use")
-        self.rescore_button.clicked.connect(self.rescore)
         self.rescore_button.setVisible(False)
         status = QHBoxLayout()  # the summary and the last message: each has a row's whole width
         status.addWidget(self.summary_label, 1)
@@ -73,39 +86,33 @@ class BatchPanelUI:
         layout.addLayout(status)
         layout.addWidget(self.message_label)
 
-    def _build_top_row(self) -> QHBoxLayout:
+    def _build_top_row(self, proxy, choose_export) -> QHBoxLayout:
         """Add files, Add folder, the category filter, Errors first, the corpus filter, search, Export, Clear."""
         self.add_files_button = QPushButton("Add files…")
         self.add_files_button.setToolTip("Score .txt, .csv, .tsv, .jsonl or .json files of reviews")
-        self.add_files_button.clicked.connect(self._choose_files)
         self.add_folder_button = QPushButton("Add folder…")
         self.add_folder_button.setToolTip("Score every review file in a folder (recursive; pos/ and neg/, or folders "
                                           "named after the model's classes, give gold labels)")
-        self.add_folder_button.clicked.connect(self._choose_folder)
         self.category_combo = QComboBox()
         self.category_combo.addItems(FILTERS)
         self.category_combo.setToolTip("Show only some rows (Misclassified: the most confident errors first)")
-        self.category_combo.currentTextChanged.connect(self._on_category)
         self.errors_button = QPushButton("Errors first")
         self.errors_button.setToolTip("Show the misclassified rows, the most confident errors first (F8: next error)")
-        self.errors_button.clicked.connect(self.show_errors_first)
         # its text elided: a long cell ("× gold negative → predicted positive") never widens the dock (issue 56)
         self.corpus_filter_button = ElidedToolButton("A filter chosen in the Corpus dock; click to remove it")
-        self.corpus_filter_button.clicked.connect(self.clear_corpus_filters)
         self.corpus_filter_button.setVisible(False)
         self.search_edit = QLineEdit()
         self.search_edit.setPlaceholderText("Filter by file, text or status…")
         self.search_edit.setClearButtonEnabled(True)
         self.search_edit.setMinimumWidth(fitting_width(self.search_edit, SEARCH_WIDTH_SAMPLE))
-        self.search_edit.textChanged.connect(self.proxy.set_search)
+        self.search_edit.textChanged.connect(proxy.set_search)
         self.export_button = QToolButton()
         self.export_button.setText("Export")
         self.export_button.setToolTip("Save all rows (not only the filtered ones) with the command line's columns")
         self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        self.export_button.setMenu(export_menu(self.export_button, self._choose_export))
+        self.export_button.setMenu(export_menu(self.export_button, choose_export))
         self.clear_button = QPushButton("Clear")
         self.clear_button.setToolTip("Cancel scoring and remove all rows")
-        self.clear_button.clicked.connect(self.clear)
         top = QHBoxLayout()
         for w in (self.add_files_button, self.add_folder_button, self.category_combo, self.errors_button,
                   self.corpus_filter_button):
@@ -114,20 +121,6 @@ class BatchPanelUI:
         top.addWidget(self.export_button)
         top.addWidget(self.clear_button)
         return top
-
-    def set_categories(self, names: tuple[str, ...]) -> None:
-        """The filter box's categories (:func:`~desktop_app.panels.batch.row_filter.categories` of the model); the current
-        one stays when the new model has it, else the box goes back to All."""
-        current = self.category_combo.currentText()
-        if tuple(self.category_combo.itemText(i) for i in range(self.category_combo.count())) == names:
-            return
-        self.category_combo.blockSignals(True)
-        self.category_combo.clear()
-        self.category_combo.addItems(names)
-        self.category_combo.setCurrentText(current if current in names else names[0])
-        self.category_combo.blockSignals(False)
-        if current not in names:
-            self._on_category(names[0])
 
     def _build_progress_row(self) -> QHBoxLayout:
         """The progress bar (wide enough for "Cancelled: 100,000 reviews in 10:00:00" on one line), Cancel and the
@@ -139,7 +132,6 @@ class BatchPanelUI:
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.cancel_button.setToolTip("Stop after the current batch; rows scored so far are kept")
-        self.cancel_button.clicked.connect(self.cancel)
         self.columns_button = QToolButton()
         self.columns_button.setText("Columns")
         self.columns_button.setToolTip("Which CSV/TSV columns or JSON fields hold the text, the second text and the "

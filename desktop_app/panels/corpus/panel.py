@@ -336,6 +336,6 @@ class CorpusPanel(QWidget):
             return
         cell = (labels[gold], labels[predicted])
         if self.batch.proxy.row_filter.cell == cell:
-            self.batch.set_cell_filter(None)
+            self.batch.navigation.set_cell_filter(None)
         else:
-            self.batch.set_cell_filter(*cell)
+            self.batch.navigation.set_cell_filter(*cell)

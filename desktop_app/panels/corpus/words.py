@@ -125,7 +125,7 @@ class CorpusWordsPanel(QWidget):
         self.progress_bar.setFormat("idle")
         self.info_label = ElidedLabel("Which words push the model toward each class, over the reviews shown.")
         self.plot = WordScoresPlot()
-        self.plot.word_clicked.connect(self.batch.set_word_filter)
+        self.plot.word_clicked.connect(self.batch.navigation.set_word_filter)
         self.positive_list = ranked_list("toward positive")
         self.negative_list = ranked_list("toward negative")
         for table in (self.positive_list, self.negative_list):
@@ -275,4 +275,4 @@ class CorpusWordsPanel(QWidget):
     def _on_list_clicked(self, table: QTableWidget, row: int) -> None:
         item = table.item(row, 0)
         if item is not None:
-            self.batch.set_word_filter(item.text())
+            self.batch.navigation.set_word_filter(item.text())

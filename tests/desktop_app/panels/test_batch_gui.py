@@ -79,7 +79,7 @@ def test_dropping_a_folder_fills_the_table(qtbot, panel, tmp_path):
     rows = panel.rows()
     assert sum(r.gold == "positive" for r in rows) == 7  # the PDF keeps the gold label of its pos/ folder
     assert not panel.is_running()
-    assert "12 reviews" in panel.summary_label.text()
+    assert "12 reviews" in panel.ui.summary_label.text()
     # P(positive) column shows the probability with 3 decimals
     first_ok = next(i for i, r in enumerate(rows) if r.ok)
     p_positive = panel.table_model.column_of("positive")
@@ -93,10 +93,10 @@ def test_clear_puts_the_progress_bar_back_to_idle(qtbot, panel, tmp_path):
     reviews in 0:00"."""
     with qtbot.waitSignal(panel.scoring_finished, timeout=WAIT_MS):
         drop(panel, [make_folder(tmp_path / "reviews", 2, 2)])
-    assert panel.progress_bar.format().startswith("Done: 4 reviews")
+    assert panel.ui.progress_bar.format().startswith("Done: 4 reviews")
     panel.clear()
     assert panel.table_model.rowCount() == 0
-    assert (panel.progress_bar.format(), panel.progress_bar.value()) == ("idle", 0)
+    assert (panel.ui.progress_bar.format(), panel.ui.progress_bar.value()) == ("idle", 0)
 
 
 def test_a_long_review_shows_its_windows(qtbot, panel, tmp_path):
@@ -170,7 +170,7 @@ def test_cancel_midway_keeps_partial_rows(qtbot, panel, tmp_path):
     assert 0 < len(rows) < n
     assert summary.count == len(rows)
     assert [Path(r.source).name for r in rows] == [f"{i:04d}.txt" for i in range(len(rows))]
-    assert "Cancelled" in panel.progress_bar.format()
+    assert "Cancelled" in panel.ui.progress_bar.format()
 
 
 def test_cancel_from_the_gui_thread(qtbot, panel, tmp_path):
@@ -196,7 +196,7 @@ def test_double_click_emits_the_full_text(qtbot, panel, tmp_path):
     index = panel.proxy.index(0, EXCERPT)
     assert index.data().endswith("…") and len(index.data()) < len(long_text)
     with qtbot.waitSignal(panel.review_activated, timeout=1000) as blocker:
-        panel.view.doubleClicked.emit(index)
+        panel.ui.view.doubleClicked.emit(index)
     assert blocker.args == [long_text]
 
 
@@ -226,16 +226,16 @@ def test_filter_and_sort(qtbot, panel, tmp_path):
     with qtbot.waitSignal(panel.scoring_finished, timeout=WAIT_MS):
         panel.add_paths([str(folder)])
     rows = panel.rows()
-    panel.category_combo.setCurrentText("Failed")
+    panel.ui.category_combo.setCurrentText("Failed")
     assert panel.proxy.rowCount() == 1
-    panel.category_combo.setCurrentText("Misclassified")
+    panel.ui.category_combo.setCurrentText("Misclassified")
     assert panel.proxy.rowCount() == sum(r.correct is False for r in rows)
-    panel.category_combo.setCurrentText("All")
-    panel.search_edit.setText("REVIEW 3")
+    panel.ui.category_combo.setCurrentText("All")
+    panel.ui.search_edit.setText("REVIEW 3")
     assert panel.proxy.rowCount() == sum("review 3" in r.text for r in rows) == 2
-    panel.search_edit.clear()
+    panel.ui.search_edit.clear()
     p_positive = panel.table_model.column_of("positive")
-    panel.view.sortByColumn(p_positive, Qt.SortOrder.DescendingOrder)
+    panel.ui.view.sortByColumn(p_positive, Qt.SortOrder.DescendingOrder)
     shown = [panel.proxy.index(i, p_positive).data() for i in range(panel.proxy.rowCount())]
     values = [float(s) if s else -1.0 for s in shown]
     assert values == sorted(values, reverse=True)
@@ -355,16 +355,16 @@ def test_batch_summary_describes_the_filtered_rows(qtbot):
                                                                         status="not found"),
     ])
     panel._update_summary()
-    assert panel.summary_label.text().startswith("3 reviews")
-    panel.category_combo.setCurrentText("Predicted negative")
-    text = panel.summary_label.text()
+    assert panel.ui.summary_label.text().startswith("3 reviews")
+    panel.ui.category_combo.setCurrentText("Predicted negative")
+    text = panel.ui.summary_label.text()
     assert "1 of 3" in text and "0.0% positive" in text, text
-    panel.category_combo.setCurrentText("All")
-    panel.search_edit.setText("2.txt")
-    assert "1 of 3" in panel.summary_label.text()
-    panel.search_edit.setText("")
-    assert "showing" not in panel.summary_label.text().lower()
-    assert " of 3" not in panel.summary_label.text()
+    panel.ui.category_combo.setCurrentText("All")
+    panel.ui.search_edit.setText("2.txt")
+    assert "1 of 3" in panel.ui.summary_label.text()
+    panel.ui.search_edit.setText("")
+    assert "showing" not in panel.ui.summary_label.text().lower()
+    assert " of 3" not in panel.ui.summary_label.text()
 
 
 # -- batch table's Source column: the path relative to what was dropped ------------------------------------------
@@ -392,7 +392,7 @@ def test_csv_excerpt_export_keeps_cells_short(qtbot, tmp_path):
     qtbot.addWidget(panel)
     long_text = "word " * 10_000  # 50,000 characters
     panel.table_model.append_rows([_row("long.txt", text=long_text)])
-    actions = [a.text() for a in panel.export_button.menu().actions()]
+    actions = [a.text() for a in panel.ui.export_button.menu().actions()]
     assert any("excerpt" in a.lower() for a in actions), actions
     out = tmp_path / "x.csv"
     assert panel.export_to(str(out), "csv", excerpt_chars=200)

@@ -66,8 +66,8 @@ def test_sorting_makes_no_python_call_per_comparison(qtbot, panel):
     n = 4000
     panel.table_model.append_rows(rows(n))
     p_positive = panel.table_model.column_of("positive")
-    panel.view.sortByColumn(p_positive, Qt.SortOrder.AscendingOrder)  # the column's keys are read once here
-    calls = python_calls(lambda: panel.view.sortByColumn(p_positive, Qt.SortOrder.DescendingOrder))
+    panel.ui.view.sortByColumn(p_positive, Qt.SortOrder.AscendingOrder)  # the column's keys are read once here
+    calls = python_calls(lambda: panel.ui.view.sortByColumn(p_positive, Qt.SortOrder.DescendingOrder))
     assert calls < n / 4 < n * math.log2(n)
     values = shown_p(panel)
     assert values == sorted(values, reverse=True) and len(values) == n
@@ -75,18 +75,18 @@ def test_sorting_makes_no_python_call_per_comparison(qtbot, panel):
 
 def test_rows_arriving_while_sorted_are_merged_and_selection_follows(qtbot, panel):
     panel.table_model.append_rows(rows(50))
-    panel.view.sortByColumn(CONFIDENCE, Qt.SortOrder.DescendingOrder)
-    panel.view.selectRow(3)
-    chosen = panel.proxy.data(panel.view.currentIndex(), ROW_ROLE)
+    panel.ui.view.sortByColumn(CONFIDENCE, Qt.SortOrder.DescendingOrder)
+    panel.ui.view.selectRow(3)
+    chosen = panel.proxy.data(panel.ui.view.currentIndex(), ROW_ROLE)
     panel.table_model.append_rows(rows(30, 50))
     conf = [max(p, 1 - p) for p in shown_p(panel)]
     assert len(conf) == 80 and conf == sorted(conf, reverse=True)
-    assert panel.proxy.data(panel.view.currentIndex(), ROW_ROLE) is chosen
-    panel.view.sortByColumn(SOURCE, Qt.SortOrder.AscendingOrder)
-    assert panel.proxy.data(panel.view.currentIndex(), ROW_ROLE) is chosen
-    panel.category_combo.setCurrentText("Predicted positive")  # filtered and sorted together
+    assert panel.proxy.data(panel.ui.view.currentIndex(), ROW_ROLE) is chosen
+    panel.ui.view.sortByColumn(SOURCE, Qt.SortOrder.AscendingOrder)
+    assert panel.proxy.data(panel.ui.view.currentIndex(), ROW_ROLE) is chosen
+    panel.ui.category_combo.setCurrentText("Predicted positive")  # filtered and sorted together
     assert all(p >= 0.5 for p in shown_p(panel))
-    panel.view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # back to arrival order
-    panel.category_combo.setCurrentText("All")
+    panel.ui.view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # back to arrival order
+    panel.ui.category_combo.setCurrentText("All")
     assert [r.source for r in panel.proxy.visible_rows()] == [r.source for r in panel.rows()]
     assert panel.proxy.headerData(0, Qt.Orientation.Vertical) == "1"

@@ -97,7 +97,7 @@ def test_the_dock_shows_the_numbers_of_a_direct_computation(qtbot, panels):
     hist = np.histogram([r.probability("positive") for r in rows if r.ok], np.linspace(0, 1, 21))[0]
     assert m.histogram.counts.tolist() == hist.tolist()
     # a filter: the dock describes the rows the table keeps
-    batch.category_combo.setCurrentText("Predicted positive")
+    batch.ui.category_combo.setCurrentText("Predicted positive")
     kept = [r for r in rows if r.label == "positive"]
     m = wait_metrics(qtbot, corpus, len(kept))
     assert m.confusion.tolist() == direct_metrics(kept)["confusion"]
@@ -117,7 +117,7 @@ def test_clicking_a_confusion_cell_filters_the_table_to_exactly_those_rows(qtbot
     want = [r for r in rows if r.ok and r.gold == "positive" and r.label == "negative"]
     assert batch.proxy.row_filter.cell == ("positive", "negative")
     assert batch.proxy.visible_rows() == want  # arrival order, exactly those rows
-    assert plot.selected == (1, 0) and not batch.corpus_filter_button.isHidden()
+    assert plot.selected == (1, 0) and not batch.ui.corpus_filter_button.isHidden()
     qtbot.wait(200)
     assert corpus.metrics.n_rows == len(rows)  # the plots still describe every cell: the next one is one click away
     qtbot.mouseClick(plot.viewport(), Qt.LeftButton, pos=pos)  # the same cell again: every row
@@ -133,13 +133,13 @@ def test_errors_first_sorts_the_most_confident_errors_first(qtbot, panels):
     batch, _corpus = panels
     rows = known_rows()
     batch.table_model.append_rows(rows)
-    batch.errors_button.click()
+    batch.ui.errors_button.click()
     shown = batch.proxy.visible_rows()
     errors = [r for r in rows if r.correct is False]
     assert sorted(map(id, shown)) == sorted(map(id, errors))
     conf = [max(r.probabilities) for r in shown]
     assert conf == sorted(conf, reverse=True) and conf[0] == max(conf)
-    assert batch.view.horizontalHeader().sortIndicatorSection() == CONFIDENCE
+    assert batch.ui.view.horizontalHeader().sortIndicatorSection() == CONFIDENCE
     assert batch.proxy.index(0, CONFIDENCE).data() == f"{conf[0]:.3f}"
 
 
@@ -225,7 +225,7 @@ def test_word_scores_run_off_the_gui_thread_and_a_word_click_filters_the_table(q
     words.positive_list.cellClicked.emit(row, 0)
     assert batch.proxy.row_filter.word == word
     assert batch.proxy.visible_rows() == [r for r in batch.rows() if naive_contains(r.text, word)]
-    batch.clear_corpus_filters()
+    batch.navigation.clear_corpus_filters()
     corpus.tabs.setCurrentWidget(words)  # the bar plot: its first word
     qtbot.wait(50)
     pos = words.plot.mapFromScene(words.plot.bar_center(0))
@@ -264,10 +264,10 @@ def test_double_click_opens_the_review_in_every_view(qtbot, tiny_model_dir, tmp_
     win, batch = scored_window(qtbot, tiny_model_dir, tmp_path)
     index = batch.proxy.index(3, 1)
     row = batch.proxy.data(index, ROW_ROLE)
-    at = batch.view.visualRect(index).center()
+    at = batch.ui.view.visualRect(index).center()
     with qtbot.waitSignal(win.state.events.explanation_added, timeout=WAIT_MS):
-        qtbot.mouseClick(batch.view.viewport(), Qt.LeftButton, pos=at)  # a real double-click starts with a click
-        qtbot.mouseDClick(batch.view.viewport(), Qt.LeftButton, pos=at)
+        qtbot.mouseClick(batch.ui.view.viewport(), Qt.LeftButton, pos=at)  # a real double-click starts with a click
+        qtbot.mouseDClick(batch.ui.view.viewport(), Qt.LeftButton, pos=at)
     pred = win.state.prediction
     assert pred is not None and pred.text == row.text
     assert pred.label == row.label and float(pred.probabilities[list(pred.labels).index("positive")]) == pytest.approx(
@@ -292,24 +292,24 @@ def test_next_error_key_and_the_word_highlight(qtbot, tiny_model_dir, tmp_path):
     for want in (errors[0], errors[1 % len(errors)]):
         with qtbot.waitSignal(win.state.events.prediction, timeout=WAIT_MS):
             qtbot.keyClick(win.editor, Qt.Key.Key_F8)  # a key press anywhere in the window (here: the editor)
-        assert batch.view.currentIndex().row() == want
+        assert batch.ui.view.currentIndex().row() == want
         assert win.state.prediction.text == opened[-1].text and opened[-1].correct is False
     with qtbot.waitSignal(win.state.events.prediction, timeout=WAIT_MS):
         qtbot.keyClick(win.editor, Qt.Key.Key_F8, Qt.KeyboardModifier.ShiftModifier)  # Shift+F8: back
-    assert batch.view.currentIndex().row() == errors[0]
+    assert batch.ui.view.currentIndex().row() == errors[0]
     # a word filter: the explorer underlines the word in the review it opens
-    batch.set_word_filter("Splendid")
+    batch.navigation.set_word_filter("Splendid")
     assert win.state.highlighted_words == frozenset({"splendid"})
     assert all("splendid" in r.text for r in batch.proxy.visible_rows())
     with qtbot.waitSignal(win.state.events.prediction, timeout=WAIT_MS):
-        batch.open_row(0)
+        batch.navigation.open_row(0)
     win.token_view.flush()
     marked = win.token_view.highlighted_tokens()
     pred = win.state.prediction
     spans = [pred.text[s:e].lower() for (s, e), hit in zip(pred.offsets.tolist(), marked) if hit]
     assert spans and all(s in "splendid" for s in spans) and "".join(spans).count("splendid") >= 1
     assert "underlined" in win.token_view.caption.text()
-    batch.clear_corpus_filters()
+    batch.navigation.clear_corpus_filters()
     assert win.state.highlighted_words == frozenset()
 
 
@@ -344,7 +344,7 @@ def test_window_stays_860_high_and_the_table_shows_12_rows_after_a_job(qtbot, ti
     qtbot.wait(200)
     assert (win.width(), win.height()) == (1400, 860)
     assert win.minimumSizeHint().height() < 860
-    view = batch.view
+    view = batch.ui.view
     assert view.viewport().height() // view.rowHeight(0) >= 12
 
 

@@ -22,7 +22,7 @@ WAIT_MS = 60_000
 
 def _score(qtbot, batch, tiny_predictor, reviews):
     batch.set_predictor(tiny_predictor)
-    batch.label_column_edit.setText("label")
+    batch.ui.label_column_edit.setText("label")
     with qtbot.waitSignal(batch.scoring_finished, timeout=WAIT_MS):
         batch.add_paths([str(reviews)])
     return batch.table_model.rows()
@@ -172,29 +172,29 @@ def test_clear_and_a_new_scoring_drop_every_filter_and_the_dock_names_a_map_sele
     m = _mapped(qtbot, corpus)
     m.select_rows(m.rows[:13])
     assert batch.proxy.rowCount() == 13
-    assert not batch.corpus_filter_button.isHidden()
-    assert batch.corpus_filter_button.text() == "\u2715 map selection (13 texts)"
-    batch.search_edit.setText("review")
-    batch.category_combo.setCurrentText(MISCLASSIFIED)
-    batch.set_cell_filter("positive", "negative")
+    assert not batch.ui.corpus_filter_button.isHidden()
+    assert batch.ui.corpus_filter_button.text() == "\u2715 map selection (13 texts)"
+    batch.ui.search_edit.setText("review")
+    batch.ui.category_combo.setCurrentText(MISCLASSIFIED)
+    batch.navigation.set_cell_filter("positive", "negative")
     batch.clear()
-    assert batch.proxy.row_filter == RowFilter() and batch.corpus_filter_button.isHidden()
-    assert (batch.search_edit.text(), batch.category_combo.currentText()) == ("", "All")
+    assert batch.proxy.row_filter == RowFilter() and batch.ui.corpus_filter_button.isHidden()
+    assert (batch.ui.search_edit.text(), batch.ui.category_combo.currentText()) == ("", "All")
     with qtbot.waitSignal(batch.scoring_finished, timeout=WAIT_MS):
         batch.add_paths([str(reviews)])
     assert batch.proxy.rowCount() == len(rows) == 31
-    assert "filtered" not in batch.summary_label.text()
+    assert "filtered" not in batch.ui.summary_label.text()
     # a new scoring (no Clear) drops a selection and a search too; the button removes the selection alone
     m = _mapped(qtbot, corpus)
     m.select_rows(m.rows[:5], "five")
-    assert batch.corpus_filter_button.text() == "\u2715 five (5 texts)"
-    batch.corpus_filter_button.click()
-    assert batch.proxy.rowCount() == 31 and batch.corpus_filter_button.isHidden()
+    assert batch.ui.corpus_filter_button.text() == "\u2715 five (5 texts)"
+    batch.ui.corpus_filter_button.click()
+    assert batch.proxy.rowCount() == 31 and batch.ui.corpus_filter_button.isHidden()
     m.select_rows(m.rows[:5])
-    batch.search_edit.setText("review 1")
+    batch.ui.search_edit.setText("review 1")
     with qtbot.waitSignal(batch.scoring_finished, timeout=WAIT_MS):
         batch.add_paths([str(reviews)])
-    assert batch.proxy.row_filter == RowFilter() and batch.search_edit.text() == ""
+    assert batch.proxy.row_filter == RowFilter() and batch.ui.search_edit.text() == ""
     assert batch.proxy.rowCount() == 62
 
 

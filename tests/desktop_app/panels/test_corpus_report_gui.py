@@ -33,7 +33,7 @@ def test_report_and_metrics_are_the_scorers_of_the_rows_shown(qtbot, panels, tin
     assert not report.save_report(str(tmp_path / "early.html"))  # nothing scored yet: a message, no file
     assert not (tmp_path / "early.html").exists()
     batch.set_predictor(tiny_predictor)
-    batch.label_column_edit.setText("label")
+    batch.ui.label_column_edit.setText("label")
     with qtbot.waitSignal(batch.scoring_finished, timeout=WAIT_MS):
         batch.add_paths([str(reviews)])
     rows = batch.table_model.rows()
@@ -52,7 +52,7 @@ def test_report_and_metrics_are_the_scorers_of_the_rows_shown(qtbot, panels, tin
     assert f"all {len(rows):,} rows" in html and "empty text" in html  # the scope and the failed row
     assert "<script" not in html
 
-    batch.search_edit.setText("wonderful")  # the Metrics tab describes the filter: so do the files
+    batch.ui.search_edit.setText("wonderful")  # the Metrics tab describes the filter: so do the files
     kept = [r for r in rows if r.ok and "wonderful" in r.text]
     qtbot.waitUntil(lambda: corpus.metrics is not None and corpus.metrics.n_rows == len(kept), timeout=WAIT_MS)
     _written(qtbot, report, report.save_metrics, tmp_path / "filtered.json")

@@ -77,11 +77,11 @@ def test_the_table_shows_the_models_class_columns_and_filters(qtbot, panels, pre
     assert headers[-3:] == ["P(anger)", "P(joy)", "P(sadness)"] and "P(positive)" not in headers
     assert batch.proxy.columnCount() == model.columnCount()
     assert model.index(0, model.column_of("joy")).data() == f"{rows[0].probability('joy'):.3f}"
-    items = [batch.category_combo.itemText(i) for i in range(batch.category_combo.count())]
+    items = [batch.ui.category_combo.itemText(i) for i in range(batch.ui.category_combo.count())]
     assert items == ["All", "Predicted anger", "Predicted joy", "Predicted sadness", "Misclassified", "Failed"]
-    batch.category_combo.setCurrentText("Predicted joy")
+    batch.ui.category_combo.setCurrentText("Predicted joy")
     assert batch.proxy.rowCount() == sum(r.label == "joy" for r in rows)
-    batch.view.sortByColumn(model.column_of("sadness"), Qt.SortOrder.DescendingOrder)
+    batch.ui.view.sortByColumn(model.column_of("sadness"), Qt.SortOrder.DescendingOrder)
     shown = [float(batch.proxy.index(i, model.column_of("sadness")).data()) for i in range(batch.proxy.rowCount())]
     assert shown == sorted(shown, reverse=True)
 
@@ -109,18 +109,18 @@ def test_the_panel_column_fields_reach_the_job_and_a_missing_column_is_one_messa
     qtbot.addWidget(batch)
     f = tmp_path / "d.csv"
     f.write_text("body,mood\nA wonderful film,pos\nTerrible,neg\n")
-    batch.text_column_edit.setText("body")
-    batch.label_column_edit.setText("sentiment")
+    batch.ui.text_column_edit.setText("body")
+    batch.ui.label_column_edit.setText("sentiment")
     batch.set_predictor(tiny_predictor)
     batch.add_paths([str(f)])
-    assert "no column named 'sentiment' for the gold label" in batch.message_label.text()
+    assert "no column named 'sentiment' for the gold label" in batch.ui.message_label.text()
     assert batch.table_model.rowCount() == 0 and not batch.is_running()
-    batch.pair_column_edit.setText("other")
-    batch.label_column_edit.setText("")
+    batch.ui.pair_column_edit.setText("other")
+    batch.ui.label_column_edit.setText("")
     batch.add_paths([str(f)])
-    assert "reads single texts" in batch.message_label.text()
-    batch.pair_column_edit.setText("")
-    batch.label_column_edit.setText("mood")
+    assert "reads single texts" in batch.ui.message_label.text()
+    batch.ui.pair_column_edit.setText("")
+    batch.ui.label_column_edit.setText("mood")
     batch.add_paths([str(f)])
     qtbot.waitUntil(lambda: not batch.is_running() and batch.table_model.rowCount() == 2, timeout=WAIT_MS)
     assert [r.gold for r in batch.rows()] == ["positive", "negative"]
@@ -201,9 +201,9 @@ def test_an_empty_table_shows_the_models_plots_not_p_positive(qtbot, panels, pre
     assert corpus.grid.getItemPosition(corpus.grid.indexOf(corpus.scatter))[:2] == (0, 0)  # the scatter first
     from desktop_app.panels.batch.table_model import CONFIDENCE, LABEL
 
-    assert batch.view.isColumnHidden(LABEL) and batch.view.isColumnHidden(CONFIDENCE)  # no class, no confidence
+    assert batch.ui.view.isColumnHidden(LABEL) and batch.ui.view.isColumnHidden(CONFIDENCE)  # no class, no confidence
     batch.set_predictor(predictor_for(("a", "b", "c")))
-    assert not batch.view.isColumnHidden(LABEL) and not batch.view.isColumnHidden(CONFIDENCE)
+    assert not batch.ui.view.isColumnHidden(LABEL) and not batch.ui.view.isColumnHidden(CONFIDENCE)
 
 
 def test_each_task_type_names_the_corpus_plots_it_shows(qtbot, panels):

@@ -22,7 +22,7 @@ def test_a_confusion_cell_filter_leaves_the_layout_where_it_was(qtbot, tiny_mode
     if tab, now narrower than its content, scrolled sideways ("6 edits" for 66)."""
     win = loaded_window(qtbot, tiny_model_dir, panels=True)
     batch, corpus = win.panels["batch"], win.panels["corpus"]
-    batch.label_column_edit.setText("label")
+    batch.ui.label_column_edit.setText("label")
     with qtbot.waitSignal(batch.scoring_finished, timeout=WAIT_MS):
         batch.add_paths([str(reviews)])
     qtbot.waitUntil(lambda: corpus.metrics is not None and corpus.metrics.n_rows == 31, timeout=WAIT_MS)
@@ -34,14 +34,14 @@ def test_a_confusion_cell_filter_leaves_the_layout_where_it_was(qtbot, tiny_mode
     for _ in range(2):  # the cell, then the same cell again (all rows)
         corpus.confusion.cell_clicked.emit(labels.index("negative"), labels.index("positive"))
         qtbot.wait(100)
-        button = batch.corpus_filter_button
+        button = batch.ui.corpus_filter_button
         if batch.proxy.row_filter.cell is not None:
             assert button.isVisible() and button.text() == "\u2715 gold negative \u2192 predicted positive"
         assert [d.width() for d in docks] == widths
         assert corpus.confusion.mapTo(win, QPoint(0, 0)) == matrix_at
-        search = batch.search_edit
+        search = batch.ui.search_edit
         assert search.width() >= search.fontMetrics().horizontalAdvance("Filter by file")  # not "Fi…"
-    assert batch.proxy.row_filter.cell is None and not batch.corpus_filter_button.isVisible()
+    assert batch.proxy.row_filter.cell is None and not batch.ui.corpus_filter_button.isVisible()
     corpus.tabs.setCurrentIndex(corpus.tabs.indexOf(corpus.whatif.parentWidget().parentWidget()))
     qtbot.wait(50)
     scroll = corpus.tabs.currentWidget()

@@ -56,15 +56,15 @@ def test_after_a_model_switch_the_rows_say_whose_they_are_and_rescore(qtbot, tin
     with qtbot.waitSignal(batch.scoring_finished, timeout=LOAD_TIMEOUT_MS):
         win.paths_dropped.emit([str(_folder(tmp_path / "reviews"))])
     tiny_name = Path(tiny_model_dir).name
-    assert f"scored by {tiny_name}" in batch.summary_label.text()
-    assert "not the model in use" not in batch.summary_label.text()
-    assert batch.rescore_button.isHidden()
+    assert f"scored by {tiny_name}" in batch.ui.summary_label.text()
+    assert "not the model in use" not in batch.ui.summary_label.text()
+    assert batch.ui.rescore_button.isHidden()
 
     with qtbot.waitSignal(win.predictor_loaded, timeout=LOAD_TIMEOUT_MS):
         win.switch_model(str(other_model_dir))
-    summary = batch.summary_label.text()
+    summary = batch.ui.summary_label.text()
     assert summary.startswith(f"Scored by {tiny_name}, not the model in use"), summary  # first: never elided
-    assert not batch.rescore_button.isHidden() and "second-model" in batch.rescore_button.text()
+    assert not batch.ui.rescore_button.isHidden() and "second-model" in batch.ui.rescore_button.text()
     qtbot.waitUntil(lambda: "not the model in use" in corpus.scope_label.text(), timeout=LOAD_TIMEOUT_MS)
     out = tmp_path / "export.csv"
     assert batch.export_to(str(out))
@@ -72,10 +72,10 @@ def test_after_a_model_switch_the_rows_say_whose_they_are_and_rescore(qtbot, tin
         assert {Path(d["model"]).name for d in csv.DictReader(fh)} == {tiny_name}
 
     with qtbot.waitSignal(batch.scoring_finished, timeout=LOAD_TIMEOUT_MS):
-        batch.rescore_button.click()
+        batch.ui.rescore_button.click()
     assert len(batch.rows()) == 4
     assert {Path(r.model) for r in batch.rows()} == {Path(other_model_dir).resolve()}
-    assert "scored by second-model" in batch.summary_label.text()
-    assert "not the model in use" not in batch.summary_label.text()
-    assert batch.rescore_button.isHidden()
+    assert "scored by second-model" in batch.ui.summary_label.text()
+    assert "not the model in use" not in batch.ui.summary_label.text()
+    assert batch.ui.rescore_button.isHidden()
     qtbot.waitUntil(lambda: "scored by second-model" in corpus.scope_label.text(), timeout=LOAD_TIMEOUT_MS)

@@ -126,14 +126,14 @@ def test_corpus_tab_edits_the_rows_the_corpus_describes(panels, qtbot, tiny_pred
     for name, box in tab.picker.boxes.items():
         box.setChecked(name in ("negation", "ablation_flip"))
     corpus.map.select_rows(batch.rows()[1:3])
-    batch.set_cell_filter("negative", "negative")  # hides every row of the table, not of the Corpus
+    batch.navigation.set_cell_filter("negative", "negative")  # hides every row of the table, not of the Corpus
     assert batch.proxy.rowCount() == 0
     assert tab.start()
     assert "map selection (2 texts)" in tab.status.text()
     qtbot.waitUntil(lambda: bool(tab.edits) and not tab.running, timeout=WAIT_MS)
     assert {e.source for e in tab.edits} == {texts[1], texts[2]}  # the texts edited
     corpus.map.select_rows([])
-    batch.search_edit.setText("no such text")
+    batch.ui.search_edit.setText("no such text")
     assert not tab.start() and "no scored row among the rows the Corpus describes" in tab.status.text()
 
 

@@ -68,18 +68,19 @@ def test_the_heatmap_key_axis_shows_a_nine_letter_word_whole(window):
 
 def test_batch_progress_columns_and_summary_fit_the_default_window(window, qtbot):
     batch = window.panels["batch"]
-    bar = batch.progress_bar
+    bar = batch.ui.progress_bar
     from desktop_app.panels.batch.ui import PROGRESS_TEXT_SAMPLE
 
     assert fits(bar, PROGRESS_TEXT_SAMPLE)  # "Done: 33 reviews in 0:01" on one line
-    for edit in (batch.text_column_edit, batch.pair_column_edit, batch.label_column_edit):  # in the Columns popup
+    ui = batch.ui
+    for edit in (ui.text_column_edit, ui.pair_column_edit, ui.label_column_edit):  # in the Columns popup
         need = edit.fontMetrics().horizontalAdvance(edit.placeholderText()) + 8
         assert edit.minimumWidth() >= need, edit.placeholderText()  # not "auto …"
-    assert batch.columns_button.menu() is not None and fits(batch.columns_button, "Columns")
-    for label in (batch.summary_label, batch.message_label):  # each on a row of its own
+    assert batch.ui.columns_button.menu() is not None and fits(batch.ui.columns_button, "Columns")
+    for label in (batch.ui.summary_label, batch.ui.message_label):  # each on a row of its own
         assert label.width() >= batch.width() * 0.6
-    header = batch.view.horizontalHeader()
-    model = batch.view.model()
+    header = batch.ui.view.horizontalHeader()
+    model = batch.ui.view.model()
     for c in range(model.columnCount()):
         name = model.headerData(c, header.orientation())
         assert header.fontMetrics().horizontalAdvance(name) + 8 <= header.sectionSize(c), name

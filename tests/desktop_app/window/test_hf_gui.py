@@ -146,7 +146,7 @@ def test_a_model_without_classes_after_a_batch_keeps_every_view_current(qtbot, t
 
     win = loaded_window(qtbot, tiny_model_dir, panels=True)
     batch, corpus = win.panels["batch"], win.panels["corpus"]
-    batch.label_column_edit.setText("label")
+    batch.ui.label_column_edit.setText("label")
     with qtbot.waitSignal(batch.scoring_finished, timeout=TIMEOUT_MS):
         batch.add_paths([str(_labelled_csv(tmp_path / "reviews.csv"))])
     before = corpus.map.slices.metrics_rows()
