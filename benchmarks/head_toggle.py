@@ -201,7 +201,7 @@ def _run(args: argparse.Namespace) -> int:
         print(json.dumps({"ok": False, "error": "the model did not load"}))
         return 1
     window.persist_settings = False
-    window.raise_view("Model view")
+    window.docks.raise_view("Model view")
     texts = read_labelled(args.data)[0]
     reviews = reviews_of_lengths(window.predictor, texts, args.tokens)
     rec = Recorder(window)

@@ -257,7 +257,7 @@ def _run(args: argparse.Namespace, folder: Path) -> int:
     if not wait_for(app, lambda: window.predictor is not None):
         print(json.dumps({"ok": False, "error": "the bundled model did not load"}))
         return 1
-    window.raise_view(args.view)
+    window.docks.raise_view(args.view)
     window.open_review(first_sample_text())
     wait_for(app, lambda: window.current_prediction is not None and render_idle())
     wait_for(app, lambda: False, timeout_s=1.0)  # let the workers (internals, explanations) settle

@@ -85,7 +85,7 @@ def measure(app, model_dir: Path, name: str, data: str, tokens: int, site: str, 
         t0 = time.perf_counter()
         ticks.append(t0)
         if i == 0:
-            win.raise_view("Patching")
+            win.docks.raise_view("Patching")
         else:
             win.inside_panels["patching"].request(force=True)
         done = _pump(app, lambda: win.state.inside.patching is not None

@@ -67,8 +67,8 @@ def show(app, win, choice: str) -> None:
     """Switch the Show selector (as the toolbar combo does) and wait for the flow."""
     from screenshots import wait_until
 
-    win.show_combo.setCurrentIndex(win.show_combo.findData(choice))
-    win.show_combo.activated.emit(win.show_combo.currentIndex())
+    win.menus.show_combo.setCurrentIndex(win.menus.show_combo.findData(choice))
+    win.menus.show_combo.activated.emit(win.menus.show_combo.currentIndex())
     if choice != "attention" and not wait_until(app, lambda: win.state.flow is not None, 300):
         raise SystemExit(f"no {choice} flow: {win.state.flow_note}")
     settle(app)

@@ -82,7 +82,7 @@ def drive(window, panels, folder: Path, compare: str, out: Path) -> None:
     wait_until(app, lambda: len(done) > 0, 1800)
     wait_until(app, lambda: corpus.comparison.result is not None
                and corpus.comparison.result[2].n_rows == len(batch.rows()), 120)
-    next(a for a in window.analysis_menu.actions() if "disagreements first" in a.text()).trigger()
+    next(a for a in window.menus.analysis_menu.actions() if "disagreements first" in a.text()).trigger()
     corpus.tabs.setCurrentIndex(next(i for i in range(corpus.tabs.count()) if corpus.tabs.tabText(i) == "A vs B"))
     analysed = []
     window.state.events.prediction.connect(analysed.append)

@@ -66,7 +66,7 @@ def drive(window, panels, args, scratch: Path) -> None:
     wait_until(app, lambda: window.predictor is not None, 120)
     window.analyze_text(REVIEW)
     wait_until(app, lambda: window.state.prediction is not None and window.state.prediction.text == REVIEW, 60)
-    window.raise_view("What if")
+    window.docks.raise_view("What if")
     panel.run_generators()
     wait_until(app, lambda: not panel.running, 300)
     rows = [r for r in range(panel.table.rowCount()) if panel.table.item(r, 6).text() == "yes"] or [0]

@@ -140,8 +140,8 @@ def components_shot(app, win, out: Path, settle) -> None:
     |value| clicked (issue 53)."""
     win.resize(1400, 860)
     win.workspaces.switch("inside")
-    win.raise_view("Components")
-    panel = win.dock("Components").widget()
+    win.docks.raise_view("Components")
+    panel = win.docks.get("Components").widget()
     wait_until(app, lambda: win.state.inside.components is not None, 120)
     ca = win.state.inside.components
     ffn = max((n for n in ca.names if n.endswith(".ffn")), key=lambda n: abs(ca.value(n)))
@@ -157,7 +157,7 @@ def graph_shot(app, win, out: Path, settle) -> None:
     """contribution_graph.png: the whole window at 1400 x 860 in Inside, the Contribution graph dock in front at its
     automatic threshold, the read-out's strongest head path clicked (issue 53, section 2)."""
     win.resize(1400, 860)
-    win.raise_view("Contribution graph")
+    win.docks.raise_view("Contribution graph")
     wait_until(app, lambda: win.state.inside.graph is not None, 120)
     settle()
     view = win.inside_panels["graph"].view
@@ -176,7 +176,7 @@ def block_shot(app, win, out: Path, settle) -> None:
     if win.workspaces.hint is not None:
         win.workspaces.hint.close()
     win.workspaces.switch("learn")
-    win.raise_view("Block")
+    win.docks.raise_view("Block")
     tokens = win.state.prediction.tokens
     if "loved" in tokens:
         win.state.select_token(tokens.index("loved"))
@@ -213,7 +213,7 @@ def patching_shot(app, win, out: Path, settle, site: str = "resid") -> None:
     wait_until(app, lambda: win.current_prediction is not None and win.current_prediction.document.text == edited)
     panel = win.inside_panels["patching"]
     panel.apply_settings({"site": site})
-    win.raise_view("Patching")
+    win.docks.raise_view("Patching")
     if not wait_until(app, lambda: win.state.inside.patching is not None, 600):
         print(f"no patching result: {win.state.inside.patching_note}", file=sys.stderr)
         return
@@ -340,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
         if wanted(name):
             widget.grab().save(str(out / name))
     # the Explanations panel (another helper's) when present
-    explain_dock = win.dock("Explanations")
+    explain_dock = win.docks.get("Explanations")
     shots = [] if explain_dock is None else [(explain_dock, explain_dock.widget(), "explanations.png")]
     shots += [
         (win.heatmap_dock, win.heatmap, "heatmap.png"),

@@ -102,14 +102,14 @@ def attach_panels(window) -> dict:
 
     batch, corpus = attach_results(window)
     explain = ExplanationPanel(state=window.state)
-    window.add_panel(scrollable(explain), "Explanations", Qt.RightDockWidgetArea)
+    window.docks.add_panel(scrollable(explain), "Explanations", Qt.RightDockWidgetArea)
     window.predictor_loaded.connect(explain.set_predictor)
     if window.predictor is not None:
         explain.set_predictor(window.predictor)
     if window.current_prediction is not None:
         explain.set_prediction(window.current_prediction)
     whatif = WhatIfPanel(state=window.state)  # issue 43: counterfactual edits of the current text
-    window.add_panel(scrollable(whatif), "What if", Qt.RightDockWidgetArea)
+    window.docks.add_panel(scrollable(whatif), "What if", Qt.RightDockWidgetArea)
     window.predictor_loaded.connect(whatif.set_predictor)
     whatif.set_predictor(window.predictor)
     whatif.open_requested.connect(lambda text, pair: open_edit(window, whatif.source, text, pair))

@@ -1,5 +1,5 @@
 """The review editor and the drag-and-drop helpers: local paths out of a drag (QMimeData), the window's drop
-banner, and :class:`PathDrops` for a widget that takes dropped files itself (the batch panel).
+banner, and :class:`PathDrops` for a widget that takes dropped files itself (the window, the batch panel).
 
 Dropped files and folders are reported (``paths_dropped``), never pasted as text; the main window
 and the batch panel use :func:`local_paths` too.
@@ -16,12 +16,11 @@ from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 def drop_hint(widget, paths: list[str] | None) -> None:
     """Show (``paths``) or hide (None) the top-level window's drop banner, when it has one
-    (:meth:`desktop_app.window.layout.LayoutMixin.show_drop_hint`): child widgets that take drops themselves
-    call this, since the window then sees no drag events."""
-    window = widget.window()
-    fn = getattr(window, "show_drop_hint" if paths else "hide_drop_hint", None)
-    if callable(fn):
-        fn(paths) if paths else fn()
+    (:class:`desktop_app.window.drop_banner.DropBanner`, ``window.drop_banner``): child widgets that take drops
+    themselves call this, since the window then sees no drag events."""
+    banner = getattr(widget.window(), "drop_banner", None)
+    if banner is not None:
+        banner.show(paths) if paths else banner.hide()
 
 
 def local_paths(mime) -> list[str]:

@@ -150,7 +150,7 @@ def open_edit(window, source: tuple[str, str | None] | None, text: str, text_pai
     if pred is not None and source is not None and (pred.document.text, pred.text_pair) == source:
         window.state.pin_current()
     window.analyze_text(text, text_pair)
-    window.raise_view("Compare")
+    window.docks.raise_view("Compare")
 
 
 __all__ = ["WhatIfPanel", "open_edit"]

@@ -1,5 +1,6 @@
 """The registry of the explorer's docked views: one record per view, from which the main window builds
-its docks, the View > Panels entries, the export menu and :meth:`MainWindow.view_widgets`.
+its docks, the View > Panels entries, the export menu and
+:meth:`desktop_app.window.file_actions.FileActions.view_widgets`.
 
 Every view is built as ``factory(state)`` from the shared :class:`~desktop_app.state.ExplorerState`
 and reads NumPy results only. A new view is one more :class:`ViewSpec` here.

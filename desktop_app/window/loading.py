@@ -87,7 +87,7 @@ class ModelLoading(QObject):
                 w.state.set_layer_head(int(saved[0]), int(saved[1]))
             except (TypeError, ValueError):
                 pass
-        w._fill_samples_menu()
+        w.menus.fill_samples_menu()
         note = f"; {info.load_note}" if info.load_note else ""
         w.statusBar().showMessage(f"Model loaded in {info.load_s:.1f} s{note}", 10000 if note else 5000)
         if w.state.prediction is None and not w.controller.busy:

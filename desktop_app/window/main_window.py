@@ -8,7 +8,16 @@ Layout (all docks can be moved, tabbed, floated or hidden; QSettings remembers i
 Which docks show is the workspace's (:mod:`desktop_app.window.workspaces`); a window without panels keeps them all.
 
 Analysis runs live on a background thread (:mod:`desktop_app.workers.inference`), 250 ms after the last keystroke,
-or at once with Ctrl+Enter. The model's loading and switching are :mod:`desktop_app.window.loading`'s. What is shown lives in one :class:`~desktop_app.state.ExplorerState` (``window.state``).
+or at once with Ctrl+Enter. What is shown lives in one :class:`~desktop_app.state.ExplorerState` (``window.state``).
+
+The window is composed of parts that each own one concern and that it holds as attributes:
+    ``loading``        the model's loading and switching (:class:`~desktop_app.window.loading.ModelLoading`)
+    ``docks``          the docks by title, adding and raising them (:class:`~desktop_app.window.docks.WindowDocks`)
+    ``file_actions``   opening, saving and exporting (:class:`~desktop_app.window.file_actions.FileActions`)
+    ``menus``          the menu bar and the toolbars (:class:`~desktop_app.window.menus.WindowMenus`)
+    ``window_layout``  the geometry and layouts saved between runs (:class:`~desktop_app.window.layout.WindowLayout`)
+    ``workspaces``     which docks show (:class:`~desktop_app.window.workspaces.Workspaces`)
+    ``drop_banner``    what a drop on the window will do (:class:`~desktop_app.window.drop_banner.DropBanner`)
 """
 
 from __future__ import annotations
@@ -20,15 +29,13 @@ from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QApplication,
     QDialog,
-    QDockWidget,
     QLabel,
     QMainWindow,
     QMessageBox,
     QProgressBar,
-    QWidget,
 )
 
-from ..panels.editor import display_text
+from ..panels.editor import PathDrops, display_text
 from ..panels.review_box import ReviewBox
 from ..state import ExplorerState
 from ..task_choice import verdict_text
@@ -42,11 +49,13 @@ from desktop_app.workers.attention_flow import FlowController
 from ..workers.inference import InferenceController
 from ..workers.internals import InternalsController
 from .about import about_dialog, about_html
-from .file_actions import FileActionsMixin
+from .docks import WindowDocks, raise_dock
+from .drop_banner import DropBanner
+from .file_actions import FileActions
 from .head_importance import load_head_importance_dialog
-from .layout import LayoutMixin
-from .menus import MenusMixin
+from .layout import WindowLayout
 from .loading import ModelLoading
+from .menus import WindowMenus
 from .model_menu import ModelMenu
 from .settings import APP_NAME, app_settings, precision_setting
 from .workspaces import Workspaces, pin_view
@@ -55,7 +64,7 @@ DEBOUNCE_MS = 250  # milliseconds after the last keystroke before live analysis
 GUI_SWITCH_INTERVAL_S = 0.001  # seconds; see MainWindow.__init__
 
 
-class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
+class MainWindow(QMainWindow):
     """The Attention Explorer window (see module docstring).
 
     Args:
@@ -90,7 +99,6 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         sys.setswitchinterval(min(sys.getswitchinterval(), GUI_SWITCH_INTERVAL_S))
         self.setWindowTitle(f"{APP_NAME} \u2014 loading model\u2026")
         self.setObjectName("MainWindow")
-        self.setAcceptDrops(True)
         self.setDockOptions(QMainWindow.AllowTabbedDocks | QMainWindow.AnimatedDocks | QMainWindow.AllowNestedDocks)
         self.model_dir = model_dir
         self.device = device
@@ -111,13 +119,12 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         self._font_pt = float(QApplication.font().pointSizeF() if QApplication.font().pointSizeF() > 0 else 10.0)
         self._zoom_pt = self._font_pt + 1
         self.loading = ModelLoading(self)  # the first load, switching models, the controller's answers
-        self._docks: dict[str, QDockWidget] = {}
-        self.extra_views: dict[str, QWidget] = {}  # exportable views added by panels (register_view)
-        self._drop_overlay: QLabel | None = None
-        self.samples: list[dict] = []
+        self.file_actions = FileActions(self, self.state, self.settings)  # File menu: open, save, export views
+        self.drop_banner = DropBanner(self)  # files dragged over the window: what a drop will do
+        PathDrops(self, self.file_actions.open_paths)  # files and folders dropped on the window: paths_dropped
         self._build_widgets()
         self.compare.connect_view(self.compare_view)
-        self.compare_view.pinned.connect(lambda: self.raise_view(pin_view(self.workspaces.current)))
+        self.compare_view.pinned.connect(lambda: self.docks.raise_view(pin_view(self.workspaces.current)))
         self.busy = QProgressBar()
         self.busy.setRange(0, 0)
         self.busy.setMaximumWidth(120)
@@ -126,8 +133,9 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         self.statusBar().addPermanentWidget(self.busy)
         self.statusBar().addPermanentWidget(self.model_label)
         self._connect()
-        self._restore_settings()
-        self.set_zoom(self._zoom_pt)
+        self.window_layout = WindowLayout(self, self.settings, self.workspaces, self.state)  # saved between runs
+        self.window_layout.restore()
+        self.set_zoom(self.window_layout.saved_zoom(self._zoom_pt))
         self.prediction_panel.set_loading("Loading model\u2026")
         self.statusBar().showMessage("Loading model\u2026")
         self.loading.schedule(model_dir, device)  # on the inference thread once the window has painted (issue 34)
@@ -147,14 +155,13 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
             setattr(self, spec.attr, spec.factory(self.state))
         self.setCentralWidget(self.token_view)
         self.workspaces = Workspaces(self)  # Read, Learn, Inside, Compare, Corpus: started by attach_panels
-
-        self.view_menu_docks = None
-        self._build_menus()
+        self.docks = WindowDocks(self, self.workspaces)  # every dock by title; View > Panels
+        self.menus = WindowMenus(self, self.file_actions, self.docks.panels_menu)
         prediction = scrollable(self.prediction_panel, keep_min_height=True)  # model B's section will scroll in it
         self.model_menu = ModelMenu(self)  # File > Open model folder..., the Model menu, recent folders
-        self.review_dock = self._add_dock(review, "Review", Qt.LeftDockWidgetArea)
-        self.prediction_dock = self._add_dock(prediction, "Prediction", Qt.LeftDockWidgetArea)
-        docks = [self._add_dock(scrollable(getattr(self, v.attr)) if v.scroll else getattr(self, v.attr), v.title,
+        self.review_dock = self.docks.add(review, "Review", Qt.LeftDockWidgetArea)
+        self.prediction_dock = self.docks.add(prediction, "Prediction", Qt.LeftDockWidgetArea)
+        docks = [self.docks.add(scrollable(getattr(self, v.attr)) if v.scroll else getattr(self, v.attr), v.title,
                                 Qt.RightDockWidgetArea, v.tab) for v in DOCKED_VIEWS]
         for spec, dock in zip(DOCKED_VIEWS, docks):
             setattr(self, spec.dock_attr, dock)
@@ -163,7 +170,7 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         self.heatmap_dock.raise_()
         self.resizeDocks([self.review_dock, self.heatmap_dock], [360, 620], Qt.Horizontal)
         self.resizeDocks([self.review_dock, self.prediction_dock], [420, 200], Qt.Vertical)
-        self._build_toolbar()
+        self.menus.build_toolbar()
 
     def _connect(self) -> None:
         """Live analysis (debounced typing, the button) and the inference controller's answers."""
@@ -183,7 +190,7 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         self.controller.error.connect(self._on_error)
         self.controller.busy_changed.connect(self.busy.setVisible)
         self.controller.progress.connect(lambda stage: self.statusBar().showMessage(stage))
-        self.model_view.head_selected.connect(lambda *_: self._raise_dock(self.heatmap_dock))
+        self.model_view.head_selected.connect(lambda *_: raise_dock(self.heatmap_dock))
         self.model_view.load_importance_requested.connect(lambda: load_head_importance_dialog(self))
         self.state.events.head_mask.connect(self._on_head_mask)
 
@@ -256,6 +263,15 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
         """Select a layer (0-based) and head choice (0-based, or ``MEAN_HEADS``/``MAX_HEADS``) in every view."""
         self.state.set_layer_head(layer, head)
 
+    @property
+    def zoom(self) -> float:
+        """The font size (points) of the editor and the token view (:meth:`set_zoom`)."""
+        return self._zoom_pt
+
+    def reset_zoom(self) -> None:
+        """The editor and the token view back to the application's font size + 1 point."""
+        self.set_zoom(self._font_pt + 1)
+
     def set_zoom(self, point_size: float) -> None:
         """Font size (points) of the editor and the token view."""
         self._zoom_pt = max(6.0, min(40.0, float(point_size)))
@@ -310,9 +326,15 @@ class MainWindow(MenusMixin, FileActionsMixin, LayoutMixin, QMainWindow):
     def closeEvent(self, event) -> None:
         """Save settings (see :attr:`persist_settings`) and stop the worker threads (ours, and added panels')."""
         if self.persist_settings and self._shown:
-            self.save_settings()
+            self.window_layout.save()
         self.shutdown_workers()
         super().closeEvent(event)
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        """Remember that the window was shown (only then is its layout worth saving); open the workspace."""
+        self.workspaces.show_started()  # the first show opens the workspace (when the panels are attached)
+        super().showEvent(event)
+        self._shown = True
 
     def event(self, ev) -> bool:
         """Also stop the workers when the window is destroyed without being closed (tests)."""

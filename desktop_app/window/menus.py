@@ -1,8 +1,8 @@
 """The main window's menu bar (File, Analysis, Samples, View, Help), its workspace bar and its layer/head/show toolbar.
 
-:class:`MenusMixin` is mixed into :class:`desktop_app.window.main_window.MainWindow`; the Model menu is
-:mod:`desktop_app.window.model_menu`'s. The menu actions call public methods of the window and of the
-explorer state (:mod:`desktop_app.state`).
+:class:`WindowMenus` (``window.menus``) makes them; the Model menu is :mod:`desktop_app.window.model_menu`'s. The
+menu actions call public methods of the window, of its :class:`~desktop_app.window.file_actions.FileActions`, its
+:class:`~desktop_app.window.workspaces.Workspaces` and of the explorer state (:mod:`desktop_app.state`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QLabel, QMessageBox, QToolBar
+from PySide6.QtWidgets import QLabel, QMenu, QMessageBox, QToolBar
 
 from ..views.registry import CENTRAL_VIEW_TITLE, DOCKED_VIEWS, WHOLE_WINDOW_TITLE
 from ..views.selectors import LayerHeadSelector
@@ -22,11 +22,34 @@ from desktop_app.window.session import save_open as session
 log = logging.getLogger(__name__)
 
 
-class MenusMixin:
-    """Menus and toolbar of the main window (see the module docstring)."""
+class WindowMenus:
+    """The menus and toolbars of a :class:`~desktop_app.window.main_window.MainWindow` (see the module docstring).
 
-    def _action(self, menu, text: str, slot, shortcut=None) -> QAction:
-        act = QAction(text, self)
+    Args:
+        window: the main window (its menu bar, toolbars, ``state``, ``workspaces``, ``analyze_now``, zoom, About).
+        file_actions: the window's :class:`~desktop_app.window.file_actions.FileActions` (the File menu's slots;
+            the views it registers join File > Export view).
+        panels_menu: View > Panels (:attr:`desktop_app.window.docks.WindowDocks.panels_menu`).
+
+    Attributes:
+        analysis_menu, export_menu, samples_menu: Analysis, File > Export view and Samples (panels add entries).
+        analyze_action: Analysis > Analyze now (Ctrl+Return; also on the toolbar).
+        samples: the bundled sample reviews in the Samples menu (``index.json`` entries with their ``path``).
+        layer_head: the toolbar's :class:`~desktop_app.views.selectors.LayerHeadSelector`, and its ``layer_combo``,
+            ``head_combo``, ``window_combo`` and ``show_combo`` (made by :meth:`build_toolbar`).
+    """
+
+    def __init__(self, window, file_actions, panels_menu: QMenu) -> None:
+        self.window = window
+        self.file_actions = file_actions
+        self.samples: list[dict] = []
+        self._build_menus(panels_menu)
+        file_actions.view_registered.connect(self._add_export_entry)
+
+    def add_action(self, menu, text: str, slot, shortcut=None) -> QAction:
+        """Add an action ``text`` calling ``slot`` to ``menu``, with a shortcut (a key sequence, or a list of them:
+        the first is shown in the menu); returns the action."""
+        act = QAction(text, self.window)
         if shortcut is not None:
             if isinstance(shortcut, (list, tuple)):
                 act.setShortcuts([QKeySequence(s) for s in shortcut])
@@ -36,54 +59,62 @@ class MenusMixin:
         menu.addAction(act)
         return act
 
-    def _build_menus(self) -> None:
-        mb = self.menuBar()
+    def _add_export_entry(self, name: str) -> None:
+        """File > Export view > ``name``... asks where to export that view."""
+        self.add_action(self.export_menu, name + "\u2026",
+                        lambda _=False, n=name: self.file_actions.export_view_dialog(n))
+
+    def _build_menus(self, panels_menu: QMenu) -> None:
+        w, files, add = self.window, self.file_actions, self.add_action
+        mb = w.menuBar()
         fm = mb.addMenu("&File")
-        self._action(fm, "Open &files\u2026", self._open_files, QKeySequence.Open)
-        self._action(fm, "Open f&older\u2026", self._open_folder, "Ctrl+Shift+O")
-        self._action(fm, "&Load review from text file\u2026", self._load_review_file, "Ctrl+L")
+        add(fm, "Open &files\u2026", files.open_files, QKeySequence.Open)
+        add(fm, "Open f&older\u2026", files.open_folder, "Ctrl+Shift+O")
+        add(fm, "&Load review from text file\u2026", files.load_review_file, "Ctrl+L")
         fm.addSeparator()
-        self._action(fm, "&Save analysis as JSON\u2026", self._save_json, QKeySequence.Save)
-        self._action(fm, "Save sessi&on\u2026", lambda: session.save_session_dialog(self))
-        self._action(fm, "Open sess&ion\u2026", lambda: session.open_session_dialog(self))
-        self._action(fm, "&Export current view (PNG/SVG)\u2026", self._export_current_view, "Ctrl+E")
+        add(fm, "&Save analysis as JSON\u2026", files.save_json_dialog, QKeySequence.Save)
+        add(fm, "Save sessi&on\u2026", lambda: session.save_session_dialog(w))
+        add(fm, "Open sess&ion\u2026", lambda: session.open_session_dialog(w))
+        add(fm, "&Export current view (PNG/SVG)\u2026", files.export_current_view, "Ctrl+E")
         self.export_menu = fm.addMenu("Export &view")
         for name in (*(v.title for v in DOCKED_VIEWS), CENTRAL_VIEW_TITLE, WHOLE_WINDOW_TITLE):
-            self._action(self.export_menu, name + "\u2026", lambda _=False, n=name: self._export_view_dialog(n))
+            self._add_export_entry(name)
         fm.addSeparator()
-        self._action(fm, "&Quit", self.close, QKeySequence.Quit)
+        add(fm, "&Quit", w.close, QKeySequence.Quit)
 
         am = self.analysis_menu = mb.addMenu("&Analysis")
-        self.analyze_action = self._action(am, "&Analyze now", self.analyze_now, ("Ctrl+Return", "Ctrl+Enter"))
-        self._action(am, "Clear token &selection", self.state.clear_selection, "Esc")
-        self._action(am, "Reset token colours to attention", lambda: self.state.set_importance(None))
+        self.analyze_action = add(am, "&Analyze now", w.analyze_now, ("Ctrl+Return", "Ctrl+Enter"))
+        add(am, "Clear token &selection", w.state.clear_selection, "Esc")
+        add(am, "Reset token colours to attention", lambda: w.state.set_importance(None))
 
         self.samples_menu = mb.addMenu("&Samples")
         placeholder = self.samples_menu.addAction("(available once the model has loaded)")
         placeholder.setEnabled(False)
 
         vm = mb.addMenu("&View")
-        self._action(vm, "Zoom &in", lambda: self.set_zoom(self._zoom_pt + 1), QKeySequence.ZoomIn)
-        self._action(vm, "Zoom &out", lambda: self.set_zoom(self._zoom_pt - 1), QKeySequence.ZoomOut)
-        self._action(vm, "&Reset zoom", lambda: self.set_zoom(self._font_pt + 1), "Ctrl+0")
+        add(vm, "Zoom &in", lambda: w.set_zoom(w.zoom + 1), QKeySequence.ZoomIn)
+        add(vm, "Zoom &out", lambda: w.set_zoom(w.zoom - 1), QKeySequence.ZoomOut)
+        add(vm, "&Reset zoom", w.reset_zoom, "Ctrl+0")
         vm.addSeparator()
         wm = vm.addMenu("&Workspace")
-        wm.addActions(list(self.workspaces.actions.values()))
+        wm.addActions(list(w.workspaces.actions.values()))
         wm.addSeparator()
-        wm.addAction(self.workspaces.reset_action)
-        self.view_menu_docks = vm.addMenu("&Panels")
+        wm.addAction(w.workspaces.reset_action)
+        vm.addMenu(panels_menu)
 
         hm = mb.addMenu("&Help")
-        self._action(hm, "&About Attention Explorer\u2026", self.show_about)
-        self._action(hm, "About &Qt\u2026", lambda: QMessageBox.aboutQt(self))
+        add(hm, "&About Attention Explorer\u2026", w.show_about)
+        add(hm, "About &Qt\u2026", lambda: QMessageBox.aboutQt(w))
 
-    def _build_toolbar(self) -> None:
-        self.addToolBar(Qt.TopToolBarArea, self.workspaces.toolbar)
+    def build_toolbar(self) -> None:
+        """The workspace bar, then the layer / head / window / show selectors and Analyze now."""
+        w = self.window
+        w.addToolBar(Qt.TopToolBarArea, w.workspaces.toolbar)
         tb = QToolBar("Layer and head")
         tb.setObjectName("toolbar_layer_head")
-        self.addToolBar(Qt.TopToolBarArea, tb)
+        w.addToolBar(Qt.TopToolBarArea, tb)
         tb.addWidget(QLabel(" Layer: "))
-        self.layer_head = LayerHeadSelector(self.state, self)
+        self.layer_head = LayerHeadSelector(w.state, w)
         self.layer_combo, self.head_combo = self.layer_head.layer_combo, self.layer_head.head_combo
         self.layer_combo.setMinimumContentsLength(8)
         tb.addWidget(self.layer_combo)
@@ -99,7 +130,9 @@ class MenusMixin:
         tb.addSeparator()
         tb.addAction(self.analyze_action)
 
-    def _fill_samples_menu(self) -> None:
+    def fill_samples_menu(self) -> None:
+        """The Samples menu: the bundled sample reviews (``resources/samples/index.json``), each opened with
+        :meth:`FileActions.open_review_file`; a missing or broken index leaves one disabled entry saying so."""
         self.samples_menu.clear()
         self.samples = []
         try:
@@ -120,4 +153,5 @@ class MenusMixin:
         for s in self.samples:
             stars = f", {s['rating']}/10" if "rating" in s else ""
             text = f"{s.get('title', Path(s['path']).stem)}  ({s.get('label', '?')}{stars})"
-            self._action(self.samples_menu, text, lambda _=False, p=s["path"]: self.open_review_file(p))
+            self.add_action(self.samples_menu, text,
+                            lambda _=False, p=s["path"]: self.file_actions.open_review_file(p))

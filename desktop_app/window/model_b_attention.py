@@ -66,7 +66,7 @@ class ModelBAttention(QObject):
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addWidget(self.caption)
         lay.addWidget(tabs, 1)
-        self.dock = window.add_panel(body, TITLE, Qt.RightDockWidgetArea, tab="B attention")  # in Compare
+        self.dock = window.docks.add_panel(body, TITLE, Qt.RightDockWidgetArea, tab="B attention")  # in Compare
         second.changed.connect(self.set_predictor)
         second.show_attention = self.show
         window.state.events.prediction.connect(lambda *_: self.request())
@@ -75,7 +75,7 @@ class ModelBAttention(QObject):
 
     def show(self) -> None:
         """Show and raise the dock (Model > Model B's attention), in the Compare workspace."""
-        self.window.raise_view(TITLE)
+        self.window.docks.raise_view(TITLE)
         self.request()
 
     def set_predictor(self, predictor) -> None:

@@ -7,7 +7,7 @@
   closed it) when a job starts;
 * a double-clicked row, or F8 / Shift+F8 (Analysis > Next error / Previous error), opens a review in the explorer;
 * the corpus dock follows the batch table (its rows and filters); its plots are exportable views
-  (:meth:`~desktop_app.window.file_actions.FileActionsMixin.register_view`);
+  (:meth:`~desktop_app.window.file_actions.FileActions.register_view`);
 * the word the table is filtered by (clicked in the corpus dock) is the explorer state's highlighted word
   (:meth:`desktop_app.state.ExplorerState.set_highlighted_words`), so the token view underlines it.
 
@@ -39,11 +39,11 @@ def give_results_room(window, dock, view) -> bool:
     Nothing happens when the window already gave it (this run, or a saved layout that has it), or when the dock is
     floating or not in the bottom area (the user moved it).
     """
-    if window.results_area_known or window.results_area_given:
+    if window.window_layout.results_area_known or window.window_layout.results_area_given:
         return False
     if dock.isFloating() or window.dockWidgetArea(dock) != Qt.BottomDockWidgetArea:
         return False
-    window.results_area_given = True
+    window.window_layout.results_area_given = True
     central = window.centralWidget()
     half = (central.height() + dock.height()) // 2 if central is not None else window.height() // 2
     want = max(rows_height(dock, view), half)
@@ -54,12 +54,12 @@ def give_results_room(window, dock, view) -> bool:
 
 def _actions(window, batch) -> None:
     """Analysis > Errors first, Next error (F8), Previous error (Shift+F8): window-wide shortcuts."""
-    menu = window.analysis_menu
+    menus, nav = window.menus, batch.navigation
+    menu = menus.analysis_menu
     menu.addSeparator()
-    nav = batch.navigation
-    window._action(menu, "Batch: &errors first", nav.show_errors_first)
-    window.next_error_action = window._action(menu, "Batch: &next error", lambda: nav.next_error(1), "F8")
-    window._action(menu, "Batch: &previous error", lambda: nav.next_error(-1), "Shift+F8")
+    menus.add_action(menu, "Batch: &errors first", nav.show_errors_first)
+    window.next_error_action = menus.add_action(menu, "Batch: &next error", lambda: nav.next_error(1), "F8")
+    menus.add_action(menu, "Batch: &previous error", lambda: nav.next_error(-1), "Shift+F8")
 
 
 def attach_results(window):
@@ -72,9 +72,9 @@ def attach_results(window):
     from desktop_app.panels.corpus.panel import CorpusPanel
 
     batch = BatchPanel()
-    dock = window.add_panel(batch, "Batch scoring", Qt.BottomDockWidgetArea)
+    dock = window.docks.add_panel(batch, "Batch scoring", Qt.BottomDockWidgetArea)
     corpus = CorpusPanel(batch)
-    corpus_dock = window.add_panel(corpus, "Corpus", Qt.BottomDockWidgetArea, beside=dock)
+    corpus_dock = window.docks.add_panel(corpus, "Corpus", Qt.BottomDockWidgetArea, beside=dock)
     if not window.has_saved_layout:
         window.resizeDocks([dock], [DEFAULT_HEIGHT], Qt.Vertical)
         width = max(window.width(), 800)
@@ -82,11 +82,11 @@ def attach_results(window):
                            Qt.Horizontal)
 
     def on_started(_job: int) -> None:
-        window.raise_view("Batch scoring")  # in the Corpus workspace
+        window.docks.raise_view("Batch scoring")  # in the Corpus workspace
         give_results_room(window, dock, batch.ui.view)
 
     batch.scoring_started.connect(on_started)
-    window.paths_dropped.connect(lambda _paths: window.raise_view("Batch scoring"))  # a drop switches to Corpus
+    window.paths_dropped.connect(lambda _paths: window.docks.raise_view("Batch scoring"))  # a drop switches to Corpus
     window.paths_dropped.connect(batch.add_paths)
     batch.review_activated.connect(window.open_review)
     batch.proxy.filter_changed.connect(lambda f: window.state.set_highlighted_words([f.word] if f.word else []))
@@ -97,8 +97,8 @@ def attach_results(window):
     window.model_switch_started.connect(lambda _folder: (batch.cancel_if_running(), corpus.words.cancel()))
     window.state.events.info.connect(corpus.whatif.follow_task)  # Model > Task: the regression threshold, ...
     for name, plot in corpus.plots().items():
-        window.register_view(name, plot)
-    corpus.export_requested.connect(window.export_view_dialog)
+        window.file_actions.register_view(name, plot)
+    corpus.export_requested.connect(window.file_actions.export_view_dialog)
     corpus.report.message.connect(lambda text: window.statusBar().showMessage(text, 10000))
     corpus.report.failed.connect(window.show_error)
     window.corpus_map = corpus.map  # sessions keep the map's settings and slices (issue 42)

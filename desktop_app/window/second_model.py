@@ -106,7 +106,7 @@ class SecondModel(QObject):
         pin = Pin(pred.document.text, None, None, pred.text_pair, MODEL_B)
         state = self.window.state
         state.set_pins((*(p for p in state.pins if not (p.of_model_b and p.text == pin.text)), pin))
-        self.window.raise_view("Compare")
+        self.window.docks.raise_view("Compare")
 
     def open_folder(self) -> str | None:
         """Ask for model B's folder and load it; returns the folder or None when cancelled."""
@@ -234,7 +234,8 @@ class SecondModel(QObject):
                 return
             batch.ui.view.sortByColumn(column, Qt.SortOrder.AscendingOrder)
 
-        self.window._action(self.window.analysis_menu, "Batch: &disagreements first (A vs B)", disagreements_first)
+        menus = self.window.menus
+        menus.add_action(menus.analysis_menu, "Batch: &disagreements first (A vs B)", disagreements_first)
 
     def shutdown(self) -> None:
         """Stop the "model-b" thread (the window's workers are shut down on close)."""

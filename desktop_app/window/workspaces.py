@@ -8,7 +8,7 @@ every other dock is hidden while it is on, so the views it hides are not drawn
 the workspace changes; only the docks change.
 
 :class:`Workspaces` (``window.workspaces``) switches them: the workspace bar at the top of the window, View >
-Workspace, Ctrl+1 to Ctrl+5, and :meth:`desktop_app.window.layout.LayoutMixin.raise_view` (showing a view that the
+Workspace, Ctrl+1 to Ctrl+5, and :meth:`desktop_app.window.docks.WindowDocks.raise_view` (showing a view that the
 current workspace does not hold switches to the first workspace that holds it; files dropped on the window go to
 Corpus). The user may rearrange each workspace (move, tab, float, show or hide docks); its layout
 (``QMainWindow.saveState``) is kept per workspace, in the window's QSettings under ``workspace/<key>/state`` with
@@ -41,8 +41,8 @@ class DockGroup:
 
     Attributes:
         area: the dock area (``Qt.LeftDockWidgetArea``, ...).
-        titles: the docks' titles (:meth:`LayoutMixin.dock`), tabbed in this order; the first is raised. A title the
-            window does not have (a panel not attached) is skipped.
+        titles: the docks' titles (:meth:`~desktop_app.window.docks.WindowDocks.get`), tabbed in this order; the
+            first is raised. A title the window does not have (a panel not attached) is skipped.
         split: how the group sits beside the group before it in the same area (``Qt.Vertical``: below it).
     """
 
@@ -126,7 +126,7 @@ PIN_VIEWS = ("Compare", "Patching")
 def pin_view(current: Workspace | None) -> str:
     """The dock title a new pin shows: the first of :data:`PIN_VIEWS` the ``current`` workspace holds (pinning in
     Inside raises Patching there, the clean text of its pair), else "Compare", whose workspace it switches to
-    (:meth:`desktop_app.window.layout.LayoutMixin.raise_view`)."""
+    (:meth:`desktop_app.window.docks.WindowDocks.raise_view`)."""
     held = [t for t in PIN_VIEWS if current is not None and t in current.titles]
     return held[0] if held else PIN_VIEWS[0]
 
@@ -149,7 +149,7 @@ class Workspaces(QObject):
     """The main window's workspaces (module docstring): the bar, the menu and the layouts.
 
     Args:
-        window: the :class:`~desktop_app.window.main_window.MainWindow` (its docks by title: ``window._docks``).
+        window: the :class:`~desktop_app.window.main_window.MainWindow` (its docks by title: ``window.docks.by_title``).
 
     Attributes:
         current: the :class:`Workspace` on, or None before :meth:`start`.
@@ -230,7 +230,7 @@ class Workspaces(QObject):
         (until dismissed or another workspace is chosen)."""
         self.started = True
         if not self.window.isVisible():
-            return  # LayoutMixin.showEvent calls show_started()
+            return  # MainWindow.showEvent calls show_started()
         if self.current is None:
             self.switch(self._first_key, announce=False)  # the status bar says "Loading model…" now
             if self.first_run and self.window.centralWidget() is not None:
@@ -289,7 +289,7 @@ class Workspaces(QObject):
         bar that does not touch its docks is stale too."""
         win = self.window
         win.layout().activate()
-        by_pointer = {getCppPointer(d)[0]: d for d in win._docks.values()}
+        by_pointer = {getCppPointer(d)[0]: d for d in win.docks.by_title.values()}
         for bar in win.findChildren(QTabBar, options=Qt.FindDirectChildrenOnly):
             if not bar.isVisible():
                 continue
@@ -300,18 +300,18 @@ class Workspaces(QObject):
                 bar.hide()
 
     def _keep_current(self) -> None:
-        docks = frozenset(d.objectName() for d in self.window._docks.values())
+        docks = frozenset(d.objectName() for d in self.window.docks.by_title.values())
         self.layouts[self.current.key] = SavedLayout(self.window.saveState(), docks)
 
     def _place_unknown(self, target: Workspace, known: frozenset[str]) -> None:
         """Docks that a saved layout did not know (added by a later version) follow the workspace's table."""
-        for title, dock in self.window._docks.items():
+        for title, dock in self.window.docks.by_title.items():
             if dock.objectName() not in known:
                 dock.setVisible(title in target.titles)
 
     def _apply_default(self, target: Workspace) -> None:
         """Hide the docks ``target`` does not hold; place, tab and size the ones it does."""
-        win, docks = self.window, self.window._docks
+        win, docks = self.window, self.window.docks.by_title
         for title, dock in docks.items():
             if title not in target.titles:
                 dock.hide()

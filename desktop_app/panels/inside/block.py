@@ -59,7 +59,7 @@ class BlockPanel(QObject):
         row.addWidget(self.caption, 1)
         lay.addLayout(row)
         lay.addWidget(self.view, 1)
-        self.dock = window.add_panel(scrollable(body), TITLE, Qt.RightDockWidgetArea)
+        self.dock = window.docks.add_panel(scrollable(body), TITLE, Qt.RightDockWidgetArea)
         self._fit_layers()
         window.predictor_loaded.connect(self.set_predictor)
         events = self.state.events

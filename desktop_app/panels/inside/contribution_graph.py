@@ -58,7 +58,7 @@ class ContributionGraphPanel(QObject):
         lay.setContentsMargins(2, 2, 2, 2)
         lay.addWidget(self.caption)
         lay.addWidget(self.view, 1)
-        self.dock = window.add_panel(body, TITLE, Qt.RightDockWidgetArea)
+        self.dock = window.docks.add_panel(body, TITLE, Qt.RightDockWidgetArea)
         window.predictor_loaded.connect(self.set_predictor)
         self.state.events.prediction.connect(lambda *_: self.request())
         self.state.events.head_mask.connect(lambda *_: self.request())

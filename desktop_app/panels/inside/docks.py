@@ -30,7 +30,7 @@ def attach_inside(window, whatif_source=None) -> dict:
     giving the What if panel's source text and pair (the Patching dock offers to pin it). Returns and keeps
     ``window.inside_panels``: key -> the dock's controller."""
     components = ComponentsPanel(window)
-    components.dock = window.add_panel(components, COMPONENTS_TITLE, Qt.RightDockWidgetArea)
+    components.dock = window.docks.add_panel(components, COMPONENTS_TITLE, Qt.RightDockWidgetArea)
     window.inside_panels = {
         "components": components,  # the verdict's parts: heads, FFNs, embeddings
         "graph": ContributionGraphPanel(window),  # the routes the read-out is built from

@@ -100,7 +100,7 @@ class PatchingPanel(QObject):
         self.cancel_button = QPushButton("Cancel")
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(140)
-        self.dock = window.add_panel(self._layout(), TITLE, Qt.RightDockWidgetArea)
+        self.dock = window.docks.add_panel(self._layout(), TITLE, Qt.RightDockWidgetArea)
         self._connect()
         self._update_controls()
 

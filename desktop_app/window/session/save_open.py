@@ -182,7 +182,7 @@ def capture(window) -> Session:
     return Session(
         text=window.editor.toPlainText(), model_dir=folder_key(folder),
         layer=state.layer, head=state.head, selection=tuple(state.selection),
-        active_view=window.current_view_name(),
+        active_view=window.file_actions.current_view_name(),
         explanations={m: explanation_to_json(r) for m, r in state.explanations.items()},
         show=state.show, head_mask=_mask_json(state.head_mask),
         pins=tuple({"text": p.text, "head_mask": _mask_json(p.head_mask), "text_pair": p.text_pair,
@@ -325,7 +325,7 @@ def _restore_view(window, session: Session, pred) -> list[str]:
     if len(kept) < len(session.selection):
         notes.append(f"{len(session.selection) - len(kept)} selected token(s) beyond the text were left out.")
     state.set_selection(kept)
-    window.raise_view(session.active_view)
+    window.docks.raise_view(session.active_view)
     if session.target is not None:
         try:
             state.task.pick(session.target)
@@ -363,11 +363,11 @@ def save_session_dialog(window) -> None:
     """File > Save session: ask for a file name and write the session (errors as a message box)."""
     from PySide6.QtWidgets import QFileDialog
 
-    default = str(Path(window.last_folder()) / f"session{SUFFIX}")
+    default = str(Path(window.file_actions.last_folder()) / f"session{SUFFIX}")
     path, _ = QFileDialog.getSaveFileName(window, "Save session", default, f"Sessions (*{SUFFIX} *.json)")
     if not path:
         return
-    window.remember_folder(path)
+    window.file_actions.remember_folder(path)
     try:
         write_session(capture(window), path)
         window.statusBar().showMessage(f"Saved session {path}", 5000)
@@ -379,10 +379,10 @@ def open_session_dialog(window) -> None:
     """File > Open session: ask for a file and restore it (a damaged or newer file: a clear message box)."""
     from PySide6.QtWidgets import QFileDialog
 
-    path, _ = QFileDialog.getOpenFileName(window, "Open session", window.last_folder(),
+    path, _ = QFileDialog.getOpenFileName(window, "Open session", window.file_actions.last_folder(),
                                           f"Sessions (*{SUFFIX} *.json);;All files (*)")
     if path:
-        window.remember_folder(path)
+        window.file_actions.remember_folder(path)
         open_session(window, path)
 
 

@@ -300,7 +300,7 @@ def test_a_drop_on_the_window_brings_the_closed_batch_dock_back(qtbot, tiny_mode
     win.show()
     with qtbot.waitSignal(win.predictor_loaded, timeout=WAIT_MS):
         pass
-    batch, dock = panels["batch"], win.dock("Batch scoring")
+    batch, dock = panels["batch"], win.docks.get("Batch scoring")
     dock.close()
     assert not dock.isVisible()
     folder = make_folder(tmp_path / "reviews", 3, 2)

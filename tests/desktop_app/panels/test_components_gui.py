@@ -33,13 +33,13 @@ def four_heads(tmp_path_factory):
 def _inside(qtbot, folder, text=TEXT):
     """The window over ``folder``, ``text`` analysed in Read (the Components dock hidden), then Inside shown."""
     win = loaded_window(qtbot, folder, panels=True)
-    panel = win.dock("Components").widget()
+    panel = win.docks.get("Components").widget()
     with qtbot.waitSignal(win.state.events.prediction, timeout=TIMEOUT_MS):
         win.open_review(text)
     qtbot.wait(100)
     assert panel.computed == 0 and win.state.inside.components is None  # hidden: nothing computed
     win.workspaces.switch("inside")
-    win.raise_view("Components")
+    win.docks.raise_view("Components")
     return win, panel
 
 
@@ -47,7 +47,7 @@ def _shown(qtbot, win, text):
     qtbot.waitUntil(lambda: win.state.inside.components is not None
                     and tuple(win.state.inside.components.tokens) == tuple(win.state.prediction.tokens)
                     and win.state.prediction.text == text, timeout=TIMEOUT_MS)
-    view = win.dock("Components").widget().view
+    view = win.docks.get("Components").widget().view
     view.flush()
     return win.state.inside.components, view
 
@@ -161,7 +161,7 @@ def test_models_it_cannot_split_say_why_and_show_no_number(qtbot, tmp_path, kind
     win, _panel = _inside(qtbot, folder)
     want = "needs one" if kind == "no_head" else "DeBERTa"
     qtbot.waitUntil(lambda: want in win.state.inside.note("components"), timeout=TIMEOUT_MS)
-    view = win.dock("Components").widget().view
+    view = win.docks.get("Components").widget().view
     view.flush()
     assert win.state.inside.components is None and want in view.summary.text()
     assert not view.grid.cells and not view.grid.texts and not view.grid.numbers.labels and view.strip.values is None

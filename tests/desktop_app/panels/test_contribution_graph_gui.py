@@ -29,7 +29,7 @@ def _opened(qtbot, win, text) -> None:
     with qtbot.waitSignal(win.state.events.prediction, timeout=TIMEOUT_MS):
         win.open_review(text)
     win.workspaces.switch("inside")
-    win.raise_view("Contribution graph")
+    win.docks.raise_view("Contribution graph")
 
 
 def _shown(qtbot, win, panel, text):
@@ -73,7 +73,7 @@ def test_the_graph_drawn_is_the_apis_at_the_sliders_threshold(qtbot, tiny_model_
     assert panel.computed == 1  # the slider prunes, never recomputes
     assert "text on display" in panel.caption.text()
 
-    win.raise_view("Model view")  # behind another tab: a new text computes nothing until the tab is chosen again
+    win.docks.raise_view("Model view")  # behind another tab: a new text computes nothing until the tab is chosen again
     with qtbot.waitSignal(win.state.events.prediction, timeout=TIMEOUT_MS):
         win.open_review(OTHER)
     qtbot.wait(200)

@@ -315,12 +315,12 @@ def test_next_error_key_and_the_word_highlight(qtbot, tiny_model_dir, tmp_path):
 
 def test_corpus_plots_export_as_png_and_svg(qtbot, tiny_model_dir, tmp_path):
     win, _batch = scored_window(qtbot, tiny_model_dir, tmp_path)
-    names = [n for n in win.view_widgets() if n.startswith("Corpus: ")]
+    names = [n for n in win.file_actions.view_widgets() if n.startswith("Corpus: ")]
     assert len(names) == 8  # with the per-class scores and the regression scatter (issue 30), the map (issue 42)
     for name in names:
         for suffix in (".png", ".svg"):
             out = tmp_path / f"{name.split(': ')[1].replace(' ', '_')}{suffix}"
-            win.export_view(name, out)
+            win.file_actions.export_view(name, out)
             assert out.is_file() and out.stat().st_size > 500
 
 
@@ -350,13 +350,13 @@ def test_window_stays_860_high_and_the_table_shows_12_rows_after_a_job(qtbot, ti
 
 def test_the_users_results_layout_is_remembered(qtbot, tiny_model_dir, tmp_path):
     win, batch = scored_window(qtbot, tiny_model_dir, tmp_path)
-    dock = win.dock("Batch scoring")
+    dock = win.docks.get("Batch scoring")
     win.resizeDocks([dock], [300], Qt.Vertical)  # the user makes it smaller
     qtbot.waitUntil(lambda: abs(dock.height() - 300) <= 2, timeout=5000)
     win.persist_settings = True
     win.close()
     again = loaded_window(qtbot, tiny_model_dir, panels=True)
-    dock2 = again.dock("Batch scoring")
+    dock2 = again.docks.get("Batch scoring")
     qtbot.waitUntil(lambda: abs(dock2.height() - 300) <= 2, timeout=5000)
     with qtbot.waitSignal(again.panels["batch"].scoring_finished, timeout=WAIT_MS):
         again.paths_dropped.emit([str(tmp_path / "reviews")])

@@ -189,7 +189,7 @@ def test_faithfulness_table_shows_all_rows_at_default_size(qtbot, tiny_model_dir
 
     win = loaded_window(qtbot, tiny_model_dir, panels=True)
     explain = win.panels["explain"]
-    dock = win.dock("Explanations")
+    dock = win.docks.get("Explanations")
     dock.show()
     dock.raise_()
     qtbot.wait(50)

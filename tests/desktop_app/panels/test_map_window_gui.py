@@ -105,7 +105,7 @@ def test_the_map_tab_fits_the_corpus_dock_and_follows_its_size(qtbot, mapped):
         assert _within(viewport, widget), widget
     pixels = [_on_screen(m.plot, xy) for xy in m.plot.xy]
     assert all(m.plot.rect().contains(p) for p in pixels)  # every point on screen
-    dock = win.dock("Corpus")
+    dock = win.docks.get("Corpus")
     before = m.plot.height()
     win.resizeDocks([dock], [dock.height() - 30], Qt.Orientation.Vertical)  # (the docks above keep it from growing)
     qtbot.waitUntil(lambda: m.plot.height() <= before - 25, timeout=5_000)  # the plot follows the dock

@@ -76,8 +76,8 @@ def test_the_heatmap_shows_the_apis_numbers_and_a_head_click_selects_it(qtbot, t
     win = loaded_window(qtbot, tiny_model_dir, panels=True)
     _pair(qtbot, win)
     assert win.state.inside.patching is None  # the dock is hidden (Read workspace): nothing computed
-    win.raise_view(TITLE)
-    assert win.workspaces.current.key == "inside" and not win.dock(TITLE).isHidden()
+    win.docks.raise_view(TITLE)
+    assert win.workspaces.current.key == "inside" and not win.docks.get(TITLE).isHidden()
     api = _check_against_api(qtbot, win, "resid")
     assert api.unaligned and all(name in _panel(win).view.unaligned_label.text() for name in api.unaligned)
     assert not _panel(win).view.hatch_item.path().isEmpty()  # the unaligned positions are hatched
@@ -114,7 +114,7 @@ def test_cancel_stops_the_work_and_says_so(qtbot, tiny_model_dir):
     _pair(qtbot, win)
     lock = win.predictor._parts().pass_lock  # holding it keeps the worker before its first patched batch
     with lock:
-        win.raise_view(TITLE)
+        win.docks.raise_view(TITLE)
         assert _panel(win).running and _panel(win).cancel_button.isEnabled()
         qtbot.mouseClick(_panel(win).cancel_button, Qt.LeftButton)
     qtbot.waitUntil(lambda: not _panel(win).running, timeout=WAIT_MS)
@@ -123,7 +123,7 @@ def test_cancel_stops_the_work_and_says_so(qtbot, tiny_model_dir):
     view.flush()
     assert "cancelled" in view.caption.text() and view.matrix is None
     win.workspaces.switch("read")
-    win.raise_view(TITLE)  # shown again: a cancelled request is not restarted by itself
+    win.docks.raise_view(TITLE)  # shown again: a cancelled request is not restarted by itself
     qtbot.wait(200)
     assert win.state.inside.patching is None and not _panel(win).running
     _panel(win).run_button.click()  # Run computes it again
@@ -132,7 +132,7 @@ def test_cancel_stops_the_work_and_says_so(qtbot, tiny_model_dir):
 
 def test_no_pin_shows_the_instruction_and_pins_the_what_if_original(qtbot, tiny_model_dir):
     win = loaded_window(qtbot, tiny_model_dir, panels=True)
-    win.raise_view(TITLE)
+    win.docks.raise_view(TITLE)
     _analysed(qtbot, win, CORRUPTED)
     assert win.state.inside.patching_note == NO_PIN_NOTE
     _panel(win).view.flush()
@@ -154,7 +154,7 @@ def test_the_pin_picker_chooses_the_clean_text(qtbot, tiny_model_dir):
     _analysed(qtbot, win, CLEAN)
     win.state.pin_current()
     _pair(qtbot, win, other, CORRUPTED)  # two pins: CLEAN, then the newer `other`
-    win.raise_view(TITLE)
+    win.docks.raise_view(TITLE)
     combo = _panel(win).pin_combo
     assert combo.count() == 2 and combo.itemText(0).startswith("newest: The acting")
     assert _result(qtbot, win).clean_tokens == tuple(win.predictor.predict(other).tokens)
@@ -186,7 +186,7 @@ def test_a_what_if_edit_is_patched_against_its_original(qtbot, tiny_model_dir):
     edit = whatif.edits[0]
     whatif.table.cellClicked.emit(0, 1)  # the edit becomes the current text, its original pinned
     qtbot.waitUntil(lambda: win.state.prediction.document.text == edit.edited_text, timeout=WAIT_MS)
-    win.raise_view(TITLE)
+    win.docks.raise_view(TITLE)
     result = _result(qtbot, win)
     api = win.predictor.activation_patching(CLEAN, edit.edited_text, target=win.state.task.target)
     assert result.clean_tokens == api.clean_tokens and result.corrupted_tokens == api.corrupted_tokens
@@ -201,8 +201,8 @@ def test_a_hidden_dock_computes_nothing(qtbot, tiny_model_dir, monkeypatch):
     _pair(qtbot, win)
     _panel(win).apply_settings({"site": "head"})
     qtbot.wait(200)
-    assert win.dock(TITLE).isHidden() and calls == [] and win.state.inside.patching is None
-    win.raise_view(TITLE)  # its workspace (Inside), its tab in front
+    assert win.docks.get(TITLE).isHidden() and calls == [] and win.state.inside.patching is None
+    win.docks.raise_view(TITLE)  # its workspace (Inside), its tab in front
     _result(qtbot, win)
     assert len(calls) == 1
 
@@ -213,7 +213,7 @@ def test_the_latest_request_wins(qtbot, tiny_model_dir):
     shown = []
     win.state.inside.events.patching.connect(lambda new, *_: new is not None and shown.append(new.site))
     with win.predictor._parts().pass_lock:  # the residual request waits on the worker
-        win.raise_view(TITLE)
+        win.docks.raise_view(TITLE)
         _panel(win).apply_settings({"site": "ffn"})  # asked meanwhile: the residual one is stale
     assert _result(qtbot, win).site == "ffn"
     qtbot.wait(200)
@@ -224,15 +224,15 @@ def test_a_change_while_hidden_stops_the_running_request(qtbot, tiny_model_dir):
     win = loaded_window(qtbot, tiny_model_dir, panels=True)
     _pair(qtbot, win)
     with win.predictor._parts().pass_lock:  # the worker waits before its first patched batch
-        win.raise_view(TITLE)
+        win.docks.raise_view(TITLE)
         assert _panel(win).running
         win.workspaces.switch("read")  # the dock leaves: the request runs on while nothing changes
-        assert win.dock(TITLE).isHidden() and _panel(win).running
+        assert win.docks.get(TITLE).isHidden() and _panel(win).running
         _panel(win).apply_settings({"site": "head"})  # a change while hidden: that request is stale
         assert not _panel(win).running
     qtbot.wait(300)
     assert win.state.inside.patching is None and win.state.inside.patching_note == ""
-    win.raise_view(TITLE)
+    win.docks.raise_view(TITLE)
     assert _result(qtbot, win).site == "head"
 
 
@@ -240,7 +240,7 @@ def test_another_model_drops_the_pins_and_patches_with_the_new_one(qtbot, tiny_m
     from tests.fixtures.tiny_models import make_random_model_dir
 
     win = loaded_window(qtbot, tiny_model_dir, panels=True)
-    win.raise_view(TITLE)
+    win.docks.raise_view(TITLE)
     _pair(qtbot, win)
     old = _result(qtbot, win)
     with qtbot.waitSignal(win.predictor_loaded, timeout=WAIT_MS):
@@ -261,18 +261,18 @@ def test_a_tiny_hugging_face_model_and_one_without_a_head(qtbot, tmp_path):
 
     bert = make_tiny_hf_dir(tmp_path / "bert", "bert", init_std=0.5)  # 0.02 gives logits within 2e-5 of each other
     win = loaded_window(qtbot, bert, panels=True)
-    win.raise_view(TITLE)
+    win.docks.raise_view(TITLE)
     _pair(qtbot, win)
     _check_against_api(qtbot, win, "head")
     regression = loaded_window(qtbot, make_tiny_hf_dir(tmp_path / "reg", "bert", task="regression", init_std=0.5),
                                panels=True)
-    regression.raise_view(TITLE)
+    regression.docks.raise_view(TITLE)
     _pair(qtbot, regression)
     result = _result(qtbot, regression)
     _panel(regression).view.flush()
     assert result.target == 0 and "Score: the predicted value" in _panel(regression).view.caption.text()
     headless = loaded_window(qtbot, make_tiny_hf_dir(tmp_path / "bare", "bert", head=False), panels=True)
-    headless.raise_view(TITLE)
+    headless.docks.raise_view(TITLE)
     _analysed(qtbot, headless, CLEAN)
     assert "needs a classification head" in headless.state.inside.patching_note
 

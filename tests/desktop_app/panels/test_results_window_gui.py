@@ -27,7 +27,7 @@ def test_a_confusion_cell_filter_leaves_the_layout_where_it_was(qtbot, tiny_mode
         batch.add_paths([str(reviews)])
     qtbot.waitUntil(lambda: corpus.metrics is not None and corpus.metrics.n_rows == 31, timeout=WAIT_MS)
     qtbot.wait(100)
-    docks = (win.dock("Batch scoring"), win.dock("Corpus"))
+    docks = (win.docks.get("Batch scoring"), win.docks.get("Corpus"))
     widths = [d.width() for d in docks]
     matrix_at = corpus.confusion.mapTo(win, QPoint(0, 0))
     labels = corpus.metrics.labels

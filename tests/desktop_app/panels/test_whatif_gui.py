@@ -31,9 +31,9 @@ def _analysed(qtbot, win, text: str) -> None:
 def test_edits_of_the_current_text_open_with_the_original_pinned(qtbot, tiny_model_dir):
     win = loaded_window(qtbot, tiny_model_dir, panels=True)
     panel = win.panels["whatif"]
-    assert win.dock("What if").isHidden() and "What if" in {a.text() for a in win.view_menu_docks.actions()}
-    win.raise_view("What if")
-    assert not win.dock("What if").isHidden()
+    assert win.docks.get("What if").isHidden() and "What if" in {a.text() for a in win.docks.panels_menu.actions()}
+    win.docks.raise_view("What if")
+    assert not win.docks.get("What if").isHidden()
     _analysed(qtbot, win, TEXT)
     for name, box in panel.picker.boxes.items():
         box.setChecked(name in ("word_replacer", "negation", "hotflip"))

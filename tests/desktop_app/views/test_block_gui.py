@@ -28,7 +28,7 @@ def _learn(qtbot, model_dir, text=TEXT):
 def _shown(qtbot, win, layer: int, position: int):
     """Switch to Learn, raise the Block dock and wait for the trace of ``layer`` (0-based) and ``position``."""
     win.workspaces.switch("learn")
-    win.raise_view("Block")
+    win.docks.raise_view("Block")
     qtbot.waitUntil(lambda: (t := win.state.inside.block_trace) is not None and t.layer == layer
                     and t.position == position, timeout=TIMEOUT_MS)
     return win.state.inside.block_trace
@@ -105,7 +105,7 @@ def test_hidden_block_dock_computes_nothing(qtbot, tiny_model_dir):
     qtbot.wait(200)
     assert not win.inside_panels["block_trace"].dock.isVisible() and calls == [] and win.state.inside.block_trace is None
     win.workspaces.switch("learn")  # its tab behind Steps: still nothing
-    win.raise_view("Attention steps")
+    win.docks.raise_view("Attention steps")
     win.state.select_token(4)  # another token, while the Block tab is behind
     qtbot.wait(200)
     assert calls == [] and win.state.inside.block_trace is None

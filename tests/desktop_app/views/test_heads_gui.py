@@ -32,7 +32,7 @@ def _new_prediction(qtbot, win, action):
 
 def _open(qtbot, model_dir, text=REVIEW):
     win = loaded_window(qtbot, model_dir)
-    win.raise_view("Model view")
+    win.docks.raise_view("Model view")
     _new_prediction(qtbot, win, lambda: win.open_review(text))
     win.model_view.flush()
     return win

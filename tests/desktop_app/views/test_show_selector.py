@@ -46,7 +46,7 @@ def choose(combo, data) -> None:
 
 def show(qtbot, win, what: str, combo=None):
     """Switch the toolbar's (or ``combo``'s) Show selector to ``what``, wait for the flow, render the views."""
-    choose(combo if combo is not None else win.show_combo, what)
+    choose(combo if combo is not None else win.menus.show_combo, what)
     assert win.state.show == what
     if what != "attention":
         qtbot.waitUntil(lambda: win.state.flow is not None and win.state.flow.method == what, timeout=TIMEOUT_MS)
@@ -138,14 +138,14 @@ def test_alti_is_one_matrix_per_layer_and_attention_comes_back(qtbot):
     win.set_layer_head(1, 2)
     flow = show(qtbot, win, "alti", combo=win.heatmap.show_combo)  # the heatmap's own selector drives the state
     want = win.predictor.attention_flow(pred.text, "alti")
-    assert win.show_combo.currentData() == "alti"
+    assert win.menus.show_combo.currentData() == "alti"
     np.testing.assert_allclose(flow.matrices, want.matrices, rtol=1e-5, atol=1e-6)
     image = win.heatmap.image_item.image
     np.testing.assert_allclose(image, want.matrices[1], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(image.sum(axis=1), 1.0, atol=1e-4)
     assert win.heatmap.colorbar.getAxis("left").labelText == "ALTI contribution"
     assert "all heads" in win.heatmap.title.text() and "rows sum to 1" in win.heatmap.title.text()
-    for combo in (win.head_combo, win.heatmap.head_combo):
+    for combo in (win.menus.head_combo, win.heatmap.head_combo):
         assert not combo.isEnabled() and combo.toolTip() == ALTI_HEAD_TIP
     # the links: one "all heads" set of lines, the head boxes hidden (the row no wider than its label)
     links = win.links_view
@@ -163,13 +163,13 @@ def test_alti_is_one_matrix_per_layer_and_attention_comes_back(qtbot):
     np.testing.assert_allclose(win.token_view.values, want.matrices[1, 4], rtol=1e-5, atol=1e-6)
     # back to the attention weights: the prediction's matrices again, the head combo enabled
     show(qtbot, win, "attention")
-    assert win.head_combo.isEnabled() and win.heatmap.head_combo.isEnabled()
+    assert win.menus.head_combo.isEnabled() and win.heatmap.head_combo.isEnabled()
     np.testing.assert_array_equal(win.heatmap.image_item.image, pred.attention[1, 2])
     assert win.heatmap.colorbar.getAxis("left").labelText == "attention weight"
     np.testing.assert_allclose(win.token_view.values, pred.attention[1, 2, 4], rtol=1e-6)
     assert links.heads.isVisibleTo(links) and not links.all_heads_label.isVisibleTo(links)
     # switching again uses the cached flow: shown at once, no "Computing"
-    choose(win.show_combo, "alti")
+    choose(win.menus.show_combo, "alti")
     assert win.state.flow is not None and win.state.flow.method == "alti"
 
 

@@ -28,19 +28,19 @@ def test_every_tab_name_is_whole_in_the_default_window(qtbot, tiny_model_dir):
             seen |= {bar.tabText(i) for i in range(bar.count())}
     assert {spec.tab for spec in DOCKED_VIEWS} | {"Explanations"} <= seen  # every view is tabbed in some workspace
     # the View menu still names every view in full
-    names = {a.text() for a in win.view_menu_docks.actions()}
+    names = {a.text() for a in win.docks.panels_menu.actions()}
     assert {spec.title for spec in DOCKED_VIEWS} | {"Explanations", "Batch scoring", "Corpus"} <= names
 
 
 def test_docks_keep_their_object_names_so_saved_layouts_restore(qtbot, tiny_model_dir, isolated_settings):
     win = loaded_window(qtbot, tiny_model_dir, panels=True)
-    assert win.dock("Attention heatmap").objectName() == "dock_attention_heatmap"
-    assert win.dock("Positional encoding").objectName() == "dock_positional_encoding"
-    win.raise_view("Neuron view")
-    win.dock("Token links").setFloating(True)
-    win.save_settings()
+    assert win.docks.get("Attention heatmap").objectName() == "dock_attention_heatmap"
+    assert win.docks.get("Positional encoding").objectName() == "dock_positional_encoding"
+    win.docks.raise_view("Neuron view")
+    win.docks.get("Token links").setFloating(True)
+    win.window_layout.save()
     win.close()
     again = loaded_window(qtbot, tiny_model_dir, panels=True)
     assert again.has_saved_layout
-    assert again.dock("Token links").isFloating()
-    assert not again.dock("Neuron view").isHidden()
+    assert again.docks.get("Token links").isFloating()
+    assert not again.docks.get("Neuron view").isHidden()

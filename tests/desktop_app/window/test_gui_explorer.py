@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QApplication
 
 pytestmark = pytest.mark.gui
 
@@ -73,7 +74,7 @@ def test_window_opens_with_title_and_loading_state(qtbot, tiny_model_dir):
         pass
     assert blocker.args[0] is win.predictor
     assert "Attention Explorer" in win.windowTitle()
-    assert win.layer_combo.count() == 2 and win.head_combo.count() == 2 + 2  # 2 heads + mean + max
+    assert win.menus.layer_combo.count() == 2 and win.menus.head_combo.count() == 2 + 2  # 2 heads + mean + max
 
 
 @pytest.mark.skipif(not BUNDLED.is_file(), reason="needs the trained model resources/model/model.safetensors")
@@ -108,9 +109,9 @@ def test_ctrl_enter_analyzes_now(qtbot, window):
     window.activateWindow()
     window.editor.setFocus()
     with qtbot.waitSignal(window.state.events.prediction, timeout=10_000) as blocker:
-        window.analyze_action.trigger()
+        window.menus.analyze_action.trigger()
     assert blocker.args[0].text == "The acting was superb."
-    assert any(s.toString() == "Ctrl+Return" for s in window.analyze_action.shortcuts())
+    assert any(s.toString() == "Ctrl+Return" for s in window.menus.analyze_action.shortcuts())
 
 
 def test_latest_request_wins(qtbot, window):
@@ -205,10 +206,10 @@ def test_switching_layer_and_head_shows_exactly_that_matrix(qtbot, window):
     L, H = pred.attention.shape[:2]
     for layer in range(L):
         for head in range(H):
-            window.layer_combo.setCurrentIndex(layer)
-            window.layer_combo.activated.emit(layer)
-            window.head_combo.setCurrentIndex(head)
-            window.head_combo.activated.emit(head)
+            window.menus.layer_combo.setCurrentIndex(layer)
+            window.menus.layer_combo.activated.emit(layer)
+            window.menus.head_combo.setCurrentIndex(head)
+            window.menus.head_combo.activated.emit(head)
             assert (window.state.layer, window.state.head) == (layer, head)
             window.heatmap.flush()
             assert np.array_equal(window.heatmap.image_item.image, pred.attention[layer, head])
@@ -224,7 +225,7 @@ def test_switching_layer_and_head_shows_exactly_that_matrix(qtbot, window):
     assert (window.state.layer, window.state.head) == (1, MAX_HEADS)
     window.heatmap.flush()
     np.testing.assert_array_equal(window.heatmap.image_item.image, pred.attention[1].max(axis=0))
-    assert window.head_combo.currentData() == MAX_HEADS
+    assert window.menus.head_combo.currentData() == MAX_HEADS
 
 
 def test_model_view_thumbnail_opens_layer_head(qtbot, window):
@@ -235,7 +236,7 @@ def test_model_view_thumbnail_opens_layer_head(qtbot, window):
     assert thumb.pixmap() is not None and not thumb.pixmap().isNull()
     qtbot.mouseClick(thumb, Qt.LeftButton)
     assert (window.state.layer, window.state.head) == (1, 1)
-    assert window.head_combo.currentData() == 1 and window.layer_combo.currentData() == 1
+    assert window.menus.head_combo.currentData() == 1 and window.menus.layer_combo.currentData() == 1
     window.heatmap.flush()
     assert np.array_equal(window.heatmap.image_item.image, pred.attention[1, 1])
     assert window.links_view.enabled_heads == {1}
@@ -281,16 +282,17 @@ def test_dropping_files_emits_paths_and_does_not_paste(qtbot, window, tmp_path):
     window.paths_dropped.connect(received.append)
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(f)), QUrl.fromLocalFile(str(tmp_path))])
-    # Qt delivers drop events only during a real drag, so call the handlers as the drag machinery would
+    # Qt delivers drop events only during a real drag, so send them as the drag machinery would (through the
+    # window's event filter, PathDrops)
     for target in (window.editor, window):
         enter = QDragEnterEvent(QPoint(10, 10), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
-        target.dragEnterEvent(enter)
+        QApplication.sendEvent(target, enter)
         assert enter.isAccepted()
-        target.dropEvent(QDropEvent(QPointF(10, 10), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier))
+        QApplication.sendEvent(target, QDropEvent(QPointF(10, 10), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier))
     text_only = QMimeData()
     text_only.setText("plain text")
     enter = QDragEnterEvent(QPoint(10, 10), Qt.CopyAction, text_only, Qt.LeftButton, Qt.NoModifier)
-    window.dragEnterEvent(enter)
+    QApplication.sendEvent(window, enter)
     assert not enter.isAccepted()
     assert received == [[str(f), str(tmp_path)]] * 2
     assert window.editor.toPlainText() == "keep me"
@@ -299,20 +301,20 @@ def test_dropping_files_emits_paths_and_does_not_paste(qtbot, window, tmp_path):
 def test_export_json_png_svg_atomically(qtbot, window, tmp_path):
     pred = analyze(qtbot, window, "I wanted my money back.")
     out = tmp_path / "analysis.json"
-    window.save_json(out)
+    window.file_actions.save_json(out)
     data = json.loads(out.read_text(encoding="utf-8"))
     assert data["label"] == pred.label and data["attention_shape"] == list(pred.attention.shape)
     for name, fname in (("Attention heatmap", "h.png"), ("Token links", "l.svg"), ("Token view", "t.png")):
-        window.export_view(name, tmp_path / fname)
+        window.file_actions.export_view(name, tmp_path / fname)
         assert (tmp_path / fname).stat().st_size > 100
     assert (tmp_path / "h.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert b"<svg" in (tmp_path / "l.svg").read_bytes()[:2000]
-    window.export_view("Token view", tmp_path / "t.svg")
+    window.file_actions.export_view("Token view", tmp_path / "t.svg")
     assert b"<svg" in (tmp_path / "t.svg").read_bytes()[:2000]
     with pytest.raises(ValueError):
-        window.export_view("Token view", tmp_path / "t.bmp")
+        window.file_actions.export_view("Token view", tmp_path / "t.bmp")
     with pytest.raises(ValueError):
-        window.export_view("No such view", tmp_path / "t.png")
+        window.file_actions.export_view("No such view", tmp_path / "t.png")
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no temp files left
 
 
@@ -324,7 +326,7 @@ def test_settings_remember_layer_head_and_layout(qtbot, tiny_model_dir, isolated
     assert isolated_settings.is_file()
     win2 = open_window(qtbot, tiny_model_dir)
     assert (win2.state.layer, win2.state.head) == (1, 0)
-    assert (win2.layer_combo.currentData(), win2.head_combo.currentData()) == (1, 0)
+    assert (win2.menus.layer_combo.currentData(), win2.menus.head_combo.currentData()) == (1, 0)
 
 
 def test_panels_missing_from_a_saved_layout_are_shown(qtbot, tiny_model_dir, isolated_settings):
@@ -342,9 +344,9 @@ def test_panels_missing_from_a_saved_layout_are_shown(qtbot, tiny_model_dir, iso
     win2 = open_window(qtbot, tiny_model_dir)
     panels = attach_panels(win2)
     try:
-        assert not win2.dock("Explanations").isHidden()  # a tab behind the heatmap: not hidden
+        assert not win2.docks.get("Explanations").isHidden()  # a tab behind the heatmap: not hidden
         win2.workspaces.switch("corpus")  # issue 54: the batch table is the Corpus workspace's
-        assert win2.dock("Batch scoring").isVisible()
+        assert win2.docks.get("Batch scoring").isVisible()
     finally:
         panels["batch"].shutdown()
         panels["explain"].shutdown()
@@ -367,16 +369,17 @@ def test_about_shows_model_card_and_metrics(qtbot, tmp_path, tiny_model_dir):
 
 
 def test_samples_menu_lists_bundled_reviews(qtbot, window):
-    titles = [a.text() for a in window.samples_menu.actions()]
-    assert len(window.samples) >= 6 and len(titles) == len(window.samples)
-    labels = {s["label"] for s in window.samples}
+    titles = [a.text() for a in window.menus.samples_menu.actions()]
+    assert len(window.menus.samples) >= 6 and len(titles) == len(window.menus.samples)
+    labels = {s["label"] for s in window.menus.samples}
     assert labels == {"positive", "negative"}
     with qtbot.waitSignal(window.state.events.prediction, timeout=10_000) as blocker:
-        window.samples_menu.actions()[0].trigger()
+        window.menus.samples_menu.actions()[0].trigger()
     from desktop_app.panels.editor import display_text
 
     # the editor shows IMDB's <br /> as line breaks (issue 11); the model reads both the same way
-    assert blocker.args[0].document.text == display_text(Path(window.samples[0]["path"]).read_text(encoding="utf-8"))
+    first = Path(window.menus.samples[0]["path"])
+    assert blocker.args[0].document.text == display_text(first.read_text(encoding="utf-8"))
 
 
 @pytest.mark.slow

@@ -65,7 +65,7 @@ def test_open_hf_folder_analyse_switch_heads_and_back_to_bundled(qtbot, tiny_mod
 
     pred = _analyze(qtbot, win, text_of_pieces(win.predictor, 2 * 510))  # two full windows of 512 tokens
     assert pred.attention.shape == (12, 12, 512, 512) and pred.num_windows > 1 and pred.tokens[-1] == "[SEP]"
-    assert win.head_combo.count() >= 12 and win.layer_combo.count() >= 12
+    assert win.menus.head_combo.count() >= 12 and win.menus.layer_combo.count() >= 12
     for head in range(12):
         win.set_layer_head(11, head)
         for v in (win.heatmap, win.links_view, win.model_view):
@@ -155,7 +155,7 @@ def test_a_model_without_classes_after_a_batch_keeps_every_view_current(qtbot, t
         pred = _analyze(qtbot, win, "A wonderful film.")
     assert [e[1] for e in raised] == []
     assert pred.labels == () and "attention only" in win.prediction_panel.label.text()
-    assert win.head_combo.count() >= 4 and win.model_info.n_heads == 4  # the new model's heads are offered
+    assert win.menus.head_combo.count() >= 4 and win.model_info.n_heads == 4  # the new model's heads are offered
     assert corpus.map.slices.metrics_rows() == before  # the rows are still the first model's: the same numbers
     assert len(batch.table_model.rows()) == 12 and not win.errors
     win.close()
@@ -177,6 +177,6 @@ def test_a_failing_state_subscriber_leaves_the_other_views_current(qtbot, tiny_m
         pred = _analyze(qtbot, win, "A wonderful film.")
     messages = [str(e[1]) for e in raised]
     assert messages and set(messages) == {"a broken view"}
-    assert win.head_combo.count() == 4 + 2  # the new model's 4 heads, mean and max
+    assert win.menus.head_combo.count() == 4 + 2  # the new model's 4 heads, mean and max
     assert pred.labels == () and "attention only" in win.prediction_panel.label.text()
     win.close()

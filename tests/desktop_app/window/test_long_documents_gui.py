@@ -33,7 +33,7 @@ def test_a_long_review_is_shown_whole_and_its_windows_chosen(qtbot, tiny_model_d
     assert len(token_view.canvas.pieces) == whole.num_tokens
     assert token_view.canvas.window_starts == tuple(int(s) for s in whole.windows.ranges[1:, 0])
     # the window selector beside layer and head lists every window; choosing one shows it
-    combo = win.window_combo
+    combo = win.menus.window_combo
     assert combo.count() == W and combo.isEnabled() and combo.currentIndex() == 0
     combo.setCurrentIndex(2)
     combo.activated.emit(2)
@@ -76,7 +76,7 @@ def test_a_review_that_fits_has_no_windows_to_choose(qtbot, tiny_model_dir):
     win = loaded_window(qtbot, tiny_model_dir)
     pred = _analysed(qtbot, win, SAMPLE_TEXTS[0])
     assert pred.num_windows == 1 and pred.document.tokens is pred.tokens
-    assert win.window_combo.count() == 1 and not win.window_combo.isEnabled()
+    assert win.menus.window_combo.count() == 1 and not win.menus.window_combo.isEnabled()
     assert not win.prediction_panel.document_plot.isVisible() and win.token_view.canvas.window_starts == ()
 
 
@@ -127,7 +127,7 @@ def test_a_session_brings_back_the_window_shown_and_its_selection(qtbot, tiny_mo
     qtbot.waitUntil(lambda: bool(done), timeout=30000)
     pred = other.state.prediction
     assert pred.window == 2 and pred.document.text == whole.text and other.state.selection == (3,)
-    assert other.window_combo.currentIndex() == 2
+    assert other.menus.window_combo.currentIndex() == 2
 
     data = json.loads(path.read_text())
     data["window"] = whole.num_windows + 5

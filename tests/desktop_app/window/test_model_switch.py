@@ -55,7 +55,7 @@ def test_model_view_grid_follows_a_switch_back_to_a_smaller_model(qtbot, tiny_mo
     from PySide6.QtWidgets import QScrollArea
 
     win = loaded_window(qtbot, tiny_model_dir)  # 2 layers x 2 heads
-    win.raise_view("Model view")
+    win.docks.raise_view("Model view")
     _analyze(qtbot, win, REVIEW)
     for folder, shape in ((hf_6x12_dir, (6, 12)), (tiny_model_dir, (2, 2))):
         with qtbot.waitSignal(win.predictor_loaded, timeout=TIMEOUT_MS):
@@ -73,7 +73,7 @@ def test_model_view_grid_follows_a_switch_back_to_a_smaller_model(qtbot, tiny_mo
 # -- bugs 2 and 8: while another model loads nothing old is shown, and the status bar says what is under way ----
 def test_nothing_old_is_shown_while_another_model_loads(qtbot, tiny_model_dir, hf_6x12_dir):
     win = loaded_window(qtbot, tiny_model_dir)
-    win.raise_view("Model view")
+    win.docks.raise_view("Model view")
     _analyze(qtbot, win, REVIEW)
     for view in (win.neuron_view, win.steps_view, win.model_view):
         view.flush()
@@ -119,7 +119,7 @@ def test_steps_view_highlights_the_selected_keys_row(qtbot, tiny_model_dir):
     from desktop_app.views.steps_view import TOP_K
 
     win = loaded_window(qtbot, tiny_model_dir)
-    win.raise_view("Attention steps")
+    win.docks.raise_view("Attention steps")
     _analyze(qtbot, win, "An utterly dull, slow and predictable film; the cast tries hard but the script is thin.")
     view, table = win.steps_view, win.steps_view.table
     view.flush()

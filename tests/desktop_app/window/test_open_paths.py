@@ -165,22 +165,23 @@ def test_a_file_the_system_opens_while_the_app_runs_is_opened(qtbot, tiny_model_
 def test_drop_indicator_shows_while_dragging(qtbot, tiny_model_dir, tmp_path):
     from PySide6.QtCore import QMimeData, QPoint, Qt, QUrl
     from PySide6.QtGui import QDragEnterEvent, QDragLeaveEvent
+    from PySide6.QtWidgets import QApplication
 
     win = loaded_window(qtbot, tiny_model_dir)
     (tmp_path / "a.txt").write_text("good")
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(tmp_path / "a.txt"))])
     ev = QDragEnterEvent(QPoint(50, 50), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
-    win.dragEnterEvent(ev)
-    assert win.drop_overlay.isVisible()
-    assert "1 file" in win.drop_overlay.text()
-    win.dragLeaveEvent(QDragLeaveEvent())
-    assert not win.drop_overlay.isVisible()
+    QApplication.sendEvent(win, ev)
+    assert win.drop_banner.label.isVisible()
+    assert "1 file" in win.drop_banner.label.text()
+    QApplication.sendEvent(win, QDragLeaveEvent())
+    assert not win.drop_banner.label.isVisible()
     # the editor takes drops itself (the window sees no drag events there): it shows the banner too
-    win.editor.dragEnterEvent(QDragEnterEvent(QPoint(5, 5), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier))
-    assert win.drop_overlay.isVisible()
-    win.editor.dragLeaveEvent(QDragLeaveEvent())
-    assert not win.drop_overlay.isVisible()
+    QApplication.sendEvent(win.editor, QDragEnterEvent(QPoint(5, 5), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier))
+    assert win.drop_banner.label.isVisible()
+    QApplication.sendEvent(win.editor, QDragLeaveEvent())
+    assert not win.drop_banner.label.isVisible()
 
 
 # -- File > Open offers only what the readers read -------------------------------------------------------------

@@ -24,14 +24,14 @@ def test_view_panels_raises_the_panel_it_shows(qtbot, tiny_model_dir):
     (issue 54) it also left Read holding What if on a tab of its own, in no workspace's arrangement: the menu opens
     the panel where a raised view opens (``raise_view``), its workspace (Compare), and Read stays as it was."""
     win = loaded_window(qtbot, tiny_model_dir, panels=True)
-    dock = win.dock("What if")
+    dock = win.docks.get("What if")
     assert win.workspaces.current.key == "read" and dock.isHidden()  # at first
-    action = next(a for a in win.view_menu_docks.actions() if a.text() == "What if")
+    action = next(a for a in win.docks.panels_menu.actions() if a.text() == "What if")
     action.trigger()
     qtbot.waitUntil(lambda: dock.isVisible() and not dock.visibleRegion().isEmpty(), timeout=5_000)
     assert win.workspaces.current.key == "compare" and action.isChecked()
     mates = win.tabifiedDockWidgets(dock)
-    assert win.dock("Compare") in mates and all(d.visibleRegion().isEmpty() for d in mates)  # it is the tab in front
+    assert win.docks.get("Compare") in mates and all(d.visibleRegion().isEmpty() for d in mates)  # the tab in front
     action.trigger()  # and hides it again
     qtbot.waitUntil(dock.isHidden, timeout=5_000)
     win.workspaces.switch("read")  # Read was kept without it

@@ -67,7 +67,7 @@ def test_two_models_in_the_window(qtbot, tiny_model_dir, model_b, tmp_path):
     col_b = headers.index("B: P(positive)")
     assert model.index(0, col_b).data() == f"{alone[rows[0].source].probability('positive'):.3f}"
 
-    next(a for a in win.analysis_menu.actions() if "disagreements first" in a.text()).trigger()
+    next(a for a in win.menus.analysis_menu.actions() if "disagreements first" in a.text()).trigger()
     agree_col = headers.index("Agree?")
     shown = [batch.proxy.index(i, agree_col).data() for i in range(batch.proxy.rowCount())]
     n_no = sum(not r.agree for r in rows)

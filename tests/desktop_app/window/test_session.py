@@ -60,7 +60,7 @@ def test_session_round_trip(qtbot, tiny_model_dir, tmp_path):
     st = other.state
     assert other.editor.toPlainText() == pred.text and st.prediction.tokens == pred.tokens
     assert (st.layer, st.head, st.selection) == (1, 0, (2, 4))
-    assert other.current_view_name() == "Neuron view"
+    assert other.file_actions.current_view_name() == "Neuron view"
     res = st.explanations["grad_x_input"]
     np.testing.assert_allclose(res.explanation.scores, _fake_result(pred).explanation.scores)
     assert res.faithfulness.comprehensiveness_aopc == 0.25 and res.faithfulness.per_k[5]["tokens"] == 1

@@ -165,7 +165,7 @@ def test_a_restore_always_ends_and_matches(qtbot, tiny_model_dir, tmp_path, text
     qtbot.waitUntil(lambda: bool(done), timeout=LOAD_TIMEOUT_MS)
     st = win.state
     assert st.prediction.text == win.editor.toPlainText() and "\r" not in st.prediction.text
-    assert (st.layer, st.head, st.selection) == (1, 0, (1, 2)) and win.current_view_name() == "Neuron view"
+    assert (st.layer, st.head, st.selection) == (1, 0, (1, 2)) and win.file_actions.current_view_name() == "Neuron view"
     assert [p.text for p in st.pins] == ["Bad plot."] and win.errors == []
 
 

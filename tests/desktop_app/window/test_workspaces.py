@@ -31,7 +31,7 @@ def _analysed(qtbot, win, text: str = TEXT) -> None:
 
 
 def _shown_docks(win) -> list[str]:
-    return [title for title, dock in win._docks.items() if dock.isVisible()]
+    return [title for title, dock in win.docks.by_title.items() if dock.isVisible()]
 
 
 def _close(win) -> None:
@@ -43,10 +43,10 @@ def _close(win) -> None:
 def test_every_dock_has_a_workspace_and_none_holds_more_than_six(qtbot, tiny_model_dir):
     win = loaded_window(qtbot, tiny_model_dir, panels=True)
     assert len(set(KEYS)) == len(KEYS) == 5
-    for title in win._docks:
+    for title in win.docks.by_title:
         assert home_of(title) is not None, f"{title} is in no workspace: it would never be shown"
     for w in WORKSPACES:
-        assert len(w.titles) <= MAX_DOCKS and set(w.titles) <= set(win._docks), w.key
+        assert len(w.titles) <= MAX_DOCKS and set(w.titles) <= set(win.docks.by_title), w.key
     shortcuts = [win.workspaces.actions[k].shortcut().toString() for k in KEYS]
     assert shortcuts == [f"Ctrl+{i}" for i in range(1, 6)]
 
@@ -64,7 +64,7 @@ def test_each_workspace_shows_at_most_six_docks_with_whole_tab_names(qtbot, tiny
             if bar.parent() is not win:
                 continue  # a view's own tabs
             names = [bar.tabText(i) for i in range(bar.count())]
-            docks = [win._docks[t] for t in shown if win._docks[t].windowTitle() in names]
+            docks = [win.docks.by_title[t] for t in shown if win.docks.by_title[t].windowTitle() in names]
             assert len(docks) == len(names), (key, names)  # no tab bar of another workspace left on screen
             assert set(docks[1:]) <= set(win.tabifiedDockWidgets(docks[0])), (key, names)  # nor of another group
 
@@ -86,8 +86,9 @@ def test_switching_keeps_the_text_the_selection_and_the_pins(qtbot, tiny_model_d
 
 
 def test_a_dropped_folder_lands_in_corpus(qtbot, tiny_model_dir, tmp_path):
-    from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
-    from PySide6.QtGui import QDropEvent
+    from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
+    from PySide6.QtGui import QDragEnterEvent, QDropEvent
+    from PySide6.QtWidgets import QApplication
 
     folder = tmp_path / "reviews"
     (folder / "pos").mkdir(parents=True)
@@ -95,14 +96,17 @@ def test_a_dropped_folder_lands_in_corpus(qtbot, tiny_model_dir, tmp_path):
         (folder / "pos" / f"{i}_8.txt").write_text(f"A good film number {i}.", encoding="utf-8")
     win = loaded_window(qtbot, tiny_model_dir, panels=True)
     batch = win.panels["batch"]
-    assert win.workspaces.current.key == "read" and win.dock("Batch scoring").isHidden()
+    assert win.workspaces.current.key == "read" and win.docks.get("Batch scoring").isHidden()
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(folder))])
+    enter = QDragEnterEvent(QPoint(300, 300), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
+    QApplication.sendEvent(win, enter)  # Qt sends the drop to the widget that accepted the drag's entry
+    assert enter.isAccepted()
     event = QDropEvent(QPointF(300, 300), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
     with qtbot.waitSignal(batch.scoring_finished, timeout=LOAD_TIMEOUT_MS):
-        win.dropEvent(event)
+        QApplication.sendEvent(win, event)
     assert win.workspaces.current.key == "corpus"
-    assert win.dock("Batch scoring").isVisible() and win.dock("Corpus").isVisible()
+    assert win.docks.get("Batch scoring").isVisible() and win.docks.get("Corpus").isVisible()
     assert batch.table_model.rowCount() == 3
     _close(win)
 
@@ -111,24 +115,24 @@ def test_layouts_persist_per_workspace_across_windows(qtbot, tiny_model_dir, iso
     win = loaded_window(qtbot, tiny_model_dir, panels=True)
     win.persist_settings = True
     win.workspaces.switch("learn")
-    win.dock("Neuron view").setFloating(True)  # Learn, rearranged
+    win.docks.get("Neuron view").setFloating(True)  # Learn, rearranged
     win.workspaces.switch("compare")
-    win.dock("What if").close()  # Compare, rearranged
+    win.docks.get("What if").close()  # Compare, rearranged
     win.workspaces.switch("inside")  # the window closes in Inside
     _close(win)
     settings = isolated_settings.read_text(encoding="utf-8")
     assert "current=inside" in settings
     again = loaded_window(qtbot, tiny_model_dir, panels=True)
     assert again.workspaces.current.key == "inside" and again.has_saved_layout
-    assert not again.dock("Model view").isHidden() and again.dock("Batch scoring").isHidden()
+    assert not again.docks.get("Model view").isHidden() and again.docks.get("Batch scoring").isHidden()
     again.workspaces.switch("learn")
-    assert again.dock("Neuron view").isFloating() and not again.dock("Neuron view").isHidden()
+    assert again.docks.get("Neuron view").isFloating() and not again.docks.get("Neuron view").isHidden()
     again.workspaces.switch("compare")
-    assert again.dock("What if").isHidden() and not again.dock("Compare").isHidden()
+    assert again.docks.get("What if").isHidden() and not again.docks.get("Compare").isHidden()
     again.workspaces.reset_layout()  # View > Workspace > Reset layout: Compare's default again
-    assert not again.dock("What if").isHidden()
+    assert not again.docks.get("What if").isHidden()
     again.workspaces.switch("read")
-    assert not again.dock("Attention heatmap").isHidden() and again.dock("Neuron view").isHidden()
+    assert not again.docks.get("Attention heatmap").isHidden() and again.docks.get("Neuron view").isHidden()
     _close(again)
 
 
@@ -200,10 +204,10 @@ def test_the_first_run_opens_read_with_a_hint_per_workspace(qtbot, tiny_model_di
 def test_raising_a_view_of_another_workspace_switches_to_it(qtbot, tiny_model_dir):
     win = loaded_window(qtbot, tiny_model_dir, panels=True)
     for spec in DOCKED_VIEWS:
-        win.raise_view(spec.title)
-        assert spec.title in win.workspaces.current.titles and not win.dock(spec.title).isHidden()
+        win.docks.raise_view(spec.title)
+        assert spec.title in win.workspaces.current.titles and not win.docks.get(spec.title).isHidden()
     win.workspaces.switch("read")
-    win.raise_view("Model B attention")  # Model > Model B's attention
+    win.docks.raise_view("Model B attention")  # Model > Model B's attention
     assert win.workspaces.current.key == "compare"
 
 
@@ -223,7 +227,7 @@ def test_a_tab_bar_left_away_from_its_docks_is_hidden(qtbot, tiny_model_dir):
     assert len(live) == 1
     stale = QTabBar(win)
     for title in ("Prediction", "Review"):
-        stale.setTabData(stale.addTab(title), getCppPointer(win.dock(title))[0])
+        stale.setTabData(stale.addTab(title), getCppPointer(win.docks.get(title))[0])
     stale.setGeometry(0, win.height() - 53, live[0].width(), live[0].height())
     stale.show()
     win.workspaces._hide_stale_tab_bars()
@@ -241,9 +245,9 @@ def test_a_pin_shows_the_view_that_reads_it_never_a_dock_outside_the_workspace(q
     win.state.pin_current()
     qtbot.wait(50)
     assert win.workspaces.current.key == "inside"
-    assert not win.dock("Compare").isVisible() and not win.dock("Patching").visibleRegion().isEmpty()
+    assert not win.docks.get("Compare").isVisible() and not win.docks.get("Patching").visibleRegion().isEmpty()
     win.workspaces.switch("read")
     _analysed(qtbot, win, "Another text to pin, read in the Read workspace.")
     win.state.pin_current()
     qtbot.wait(50)
-    assert win.workspaces.current.key == "compare" and not win.dock("Compare").visibleRegion().isEmpty()
+    assert win.workspaces.current.key == "compare" and not win.docks.get("Compare").visibleRegion().isEmpty()
