@@ -219,3 +219,54 @@ def test_no_import_cycles_inside_the_product():
         if m not in index:
             visit(m)
     assert not cycles
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _names_to_modules(tree: ast.Module, module: str, is_package: bool) -> dict[str, str]:
+    """Name bound at the top of ``module`` -> the module it comes from (``from X import Y``, ``import X as Y``, the
+    module's own classes); relative imports resolved against ``module``'s package."""
+    package = module if is_package else module.rpartition(".")[0]
+    names = {node.name: module for node in tree.body if isinstance(node, ast.ClassDef)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - (node.level - 1)] if node.level else []
+            source = ".".join([*base, *([node.module] if node.module else [])])
+            for alias in node.names:
+                names[alias.asname or alias.name] = source
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                bound = alias.asname or alias.name.split(".")[0]
+                names[bound] = alias.name if alias.asname else bound
+    return names
+
+
+def _project_bases(cls: ast.ClassDef, names: dict[str, str]) -> list[str]:
+    """The bases of ``cls`` that are classes of this project (defined under ``model`` or ``desktop_app``)."""
+    found = []
+    for base in cls.bases:
+        root = base
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if isinstance(root, ast.Name) and names.get(root.id, "").split(".")[0] in ("model", "desktop_app"):
+            found.append(ast.unparse(base))
+    return found
+
+
+def test_no_class_mixes_in_project_classes():
+    """Concerns are composed, never mixed in: no class of ``model`` or ``desktop_app`` inherits from two or more
+    classes of this project, and none is named ``...Mixin`` (the window owns ``menus``, ``file_actions``, ...)."""
+    offenders = {}
+    for path in _product_modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        names = _names_to_modules(tree, _module_name(path), path.name == "__init__.py")
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            bases = _project_bases(node, names)
+            if len(bases) >= 2 or node.name.endswith("Mixin"):
+                offenders[f"{path.relative_to(ROOT)}:{node.lineno} {node.name}"] = bases
+    assert not offenders, f"classes that mix in project classes (compose them instead): {offenders}"
