@@ -8,7 +8,7 @@ records complete) and raises :class:`SessionError` with a message that names the
 editor's own normalisation of a text (CRLF, a lone CR, U+2028/U+2029 become a newline; lone surrogates are dropped),
 so the text a session restores is exactly the text that gets analysed. :func:`explanation_to_json` and
 :func:`explanation_from_json` convert the explanation records.
-Qt-free; :mod:`.session` builds the :class:`~.session.Session` from what this returns.
+Qt-free; :mod:`.save_open` builds the :class:`~.save_open.Session` from what this returns.
 """
 
 from __future__ import annotations
