@@ -21,6 +21,11 @@ What is checked (each failure is listed with its file, line and the reference):
     ``python -m model.training.distill`` imports a module and silently does nothing); ``python path.py`` and
     ``bash path.sh`` name a file of the repository; ``attention-explorer`` and ``attention-explorer-score`` are
     scripts pyproject.toml declares, whose ``module:function`` exists;
+  - each ``--option`` of a ``python -m`` command (in a code span or block) is one its parser takes: the module is run
+    as ``__main__`` in this process with argparse's ``parse_args`` replaced by a raise that hands back the parser
+    (only a module that, or whose repository imports, build an ``ArgumentParser``; all of today's do, and stop there
+    in well under a second); a gone option is looked for, as ``"--option"``, in the module and its imports at the
+    commit its context names (below);
   - each repository path (as in the code) exists, and each backticked dotted name ```model.x.y``` of three parts
     or more resolves;
   - each relative link ``[text](path)``, ``![alt](path)`` or ``<img src="path">`` (not a URL, not a bare
@@ -55,14 +60,18 @@ through. Nothing is run here: tests/test_fresh_clone.py and the benchmarks run t
 
 from __future__ import annotations
 
+import argparse
 import ast
 import importlib
 import importlib.util
 import inspect
 import re
+import runpy
 import shutil
 import subprocess
+import sys
 import tomllib
+import warnings
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -501,12 +510,108 @@ def test_historical_blocks_name_a_commit_of_the_history():
         assert _is_commit(unit.commits[0]) or shallow, f"{_rel(doc)}:{unit.first}: no commit {unit.commits[0]}"
 
 
-_LINK = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)|<img\s[^>]*\bsrc=\"([^\"]+)\"")
-_CODE_SPAN = re.compile(r"(`+).+?\1", re.S)
+# --- the options of documented commands ----------------------------------------------------------------------------
 
 
-def _without_code(text: str) -> str:
-    """``text`` with fenced blocks and code spans blanked (newlines kept, so that line numbers hold)."""
+class _Parsed(Exception):
+    """Raised in place of argparse's parsing: carries the parser a module built."""
+
+    def __init__(self, parser: argparse.ArgumentParser):
+        super().__init__()
+        self.parser = parser
+
+
+def _module_text(module: str, sha: str | None = None) -> tuple[str, str] | None:
+    """(path, text) of what ``python -m module`` runs (a package: its ``__main__.py``), today or at ``sha``."""
+    base = module.replace(".", "/")
+    for path in (base + "/__main__.py", base + ".py"):
+        text = _read(path, sha)
+        if text is not None:
+            return path, text
+    return None
+
+
+@cache
+def _sources(module: str, sha: str | None = None) -> tuple[str, ...]:
+    """The text of what ``python -m module`` runs and of every repository module it imports (anywhere in it),
+    today or at commit ``sha``; empty where the module is not there."""
+    found = _module_text(module, sha)
+    if found is None:
+        return ()
+    path, text = found
+    texts = [text]
+    package = path.rpartition("/")[0].replace("/", ".")
+    for node in ast.walk(ast.parse(text)):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join([*parts[:len(parts) - node.level + 1], *filter(None, [base])])
+            names = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+        for name in names:
+            if name.split(".")[0] in PACKAGES:
+                for candidate in (name.replace(".", "/") + ".py", name.replace(".", "/") + "/__init__.py"):
+                    imported = _read(candidate, sha)
+                    if imported is not None:
+                        texts.append(imported)
+    return tuple(texts)
+
+
+@cache
+def _options(module: str) -> frozenset[str] | None:
+    """The options of the argparse parser (and its subparsers) that ``python -m module`` builds; None where they
+    cannot be known here (neither the module nor a repository module it imports mentions ``ArgumentParser``, so
+    that nothing is run that would not stop at its parser; or an optional dependency is not installed).
+
+    The module runs as ``__main__`` with ``parse_args`` and ``parse_known_args`` raising :class:`_Parsed`, so it
+    stops where it would read its command line."""
+    if not any("ArgumentParser" in text for text in _sources(module)):
+        return None
+
+    def parsed(self, *args, **kwargs):
+        raise _Parsed(self)
+
+    saved = argparse.ArgumentParser.parse_args, argparse.ArgumentParser.parse_known_args, sys.argv
+    argparse.ArgumentParser.parse_args = argparse.ArgumentParser.parse_known_args = parsed
+    sys.argv = [module]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # runpy: the module was imported before
+            runpy.run_module(module, run_name="__main__", alter_sys=False)
+    except _Parsed as stop:
+        return frozenset(_option_strings(stop.parser))
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.split(".")[0] not in PACKAGES:
+            return None
+        raise
+    finally:
+        argparse.ArgumentParser.parse_args, argparse.ArgumentParser.parse_known_args, sys.argv = saved
+    raise AssertionError(f"python -m {module} read no command line with argparse")
+
+
+def _option_strings(parser: argparse.ArgumentParser) -> set[str]:
+    found = set()
+    for action in parser._actions:
+        found.update(action.option_strings)
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found |= _option_strings(sub)
+    return found
+
+
+def _option_at(sha: str, module: str, option: str) -> bool | None:
+    """Whether ``"--option"`` is written in what ``python -m module`` ran at commit ``sha`` or in a repository
+    module it imported (None: the commit is not in the local history)."""
+    if not _is_commit(sha):
+        return None
+    return any(f'"{option}"' in text for text in _sources(module, sha))
+
+
+def _blank_fences(text: str) -> str:
+    """``text`` with its fenced blocks blanked (newlines kept, so that line numbers hold)."""
     lines = text.splitlines(keepends=True)
     inside = False
     for i, line in enumerate(lines):
@@ -515,7 +620,64 @@ def _without_code(text: str) -> str:
             lines[i] = "\n" if line.endswith("\n") else ""
         if fence:
             inside = not inside
-    return _CODE_SPAN.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), "".join(lines))
+    return "".join(lines)
+
+
+_RUN = re.compile(r"\bpython3?\s+-m\s+([A-Za-z_][\w.]*\w)([^`]*)")
+
+
+def _doc_option_uses() -> list[tuple[Where, str, str, Unit]]:
+    """(where, module, option, unit) of every ``--option`` a ``python -m`` command of the docs gives, in a code
+    span or a code block (continued lines joined; comments, and what follows ``&&``, ``;`` or ``|``, left out)."""
+    found = []
+    for doc in DOCS:
+        text = doc.read_text(encoding="utf-8")
+        lines, units = text.splitlines(), _units(text)
+        prose = _blank_fences(text)  # as many lines as text
+        commands = [(_line_of(prose, m.start()), m.group(1)) for m in re.finditer(r"(?<!`)`([^`]+)`(?!`)", prose)]
+        for unit in (u for u in units if u.block):
+            start, command = None, ""
+            for number in range(unit.first + 1, unit.last):  # the block's lines, fences left out
+                start = start or number
+                command += re.sub(r"(^|\s)#.*", "", lines[number - 1])
+                if not command.endswith("\\"):  # a command continued with a backslash
+                    commands.append((start, command))
+                    start, command = None, ""
+                command = command.removesuffix("\\")
+        for line, command in commands:
+            for m in _RUN.finditer(command):
+                rest = re.split(r"&&|;|\|", m.group(2))[0]
+                for option in re.findall(r"(?<![\w-])(--[a-z][\w-]*)", rest):
+                    found.append((Where(_rel(doc), line, lines[line - 1].strip()[:160]), m.group(1), option,
+                                  _unit_at(units, line)))
+    return found
+
+
+def test_the_docs_give_options_their_commands_take():
+    """Each ``--option`` of a documented ``python -m`` command is one its parser takes today, or (gone) one the
+    module's folder has at the commit its block or paragraph names."""
+    uses = _doc_option_uses()
+    assert len(uses) > 100, f"the scan found only {len(uses)} options: it is broken"
+    failures = []
+    for where, module, option, unit in uses:
+        if not (unit.block and unit.commits) and _module_problem(module) is None:
+            options = _options(module)
+            if options is None or option in options:
+                continue
+        if any(_option_at(sha, module, option) is not False for sha in unit.commits):
+            continue
+        named = f" nor at git {', '.join(unit.commits)}" if unit.commits else ", and no commit is named here"
+        failures.append(f"{where}  ->  python -m {module} takes no {option}{named}")
+    assert not failures, f"{len(failures)} of {len(uses)} options are not taken:\n" + "\n".join(failures)
+
+
+_LINK = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)|<img\s[^>]*\bsrc=\"([^\"]+)\"")
+_CODE_SPAN = re.compile(r"(`+).+?\1", re.S)
+
+
+def _without_code(text: str) -> str:
+    """``text`` with fenced blocks and code spans blanked (newlines kept, so that line numbers hold)."""
+    return _CODE_SPAN.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), _blank_fences(text))
 
 
 def test_relative_links_in_the_docs_point_to_files_that_exist():
