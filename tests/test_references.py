@@ -21,7 +21,8 @@ What is checked (each failure is listed with its file, line and the reference):
     ``python -m model.training.distill`` imports a module and silently does nothing); ``python path.py`` and
     ``bash path.sh`` name a file of the repository; ``attention-explorer`` and ``attention-explorer-score`` are
     scripts pyproject.toml declares, whose ``module:function`` exists;
-  - each ``--option`` of a ``python -m`` command (in a code span or block) is one its parser takes: the module is run
+  - each ``--option`` of a ``python -m`` command or of ``attention-explorer`` / ``attention-explorer-score`` (in a
+    code span or block) is one its parser takes: the module (of a script: its entry point's) is run
     as ``__main__`` in this process with argparse's ``parse_args`` replaced by a raise that hands back the parser
     (only a module that, or whose repository imports, build an ``ArgumentParser``; all of today's do, and stop there
     in well under a second); a gone option is looked for, as ``"--option"``, in the module and its imports at the
@@ -623,7 +624,7 @@ def _blank_fences(text: str) -> str:
     return "".join(lines)
 
 
-_RUN = re.compile(r"\bpython3?\s+-m\s+([A-Za-z_][\w.]*\w)([^`]*)")
+_RUN = re.compile(r"\bpython3?\s+-m\s+([A-Za-z_][\w.]*\w)([^`]*)|(?<![\w./-])(attention-explorer(?:-score)?)(\s[^`]*|$)")
 
 
 def _doc_option_uses() -> list[tuple[Where, str, str, Unit]]:
@@ -646,9 +647,11 @@ def _doc_option_uses() -> list[tuple[Where, str, str, Unit]]:
                 command = command.removesuffix("\\")
         for line, command in commands:
             for m in _RUN.finditer(command):
-                rest = re.split(r"&&|;|\|", m.group(2))[0]
+                # python -m X, or a console script: the module its entry point names
+                module = m.group(1) or _scripts().get(m.group(3), "").partition(":")[0]
+                rest = re.split(r"&&|;|\|", (m.group(2) if m.group(1) else m.group(4)) or "")[0]
                 for option in re.findall(r"(?<![\w-])(--[a-z][\w-]*)", rest):
-                    found.append((Where(_rel(doc), line, lines[line - 1].strip()[:160]), m.group(1), option,
+                    found.append((Where(_rel(doc), line, lines[line - 1].strip()[:160]), module, option,
                                   _unit_at(units, line)))
     return found
 
