@@ -1,5 +1,6 @@
 """The registry of the explorer's docked views: one record per view, from which the main window builds
-its docks, the View > Panels entries, the export menu and :meth:`MainWindow.view_widgets`.
+its docks, the View > Panels entries, the export menu and
+:meth:`~desktop_app.window.main_window.MainWindow.view_widgets`.
 
 Every view is built as ``factory(state)`` from the shared :class:`~desktop_app.state.ExplorerState`
 and reads NumPy results only. A new view is one more :class:`ViewSpec` here.
@@ -26,8 +27,9 @@ class ViewSpec:
     """One docked view.
 
     Attributes:
-        title: the view's name: in the View menu, the export menu, :meth:`view_widgets`, sessions, and the dock's
-            ``objectName`` (saved layouts find the dock by it).
+        title: the view's name: in the View menu, the export menu,
+            :meth:`~desktop_app.window.main_window.MainWindow.view_widgets`, sessions, and the dock's ``objectName``
+            (saved layouts find the dock by it).
         tab: the short name on its tab and dock title bar, so that all the right-hand tabs show their whole name in
             the default 1400 x 860 window (Qt elides the tab texts that do not fit).
         attr: the main window's attribute for the view widget.

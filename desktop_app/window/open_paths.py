@@ -8,7 +8,7 @@ beyond a session file's first bytes); :func:`open_paths` does it in a window who
   (:func:`desktop_app.window.session.save_open.open_session`) once the model has loaded;
 * one other file that is not a table of reviews (``.txt``, or any text file: not ``.csv``/``.tsv``/``.jsonl``/
   ``.ndjson``/``.json``) and not compressed opens in the editor and is analysed
-  (:meth:`FileActionsMixin.open_review_file`: a binary or too large file is a message);
+  (:meth:`~desktop_app.window.main_window.MainWindow.open_review_file`: a binary or too large file is a message);
 * folders, tables of reviews, compressed files (``reviews.jsonl.gz``, ``review.txt.xz``: the batch readers read them
   decompressed) and several files go to batch scoring (the window's ``paths_dropped``, as a drop);
 * paths that do not exist, and sessions among several paths, are named in one message; the rest still opens.

@@ -41,8 +41,8 @@ class DockGroup:
 
     Attributes:
         area: the dock area (``Qt.LeftDockWidgetArea``, ...).
-        titles: the docks' titles (:meth:`LayoutMixin.dock`), tabbed in this order; the first is raised. A title the
-            window does not have (a panel not attached) is skipped.
+        titles: the docks' titles (:meth:`~desktop_app.window.main_window.MainWindow.dock`), tabbed in this order;
+            the first is raised. A title the window does not have (a panel not attached) is skipped.
         split: how the group sits beside the group before it in the same area (``Qt.Vertical``: below it).
     """
 
