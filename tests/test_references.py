@@ -32,8 +32,9 @@ What is checked (each failure is listed with its file, line and the reference):
     (only a module that, or whose repository imports, build an ``ArgumentParser``; all of today's do, and stop there
     in well under a second); a gone option is looked for, as ``"--option"``, in the module and its imports at the
     commit its context names (below);
-  - each repository path (as in the code) exists, and each backticked dotted name ```model.x.y``` of three parts
-    or more resolves;
+  - each repository path (as in the code) exists, and so does a file a backticked bare name names (```grow.py```,
+    ```bundled.toml```: some file of that name); each backticked dotted name ```model.x.y``` of three parts or more
+    resolves;
   - each relative link ``[text](path)``, ``![alt](path)`` or ``<img src="path">`` (not a URL, not a bare
     ``#anchor``; outside code) points to a file or folder that exists relative to the Markdown file.
 
@@ -93,6 +94,7 @@ DOCS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 _ROLE = re.compile(r":(func|class|meth|mod|attr|data|exc):`([^`]*)`")
 _LITERAL = re.compile(r"``((?:model|desktop_app|benchmarks)\.[\w.]*\w)(?:\(\))?``")
 _DOC_NAME = re.compile(r"(?<!`)`((?:model|desktop_app|benchmarks)(?:\.\w+){2,})(?:\(\))?`")
+_FILE_NAME = re.compile(r"(?<!`)`([\w-]+\.(?:py|sh|toml))`")
 _PATH = re.compile(r"(?<![\w./:~-])((?:model|desktop_app|benchmarks|build_scripts|tests|resources|docs)/[\w./-]*\w)"
                    r"(?![\w*{])")
 _COMMIT = re.compile(r"(?<![\w./:-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}(?![\w-])")
@@ -492,6 +494,16 @@ def _module_problem(name: str, sha: str | None = None) -> str | None:
     return None if _MAIN.search(source) else f"{name}{at} has no `if __name__ == \"__main__\":`, so it runs nothing"
 
 
+@cache
+def _file_names(sha: str | None = None) -> frozenset[str]:
+    """The names (without folders) of the repository's files, today or at commit ``sha`` (a known commit)."""
+    if sha is None:
+        return frozenset(p.name for p in ROOT.rglob("*") if not {".git", ".venv"} & set(p.relative_to(ROOT).parts))
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-tree", "-r", "--name-only", sha], capture_output=True,
+                            text=True).stdout
+    return frozenset(line.rpartition("/")[2] for line in listed.splitlines())
+
+
 def _problem_today(kind: str, name: str) -> str | None:
     """None when the command's module, file or script, or the path or dotted name, exists today, else why not."""
     if kind == "module":
@@ -500,6 +512,8 @@ def _problem_today(kind: str, name: str) -> str | None:
         return None if _path_exists(name) else f"no {name} in the repository"
     if kind == "name":
         return _resolve(name)
+    if kind == "filename":
+        return None if name in _file_names() else f"no file {name} in the repository"
     entry = _scripts().get(name)
     if entry is None:
         return "pyproject.toml declares no such script"
@@ -520,6 +534,8 @@ def _problem_at(kind: str, name: str, sha: str) -> str | None:
         return None if _resolve_at(name, sha) else f"no module of {name} at git {sha}"
     if kind in ("file", "path"):
         return None if _path_exists(name, sha) else f"no {name} at git {sha}"
+    if kind == "filename":
+        return None if name in _file_names(sha) else f"no file {name} at git {sha}"
     return _problem_today(kind, name)  # a console script: today's pyproject.toml is all there is to ask
 
 
@@ -530,7 +546,7 @@ def _doc_items() -> tuple[tuple[Where, str, str, Unit], ...]:
     for doc in DOCS:
         text = doc.read_text(encoding="utf-8")
         lines, units = text.splitlines(), _units(text)
-        patterns = [*_COMMANDS, ("path", _PATH), ("name", _DOC_NAME)]
+        patterns = [*_COMMANDS, ("path", _PATH), ("name", _DOC_NAME), ("filename", _FILE_NAME)]
         for kind, pattern in patterns:
             for m in pattern.finditer(text):
                 if kind == "name" and m.group(1).endswith(_FILE_SUFFIXES):
@@ -558,7 +574,7 @@ def test_the_docs_name_what_exists(kind):
     dotted names in README.md and docs/*.md exist today, or at the commit their context names."""
     if kind == "name":
         pytest.importorskip("PySide6", reason="desktop_app imports PySide6")
-    kinds = {"command": ("module", "file", "script"), "path": ("path",), "name": ("name",)}[kind]
+    kinds = {"command": ("module", "file", "script"), "path": ("path", "filename"), "name": ("name",)}[kind]
     items = [item for item in _doc_items() if item[1] in kinds]
     assert len(items) > 50, f"the scan found only {len(items)}: it is broken"
     failures = [f"{where}  ->  {why}" for where, k, name, unit in items if (why := _doc_problem(k, name, unit))]
