@@ -29,8 +29,8 @@ What is checked (each failure is listed with its file, line and the reference):
   - each ``--option`` of a ``python -m`` command or of ``attention-explorer`` / ``attention-explorer-score`` (in a
     code span or block) is one its parser takes: the module (of a script: its entry point's) is run
     as ``__main__`` in this process with argparse's ``parse_args`` replaced by a raise that hands back the parser
-    (only a module that, or whose repository imports, build an ``ArgumentParser``; all of today's do, and stop there
-    in well under a second); a gone option is looked for, as ``"--option"``, in the module and its imports at the
+    (only a module that mentions ``ArgumentParser``, itself or in a repository module it imports; all of today's
+    do, and stop at their parser in well under a second); a gone option is looked for, as ``"--option"``, in the module and its imports at the
     commit its context names (below);
   - each repository path (as in the code) exists, and so does a file a backticked bare name names (```grow.py```,
     ```bundled.toml```: some file of that name); each backticked dotted name ```model.x.y``` of three parts or more
@@ -62,7 +62,7 @@ only where its context names a commit that has it, and it must exist at that com
     `ba0b6d3```, ``commit f53b778``).
 
 Where the commit is not in the local history (a tarball, a shallow clone) a gone name cannot be checked and is let
-through. Nothing is run here: tests/test_fresh_clone.py and the benchmarks run the commands.
+through. No command runs to its end here: a module runs only up to reading its command line (above).
 """
 
 from __future__ import annotations
