@@ -19,7 +19,7 @@ What is checked (each failure is listed with its file, line and the reference):
   - each repository path (``model/...``, ``desktop_app/...``, ``benchmarks/...``, ``build_scripts/...``,
     ``tests/...``, ``resources/...``, ``docs/...``) exists.
 
-* **The docs** (README.md and docs/*.md):
+* **The docs** (README.md, docs/*.md and the model card, resources/model/README.md):
 
   - each command: ``python -m X`` names an installed module (``pytest``, ``pip``, ``venv``) or a module of the
     repository that runs as a program (an ``if __name__ == "__main__":`` block; a package: a ``__main__.py``;
@@ -89,7 +89,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 CODE_DIRS = ("model", "desktop_app", "benchmarks", "build_scripts")
 PACKAGES = ("model", "desktop_app", "benchmarks")
-DOCS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
+DOCS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "resources" / "model" / "README.md")
 
 _ROLE = re.compile(r":(func|class|meth|mod|attr|data|exc):`([^`]*)`")
 _LITERAL = re.compile(r"``((?:model|desktop_app|benchmarks)\.[\w.]*\w)(?:\(\))?``")
