@@ -47,7 +47,8 @@ def scoring_overhead(predictor, texts: list[str], rounds: int) -> tuple[float, f
 
 
 def map_vectors(predictor, texts: list[str], n_map: int, seed: int = 0):
-    """:class:`SentenceVectors` of ``n_map`` points from the real vectors of ``texts`` (repeated with noise)."""
+    """:class:`~model.records.vectors.SentenceVectors` of ``n_map`` points from the real vectors of ``texts``
+    (repeated with noise)."""
     from model.records.vectors import SentenceVectors, VectorSpec
 
     real = np.stack([s.vector for s in predictor.score_many(texts, vectors=VectorSpec()) if s.vector is not None])

@@ -16,8 +16,8 @@ peak resident set size (``VmHWM`` in ``/proc/self/status``; ``resource.getrusage
 * ``batch``: :func:`model.batch.engine.score_records` of 32 records (``score_many`` underneath).
 
 Each thread first takes the predictor the GUI's worker thread would use: before issue 41 (commit c2633df) every
-worker made its own ``Predictor.replica()`` (``desktop_app.workers.handle.BackgroundWorker.own_predictor``: a copy of
-the weights); after it, the one shared Predictor. The replicas stay alive until every thread is done, as the GUI
+worker made its own ``Predictor.replica()`` (``BackgroundWorker.own_predictor`` of desktop_app/workers/handle.py at
+that commit, removed by 2db7504: a copy of the weights); after it, the one shared Predictor. The replicas stay alive until every thread is done, as the GUI
 keeps them. Then the peak is read again. ``ratio`` = peak after the views / peak after the load (target: at most
 1.3); ``weights_mb`` is the float32 parameters' size; ``imports_mb`` the resident size before the load.
 

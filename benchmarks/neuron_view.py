@@ -1,11 +1,12 @@
 """Neuron-view rendering benchmark: ``python -m benchmarks.neuron_view [--tokens 512] [--d-head 64] [--repeats N]``.
 
 Shows synthetic :class:`model.records.internals.AttentionInternals` (4 heads, 512 tokens, d_head 64, consistent:
-scores = Q K^T / sqrt(d), outputs = softmax(scores) V) in a 1000 x 800 :class:`NeuronView` and times
-a new query token: ``set_data`` (q_i, q_i * k_j for every key, the scaled dot products and softmax
-bars, scrolling to the most attended key) plus the event-loop turn that paints it (``processEvents``;
-the number of paints is reported and equals the repeats). Prints one JSON object with the median and max in milliseconds.
-Target: median < 30 ms. It reports; it does not assert. Runs offscreen when no display is set.
+scores = Q K^T / sqrt(d), outputs = softmax(scores) V) in a 1000 x 800
+:class:`~desktop_app.views.neuron_view.NeuronView` and times a new query token: ``set_data`` (q_i, q_i * k_j for
+every key, the scaled dot products and softmax bars, scrolling to the most attended key) plus the event-loop turn
+that paints it (``processEvents``; the number of paints is reported and equals the repeats). Prints one JSON object
+with the median and max in milliseconds. Target: median < 30 ms. It reports; it does not assert. Runs offscreen when
+no display is set.
 """
 
 from __future__ import annotations

@@ -7,9 +7,10 @@ them.
 
 Layout:
     app.py       command line, panel wiring, self-test
-    state.py     :class:`ExplorerState`: the one owner of what is shown (model, prediction, results, selection,
-                 token colours)
-    window/      :class:`MainWindow` (docks, menus, settings, drops), the Model menu, sessions, export, About
+    state.py     :class:`~desktop_app.state.ExplorerState`: the one owner of what is shown (model, prediction,
+                 results, selection, token colours)
+    window/      :class:`~desktop_app.window.main_window.MainWindow` (docks, menus, settings, drops), the Model menu,
+                 sessions, export, About
     words.py     whole-word matching (the batch table's word filter, the token view's highlighted words)
     panels/      the review editor, the Explanations panel, the Batch scoring panel, the Corpus dock
     workers/     background jobs: functions run by one worker class, :class:`~desktop_app.workers.jobs.Jobs`

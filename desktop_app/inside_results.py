@@ -9,8 +9,8 @@ with a note (``<field>_note``: "Computing…", or why it cannot be computed; "" 
 
 The controllers that compute them (on workers, only while their view is shown) set them through :meth:`set`; the
 views read them and listen. A new prediction (another text, model or head mask) drops the results of the text it
-replaces: :meth:`follow` keeps the results whose tokens are still the prediction's. NumPy records only; no torch,
-no Qt.
+replaces: :meth:`InsideResults.follow` keeps the results whose tokens are still the prediction's. NumPy records only;
+no torch, no Qt.
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ def head_colour(head: int) -> QColor:
 
 @lru_cache(maxsize=16)
 def colormap(name: str) -> pg.ColorMap:
-    """The pyqtgraph :class:`ColorMap` called ``name`` (cached)."""
+    """The :class:`pyqtgraph.ColorMap` called ``name`` (cached)."""
     return pg.colormap.get(name)
 
 

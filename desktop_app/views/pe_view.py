@@ -7,7 +7,7 @@ Right: the P x P similarity between positions, cosine or dot product.
 Positions used by the current text (0..T-1) are marked.
 
 Teaching aids: the positional-encoding tutorial's worked table (d_model = 4, base n = 100,
-positions 0-3; :attr:`ModelInfo.pe_worked_example`, computed by the model's own function) beside
+positions 0-3; :attr:`~model.records.info.ModelInfo.pe_worked_example`, computed by the model's own function) beside
 the formula, and below, the norm of the positional encoding against the norm of the scaled token
 embedding at each position of the current text (:class:`model.records.internals.EmbeddingNorms`).
 """

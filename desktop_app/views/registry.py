@@ -27,8 +27,9 @@ class ViewSpec:
     """One docked view.
 
     Attributes:
-        title: the view's name: in the View menu, the export menu, :meth:`view_widgets`, sessions, and the dock's
-            ``objectName`` (saved layouts find the dock by it).
+        title: the view's name: in the View menu, the export menu,
+            :meth:`~desktop_app.window.file_actions.FileActions.view_widgets`, sessions, and the dock's ``objectName``
+            (saved layouts find the dock by it).
         tab: the short name on its tab and dock title bar, so that all the right-hand tabs show their whole name in
             the default 1400 x 860 window (Qt elides the tab texts that do not fit).
         attr: the main window's attribute for the view widget.

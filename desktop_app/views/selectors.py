@@ -4,11 +4,12 @@ The layer combo lists ``layer 1..L`` (data: 0-based layer); the head combo lists
 the mean and the element-wise max of the heads (data: 0-based head, :data:`MEAN_HEADS`,
 :data:`MAX_HEADS`); the show combo lists what the attention views draw (:data:`SHOW_CHOICES`: attention weights,
 value-weighted norms ||alpha f(x)||, ALTI contributions; data: the choice). Choosing an entry calls
-:meth:`ExplorerState.set_layer_head` or :meth:`ExplorerState.set_show`; the combos follow the state's
-``events.layer_head`` and ``events.show`` and are refilled on ``events.info``. ALTI gives one matrix per layer
-(all heads, the residual connection and the LayerNorm together), so under it the head combo is disabled and its
-tooltip says so. The window combo picks which window of a long review (:mod:`desktop_app.document`) the attention
-views show (``state.windows.request``); it lists "whole text", disabled, for a review that fits in one window.
+:meth:`~desktop_app.state.ExplorerState.set_layer_head` or :meth:`~desktop_app.state.ExplorerState.set_show`; the
+combos follow the state's ``events.layer_head`` and ``events.show`` and are refilled on ``events.info``. ALTI gives
+one matrix per layer (all heads, the residual connection and the LayerNorm together), so under it the head combo is
+disabled and its tooltip says so. The window combo picks which window of a long review (:mod:`desktop_app.document`)
+the attention views show (``state.windows.request``); it lists "whole text", disabled, for a review that fits in one
+window.
 """
 
 from __future__ import annotations

@@ -58,7 +58,7 @@ class TokenCanvas(QWidget):
         self._height = 40
 
     def set_tokens(self, pieces: list[tuple[str, str]]) -> None:
-        """Show ``pieces`` (from :func:`token_pieces`); re-lays out."""
+        """Show ``pieces`` (from :func:`~desktop_app.views.token_layout.token_pieces`); re-lays out."""
         self.pieces, self._advances = pieces, None
         self.hovered = -1
         self._relayout(force=True)

@@ -57,7 +57,8 @@ class ModelLoading(QObject):
             self.window.controller.load(*args)
 
     def switch(self, folder: str | Path | None) -> None:
-        """Load the model in ``folder`` (None: the bundled model); see :meth:`MainWindow.switch_model`."""
+        """Load the model in ``folder`` (None: the bundled model); see
+        :meth:`~desktop_app.window.main_window.MainWindow.switch_model`."""
         w = self.window
         self.loading_dir = str(folder) if folder else ""
         name = Path(self.loading_dir).name if self.loading_dir else "the bundled model"

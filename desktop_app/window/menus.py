@@ -132,7 +132,8 @@ class WindowMenus:
 
     def fill_samples_menu(self) -> None:
         """The Samples menu: the bundled sample reviews (``resources/samples/index.json``), each opened with
-        :meth:`FileActions.open_review_file`; a missing or broken index leaves one disabled entry saying so."""
+        :meth:`~desktop_app.window.file_actions.FileActions.open_review_file`; a missing or broken index leaves one
+        disabled entry saying so."""
         self.samples_menu.clear()
         self.samples = []
         try:

@@ -10,8 +10,8 @@ be compared row by row with A (another task type, other labels): one message nam
   verdict on the text on display (scored on the same thread, :func:`~desktop_app.workers.second_model.score_second_job`)
   and whether A and B agree;
 * batch scoring scores every row with both (:meth:`~desktop_app.panels.batch.panel.BatchPanel.set_second_predictor`,
-  connected by :meth:`attach_batch`), the table gains B's columns and "Agree?"; Analysis > Batch: disagreements first
-  sorts by it; the Corpus dock's "A vs B" tab compares the two;
+  connected by :meth:`SecondModel.attach_batch`), the table gains B's columns and "Agree?"; Analysis > Batch:
+  disagreements first sorts by it; the Corpus dock's "A vs B" tab compares the two;
 * a new model A that B cannot be compared with drops B (one message); Stop comparing drops it too.
 
 Model B is one :class:`model.Predictor`, shared by this controller's thread and the batch thread (never copied).
@@ -221,8 +221,8 @@ class SecondModel(QObject):
 
     # ---------------------------------------------------------------- batch
     def attach_batch(self, batch) -> None:
-        """Batch scoring follows model B (:meth:`BatchPanel.set_second_predictor`); adds Analysis > Batch:
-        disagreements first."""
+        """Batch scoring follows model B (:meth:`~desktop_app.panels.batch.panel.BatchPanel.set_second_predictor`);
+        adds Analysis > Batch: disagreements first."""
         self.changed.connect(batch.set_second_predictor)
         batch.set_second_predictor(self.predictor)
 

@@ -54,9 +54,10 @@ def method_choices() -> list[tuple[str, str]]:
 class CompareController(QObject):
     """GUI-thread side: keeps the comparison of the chosen pin with the current analysis up to date.
 
-    Recomputes (on :class:`CompareWorker`) when the pins, the current prediction, the head mask, the chosen pin or the
-    chosen method change; answers through :attr:`result` and :attr:`status`. Heads switched on or off make the
-    current side computed under the new mask at once (its prediction too), before the window's new analysis arrives.
+    Recomputes (a job on its :class:`~desktop_app.workers.jobs.Jobs`, thread "compare") when the pins, the current
+    prediction, the head mask, the chosen pin or the chosen method change; answers through :attr:`result` and
+    :attr:`status`. Heads switched on or off make the current side computed under the new mask at once (its
+    prediction too), before the window's new analysis arrives.
 
     Args:
         state: the explorer state, as :class:`~desktop_app.workers.state_protocol.CompareState` (read: pins,

@@ -4,7 +4,7 @@
 :func:`score_paths_ray`, which
 
 1. reads the inputs on the driver with the same reader as the local engine
-   (:func:`model.readers.iter_records`), so every input gets the same source,
+   (:func:`model.batch.walk.iter_records`), so every input gets the same source,
    gold label and status, and cuts the record stream into blocks of
    ``block_rows`` records (Arrow tables);
 2. scores the blocks with Ray Data ``map_batches`` over an actor pool: each
@@ -113,11 +113,11 @@ def score_paths_ray(
 ) -> Iterator[list[ResultRow]]:
     """Score every review in ``paths`` on Ray; yields lists of rows that, concatenated, follow the input order.
 
-    The rows equal the local engine's (:func:`model.batch.score_records` over :func:`model.readers.iter_records`),
+    The rows equal the local engine's (:func:`model.batch.score_records` over :func:`model.batch.walk.iter_records`),
     up to float rounding of probabilities (~1e-7) from different batch compositions.
 
     Args:
-        paths: files and folders, as for :func:`model.readers.iter_records`.
+        paths: files and folders, as for :func:`model.batch.walk.iter_records`.
         model_dir: the model folder; must be readable at the same path on every node.
         text_column, pair_column, label_column, max_file_bytes: passed to :func:`model.batch.walk.iter_records`.
         batch_size: texts per forward pass inside an actor.

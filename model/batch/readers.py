@@ -1,6 +1,6 @@
 """Streaming readers for batch scoring: review files and folders -> :class:`Record` objects.
 
-:func:`iter_records` turns a list of files and folders into a lazy stream of
+:func:`~model.batch.walk.iter_records` turns a list of files and folders into a lazy stream of
 records, one per review. Nothing is read before it is needed: folders are
 walked with :func:`os.scandir` one directory at a time, and multi-review files
 (CSV, TSV, JSON Lines) are decoded and parsed row by row, so a folder of
@@ -52,7 +52,8 @@ Folder rules (decided here, documented for the GUI and the CLI)
 Encodings: UTF-8/UTF-16/UTF-32 when the file starts with their BOM (the BOM is
 removed); BOM-less UTF-16 when every other byte is NUL; then strict UTF-8;
 otherwise ``charset-normalizer`` guesses the code page (ties go to cp1252,
-see :func:`guess_encoding`). Opening, sniffing and decoding one file is :mod:`model.batch.opening`'s.
+see :func:`~model.files.textio.guess_encoding`). Opening, sniffing and decoding one file is
+:mod:`model.batch.opening`'s.
 
 Bad input never raises: the record gets ``text=None`` and a ``status``
 naming the reason: not found, permission denied, broken symlink, symlink

@@ -73,7 +73,7 @@ def score_candidates(source: Source, edits: Sequence[Edit]) -> list[Edit]:
 
 def closest(source: Source, edits: Sequence[Edit]) -> Edit | None:
     """The flipped edit with the fewest changed words (then the largest change), else the scored edit closest to
-    flipping (the smallest :attr:`Verdict.margin`), else None."""
+    flipping (the smallest :attr:`~model.counterfactuals.scoring.Verdict.margin`), else None."""
     ok = [e for e in edits if e.error is None]
     if not ok:
         return None
@@ -85,7 +85,8 @@ def closest(source: Source, edits: Sequence[Edit]) -> Edit | None:
 
 
 def _as_score(edit: Edit):
-    """The edited input's verdict as a Score-like record (what :attr:`Verdict.margin` reads)."""
+    """The edited input's verdict as a Score-like record (what :attr:`~model.counterfactuals.scoring.Verdict.margin`
+    reads)."""
     from model.records.prediction import Score
 
     return Score(label=edit.edited_label, probabilities=edit.edited_probabilities, truncated=False, num_tokens=0,

@@ -7,10 +7,10 @@ Modules:
 * :mod:`.rollout`: pure-NumPy attention rollout and the random baseline;
 * :mod:`.gradients`: gradient x input, gradient-weighted rollout, integrated gradients (torch, captum);
 * :mod:`.erasure`: ERASER comprehensiveness / sufficiency of one explanation (faithfulness by erasure);
-* :mod:`.records`: the immutable result record :class:`Explanation`;
+* :mod:`model.records.explanation`: the immutable result record :class:`~model.records.explanation.Explanation`;
 * attention flow (``Predictor.attention_flow``, the registry's ``value_norm``, ``alti`` and ``decompx``):
-  :mod:`.taps` (the modules read, one recorded forward pass), :mod:`.flow` (value-weighted norms, ALTI, the logit
-  lens), :mod:`.decompx` (DecompX), :mod:`.heads` (head masks).
+  :mod:`.taps` (the modules read, one recorded forward pass), :mod:`.value_flow` (value-weighted norms, ALTI, the
+  logit lens), :mod:`.decompx` (DecompX), :mod:`.heads` (head masks).
 
 The dataset-level faithfulness table is the CLI :mod:`model.evaluation.faithfulness`. This package imports
 :mod:`model.core` only, never :mod:`model.predictor.predictor`.

@@ -8,7 +8,7 @@ own function), except the attention's query, key, value and weights, which are t
 against what the model's own forward pass computed at that point (:func:`model.explain.taps.capture`'s hooks):
 a family whose layer does not follow the steps (another order, a fused or missing module) is refused with
 :class:`~model.records.block.BlockNotSupported` naming the step, so no number that the model did not compute is
-shown. The tests compare every step with the captured activations within 1e-5 (tests/model/test_block_trace.py).
+shown. The tests compare every step with the captured activations within 1e-5 (tests/model/explain/test_block_trace.py).
 
 Sources: Vaswani et al. 2017, section 3 (attention, equation 1; the FFN, equation 2; residual + LayerNorm); Ba et
 al. 2016 (LayerNorm); Xiong et al. 2020 (pre-LN). Shapes: T tokens, D = d_model, H heads, d = D / H, F = d_ff.

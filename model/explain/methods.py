@@ -326,7 +326,7 @@ def explain(
             must be for the same text.
         seed: seed of the ``random`` baseline.
         internal_batch_size: integrated-gradients points per pass (default:
-            see :func:`ig_internal_batch_size`).
+            see :func:`~model.explain.gradients.ig_internal_batch_size`).
         head_mask: a validated (L, H) head mask (``PredictOptions.head_mask``) or None, for this thread's forward
             passes only (:func:`.heads.head_mask_hooks`); a given ``prediction`` must have been made with it.
         text_pair: the second text of a sentence pair (scores cover both texts' tokens), or None.

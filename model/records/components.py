@@ -125,7 +125,8 @@ class FfnNeurons:
         contributions: float32 [F], every neuron's contribution; ``contributions.sum() + bias`` is the FFN's part
             ``value`` (within 1e-4 x max(1, |value|)).
         bias: the output bias's part, <b_2, g_i> summed over the rows read.
-        value: the FFN's part as :meth:`Predictor.component_attribution` gives it (``L{layer}.ffn``).
+        value: the FFN's part as :meth:`~model.predictor.predictor.Predictor.component_attribution` gives it
+            (``L{layer}.ffn``).
         total: the logit split (``ComponentAttribution.total``).
         neurons: int64 [N], the N neurons of largest |contribution|, largest first.
         activations: float32 [N, T], those neurons' activations act(W_1 y + b_1) at every token (a text read in

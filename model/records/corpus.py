@@ -86,8 +86,8 @@ class Histogram:
     by gold label.
 
     Attributes:
-        edges: float64 [B + 1], equal-width edges on [0, 1] (B = :data:`HIST_BINS`); bins are half-open
-            [edges[b], edges[b+1]) except the last, which holds 1 (``numpy.histogram``'s convention).
+        edges: float64 [B + 1], equal-width edges on [0, 1] (B = :data:`~model.corpus.metrics.HIST_BINS`); bins are
+            half-open [edges[b], edges[b+1]) except the last, which holds 1 (``numpy.histogram``'s convention).
         counts: int64 [B], every scored row.
         counts_by_gold: int64 [C, B], the gold rows of each label (rows in the order of ``CorpusMetrics.labels``);
             None without gold labels.

@@ -17,7 +17,7 @@ from model.records.prediction import freeze_arrays
 
 
 class ExplanationCancelled(Exception):
-    """Raised by :func:`explain` when ``should_stop()`` returned True mid-computation."""
+    """Raised by :func:`~model.explain.methods.explain` when ``should_stop()`` returned True mid-computation."""
 
 
 @dataclass(frozen=True)
@@ -25,11 +25,11 @@ class Explanation:
     """One token-importance explanation; immutable, NumPy only (``scores`` is read-only).
 
     Attributes:
-        method: one of :data:`EXPLANATION_METHODS`.
+        method: one of :data:`~model.explain.methods.EXPLANATION_METHODS`.
         scores: float32 [T], one score per token (``[CLS]`` first), aligned with
             ``tokens``. Higher means more important for ``target``; for signed
             methods negative scores are evidence against it.
-        signed: whether ``scores`` are signed (:data:`SIGNED_METHODS`).
+        signed: whether ``scores`` are signed (:data:`~model.explain.methods.SIGNED_METHODS`).
         target: the explained class index (the predicted class unless chosen).
         elapsed_s: wall time in seconds, including the forward pass(es) the
             method needs (for ``attention``/``rollout`` computed from a given

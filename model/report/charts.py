@@ -240,7 +240,8 @@ def token_bars_svg(positive: Sequence[tuple[str, float, int]], negative: Sequenc
     with its review count.
 
     Args:
-        positive, negative: ``(token, score > 0, count)`` lists, strongest first (:meth:`CorpusTokens.top`).
+        positive, negative: ``(token, score > 0, count)`` lists, strongest first
+            (:meth:`~model.records.corpus.CorpusTokens.top`).
     """
     rows = max(len(positive), len(negative), 1)
     smax = max([s for _, s, _ in [*positive, *negative]] or [1.0])

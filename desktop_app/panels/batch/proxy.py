@@ -5,10 +5,11 @@
 a confusion-matrix cell, a map selection), in arrival order or sorted by one column. It is the one owner of the
 filters: the batch dock's category box and search box follow its :attr:`~BatchFilterProxy.row_filter`. It holds one
 NumPy array, the source rows in display order: a filter change tests each row once in plain Python (no Qt call per
-row), a sort is one NumPy ``argsort`` of the column's precomputed keys (:meth:`BatchTableModel.sort_order`), and
-each change is one ``layoutChanged`` that keeps the selection. Qt's ``QSortFilterProxyModel`` called Python once per
-comparison (``lessThan``) and once per row (``filterAcceptsRow``): sorting 25,000 rows held the GUI thread about 2 s
-(``python -m benchmarks.batch_gui --fill``, docs/performance.md).
+row), a sort is one NumPy ``argsort`` of the column's precomputed keys
+(:meth:`~desktop_app.panels.batch.table_model.BatchTableModel.sort_order`), and each change is one ``layoutChanged``
+that keeps the selection. Qt's ``QSortFilterProxyModel`` called Python once per comparison (``lessThan``) and once
+per row (``filterAcceptsRow``): sorting 25,000 rows held the GUI thread about 2 s (``python -m benchmarks.batch_gui
+--fill``, docs/performance.md).
 """
 
 from __future__ import annotations

@@ -18,8 +18,9 @@ batch table, the corpus metrics and the explorer.
   dock, the plot's bottom and the slices below the fold); the UMAP progress bar, beside the status, is wide enough for
   its text.
 
-Public: :meth:`CorpusMapPanel.set_predictor`, :meth:`set_explored`, :meth:`settings`, :meth:`apply_settings`,
-:meth:`project`, :meth:`select_rows`; signal ``projected``.
+Public (of :class:`CorpusMapPanel`): :meth:`~CorpusMapPanel.set_predictor`, :meth:`~CorpusMapPanel.set_explored`,
+:meth:`~CorpusMapPanel.settings`, :meth:`~CorpusMapPanel.apply_settings`, :meth:`~CorpusMapPanel.project`,
+:meth:`~CorpusMapPanel.select_rows`; signal ``projected``.
 """
 
 from __future__ import annotations

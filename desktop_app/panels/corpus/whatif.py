@@ -90,8 +90,8 @@ class CorpusWhatIfPanel(WhatIfBase):
 
     def start(self) -> bool:
         """Edit the first N scored rows the Corpus dock describes (the table's filters but a confusion-matrix cell:
-        a map selection, a word, the search; :meth:`BatchFilterProxy.described_rows`) with the ticked generators (on
-        the worker); False when there is nothing to do (the status says why)."""
+        a map selection, a word, the search; :meth:`~desktop_app.panels.batch.proxy.BatchFilterProxy.described_rows`)
+        with the ticked generators (on the worker); False when there is nothing to do (the status says why)."""
         rows = [r for r in self.batch.proxy.described_rows() if r.ok][:self.sample.value()]
         names = self.picker.names()
         if not rows or not names or self._predictor is None:

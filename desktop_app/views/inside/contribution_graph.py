@@ -3,17 +3,17 @@ states (layer, token) the read-out is built from, drawn with pyqtgraph's ``Graph
 
 It draws ``state.inside.graph`` (a :class:`model.records.graph.ContributionGraph` computed at the slider's least
 threshold, :data:`THRESHOLDS`\\ [0], by :mod:`desktop_app.panels.inside.contribution_graph`) pruned to the slider's
-threshold on the GUI thread with :meth:`ContributionGraph.pruned`, which equals the graph the API computes at that
-threshold (tested), in O(E) NumPy: the slider never waits for the model.
+threshold on the GUI thread with :meth:`~model.records.graph.ContributionGraph.pruned`, which equals the graph the
+API computes at that threshold (tested), in O(E) NumPy: the slider never waits for the model.
 
 Layout: x is the token (its centre, i + 0.5, labelled along the bottom), y the level (0 the embeddings at the bottom,
 L the last layer's output, where the read-out starts, at the top). An edge's width and opacity grow with its weight
 (its proportional contribution, ALTI per head; opacity as the colour's mix with the white background: opaque pens
 paint ~8x faster than translucent wide ones); head paths are green, the residual/FFN path grey, the explorer's
 selected layer and head purple; a node is filled with the colour of the class its state alone would be read as
-(:attr:`ContributionGraph.node_outputs`). Clicking an edge selects its layer and head in the explorer
-(``state.set_layer_head``: the Model view follows) and names the path; hovering a node says what the read-out would
-say from that state. NumPy and Qt only (no torch).
+(:attr:`~model.records.graph.ContributionGraph.node_outputs`). Clicking an edge selects its layer and head in the
+explorer (``state.set_layer_head``: the Model view follows) and names the path; hovering a node says what the
+read-out would say from that state. NumPy and Qt only (no torch).
 """
 
 from __future__ import annotations
@@ -238,7 +238,7 @@ class ContributionGraphView(QWidget):
 
     def node_text(self, n: int) -> str:
         """What the hover says of node ``n``: its level and token, and what the read-out would say from its state
-        (:meth:`ContributionGraph.node_readout`)."""
+        (:meth:`~model.records.graph.ContributionGraph.node_readout`)."""
         g = self.graph
         level, pos = (int(v) for v in g.nodes[n])
         where = f"{level_name(level, g.n_layers)}, token {pos} \u201c{display_token(g.tokens[pos], 20)}\u201d"

@@ -2,13 +2,15 @@
 
 :func:`load_session_json` opens only a regular file (a FIFO, a device or a folder is refused at once, from
 ``os.stat``, before anything is opened) of at most :data:`MAX_SESSION_BYTES`, and refuses JSON nested deeper than
-:data:`MAX_DEPTH`. :func:`session_fields` checks every field's type and range (numbers finite, indices whole,
-strings without NUL bytes or lone surrogates, the corpus map's too, explanation scores within float32, explanation
-records complete) and raises :class:`SessionError` with a message that names the field. :func:`editor_text` is the
+:data:`MAX_DEPTH`. The field readers (:func:`session_text`, :func:`view_fields`, :func:`task_fields`,
+:func:`head_mask`, :func:`pins`, :func:`corpus_map`, :func:`inside`, :func:`explanations`) check every field's type
+and range (numbers finite, indices whole, strings without NUL bytes or lone surrogates, the corpus map's too,
+explanation scores within float32, explanation records complete) and raise :class:`SessionError` with a message
+that names the field. :func:`editor_text` is the
 editor's own normalisation of a text (CRLF, a lone CR, U+2028/U+2029 become a newline; lone surrogates are dropped),
 so the text a session restores is exactly the text that gets analysed. :func:`explanation_to_json` and
 :func:`explanation_from_json` convert the explanation records.
-Qt-free; :mod:`.session` builds the :class:`~.session.Session` from what this returns.
+Qt-free; :mod:`.save_open` builds the :class:`~.save_open.Session` from what this returns.
 """
 
 from __future__ import annotations

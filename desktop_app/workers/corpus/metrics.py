@@ -47,8 +47,9 @@ def failure_message(exc: BaseException) -> str:
 
 def corpus_metrics_job(_ctx: JobContext, rows: list, keep: Callable[[object], bool] | None, n_bins: int = 10,
                        labels=None, task: str | None = None) -> tuple:
-    """The metrics of the ``rows`` that ``keep`` accepts (a :meth:`RowFilter.accepts`). ``labels``, ``task``: the
-    model's, for a table without rows (its empty plots then name its classes).
+    """The metrics of the ``rows`` that ``keep`` accepts (a
+    :meth:`~desktop_app.panels.batch.row_filter.RowFilter.accepts`). ``labels``, ``task``: the model's, for a table
+    without rows (its empty plots then name its classes).
 
     Returns:
         (:class:`model.corpus.metrics.CorpusMetrics`, rows in the table).

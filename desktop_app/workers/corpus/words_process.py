@@ -4,7 +4,7 @@ Corpus token scores (:func:`model.corpus.metrics.corpus_token_scores`) spend muc
 spans, per-review sums) between the model's forward and backward passes. Run on a reniced thread of the GUI's
 process, that Python code holds the GIL while the thread waits for a CPU on a busy machine, and the GUI thread
 waits with it: 150-700 ms stalls were measured on the 2-core CPU (``benchmarks.batch_gui``). So
-:class:`~desktop_app.workers.corpus.metrics.CorpusTokensWorker` runs them in a child process (``spawn``: a fresh
+:func:`~desktop_app.workers.corpus.metrics.corpus_tokens_job` runs them in a child process (``spawn``: a fresh
 interpreter that loads the same model folder), which shares no GIL with the GUI, and only relays messages.
 
 Protocol (``multiprocessing`` queues): the parent puts the texts on ``inbox`` in chunks, then ``None``; the child
