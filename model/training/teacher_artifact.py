@@ -22,6 +22,7 @@ import io
 import json
 import subprocess
 import time
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,6 +76,8 @@ class TeacherArtifact:
         """Read an artifact; UsageError naming the file when it is missing or not in this format (no keys or logits,
         sizes that disagree, unsorted keys)."""
         path = Path(path)
+        if path.is_file() and not zipfile.is_zipfile(path):
+            raise UsageError(f"teacher artifact {path}: not a {FORMAT} file (not an .npz archive)")
         try:
             with np.load(path, allow_pickle=False) as z:
                 keys, logits, prov = z["keys"], z["logits"], json.loads(str(z["provenance"]))
@@ -199,3 +202,28 @@ def write_artifact_stage(data: Path, out: Path, opts: ArtifactOptions, device) -
         "stages": [json.loads(line) for line in stages_log.read_text().splitlines()] if stages_log.is_file() else [],
         "key": "blake2b-64 of the UTF-8 text, little-endian uint64"}
     return write_artifact(out, texts, np.concatenate(rows), provenance)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m model.training.teacher_artifact FILE``: print an artifact's size, text count, logit range and
+    provenance as JSON; exit 2 with one line for a file that is not one."""
+    import argparse
+    import sys
+
+    p = argparse.ArgumentParser(description="Show a teacher artifact (teacher logits keyed by text).")
+    p.add_argument("artifact")
+    args = p.parse_args(argv)
+    try:
+        art = TeacherArtifact.load(args.artifact)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    z = art.logits.astype(np.float32)
+    print(json.dumps({"file": str(art.path), "bytes": art.path.stat().st_size, "texts": len(art.keys),
+                      "logits": {"classes": z.shape[1], "min": float(z.min(initial=0)), "max": float(z.max(initial=0))},
+                      "provenance": art.provenance}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -78,10 +78,10 @@ def test_the_gpu_recipe_writes_one_artifact_keyed_by_the_hashes_of_every_text(sp
     assert np.allclose(art.lookup([r["text"] for r in rows[:50]]), [r["logits"] for r in rows[:50]], atol=1e-2)
     prov = art.provenance
     assert prov["teacher"]["hyperparameters"]["lr"] == 3e-3 and prov["teacher"]["hyperparameters"]["max_len"] == 64
-    assert prov["recipe"]["file"].endswith("gpu.toml") and prov["recipe"]["stages"]["augmented"]["copies"] == 2
+    assert prov["recipe"]["file"].endswith("gpu.toml") and prov["recipe"]["stages"]["augmented"]["copies"] == 1
     assert set(prov["data_sha256"]) == {"train", "unsup", "test"} and prov["date_utc"].endswith("Z")
     assert [s["stage"] for s in prov["stages"]] == ["teacher", "augmented", "sentences", "negations"]
-    assert prov["texts"]["augmented.jsonl.gz"] == 2 * (150 + 80) and prov["hardware"]["cuda"] is None
+    assert prov["texts"]["augmented.jsonl.gz"] == 150 + 80 and prov["hardware"]["cuda"] is None
     assert art.logits.dtype == np.float16 and art.logits.shape == (len(art.keys), 2)
 
 
@@ -124,7 +124,9 @@ def test_augmentation_is_deterministic(data_dir):
     assert first != augmented_texts(data_dir, AugmentOptions(copies=2, seed=1))
 
 
-def test_write_and_read_back_an_artifact(tmp_path):
+def test_write_and_read_back_an_artifact(tmp_path, capsys):
+    from model.training.teacher_artifact import main
+
     texts = ["a fine film", "a dull film", "a fine film", "émouvant"]
     logits = np.array([[-1.0, 1.0], [2.0, -2.0], [9.0, 9.0], [0.123456, -0.5]], np.float32)
     info = write_artifact(tmp_path / "a.npz", texts, logits, {"note": "test"})
@@ -135,8 +137,12 @@ def test_write_and_read_back_an_artifact(tmp_path):
     assert got.dtype == np.float32 and np.allclose(got, [[0.123456, -0.5], [-1.0, 1.0], [2.0, -2.0]], atol=1e-3)
     assert text_keys(["a fine film"])[0] == int.from_bytes(__import__("hashlib").blake2b(
         b"a fine film", digest_size=8).digest(), "little")
+    assert main([str(tmp_path / "a.npz")]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["texts"] == 3 and shown["bytes"] == info["bytes"] and shown["provenance"]["note"] == "test"
     (tmp_path / "bad.npz").write_bytes(b"not an npz")
-    with pytest.raises(UsageError, match="bad.npz"):
+    with pytest.raises(UsageError, match=r"bad\.npz: not a teacher-logits-by-text/1 file \(not an \.npz archive\)"):
         TeacherArtifact.load(tmp_path / "bad.npz")
+    assert main([str(tmp_path / "bad.npz")]) == 2 and capsys.readouterr().err.count("\n") == 1
     with pytest.raises(ValueError, match="logits"):
         write_artifact(tmp_path / "c.npz", texts, logits[:2], {})
