@@ -216,7 +216,7 @@ def distill(data: Path, out: Path, opts: DistillOptions, device: torch.device) -
     config = EncoderConfig.from_json(init / "config.json")
     encoder = TextEncoder(load_tokenizer(init / TOKENIZER_FILE), config.max_len)
     reviews = review_split(data, opts, encoder)
-    seqs, targets, teacher_info = transfer_set(opts, encoder, config.num_classes, reviews)
+    seqs, targets, teacher_info = transfer_set(opts, encoder, config.num_classes, reviews, data)
     weights, log = _train(opts, config, seqs, targets, reviews.val_seqs, reviews.val_y, device, init)
     model = TransformerClassifier(config)
     model.load_state_dict(weights)

@@ -55,7 +55,8 @@ SELECT_BY = {"single_label": "accuracy", "multi_label": "macro_f1", "regression"
 class TeacherOptions:
     """Options of the ``teacher`` stage: ``lr`` peak AdamW rate, ``max_len`` tokens per text or pair (special
     tokens included), ``save_dtype`` float32 or float16, ``precision`` auto, bf16 or fp32, ``soft_labels`` write
-    ``logits.npz``, ``skip_test`` (needs no test split; no logits either); ``task`` single_label, multi_label or
+    ``logits.npz`` (scored in ``logits_precision``; empty: the training precision), ``skip_test`` (needs no test split;
+    no logits either); ``task`` single_label, multi_label or
     regression; ``text_column``, ``pair_column``, ``label_column`` and ``labels`` (names in id order, comma-separated
     or a file) as :mod:`model.datasets.task_data` reads them (empty: found there)."""
 
@@ -68,6 +69,7 @@ class TeacherOptions:
     max_len: int = 512
     skip_test: bool = False
     soft_labels: bool = False
+    logits_precision: str = ""
     save_dtype: str = "float32"
     seed: int = 0
     precision: str = "auto"
@@ -168,6 +170,16 @@ def logits_of(model, seqs: list[np.ndarray], pad_id: int, device: torch.device, 
     return out
 
 
+def score_texts(teacher: Path, texts: list[str], max_len: int, device: torch.device,
+                precision: str = "auto") -> np.ndarray:
+    """float32 [N, C] logits of N texts by the classifier folder ``teacher`` (texts cut head+tail to ``max_len``
+    tokens by :func:`encode_head_tail`; :func:`logits_of` in ``precision``). Raises FileNotFoundError or ValueError
+    for a folder :func:`load_base` refuses."""
+    tok, model = load_base(Path(teacher))
+    pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
+    return logits_of(model.to(device), encode_head_tail(tok, texts, max_len), pad_id, device, precision=precision)
+
+
 def _train(model, fit: EncodedSplit, val: EncodedSplit, pad_id, opts: TeacherOptions, device, precision,
            ckpt: Path) -> dict:
     """The epochs not yet in ``ckpt`` (``last``/``best.safetensors``, ``progress.json``), each scored on ``val`` by
@@ -257,7 +269,7 @@ def finetune(data: Path, out: Path, opts: TeacherOptions, device: torch.device) 
                "problem_type": PROBLEM_TYPES[opts.task], "labels": list(names), "data": str(data),
                "splits": {**provenance, "train_count": len(fit_idx), "test": "test"}, "epochs": meta["history"],
                "validation": {"size": len(val.y), f"best_{metric}": meta["best_val"], "best_epoch": meta["best_epoch"]}}
-    score = partial(logits_of, model, pad_id=pad_id, device=device, precision=precision)
+    score = partial(logits_of, model, pad_id=pad_id, device=device, precision=opts.logits_precision or precision)
     if not opts.skip_test:
         result, test_logits = _test(model, tok, data, opts, names, score)
         metrics.update(result)

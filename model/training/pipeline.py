@@ -2,14 +2,15 @@
 
 ``python -m model.training.pipeline RECIPE --data DIR --work DIR [--device cpu|cuda|auto] [--jobs N] [--stage NAME]
 [--set STAGE.OPTION=VALUE ...] [--plan]``. ``RECIPE`` is a TOML file or a recipe of ``model/training/recipes/``
-(``bundled``, ``gpu``): a ``[recipe]`` table (``result``: the stage whose folder is the model; ``jobs``: stages side
+(``bundled``, ``teacher_gpu``, ``cpu_distill``): a ``[recipe]`` table (``result``: the stage whose folder is the model; ``jobs``: stages side
 by side; ``extends``: a recipe this one overrides option by option; ``description``) and ``[stages.NAME]`` tables:
 ``kind`` (:data:`KINDS`), ``threads`` and that kind's options (its dataclass fields). An input option names a stage
 above (it gets that stage's output) or a file; ``SET:K`` / ``SET%N`` repeat a transfer set K times or sample N
-rows; ``{artifacts}`` is ``model/training/artifacts``. Each stage writes ``WORK/NAME`` or ``WORK/NAME.jsonl.gz``
-under a ``.part`` name, renamed when complete, and is skipped when that output exists: a rerun resumes at the
-first unfinished stage. With ``jobs`` > 1 stages whose inputs are ready run side by side as subprocesses (logs:
-``WORK/NAME.log``); ``WORK/stages.jsonl`` logs each finished stage's wall time. Exit codes: 2 for bad input (data
+rows; ``{artifacts}`` is ``model/training/artifacts`` and ``{root}`` the repository root. Each stage writes
+``WORK/NAME``, ``WORK/NAME.jsonl.gz`` or ``WORK/NAME.npz`` under a ``.part`` name, renamed when complete, and is skipped
+when that output exists: a rerun resumes at the first unfinished stage. With ``jobs`` > 1 stages whose inputs are
+ready run side by side as subprocesses (logs: ``WORK/NAME.log``); ``WORK/stages.jsonl`` logs each finished stage's
+wall time and ``WORK/recipe.json`` the recipe as run (file, overrides, stages). Exit codes: 2 for bad input (data
 folder, recipe, stage or option; one line on stderr), 1 when a stage failed.
 """
 
@@ -28,8 +29,9 @@ from pathlib import Path
 import torch
 
 from model.datasets.splits import UsageError, check_data
+from model.files.atomic import atomic_write_bytes
 
-from . import counterfactual, distill, finetune_hf, interpolate, select, transfer
+from . import counterfactual, distill, finetune_hf, interpolate, select, teacher_artifact, transfer
 from .common import ROOT, make_options, pick_device
 
 RECIPES = Path(__file__).resolve().parent / "recipes"
@@ -52,13 +54,14 @@ KINDS = {
     "teacher": Kind(finetune_hf.finetune, finetune_hf.TeacherOptions),
     "augment": Kind(transfer.write_augmented, transfer.AugmentOptions, ".jsonl.gz", ("teacher",)),
     "sentences": Kind(transfer.write_sentences, transfer.SentenceOptions, ".jsonl.gz", ("teacher",)),
-    "subset": Kind(transfer.write_subset, transfer.SubsetOptions, ".jsonl.gz", ("source",)),
     "mlm": Kind(distill.pretrain, distill.MLMOptions),
     "distill": Kind(distill.distill, distill.DistillOptions, "", ("init", "teacher", "augmented")),
     "negations": Kind(counterfactual.write_negations, counterfactual.NegationOptions, ".jsonl.gz", ("sentences",)),
     "git": Kind(interpolate.from_git, interpolate.GitOptions),
     "interpolate": Kind(interpolate.write_interpolations, interpolate.InterpolateOptions, "", ("base", "finetuned")),
     "select": Kind(select.select_model, select.SelectOptions, "", ("candidates",)),
+    "artifact": Kind(teacher_artifact.write_artifact_stage, teacher_artifact.ArtifactOptions, ".npz",
+                     ("teacher", "sets", "score")),
 }
 
 
@@ -81,7 +84,8 @@ class Recipe:
     stages: dict[str, dict]
 
     def output(self, work: Path, name: str, part: bool = False) -> Path:
-        """Where stage ``name`` writes: ``work/NAME`` or ``work/NAME.jsonl.gz`` (``NAME.part...`` while running)."""
+        """Where stage ``name`` writes: ``work/NAME``, ``work/NAME.jsonl.gz`` or ``work/NAME.npz`` (``NAME.part...`` while
+    running)."""
         return work / f"{name}{'.part' if part else ''}{KINDS[self.stages[name]['kind']].suffix}"
 
     def needs(self, name: str) -> list[str]:
@@ -114,12 +118,17 @@ def find_recipe(name: str, here: Path = Path()) -> Path:
     raise UsageError(f"recipe not found: {name} (bundled: {', '.join(sorted(p.stem for p in RECIPES.glob('*.toml')))})")
 
 
+def _places(text: str) -> str:
+    """``text`` with ``{artifacts}`` and ``{root}`` replaced by their folders."""
+    return text.replace("{artifacts}", ARTIFACTS.as_posix()).replace("{root}", ROOT.as_posix())
+
+
 def _read(path: Path, seen: tuple = ()) -> dict:
     """A recipe file's tables with its ``extends`` chain merged in (this file wins, option by option)."""
     if path in seen:
         raise UsageError(f"recipe {path}: extends itself")
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8").replace("{artifacts}", ARTIFACTS.as_posix()))
+        raw = tomllib.loads(_places(path.read_text(encoding="utf-8")))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"recipe {path}: {exc}") from None
     if not (parent := raw.get("recipe", {}).get("extends")):
@@ -143,7 +152,7 @@ def load_recipe(name: str, sets: list[str] = ()) -> Recipe:
     if not all(type(t) is dict for t in tables) or not stages or set(head) - _HEAD or set(raw) - {"recipe", "stages"}:
         raise UsageError(f"recipe {path}: expected [recipe] ({', '.join(sorted(_HEAD))}) and [stages.NAME] tables")
     for item in sets:
-        key, _, value = item.replace("{artifacts}", ARTIFACTS.as_posix()).partition("=")
+        key, _, value = _places(item).partition("=")
         stage, _, option = key.partition(".")
         if not (value and option and stage in stages):
             raise UsageError(f"--set {item}: expected STAGE.OPTION=VALUE with a stage of the recipe")
@@ -222,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the recipe (or ``--stage``); prints the result folder and the stages run as one JSON line. Returns 0,
     1 (a stage failed) or 2 (bad input)."""
     p = argparse.ArgumentParser(description="Run a training recipe (model/training/recipes/*.toml).")
-    p.add_argument("recipe", help="a recipe file, or the name of a bundled one (bundled, gpu)")
+    p.add_argument("recipe", help="a recipe file, or the name of a bundled one (bundled, teacher_gpu, cpu_distill)")
     p.add_argument("--data", required=True, help="folder with train/test/unsup .jsonl.gz (.jsonl.xz, .jsonl)")
     p.add_argument("--work", required=True, help="folder for every stage's output (created)")
     p.add_argument("--device", default="auto", help="auto, cpu or cuda")
@@ -243,6 +252,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{n:14} {recipe.stages[n]['kind']:12} {state:10} {recipe.output(work, n)}")
             return 0
         work.mkdir(parents=True, exist_ok=True)
+        as_run = json.dumps({"file": str(recipe.path.relative_to(ROOT) if recipe.path.is_relative_to(ROOT) else
+                                         recipe.path), "set": args.set, "stages": recipe.stages}, indent=1).encode()
+        if not (work / "recipe.json").is_file() or (work / "recipe.json").read_bytes() != as_run:
+            atomic_write_bytes(work / "recipe.json", as_run)  # the recipe as run: provenance (teacher_artifact)
         if (jobs := args.jobs or recipe.jobs) > 1 and len(todo) > 1:
             child = [str(recipe.path), "--data", str(data), "--work", str(work), "--device", args.device, "--jobs", "1",
                      *(f"--set={s}" for s in args.set)]

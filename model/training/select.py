@@ -5,7 +5,7 @@ Each candidate (a model folder, or a folder of them such as an ``interpolate`` s
 Rule (:func:`choose`): the candidates whose development pass rate is at least ``bars`` (0.8) on each negation and
 contrast capability and 0.95 on the plain ones, then the best validation accuracy; when none qualifies, among those
 within ``tolerance`` (0.5 points) of the best validation accuracy the best mean negation/contrast pass rate. The test
-split chooses nothing. Folders of your own: ``pipeline gpu --stage model --set 'model.candidates=["a", "b"]' ...``.
+split chooses nothing. Folders of your own: ``pipeline cpu_distill --stage model --set 'model.candidates=["a", "b"]' ...``.
 """
 
 from __future__ import annotations

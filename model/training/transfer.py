@@ -1,14 +1,15 @@
 """Transfer sets for knowledge distillation: texts labelled by a fine-tuned teacher, written and read back.
 
-Written by the ``augment``, ``sentences`` and ``subset`` stages as gzip-ed JSON lines ``{"text", "logits": [negative,
-positive]}`` from the fitting train reviews; read by the ``distill`` stage (:func:`transfer_set`; Hinton et al. 2015):
+Written by the ``augment`` and ``sentences`` stages as gzip-ed JSON lines ``{"text", "logits": [negative, positive]}``
+from the fitting train reviews; read by the ``distill`` stage (:func:`transfer_set`; Hinton et al. 2015). The teacher
+is a fine-tuned classifier folder (it scores the texts) or a teacher artifact (:mod:`.teacher_artifact`: the logits
+of the same texts, made on a GPU, looked up by text); the texts are the same either way (seeded, same code):
 
 * :func:`write_augmented`: ``copies`` perturbed copies of every fitting and unlabeled review (Tang et al. 2019,
   section 3.2): with probability ``p_window`` only a window of 20-70% of the words is kept, then each word becomes
   ``[MASK]`` with probability ``p_mask`` or a random corpus word with ``p_replace``; rows are copy-major.
 * :func:`write_sentences`: the sentences of 4 to 40 words; "The acting was not bad at all." carries its own
   sentiment, which a student trained on whole reviews rarely sees alone.
-* :func:`write_subset`: the first ``fraction`` of another set's rows (the first copies of an augmented set).
 """
 
 from __future__ import annotations
@@ -26,17 +27,21 @@ from model.datasets.task_data import read_table
 
 from ..core.tokenizer import TextEncoder
 from .common import write_rows
+from .finetune_hf import score_texts
+from .teacher_artifact import TeacherArtifact, is_artifact
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|<br\s*/?>")
 
 
 @dataclass
 class SentenceOptions:
-    """Options of the ``sentences`` stage: ``teacher`` (folder or stage), ``max_len`` teacher tokens (head+tail cut)."""
+    """Options of the ``sentences`` stage: ``teacher`` (folder, stage or teacher artifact), ``max_len`` teacher tokens
+    (head+tail cut), ``precision`` of the teacher's forward pass (:func:`.common.resolve_precision`)."""
 
     teacher: str = ""
     seed: int = 0
     max_len: int = 128
+    precision: str = "auto"
 
 
 @dataclass
@@ -48,14 +53,6 @@ class AugmentOptions(SentenceOptions):
     p_window: float = 0.5
     p_mask: float = 0.1
     p_replace: float = 0.05
-
-
-@dataclass
-class SubsetOptions:
-    """Options of the ``subset`` stage: ``source`` (a transfer set or stage) and the ``fraction`` of rows kept."""
-
-    source: str = ""
-    fraction: float = 0.5
 
 
 def augment(words: list[str], pool: list[str], rng: np.random.Generator, p_window: float = 0.5,
@@ -78,26 +75,36 @@ def review_sentences(text: str, min_words: int = 4, max_words: int = 40) -> list
     return [s.strip() for s in _SENTENCE_END.split(text) if min_words <= len(s.split()) <= max_words]
 
 
-def label_and_write(texts: list[str], teacher: Path, out: Path, max_len: int, device) -> None:
-    """Score ``texts`` with the teacher classifier folder and write ``{"text", "logits": [2 floats]}`` rows
-    (:func:`.common.write_rows`) to ``out``; texts are cut head+tail to ``max_len`` tokens for the teacher."""
-    from ..hf.encoding import encode_head_tail
-    from .finetune_hf import load_base, logits_of
+def label_texts(texts: list[str], teacher: str, max_len: int, device, precision: str = "auto") -> np.ndarray:
+    """float32 [N, C] teacher logits of N texts: looked up in a teacher artifact (MissingTextsError when some are
+    not there), or scored by a classifier folder (:func:`.finetune_hf.score_texts`, head+tail cut to ``max_len``)."""
+    if is_artifact(teacher):
+        return TeacherArtifact.load(teacher).lookup(texts)
+    return score_texts(Path(teacher), texts, max_len, device, precision)
 
-    tok, model = load_base(Path(teacher))
-    logits = logits_of(model.to(device), encode_head_tail(tok, texts, max_len), tok.pad_token_id or 0, device)
+
+def label_and_write(texts: list[str], opts: SentenceOptions, out: Path, device) -> None:
+    """Label ``texts`` by ``opts.teacher`` (:func:`label_texts`) and write ``{"text", "logits": [2 floats]}`` rows
+    (:func:`.common.write_rows`) to ``out``."""
+    logits = label_texts(texts, opts.teacher, opts.max_len, device, opts.precision)
     write_rows(({"text": t, "logits": [round(float(v), 4) for v in z]} for t, z in zip(texts, logits)), out)
 
 
-def write_augmented(data: Path, out: Path, opts: AugmentOptions, device) -> dict:
-    """The augmented transfer set (module docstring) to ``out``; returns ``{"texts"}``."""
+def augmented_texts(data: Path, opts: AugmentOptions) -> list[str]:
+    """The augmented texts (module docstring), ``opts.copies`` times the fitting and unlabeled reviews, copy-major:
+    the same for the same data, seed, options and code on any machine (numpy's PCG64)."""
     train_texts, _, _, fit_idx = train_split(data, opts.seed)
     sources = [train_texts[i] for i in fit_idx] + read_split(data, "unsup")[0]
     rng = np.random.default_rng(opts.seed + 17)
     split = [t.replace("<br />", " ").split() for t in sources]
     pool, p = [w for ws in split[:2000] for w in ws], (opts.p_window, opts.p_mask, opts.p_replace)
-    texts = [augment(ws, pool, rng, *p) for _ in range(opts.copies) for ws in split]
-    label_and_write(texts, Path(opts.teacher), out, opts.max_len, device)
+    return [augment(ws, pool, rng, *p) for _ in range(opts.copies) for ws in split]
+
+
+def write_augmented(data: Path, out: Path, opts: AugmentOptions, device) -> dict:
+    """The augmented transfer set (:func:`augmented_texts`), teacher-labelled, to ``out``; returns ``{"texts"}``."""
+    texts = augmented_texts(data, opts)
+    label_and_write(texts, opts, out, device)
     return {"texts": len(texts)}
 
 
@@ -105,15 +112,8 @@ def write_sentences(data: Path, out: Path, opts: SentenceOptions, device) -> dic
     """The teacher-labelled sentences of the fitting train reviews to ``out``; returns ``{"sentences"}``."""
     texts, _, _, fit_idx = train_split(data, opts.seed)
     sentences = [s for i in fit_idx for s in review_sentences(texts[i])]
-    label_and_write(sentences, Path(opts.teacher), out, opts.max_len, device)
+    label_and_write(sentences, opts, out, device)
     return {"sentences": len(sentences)}
-
-
-def write_subset(data: Path, out: Path, opts: SubsetOptions, device) -> dict:
-    """The first ``fraction`` of the rows of ``opts.source`` to ``out``; returns ``{"rows"}``."""
-    rows = read_table(Path(opts.source))
-    write_rows(rows[: int(len(rows) * opts.fraction)], out)
-    return {"rows": int(len(rows) * opts.fraction)}
 
 
 def parse_spec(spec: str) -> tuple[str, int, int]:
@@ -128,12 +128,20 @@ def parse_spec(spec: str) -> tuple[str, int, int]:
     return spec.rsplit("%", 1)[0], 1, int(n)
 
 
-def teacher_logits(path: str, val_idx: np.ndarray, val_y: np.ndarray) -> tuple[dict, dict]:
-    """A teacher's review logits ``{"train": [N, 2], "unsup": [M, 2]}``, centred and divided by their standard
-    deviation on the train split, and ``info`` (file, validation accuracy, scale). ``path`` is an ``.npz`` or a
-    teacher folder holding ``logits.npz`` (:mod:`.finetune_hf`); FileNotFoundError when it is missing."""
+def teacher_logits(path: str, data: Path, val_idx: np.ndarray, val_y: np.ndarray,
+                   unsup: bool = True) -> tuple[dict, dict]:
+    """A teacher's review logits ``{"train": [N, 2], "unsup": [M, 2]}`` (``unsup`` False: [0, 2]), centred and divided
+    by their standard deviation on the train split, and ``info`` (file, validation accuracy, scale). ``path`` is a
+    split-ordered ``.npz``, a teacher folder holding ``logits.npz`` (:mod:`.finetune_hf`) or a teacher artifact whose
+    logits are looked up by the texts of ``data`` (:mod:`.teacher_artifact`). FileNotFoundError when it is missing,
+    MissingTextsError when the artifact lacks a review."""
     path = Path(path) / "logits.npz" if Path(path).is_dir() else Path(path)
-    t = np.load(path)
+    if is_artifact(path):
+        artifact = TeacherArtifact.load(path)
+        t = {"train": artifact.lookup(read_split(data, "train")[0]),
+             "unsup": artifact.lookup(read_split(data, "unsup")[0]) if unsup else np.zeros((0, 2), np.float32)}
+    else:
+        t = np.load(path)
     z = {k: t[k] - t[k].mean(1, keepdims=True) for k in ("train", "unsup")}
     s = float(z["train"].std()) or 1.0
     acc = float((t["train"][val_idx].argmax(1) == val_y).mean())
@@ -194,14 +202,15 @@ def review_split(data: Path, opts: ReviewOptions, encoder: TextEncoder) -> Revie
     return ReviewSplit(fit + unsup, val, train_labels[val_idx], train_labels, fit_idx, len(unsup), val_idx)
 
 
-def transfer_set(opts, encoder: TextEncoder, num_classes: int, reviews: ReviewSplit) -> tuple[list, np.ndarray, dict]:
+def transfer_set(opts, encoder: TextEncoder, num_classes: int, reviews: ReviewSplit,
+                 data: Path) -> tuple[list, np.ndarray, dict]:
     """``(seqs, targets float32 [N, C], teacher_info)``: the reviews' and the ``opts.augmented`` texts' sequences,
     and softmax(z / T) of the ``opts.teacher`` logits (:func:`teacher_logits`; augmented logits centred and put on
     its scale), with an ``opts.gold_weight`` share of the one-hot label for the fitting train reviews. Raises
     ValueError when there is no teacher."""
     if not opts.teacher:
         raise ValueError("the distillation stage needs a teacher")
-    z, teacher_info = teacher_logits(opts.teacher, reviews.val_idx, reviews.val_y)
+    z, teacher_info = teacher_logits(opts.teacher, data, reviews.val_idx, reviews.val_y, reviews.n_unsup > 0)
     T, fit_idx = opts.temperature, reviews.fit_idx
     p_fit = torch.softmax(torch.from_numpy(z["train"][fit_idx]) / T, -1).numpy()
     onehot = np.eye(num_classes, dtype=np.float32)[reviews.train_labels[fit_idx]]

@@ -4,10 +4,8 @@ stages, and the parts the stages are made of."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -15,15 +13,11 @@ import numpy as np
 import pytest
 import torch
 
-from model.datasets.splits import VAL_SIZE, UsageError, read_split, validation_split
+from model.datasets.splits import VAL_SIZE, UsageError, validation_split
 from model.datasets.task_data import read_table
 from model.training.common import write_rows
+from tests.model.training.conftest import ROOT, run_pipeline as _pipeline, run_recipe_text, tiny_bert_base
 
-ROOT = Path(__file__).resolve().parents[3]
-POS = ["a", "wonderful", "moving", "film", "with", "great", "acting", "and", "a", "superb", "story"]
-NEG = ["a", "boring", "awful", "film", "with", "terrible", "acting", "and", "a", "dull", "stupid", "story"]
-NOUNS = ["plot", "ending", "score", "script", "pacing"]
-ADJ = {1: ["riveting", "sublime", "gorgeous", "masterful"], 0: ["abysmal", "laughable", "insipid", "clunky"]}
 CPU = torch.device("cpu")
 # The bundled recipe with a tiny option set: a tiny BERT teacher (BASE; 4 epochs at lr 3e-3 learn the synthetic
 # reviews whatever WordPiece vocabulary make_tiny_hf_dir trained), a 2-layer d_model 32 student, 64 tokens.
@@ -68,50 +62,14 @@ alphas = [0.85]
 """
 
 
-def _write(path: Path, rows: list[dict]) -> None:
-    with gzip.open(path, "wt", encoding="utf-8") as fh:
-        for r in rows:
-            fh.write(json.dumps(r) + "\n")
-
-
-def _pipeline(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "model.training.pipeline", *map(str, args)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout, check=False)
-
-
-@pytest.fixture(scope="module")
-def data_dir(tmp_path_factory) -> Path:
-    """1,400 train reviews (1,250 of them the validation split), 60 test and 80 unlabeled ones: bags of polar words,
-    60% of them followed by a sentence such as "The plot was riveting." (what the negation stage negates)."""
-    rng = np.random.default_rng(0)
-
-    def review(label: int) -> str:
-        text = " ".join(rng.choice(POS if label else NEG, size=int(rng.integers(8, 30)))) + "."
-        if rng.random() < 0.6:
-            text += f" The {rng.choice(NOUNS)} was {rng.choice(ADJ[label])}."
-        return text
-
-    d = tmp_path_factory.mktemp("imdb")
-    train_labels = rng.integers(0, 2, VAL_SIZE + 150)
-    _write(d / "train.jsonl.gz", [{"text": review(int(y)), "label": int(y)} for y in train_labels])
-    _write(d / "test.jsonl.gz", [{"text": review(int(y)), "label": int(y)} for y in rng.integers(0, 2, 60)])
-    _write(d / "unsup.jsonl.gz", [{"text": review(int(y)), "label": -1} for y in rng.integers(0, 2, 80)])
-    return d
-
-
 @pytest.fixture(scope="module")
 def bundled(tmp_path_factory, data_dir) -> SimpleNamespace:
     """``python -m model.training.pipeline`` run once on the tiny bundled recipe (a subprocess, as a user runs it)."""
-    pytest.importorskip("transformers")
-    from tests.fixtures.tiny_hf import make_tiny_hf_dir
-
     d = tmp_path_factory.mktemp("bundled")
-    base = make_tiny_hf_dir(d / "bert", "bert", head=False, positions=512)
-    recipe = d / "tiny.toml"
-    recipe.write_text(TINY.replace("BASE", str(base)))
-    done = _pipeline(recipe, "--data", data_dir, "--work", d / "work", "--device", "cpu")
+    done = run_recipe_text(d, "work", TINY.replace("BASE", str(tiny_bert_base(d / "bert"))), data_dir)
     assert done.returncode == 0, done.stderr[-4000:]
-    return SimpleNamespace(work=d / "work", recipe=recipe, summary=json.loads(done.stdout.strip().splitlines()[-1]))
+    return SimpleNamespace(work=d / "work", recipe=d / "work.toml",
+                           summary=json.loads(done.stdout.strip().splitlines()[-1]))
 
 
 def test_validation_split_is_seeded_and_disjoint():
@@ -218,11 +176,11 @@ def test_bad_input_is_one_line_and_exit_code_2(case, data_dir, tmp_path, capsys)
                "unknown option": ok + '[stages.b]\nkind = "interpolate"\nbase = "a"\nbeta = 1\n',
                "wrong type": '[recipe]\nresult = "a"\n[stages.a]\nkind = "git"\ncommit = 3\n',
                "dangling input": ok + '[stages.b]\nkind = "interpolate"\nbase = "a"\nfinetuned = "nowhere"\n',
-               "later input": '[recipe]\nresult = "b"\n[stages.b]\nkind = "subset"\nsource = "a"\n'
-                              '[stages.a]\nkind = "subset"\nsource = "b"\n',
+               "later input": '[recipe]\nresult = "b"\n[stages.b]\nkind = "negations"\nsentences = "a"\n'
+                              '[stages.a]\nkind = "negations"\nsentences = "b"\n',
                "no result": '[recipe]\nresult = "z"\n[stages.a]\nkind = "git"\n',
                "not a table": 'stages = 3\n[recipe]\nresult = "a"\n',
-               "bad sample": ok + '[stages.b]\nkind = "subset"\nsource = "a%x"\n'}
+               "bad sample": ok + '[stages.b]\nkind = "negations"\nsentences = "a%x"\n'}
     recipe = tmp_path / "r.toml"
     recipe.write_text(recipes.get(case, ok + '[stages.b]\nkind = "interpolate"\nbase = "a"\nfinetuned = "a"\n'))
     args = {"no data": [str(recipe), "--data", str(tmp_path / "missing")], "no recipe": ["no_such_recipe"],
@@ -251,40 +209,11 @@ def test_stages_run_side_by_side_and_a_failed_stage_stops_its_dependents(data_di
     chosen = Path(json.loads((tmp_path / "w" / "c" / "metrics.json").read_text())["selection"]["chosen"])
     assert chosen.name in ("alpha0.50", "alpha0.25") and all((tmp_path / "w" / f"{n}.log").is_file() for n in "abc")
     (tmp_path / "broken.jsonl.gz").write_bytes(b"not gzip")
-    recipe.write_text(f'[recipe]\nresult = "c"\njobs = 2\n[stages.a]\nkind = "subset"\n'
-                      f'source = "{tmp_path}/broken.jsonl.gz"\n[stages.c]\nkind = "subset"\nsource = "a"\n')
+    recipe.write_text(f'[recipe]\nresult = "c"\njobs = 2\n[stages.a]\nkind = "negations"\n'
+                      f'sentences = "{tmp_path}/broken.jsonl.gz"\n[stages.c]\nkind = "negations"\nsentences = "a"\n')
     done = _pipeline(recipe, "--data", data_dir, "--work", tmp_path / "v", timeout=120)
     assert done.returncode == 1 and "a, c failed or not run" in done.stderr, done.stderr
     assert not list((tmp_path / "v").glob("*.jsonl.gz")) and "Traceback" in (tmp_path / "v" / "a.log").read_text()
-
-
-@pytest.mark.slow
-def test_gpu_recipe_runs_its_stages_side_by_side_on_tiny_data(data_dir, tmp_path):
-    """gpu.toml on the CPU with tiny options, as far as variant v1 (teacher || MLM, 4-copy augmentation, its 2-copy
-    half, sentences, v1 with a sample of the committed negations); the whole recipe's plan."""
-    pytest.importorskip("transformers")
-    from model import Predictor
-    from model.training.pipeline import load_recipe
-    from tests.fixtures.tiny_hf import make_tiny_hf_dir
-
-    assert list(load_recipe("gpu").stages) == ["teacher", "mlm", "aug4", "aug2", "sentences", "step4", "v1", "v2", "v3",
-                                               "v4", "model"]
-    base = make_tiny_hf_dir(tmp_path / "bert", "bert", head=False, positions=512)
-    recipe = tmp_path / "gpu_tiny.toml"
-    recipe.write_text(f'[recipe]\nextends = "gpu"\n[stages.teacher]\nbase = "{base}"\nlr = 3e-3\nmax_len = 64\n'
-                      'batch_size = 16\n[stages.mlm]\nsteps = 2\nd_model = 16\nn_heads = 2\nd_ff = 32\nmax_len = 64\n'
-                      '[stages.v1]\nepochs = 1\nlimit = 64\n'
-                      'augmented = ["aug2", "sentences", "{artifacts}/negations.jsonl.gz%100"]\n')
-    done = _pipeline(recipe, "--data", data_dir, "--work", tmp_path / "w", "--stage", "v1", "--device", "cpu")
-    assert done.returncode == 0, done.stderr[-3000:]
-    w = tmp_path / "w"
-    assert json.loads(done.stdout.splitlines()[-1])["ran"] == ["teacher", "mlm", "aug4", "aug2", "sentences", "v1"]
-    four, two = read_table(w / "aug4.jsonl.gz"), read_table(w / "aug2.jsonl.gz")
-    assert len(four) == 4 * (150 + 80) and two == four[: len(four) // 2]
-    metrics = json.loads((w / "v1" / "metrics.json").read_text())
-    assert metrics["teacher"]["augmented"]["texts"] == len(two) + len(read_table(w / "sentences.jsonl.gz")) + 100
-    assert Predictor.from_pretrained(w / "v1", device="cpu").predict("a wonderful film").label in ("negative",
-                                                                                                 "positive")
 
 
 def test_augment_keeps_words_and_masks():
