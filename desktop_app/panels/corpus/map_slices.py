@@ -3,13 +3,26 @@
 A slice remembers the ``source`` of each of its rows (:class:`desktop_app.map_settings.Slice`), so it finds them
 again after the same files are scored again; sessions keep the slices. The table lists every row, the current map
 selection and each slice with its count and the Corpus dock's line of numbers
-(:func:`model.corpus.metrics.corpus_metrics`, computed on the GUI thread when the slices or the rows change: a
-slice's rows, ~1 ms per 1,000 rows).
+(:func:`model.corpus.metrics.corpus_metrics` of each group's rows).
+
+The numbers are computed on the "corpus-slices" worker (:func:`desktop_app.workers.corpus.metrics.slice_metrics_job`;
+the latest request wins), and only while the table is on screen: the Map tab raised, the Corpus dock in the
+workspace and, when tabbed with other docks, its tab raised. A change meanwhile (rows arriving, at most twice a
+second, or the table cleared; another map selection; a slice saved, restored from a session or deleted) marks the
+numbers stale, and they are computed when the table is shown again. Filters that leave the map selection as it was
+(a category, "Errors first", a search, a confusion cell) change nothing here. The GUI thread only gathers each group's
+rows (a set look-up per row); while the worker computes, the names and counts are current and the numbers of the
+last computation stay, greyed, with the tooltip "updating" ("computing\u2026" for a group without earlier numbers).
+Before this, every filter change recomputed every group on the GUI thread, and the first one imported scikit-learn
+there: "Errors first" on 300 rows froze the window ~1.3 s (``python -m benchmarks.batch_gui --n 300 --fill``).
 """
 
 from __future__ import annotations
 
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
+    QDockWidget,
     QFileDialog,
     QGridLayout,
     QInputDialog,
@@ -21,23 +34,48 @@ from PySide6.QtWidgets import (
 )
 
 from model.batch import write_rows
-from model.corpus.metrics import corpus_metrics
 
 from desktop_app.map_settings import Slice
+from desktop_app.workers.corpus.metrics import slice_metrics_job
+from desktop_app.workers.handle import EXPLANATION_NICE
+from desktop_app.workers.jobs import Jobs
+
+THROTTLE_MS = 500  # while rows arrive, the numbers are computed again at most twice a second (as the Metrics tab's)
+COMPUTING = "computing\u2026"
+UPDATING_TIP = "Updating: these are the numbers before the last change"
 
 
 class SlicesBox(QWidget):
     """The slices of a :class:`~desktop_app.panels.corpus.map_panel.CorpusMapPanel` (module docstring).
 
     Args:
-        panel: the map panel (its ``batch`` and ``select_rows``).
+        panel: the map panel (its ``batch``, ``status`` and ``select_rows``).
         describe: one line of numbers for a :class:`model.corpus.metrics.CorpusMetrics`.
+        throttle_ms: least milliseconds between two computations while rows arrive.
+
+    Attributes:
+        requests: computations asked of the worker so far (tests: a hidden table asks for none).
+
+    Signals:
+        computed(): the table shows the numbers of its current rows and slices.
     """
 
-    def __init__(self, panel, describe, parent: QWidget | None = None) -> None:
+    computed = Signal()
+
+    def __init__(self, panel, describe, parent: QWidget | None = None, throttle_ms: int = THROTTLE_MS) -> None:
         super().__init__(parent)
         self.panel, self.describe = panel, describe
         self._slices: list[Slice] = []
+        self.requests = 0
+        self._stale = True  # the groups changed since the last request
+        self._updating = False  # a request is under way
+        self._numbers: dict[str, str] = {}  # group name -> its numbers, as last computed
+        self._shown: list[tuple[str, int, str]] = []  # the table's rows: name, texts, numbers
+        self._selection = (None, "")  # the map selection (points, name) the table follows
+        self._dock: QDockWidget | None = None  # the dock whose tab the table is on (followed once shown)
+        self.handle = Jobs("corpus-slices", EXPLANATION_NICE, parent=self)
+        self.timer = QTimer(self, singleShot=True, interval=throttle_ms)
+        self.timer.timeout.connect(self.refresh)
         self.table = QTableWidget(0, 3)
         self.table.setHorizontalHeaderLabels(["Slice", "Texts", "Metrics"])
         self.table.horizontalHeader().setStretchLastSection(True)
@@ -58,7 +96,10 @@ class SlicesBox(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(buttons)
         layout.addWidget(self.table, 1)
-        panel.batch.proxy.filter_changed.connect(lambda _f: self.refresh())
+        batch = panel.batch
+        batch.proxy.filter_changed.connect(self._on_filter_changed)
+        batch.table_model.rowsInserted.connect(lambda *_: self._changed(throttled=True))
+        batch.table_model.modelReset.connect(self._changed)
 
     # -- the slices -------------------------------------------------------------------------------------------
     def saved(self) -> tuple[Slice, ...]:
@@ -68,7 +109,7 @@ class SlicesBox(QWidget):
     def set_saved(self, slices) -> None:
         """Replace the slices (a session's)."""
         self._slices = list(slices)
-        self.refresh()
+        self._changed()
 
     def selection_rows(self) -> list:
         """The table rows of the current map selection ([] without one)."""
@@ -87,7 +128,7 @@ class SlicesBox(QWidget):
                 return None
         piece = Slice(name.strip(), tuple(r.source for r in rows))
         self._slices.append(piece)
-        self.refresh()
+        self._changed()
         return piece
 
     def rows_of(self, piece: Slice) -> list:
@@ -104,7 +145,7 @@ class SlicesBox(QWidget):
         """Forget slice ``k``."""
         if 0 <= k < len(self._slices):
             del self._slices[k]
-            self.refresh()
+            self._changed()
 
     def export(self, k: int, path: str | None = None) -> int:
         """Write slice ``k``'s rows (CSV, JSON Lines or Parquet by the extension; None: ask) atomically; returns the
@@ -124,6 +165,57 @@ class SlicesBox(QWidget):
         self.panel.status.setText(f"Exported {n:,} rows of {self._slices[k].name} to {path}")
         return n
 
+    def shutdown(self) -> None:
+        """Stop the slices' worker."""
+        self.timer.stop()
+        self.handle.shutdown()
+
+    # -- when to compute --------------------------------------------------------------------------------------
+    def shown(self) -> bool:
+        """Whether the table is on screen (module docstring; a dock tab behind another is "visible" to Qt, with
+        nothing of it on screen)."""
+        return self.isVisible() and not self.visibleRegion().isEmpty()
+
+    @property
+    def updating(self) -> bool:
+        """True while the numbers shown are not those of the current rows and slices (a computation is under way,
+        or waits for the table to be shown)."""
+        return self._updating or self._stale
+
+    def showEvent(self, event) -> None:
+        """Shown (the Map tab raised, the dock shown): compute what changed meanwhile; follow the dock's tab."""
+        super().showEvent(event)
+        dock = self.parentWidget()
+        while dock is not None and not isinstance(dock, QDockWidget):
+            dock = dock.parentWidget()
+        if dock is not None and dock is not self._dock:
+            self._dock = dock
+            dock.visibilityChanged.connect(self._on_dock_visibility)
+        QTimer.singleShot(0, self, self._catch_up)
+
+    def _on_dock_visibility(self, visible: bool) -> None:
+        if visible:
+            QTimer.singleShot(0, self, self._catch_up)
+
+    def _catch_up(self) -> None:
+        if self._stale and not self.timer.isActive():
+            self.refresh()
+
+    def _on_filter_changed(self, f) -> None:
+        if (f.points, f.points_name) != self._selection:
+            self._changed()
+
+    def _changed(self, throttled: bool = False) -> None:
+        """The groups changed: compute their numbers now (``throttled``: within :data:`THROTTLE_MS`) when the table
+        is on screen, else once it is shown."""
+        self._stale = True
+        if not self.shown():
+            return
+        if not throttled:
+            self.refresh()
+        elif not self.timer.isActive():
+            self.timer.start()
+
     # -- the table --------------------------------------------------------------------------------------------
     def _first_slice_row(self) -> int:
         return 1 + bool(self.selection_rows())
@@ -131,24 +223,61 @@ class SlicesBox(QWidget):
     def _chosen(self) -> int:
         return self.table.currentRow() - self._first_slice_row()
 
-    def metrics_rows(self) -> list[tuple[str, int, str]]:
-        """``(name, texts, numbers)`` of every row, the map selection and each slice, in the table's order."""
-        table = self.panel.batch.table_model
-        groups = [("All rows", table.rows())]
+    def groups(self) -> list[tuple[str, list]]:
+        """``(name, rows)`` of every row, the map selection and each slice, in the table's order."""
+        f = self.panel.batch.proxy.row_filter
+        out = [("All rows", self.panel.batch.table_model.rows())]
         if sel := self.selection_rows():
-            groups.append((self.panel.batch.proxy.row_filter.points_name or "Map selection", sel))
-        groups += [(s.name, self.rows_of(s)) for s in self._slices]
-        out = []
-        for name, rows in groups:
-            labels, task = table.metrics_schema(rows)
-            m = corpus_metrics(rows, labels=labels, task=task) if rows else None
-            out.append((name, len(rows), self.describe(m) if m is not None and m.n_scored else "\u2013"))
-        return out
+            out.append((f.points_name or "Map selection", sel))
+        return out + [(s.name, self.rows_of(s)) for s in self._slices]
 
-    def refresh(self) -> None:
-        """Recompute the table."""
-        rows = self.metrics_rows()
+    def metrics_rows(self) -> list[tuple[str, int, str]]:
+        """``(name, texts, numbers)`` of each row of the table, as shown (see :attr:`updating`)."""
+        return list(self._shown)
+
+    def refresh(self) -> bool:
+        """Compute the table's numbers on the worker (module docstring); False (nothing asked) while the table is
+        not on screen: it is computed when shown."""
+        self.timer.stop()
+        if not self.shown():
+            self._stale = True
+            return False
+        f = self.panel.batch.proxy.row_filter
+        self._selection = (f.points, f.points_name)
+        groups = self.groups()
+        table = self.panel.batch.table_model
+        self._stale, self._updating = False, True
+        self.requests += 1
+        self._fill([(name, len(rows), self._numbers.get(name)) for name, rows in groups], current=False)
+        self.handle.run(slice_metrics_job, [(rows, *table.metrics_schema(rows)) for _name, rows in groups],
+                        on_result=self._on_computed, on_error=self._on_failed)
+        return True
+
+    def _on_computed(self, metrics: list) -> None:
+        """The worker's :class:`model.corpus.metrics.CorpusMetrics` of the groups shown (the latest request's)."""
+        lines = [self.describe(m) if m is not None and m.n_scored else "\u2013" for m in metrics]
+        rows = [(name, n, line) for (name, n, _old), line in zip(self._shown, lines, strict=True)]
+        self._numbers = {name: line for name, _n, line in rows}
+        self._updating = False
+        self._fill(rows, current=True)
+        self.computed.emit()
+
+    def _on_failed(self, exc: Exception) -> None:
+        self._updating = False
+        self._numbers = {}
+        line = " ".join(f"failed: {type(exc).__name__}: {exc}".split())  # one line
+        self._fill([(name, n, line) for name, n, _old in self._shown], current=True)
+
+    def _fill(self, rows: list[tuple[str, int, str | None]], current: bool) -> None:
+        """The table's rows: name, count, numbers (None: none yet); not ``current``: the numbers greyed as
+        updating."""
+        self._shown = [(name, n, COMPUTING if numbers is None else numbers) for name, n, numbers in rows]
         self.table.setRowCount(len(rows))
+        grey = self.palette().color(QPalette.ColorRole.PlaceholderText)
         for i, (name, n, numbers) in enumerate(rows):
-            for j, value in enumerate((name, f"{n:,}", numbers)):
-                self.table.setItem(i, j, QTableWidgetItem(value))
+            value = QTableWidgetItem(COMPUTING if numbers is None else numbers)
+            if not current:
+                value.setForeground(grey)
+                value.setToolTip(UPDATING_TIP if numbers is not None else "")
+            for j, item in enumerate((QTableWidgetItem(name), QTableWidgetItem(f"{n:,}"), value)):
+                self.table.setItem(i, j, item)
