@@ -10,9 +10,10 @@ the latest request wins), and only while the table is on screen: the Map tab rai
 workspace and, when tabbed with other docks, its tab raised. A change meanwhile (rows arriving, at most twice a
 second, or the table cleared; another map selection; a slice saved, restored from a session or deleted) marks the
 numbers stale, and they are computed when the table is shown again. Filters that leave the map selection as it was
-(a category, "Errors first", a search, a confusion cell) change nothing here. The GUI thread only gathers each group's
-rows (a set look-up per row); while the worker computes, the names and counts are current and the numbers of the
-last computation stay, greyed, with the tooltip "updating" ("computing\u2026" for a group without earlier numbers).
+(a category, "Errors first", a search, a confusion cell) change nothing here, and only the groups whose rows changed
+are computed again (another map selection: that row alone; rows arriving: all). The GUI thread only gathers each
+group's rows (a set look-up per row); while the worker computes, the names and counts are current and the group's
+previous numbers stay, greyed, with the tooltip "updating" ("computing\u2026" for a group without earlier numbers).
 Before this, every filter change recomputed every group on the GUI thread, and the first one imported scikit-learn
 there: "Errors first" on 300 rows froze the window ~1.3 s (``python -m benchmarks.batch_gui --n 300 --fill``).
 """
@@ -69,7 +70,10 @@ class SlicesBox(QWidget):
         self.requests = 0
         self._stale = True  # the groups changed since the last request
         self._updating = False  # a request is under way
-        self._numbers: dict[str, str] = {}  # group name -> its numbers, as last computed
+        self._revision = 0  # the table's rows: counted up when they change
+        self._lines: dict[tuple, str] = {}  # a group's key (_groups) -> its numbers, computed
+        self._previous: dict[str, str] = {}  # a group's name -> the numbers it last showed
+        self._keys_shown: list[tuple[str, tuple, int]] = []  # the table's rows: name, key, texts
         self._shown: list[tuple[str, int, str]] = []  # the table's rows: name, texts, numbers
         self._selection = (None, "")  # the map selection (points, name) the table follows
         self._dock: QDockWidget | None = None  # the dock whose tab the table is on (followed once shown)
@@ -98,8 +102,8 @@ class SlicesBox(QWidget):
         layout.addWidget(self.table, 1)
         batch = panel.batch
         batch.proxy.filter_changed.connect(self._on_filter_changed)
-        batch.table_model.rowsInserted.connect(lambda *_: self._changed(throttled=True))
-        batch.table_model.modelReset.connect(self._changed)
+        batch.table_model.rowsInserted.connect(lambda *_: self._rows_changed(throttled=True))
+        batch.table_model.modelReset.connect(self._rows_changed)
 
     # -- the slices -------------------------------------------------------------------------------------------
     def saved(self) -> tuple[Slice, ...]:
@@ -205,6 +209,10 @@ class SlicesBox(QWidget):
         if (f.points, f.points_name) != self._selection:
             self._changed()
 
+    def _rows_changed(self, throttled: bool = False) -> None:
+        self._revision += 1
+        self._changed(throttled)
+
     def _changed(self, throttled: bool = False) -> None:
         """The groups changed: compute their numbers now (``throttled``: within :data:`THROTTLE_MS`) when the table
         is on screen, else once it is shown."""
@@ -225,59 +233,73 @@ class SlicesBox(QWidget):
 
     def groups(self) -> list[tuple[str, list]]:
         """``(name, rows)`` of every row, the map selection and each slice, in the table's order."""
+        return [(name, rows) for name, _key, rows in self._groups()]
+
+    def _groups(self) -> list[tuple[str, tuple, list]]:
+        """``(name, key, rows)`` of each group; equal keys mean the same rows (the table's rows unchanged since)."""
         f = self.panel.batch.proxy.row_filter
-        out = [("All rows", self.panel.batch.table_model.rows())]
+        out = [("All rows", (self._revision, "all"), self.panel.batch.table_model.rows())]
         if sel := self.selection_rows():
-            out.append((f.points_name or "Map selection", sel))
-        return out + [(s.name, self.rows_of(s)) for s in self._slices]
+            out.append((f.points_name or "Map selection", (self._revision, "points", f.points), sel))
+        return out + [(s.name, (self._revision, "slice", s.sources), self.rows_of(s)) for s in self._slices]
 
     def metrics_rows(self) -> list[tuple[str, int, str]]:
         """``(name, texts, numbers)`` of each row of the table, as shown (see :attr:`updating`)."""
         return list(self._shown)
 
     def refresh(self) -> bool:
-        """Compute the table's numbers on the worker (module docstring); False (nothing asked) while the table is
-        not on screen: it is computed when shown."""
+        """Compute the numbers of the groups not computed yet on the worker (module docstring); False (nothing asked)
+        while the table is not on screen: it is computed when shown."""
         self.timer.stop()
         if not self.shown():
             self._stale = True
             return False
         f = self.panel.batch.proxy.row_filter
         self._selection = (f.points, f.points_name)
-        groups = self.groups()
-        table = self.panel.batch.table_model
-        self._stale, self._updating = False, True
+        groups = self._groups()
+        todo = [(key, rows) for _name, key, rows in groups if key not in self._lines]
+        self._stale, self._updating = False, bool(todo)
+        self._fill([(name, key, len(rows)) for name, key, rows in groups])
+        if not todo:
+            self.computed.emit()
+            return True
         self.requests += 1
-        self._fill([(name, len(rows), self._numbers.get(name)) for name, rows in groups], current=False)
-        self.handle.run(slice_metrics_job, [(rows, *table.metrics_schema(rows)) for _name, rows in groups],
-                        on_result=self._on_computed, on_error=self._on_failed)
+        table = self.panel.batch.table_model
+        keys = [key for key, _rows in todo]
+        self.handle.run(slice_metrics_job, [(rows, *table.metrics_schema(rows)) for _key, rows in todo],
+                        on_result=lambda metrics: self._on_computed(keys, metrics), on_error=self._on_failed)
         return True
 
-    def _on_computed(self, metrics: list) -> None:
-        """The worker's :class:`model.corpus.metrics.CorpusMetrics` of the groups shown (the latest request's)."""
-        lines = [self.describe(m) if m is not None and m.n_scored else "\u2013" for m in metrics]
-        rows = [(name, n, line) for (name, n, _old), line in zip(self._shown, lines, strict=True)]
-        self._numbers = {name: line for name, _n, line in rows}
+    def _on_computed(self, keys: list[tuple], metrics: list) -> None:
+        """The worker's :class:`model.corpus.metrics.CorpusMetrics` of the groups ``keys`` (the latest request's)."""
+        self._lines = {k: v for k, v in self._lines.items() if k[0] == self._revision}  # rows since: forgotten
+        self._lines.update({key: self.describe(m) if m is not None and m.n_scored else "\u2013"
+                            for key, m in zip(keys, metrics, strict=True)})
         self._updating = False
-        self._fill(rows, current=True)
+        self._fill(self._keys_shown)
         self.computed.emit()
 
     def _on_failed(self, exc: Exception) -> None:
         self._updating = False
-        self._numbers = {}
-        line = " ".join(f"failed: {type(exc).__name__}: {exc}".split())  # one line
-        self._fill([(name, n, line) for name, n, _old in self._shown], current=True)
+        self._fill(self._keys_shown, failed=" ".join(f"failed: {type(exc).__name__}: {exc}".split()))  # one line
 
-    def _fill(self, rows: list[tuple[str, int, str | None]], current: bool) -> None:
-        """The table's rows: name, count, numbers (None: none yet); not ``current``: the numbers greyed as
-        updating."""
-        self._shown = [(name, n, COMPUTING if numbers is None else numbers) for name, n, numbers in rows]
-        self.table.setRowCount(len(rows))
+    def _fill(self, groups: list[tuple[str, tuple, int]], failed: str | None = None) -> None:
+        """The table's rows from ``(name, key, texts)``: the numbers computed for the key, else the name's previous
+        numbers greyed as updating (or ``failed``), else "computing\u2026"."""
+        self._keys_shown = groups
+        self._shown = []
+        self.table.setRowCount(len(groups))
         grey = self.palette().color(QPalette.ColorRole.PlaceholderText)
-        for i, (name, n, numbers) in enumerate(rows):
-            value = QTableWidgetItem(COMPUTING if numbers is None else numbers)
-            if not current:
+        for i, (name, key, n) in enumerate(groups):
+            current = key in self._lines
+            if current:
+                text = self._previous[name] = self._lines[key]
+            else:
+                text = failed or self._previous.get(name, COMPUTING)
+            value = QTableWidgetItem(text)
+            if not current and failed is None:
                 value.setForeground(grey)
-                value.setToolTip(UPDATING_TIP if numbers is not None else "")
+                value.setToolTip(UPDATING_TIP if name in self._previous else "")
             for j, item in enumerate((QTableWidgetItem(name), QTableWidgetItem(f"{n:,}"), value)):
                 self.table.setItem(i, j, item)
+            self._shown.append((name, n, text))
