@@ -17,7 +17,6 @@ from gui_helpers import loaded_window, wait_slices
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow
 
-from desktop_app.panels.corpus.map_slices import UPDATING_TIP
 from model.batch.rows import binary_row
 from model.corpus.metrics import corpus_metrics
 
@@ -121,6 +120,8 @@ def test_filters_while_the_slices_are_hidden_compute_nothing_and_showing_them_co
     corpus.map.select_rows(rows[:5])
     assert box.updating and box.metrics_rows()[1][:2] == ("Map selection", 5)  # the count at once
     assert box.metrics_rows()[1][2] == got[1][2]  # the selection's previous numbers, greyed, until the new ones come
+    from desktop_app.panels.corpus.map_slices import UPDATING_TIP
+
     assert box.table.item(1, 2).toolTip() == UPDATING_TIP
     assert box.metrics_rows()[2] == got[2] and box.table.item(2, 2).toolTip() == ""  # the slice's rows: unchanged
     qtbot.waitUntil(lambda: not box.updating, timeout=WAIT_MS)
