@@ -83,12 +83,12 @@ def test_the_slices_show_corpus_metrics_of_all_rows_a_selection_and_two_slices(q
     assert on_gui_thread(metrics_calls) == []
     got = wait_slices(qtbot, corpus)
     assert got == expected([("All rows", rows), ("Map selection", rows[20:37]), ("first ten", rows[0:10]),
-                                    ("middle", rows[5:25])])
+                            ("middle", rows[5:25])])
     # recounted by hand: rows 0-9 with gold are 0-3 and 5-8, the wrong ones 0, 3 and 6
     assert got[2][1] == 10 and "accuracy 62.5%" in got[2][2] and "8 with gold" in got[2][2]
     assert got[0][1] == 41
     assert metrics_calls and on_gui_thread(metrics_calls) == []
-    # a slice's rows still export
+    # a slice's rows are those of its sources, in table order
     assert [r.source for r in m.slices.rows_of(m.slices.saved()[1])] == [r.source for r in rows[5:25]]
 
 
