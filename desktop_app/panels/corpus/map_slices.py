@@ -231,12 +231,9 @@ class SlicesBox(QWidget):
     def _chosen(self) -> int:
         return self.table.currentRow() - self._first_slice_row()
 
-    def groups(self) -> list[tuple[str, list]]:
-        """``(name, rows)`` of every row, the map selection and each slice, in the table's order."""
-        return [(name, rows) for name, _key, rows in self._groups()]
-
     def _groups(self) -> list[tuple[str, tuple, list]]:
-        """``(name, key, rows)`` of each group; equal keys mean the same rows (the table's rows unchanged since)."""
+        """``(name, key, rows)`` of every row, the map selection and each slice, in the table's order; equal keys
+        mean the same rows (the table's rows unchanged since)."""
         f = self.panel.batch.proxy.row_filter
         out = [("All rows", (self._revision, "all"), self.panel.batch.table_model.rows())]
         if sel := self.selection_rows():
