@@ -1,7 +1,7 @@
 """GUI responsiveness while a large batch is scored and the corpus dock works (prints numbers, asserts nothing).
 
 ``python -m benchmarks.batch_gui [--n 25000] [--data ../shared/data/imdb/test.jsonl.gz] [--model DIR] [--tokens-s S]
-[--fill]``
+[--fill] [--slices]``
 
 Opens the real main window (offscreen when no display is set), writes ``--n``
 IMDB test reviews with their gold labels to a temporary JSON Lines file and hands it to the batch
@@ -18,7 +18,11 @@ result (ms), the number of corpus updates, the batch's reviews/s and the word sc
 Then the table is sorted as a user would (P(positive), Confidence, Excerpt, Source, each way; "Misclassified";
 back to arrival order): ``sort_max_stall_ms`` is the longest of those GUI-thread stalls (each action's time until
 the event loop is free again). ``--fill`` skips the scoring: the rows go straight into the table (the reviews with
-their gold labels and a made-up probability), to measure the sorting alone in seconds.
+their gold labels and a made-up probability), to measure the sorting alone in seconds. ``--slices`` first shows the
+Corpus workspace with the Map tab raised and two slices saved (the first 10% and the next 20% of the rows), so the
+slices table is on screen while the table is sorted; then a map selection of every other row (``map_selection``, its
+stall; ``slices_ready_ms``: until the slices table shows that selection's numbers, computed on its worker) and its
+clearing (``clear_selection``).
 """
 
 from __future__ import annotations
@@ -81,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", type=Path, default=None, help="model folder (default: the bundled one)")
     p.add_argument("--type-every", type=float, default=1.0, help="seconds between simulated edits")
     p.add_argument("--fill", action="store_true", help="no scoring: fill the table with rows, then measure sorting")
+    p.add_argument("--slices", action="store_true",
+                   help="the Map tab's slices table on screen while sorting, then a map selection (module docstring)")
     p.add_argument("--tokens-s", type=float, default=0.0,
                    help="then run the corpus dock's word scores over every row: 0 to the end, > 0 cancel after so "
                         "many seconds, < 0 skip them")
@@ -161,7 +167,11 @@ def _run(args: argparse.Namespace, tmp: Path) -> int:
 
     if args.fill:
         result = {"ok": True, "reviews": len(texts), **_fill(app, batch, texts, labels)}
+        if args.slices:
+            _show_slices(app, window, corpus)
         result.update(_sorting(app, batch))
+        if args.slices:
+            result.update(_map_selection(app, corpus))
         print(json.dumps(result))
         window.close()
         return 0
@@ -212,6 +222,40 @@ def _fill(app, batch, texts: list[str], labels: list[int], chunk: int = 256) -> 
         app.processEvents()
         stalls.append(time.perf_counter() - t)
     return {"rows": batch.table_model.rowCount(), "fill_max_append_stall_ms": round(max(stalls) * 1000, 1)}
+
+
+def _show_slices(app, window, corpus) -> None:
+    """The Corpus workspace, its Map tab raised, two slices saved (the first 10% and the next 20% of the rows) and
+    their numbers on screen."""
+    window.workspaces.switch("corpus")
+    m = corpus.map
+    corpus.tabs.setCurrentIndex(corpus.tabs.indexOf(m.parentWidget().parentWidget()))
+    rows = m.batch.table_model.rows()
+    tenth = len(rows) // 10
+    for name, part in (("first tenth", rows[:tenth]), ("next fifth", rows[tenth : 3 * tenth])):
+        m.select_rows(part)
+        m.slices.save_selection(name)
+    m.select_rows([])
+    run_until(app, lambda: not getattr(m.slices, "updating", False), 120.0)  # (a tree before the worker: at once)
+
+
+def _map_selection(app, corpus) -> dict:
+    """Select every other row on the map, then clear the selection, the slices table on screen: each action's stall
+    (ms) and the time until the slices show the selection's numbers (ms)."""
+    m = corpus.map
+    rows = m.batch.table_model.rows()
+    out = {}
+    for name, action in (("map_selection", lambda: m.select_rows(rows[::2])),
+                         ("clear_selection", lambda: m.select_rows([]))):
+        app.processEvents()
+        t = time.perf_counter()
+        action()
+        app.processEvents()
+        out[name] = round((time.perf_counter() - t) * 1000, 1)
+        run_until(app, lambda: not getattr(m.slices, "updating", False), 120.0)  # (a tree before the worker: at once)
+        if name == "map_selection":
+            out["slices_ready_ms"] = round((time.perf_counter() - t) * 1000, 1)
+    return {"slices_stalls_ms": out, "slices_shown": [line[:2] for line in m.slices.metrics_rows()]}
 
 
 def _sorting(app, batch) -> dict:

@@ -67,6 +67,15 @@ def wait_metrics(qtbot, corpus, n_rows: int, timeout_ms: int = LOAD_TIMEOUT_MS):
     return corpus.metrics
 
 
+def wait_slices(qtbot, corpus, timeout_ms: int = LOAD_TIMEOUT_MS) -> list:
+    """Raise the Corpus dock's Map tab and wait until its slices table shows the numbers of its current rows and
+    slices (computed on their worker); returns its rows ``(name, texts, numbers)``."""
+    corpus.tabs.setCurrentIndex(corpus.tabs.indexOf(corpus.map.parentWidget().parentWidget()))
+    box = corpus.map.slices
+    qtbot.waitUntil(lambda: not box.updating, timeout=timeout_ms)
+    return box.metrics_rows()
+
+
 def dock_tab_bars(win) -> list:
     """The tab bars QMainWindow made for its tabbed docks (visible ones)."""
     from PySide6.QtWidgets import QTabBar

@@ -12,8 +12,9 @@
 ``compare.py``      a pin compared with the current text (thread "compare", nice +10)
 ``explanations.py`` explanation methods and their faithfulness (thread "explanation-worker", nice +10)
 ``batch.py``        batch scoring of files and folders (thread "batch-scoring", nice +15)
-``corpus.py``       the corpus dock's metrics (thread "corpus-metrics", nice +10) and word scores (thread
-                    "corpus-tokens", which relays the child process of ``corpus/words_process.py``, nice +15)
+``corpus/metrics.py`` the corpus dock's metrics (thread "corpus-metrics", nice +10), the map slices' metrics
+                    (thread "corpus-slices", nice +10) and word scores (thread "corpus-tokens", which relays the child
+                    process of ``corpus/words_process.py``, nice +15)
 ``preload.py``      importing the Hugging Face backend ahead (thread "hf-preload")
 
 Every job that runs the model uses the one shared Predictor (issue 41: one copy of the weights). Nothing here imports the window,

@@ -12,7 +12,8 @@ batch table, the corpus metrics and the explorer.
   cell, a category, a word) are drawn faint, so a cell's points stand out; a click opens the text in the explorer.
   The explored text is a star (placed with the fitted projection) and its 10 nearest texts by cosine are ringed and
   listed with their labels and gold (:class:`~desktop_app.panels.corpus.nearest.NearestTexts`).
-* Slices (:class:`~desktop_app.panels.corpus.map_slices.SlicesBox`): named selections, their metrics side by side, export.
+* Slices (:class:`~desktop_app.panels.corpus.map_slices.SlicesBox`): named selections, their metrics side by side (on
+  their own worker, only while on screen), export.
 * Fit (issue 56): the tab takes the height of the dock and no more (its status is one line, elided, the whole text
   its tooltip: a word-wrapped label made the scroll area size the tab to its preferred height, 234 px taller than the
   dock, the plot's bottom and the slices below the fold); the UMAP progress bar, beside the status, is wide enough for
@@ -239,6 +240,7 @@ class CorpusMapPanel(QWidget):
         self.timer.stop()
         self.handle.shutdown()
         self.nearest.shutdown()
+        self.slices.shutdown()
 
     # -- projection -------------------------------------------------------------------------------------------
     def _rows_changed(self) -> None:
@@ -257,7 +259,6 @@ class CorpusMapPanel(QWidget):
         self.plot.set_marks(None)
         self.nearest.clear()
         self.status.setText("Score a folder of texts: each becomes a point here, placed by its sentence vector.")
-        self.slices.refresh()
 
     def _on_progress(self, value) -> None:
         done, total = value
@@ -286,7 +287,6 @@ class CorpusMapPanel(QWidget):
                             "selection.")
         self.recolour()
         self.nearest.place()
-        self.slices.refresh()
         self.projected.emit(r)
 
     def _on_failed(self, exc: Exception) -> None:

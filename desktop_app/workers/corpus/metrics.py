@@ -5,6 +5,8 @@ Both are jobs of :mod:`desktop_app.workers.jobs`, run on the corpus dock's :clas
 * :func:`corpus_metrics_job` (thread "corpus-metrics"): keeps the rows a row filter accepts and computes their
   :func:`model.corpus.metrics.corpus_metrics` (about 30 ms for 25,000 rows, most of it Python that would otherwise run
   on the GUI thread twice a second during a job);
+* :func:`slice_metrics_job` (thread "corpus-slices"): the same :func:`~model.corpus.metrics.corpus_metrics` of each
+  group of rows of the Map tab's slices table (every row, the map selection, each slice), one group after another;
 * :func:`corpus_tokens_job` (thread "corpus-tokens"): :func:`model.corpus.metrics.corpus_token_scores` over the reviews
   of those rows (minutes for 25,000 reviews) in a child process (:mod:`desktop_app.workers.corpus.words_process`), progress
   at most :data:`PROGRESS_INTERVAL_S` apart and Cancel (the abort flag, relayed to the child, which checks it before
@@ -55,6 +57,26 @@ def corpus_metrics_job(_ctx: JobContext, rows: list, keep: Callable[[object], bo
         (:class:`model.corpus.metrics.CorpusMetrics`, rows in the table).
     """
     return corpus_metrics(keep_rows(rows, keep), n_bins=n_bins, labels=labels, task=task), len(rows)
+
+
+def slice_metrics_job(ctx: JobContext, groups: list) -> list:
+    """:func:`~model.corpus.metrics.corpus_metrics` of each group of the slices table, in order.
+
+    Args:
+        groups: ``(rows, labels, task)`` per group: its rows and the ``labels``, ``task`` to describe them with
+            (:meth:`~desktop_app.panels.batch.table_model.BatchTableModel.metrics_schema`).
+
+    Returns:
+        one :class:`model.corpus.metrics.CorpusMetrics` per group (None for a group without rows).
+
+    Raises:
+        :class:`~desktop_app.workers.jobs.JobStopped`: a newer request came meanwhile (checked between groups).
+    """
+    out = []
+    for rows, labels, task in groups:
+        ctx.check()
+        out.append(corpus_metrics(rows, labels=labels, task=task) if rows else None)
+    return out
 
 
 def corpus_tokens_job(ctx: JobContext, predictor, rows: list, keep: Callable[[object], bool] | None,

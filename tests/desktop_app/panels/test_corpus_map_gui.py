@@ -29,7 +29,7 @@ def _score(qtbot, batch, tiny_predictor, reviews):
 
 
 def _mapped(qtbot, corpus, method="pca"):
-    corpus.tabs.setCurrentIndex(corpus.tabs.count() - 1)
+    corpus.tabs.setCurrentIndex(corpus.tabs.indexOf(corpus.map.parentWidget().parentWidget()))  # the Map tab
     with qtbot.waitSignal(corpus.map.projected, timeout=WAIT_MS):
         assert corpus.map.project(method)
     return corpus.map

@@ -142,21 +142,22 @@ def test_a_model_without_classes_after_a_batch_keeps_every_view_current(qtbot, t
     """Issue 56: File > Open model folder... of a model without a classification head, with a classifier's rows in
     the batch table: the Map's slices box raised (no classes to split the histogram by) and the new model's analysis
     was not shown. Now the slices describe the rows by their own classes, and the window shows the new model."""
-    from gui_helpers import loaded_window
+    from gui_helpers import loaded_window, wait_slices
 
     win = loaded_window(qtbot, tiny_model_dir, panels=True)
     batch, corpus = win.panels["batch"], win.panels["corpus"]
     batch.ui.label_column_edit.setText("label")
     with qtbot.waitSignal(batch.scoring_finished, timeout=TIMEOUT_MS):
         batch.add_paths([str(_labelled_csv(tmp_path / "reviews.csv"))])
-    before = corpus.map.slices.metrics_rows()
+    before = wait_slices(qtbot, corpus)
+    assert [name for name, *_ in before] == ["All rows"] and "12 scored" in before[0][2]
     with qtbot.capture_exceptions() as raised:
         _open_via_menu(qtbot, win, deberta_base_dir, monkeypatch)
         pred = _analyze(qtbot, win, "A wonderful film.")
     assert [e[1] for e in raised] == []
     assert pred.labels == () and "attention only" in win.prediction_panel.label.text()
     assert win.menus.head_combo.count() >= 4 and win.model_info.n_heads == 4  # the new model's heads are offered
-    assert corpus.map.slices.metrics_rows() == before  # the rows are still the first model's: the same numbers
+    assert wait_slices(qtbot, corpus) == before  # the rows are still the first model's: the same numbers
     assert len(batch.table_model.rows()) == 12 and not win.errors
     win.close()
 
