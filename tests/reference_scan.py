@@ -19,8 +19,8 @@ only where its context names a commit that has it, and it must exist at that com
 
   - in a fenced code block, its first line is a comment naming the commit and how to get that tree,
     ``# at git ba0b6d3 (deleted from the product): git worktree add ../ba0b6d3 ba0b6d3 && cd ../ba0b6d3`` (beside
-    the clone, so that the block's ``../shared/data/imdb`` reads the same data); every command of such a block is
-    looked up at that commit, not today;
+    the clone, so that the block's data paths, relative to the clone, read the same data); every command of such a
+    block is looked up at that commit, not today;
   - in prose, its paragraph, list item or table row (or the row's table header) names the commit (``at git
     `ba0b6d3```, ``commit f53b778``).
 
