@@ -134,3 +134,18 @@ def test_export_while_hidden_writes_the_current_numbers(qtbot, window, metrics_c
     window.workspaces.switch("corpus")  # the dock already shows those numbers: nothing to compute
     qtbot.wait(300)
     assert corpus.updates == asked + 1 and corpus.numbers_label.text() == _line(rows, corpus)
+
+
+def test_a_filter_undone_while_its_numbers_are_computed_shows_the_undone_ones(qtbot, panels):
+    """Before, the dock compared a filter with the one of the numbers shown: a search typed and cleared while its
+    numbers were computed left the search's numbers on screen, describing rows the table no longer kept."""
+    batch, corpus = panels
+    rows = labelled_rows(0, 30)
+    batch.table_model.append_rows(rows)
+    wait_metrics(qtbot, corpus, len(rows))
+    batch.ui.search_edit.setText("review 2")
+    corpus.refresh_now()  # its numbers under way (answered on a later event-loop turn) ...
+    batch.ui.search_edit.setText("")  # ... when the search is cleared
+    qtbot.waitUntil(lambda: not corpus._in_flight and not corpus.timer.isActive(), timeout=WAIT_MS)
+    m = wait_metrics(qtbot, corpus, len(rows), timeout_ms=5000)
+    assert m.n_rows == len(rows) and corpus.numbers_label.text() == _line(rows, corpus)
