@@ -112,7 +112,8 @@ class CorpusPanel(QWidget):
         throttle_ms: least milliseconds between two metric updates while rows arrive.
 
     Attributes:
-        metrics: the :class:`model.corpus.metrics.CorpusMetrics` shown, or None before the first (see :attr:`stale`).
+        metrics: the :class:`model.corpus.metrics.CorpusMetrics` shown, or None before the first (see
+            :attr:`~CorpusPanel.stale`).
         updates: metric computations started so far (tests and benchmarks count them: a hidden dock starts none).
         on_screen: whether the dock is on screen (:class:`~desktop_app.panels.on_screen.OnScreen`).
 
