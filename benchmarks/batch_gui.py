@@ -231,28 +231,20 @@ def _time_corpus_dock() -> dict:
     import desktop_app.panels.corpus.panel as panel
 
     cost = {"gui_ms": 0.0, "worker_cpu_ms": 0.0}
-    job = panel.corpus_metrics_job
 
-    def timed(method):
+    def timed(function, clock, key: str):
         def run(*args, **kwargs):
-            t = time.perf_counter()
+            t = clock()
             try:
-                return method(*args, **kwargs)
+                return function(*args, **kwargs)
             finally:
-                cost["gui_ms"] += (time.perf_counter() - t) * 1000
+                cost[key] += (clock() - t) * 1000
 
         return run
 
-    def timed_job(*args, **kwargs):
-        t = time.thread_time()
-        try:
-            return job(*args, **kwargs)
-        finally:
-            cost["worker_cpu_ms"] += (time.thread_time() - t) * 1000
-
-    panel.CorpusPanel.refresh_now = timed(panel.CorpusPanel.refresh_now)
-    panel.CorpusPanel.show_metrics = timed(panel.CorpusPanel.show_metrics)
-    panel.corpus_metrics_job = timed_job
+    panel.CorpusPanel.refresh_now = timed(panel.CorpusPanel.refresh_now, time.perf_counter, "gui_ms")
+    panel.CorpusPanel.show_metrics = timed(panel.CorpusPanel.show_metrics, time.perf_counter, "gui_ms")
+    panel.corpus_metrics_job = timed(panel.corpus_metrics_job, time.thread_time, "worker_cpu_ms")
     return cost
 
 
