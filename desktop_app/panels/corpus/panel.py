@@ -137,9 +137,7 @@ class CorpusPanel(QWidget):
         self._shown_at = None  # ... and that of the metrics shown
         self._population = batch.proxy.row_filter.population()  # the filter's population, as last seen
         self._waiters: list[tuple[int, object, object]] = []  # (revision, on_ready, on_failed): with_current_metrics
-        self.timer = QTimer(self)
-        self.timer.setSingleShot(True)
-        self.timer.setInterval(throttle_ms)
+        self.timer = QTimer(self, singleShot=True, interval=throttle_ms)
         self.timer.timeout.connect(self._on_timer)
         self.handle = Jobs("corpus-metrics", METRICS_NICE, parent=self)
         self.on_screen = OnScreen(self)
