@@ -1,20 +1,25 @@
 """GUI responsiveness while a large batch is scored and the corpus dock works (prints numbers, asserts nothing).
 
 ``python -m benchmarks.batch_gui [--n 25000] [--data ../shared/data/imdb/test.jsonl.gz] [--model DIR] [--tokens-s S]
-[--fill] [--slices]``
+[--fill] [--slices] [--workspace KEY]``
 
 Opens the real main window (offscreen when no display is set), writes ``--n``
 IMDB test reviews with their gold labels to a temporary JSON Lines file and hands it to the batch
-panel, as a drop would. While the batch runs on its worker thread (and the corpus dock recomputes its
-metrics and plots as rows arrive, at most twice a second), a 5 ms
-QTimer records when the GUI event loop turns, and every ``--type-every``
+panel, as a drop would (the window shows the Corpus workspace when the job starts). While the batch runs on its worker
+thread (and the corpus dock recomputes its metrics and plots as rows arrive, at most twice a second, while it is on
+screen), a 5 ms QTimer records when the GUI event loop turns, and every ``--type-every``
 seconds the review editor gets a new review (as if typed), which the explorer
 analyses live. Then the corpus dock's "What drives it" word scores run over every row on their worker
 (``--tokens-s``: 0 to the end, > 0 cancelled after so many seconds, < 0 skipped), the ticks and edits going on.
 Prints one JSON object: the largest and 99th-percentile gap between timer ticks during the batch and
 during the word scores (ms; the target is < 100 ms), how many live analyses
 finished during the batch and their median latency from edit to displayed
-result (ms), the number of corpus updates, the batch's reviews/s and the word scores' reviews/s.
+result (ms), the number of corpus updates and what they cost during the batch (``corpus_gui_ms``: GUI-thread time of
+the dock's updates; ``corpus_worker_cpu_ms``: its metrics worker's CPU time), the batch's reviews/s and the word
+scores' reviews/s. ``--workspace KEY``
+switches to that workspace once the job started (``read``: the Corpus and Batch scoring docks hidden while the batch
+runs, as when the user reads texts meanwhile; ``corpus``, the default: they stay on screen), then back to Corpus after
+the batch, before the sorting and the word scores.
 Then the table is sorted as a user would (P(positive), Confidence, Excerpt, Source, each way; "Misclassified";
 back to arrival order): ``sort_max_stall_ms`` is the longest of those GUI-thread stalls (each action's time until
 the event loop is free again). ``--fill`` skips the scoring: the rows go straight into the table (the reviews with
@@ -87,10 +92,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--fill", action="store_true", help="no scoring: fill the table with rows, then measure sorting")
     p.add_argument("--slices", action="store_true",
                    help="the Map tab's slices table on screen while sorting, then a map selection (module docstring)")
+    p.add_argument("--workspace", default="corpus",
+                   help="the workspace shown while the batch runs (read: the corpus dock hidden; module docstring)")
     p.add_argument("--tokens-s", type=float, default=0.0,
                    help="then run the corpus dock's word scores over every row: 0 to the end, > 0 cancel after so "
                         "many seconds, < 0 skip them")
     args = p.parse_args(argv)
+    from desktop_app.window.workspaces import BY_KEY
+
+    if args.workspace not in BY_KEY:
+        p.error(f"--workspace: one of {', '.join(BY_KEY)}")
     if not prepare(args.data):
         return 2
     tmp = Path(tempfile.mkdtemp(prefix="ae-bench-"))
@@ -136,6 +147,7 @@ def _run(args: argparse.Namespace, tmp: Path) -> int:
     batch_file.write_text("".join(json.dumps({"text": t, "label": int(y)}) + "\n" for t, y in zip(texts, labels)),
                           encoding="utf-8")
 
+    corpus_cost = _time_corpus_dock()
     app, window, panels = open_loaded_window(args.model)
     batch, corpus = panels["batch"], panels.get("corpus")
     if window.predictor is None or batch is None:
@@ -164,6 +176,8 @@ def _run(args: argparse.Namespace, tmp: Path) -> int:
     typer.timeout.connect(type_review)
     window.state.events.prediction.connect(on_prediction)
     batch.scoring_finished.connect(lambda _summary: state.update(done=True))
+    if args.workspace != "corpus":  # after the window's own switch to Corpus when the job starts
+        batch.scoring_started.connect(lambda _job: window.workspaces.switch(args.workspace))
 
     if args.fill:
         result = {"ok": True, "reviews": len(texts), **_fill(app, batch, texts, labels)}
@@ -181,6 +195,9 @@ def _run(args: argparse.Namespace, tmp: Path) -> int:
     batch.add_paths([str(batch_file)])
     run_until(app, lambda: state["done"])
     wall = time.perf_counter() - t0
+    corpus_updates = corpus.updates if corpus is not None else None  # during the batch
+    batch_corpus_cost = {f"corpus_{key}": round(value, 1) for key, value in corpus_cost.items()}
+    window.workspaces.switch("corpus")
     result = {
         "ok": True,
         "reviews": len(texts),
@@ -191,7 +208,9 @@ def _run(args: argparse.Namespace, tmp: Path) -> int:
         "live_analyses_shown": len(latencies),
         "live_analysis_median_ms": round(statistics.median(latencies) * 1000, 1) if latencies else None,
         "rows": len(batch.rows()),
-        "corpus_updates": corpus.updates if corpus is not None else None,
+        "workspace": args.workspace,
+        "corpus_updates": corpus_updates,
+        **batch_corpus_cost,
         "platform": QApplication.platformName(),
     }
     result.update(_sorting(app, batch))
@@ -202,6 +221,31 @@ def _run(args: argparse.Namespace, tmp: Path) -> int:
     print(json.dumps(result))
     window.close()
     return 0
+
+
+def _time_corpus_dock() -> dict:
+    """Time the Corpus dock's metric updates from now on (patched into its class and module before the window is
+    built, so that the timer's bound slot is timed too): ``gui_ms``, GUI-thread wall time in ``refresh_now`` (the row
+    copy, the request) and ``show_metrics`` (the numbers and the plots' data; the plots draw later, when visible);
+    ``worker_cpu_ms``, the metrics worker's CPU time in ``corpus_metrics_job``. Returns the running totals."""
+    import desktop_app.panels.corpus.panel as panel
+
+    cost = {"gui_ms": 0.0, "worker_cpu_ms": 0.0}
+
+    def timed(function, clock, key: str):
+        def run(*args, **kwargs):
+            t = clock()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                cost[key] += (clock() - t) * 1000
+
+        return run
+
+    panel.CorpusPanel.refresh_now = timed(panel.CorpusPanel.refresh_now, time.perf_counter, "gui_ms")
+    panel.CorpusPanel.show_metrics = timed(panel.CorpusPanel.show_metrics, time.perf_counter, "gui_ms")
+    panel.corpus_metrics_job = timed(panel.corpus_metrics_job, time.thread_time, "worker_cpu_ms")
+    return cost
 
 
 def _fill(app, batch, texts: list[str], labels: list[int], chunk: int = 256) -> dict:

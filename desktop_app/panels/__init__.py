@@ -7,4 +7,5 @@
 ``batch/``            the Batch scoring dock (its jobs, table, filters, export)
 ``corpus/``           the Corpus dock (metrics and plots of the table's rows, the words, the map, A vs B, What if)
 ``inside/``           the docks of the encoder block's views (issue 53)
+``on_screen.py``      whether a panel is on screen (for the panels that compute only while someone can see them)
 """

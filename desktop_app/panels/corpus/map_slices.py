@@ -23,7 +23,6 @@ from __future__ import annotations
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
-    QDockWidget,
     QFileDialog,
     QGridLayout,
     QInputDialog,
@@ -37,6 +36,7 @@ from PySide6.QtWidgets import (
 from model.batch import write_rows
 
 from desktop_app.map_settings import Slice
+from desktop_app.panels.on_screen import OnScreen
 from desktop_app.workers.corpus.metrics import slice_metrics_job
 from desktop_app.workers.handle import EXPLANATION_NICE
 from desktop_app.workers.jobs import Jobs
@@ -56,6 +56,7 @@ class SlicesBox(QWidget):
 
     Attributes:
         requests: computations asked of the worker so far (tests: a hidden table asks for none).
+        on_screen: whether the table is on screen (:class:`~desktop_app.panels.on_screen.OnScreen`).
 
     Signals:
         computed(): the table shows the numbers of its current rows and slices.
@@ -76,8 +77,9 @@ class SlicesBox(QWidget):
         self._keys_shown: list[tuple[str, tuple, int]] = []  # the table's rows: name, key, texts
         self._shown: list[tuple[str, int, str]] = []  # the table's rows: name, texts, numbers
         self._selection = (None, "")  # the map selection (points, name) the table follows
-        self._dock: QDockWidget | None = None  # the dock whose tab the table is on (followed once shown)
         self.handle = Jobs("corpus-slices", EXPLANATION_NICE, parent=self)
+        self.on_screen = OnScreen(self)  # shown (the Map tab, the dock, its tab): compute what changed meanwhile
+        self.on_screen.shown.connect(self._catch_up)
         self.timer = QTimer(self, singleShot=True, interval=throttle_ms)
         self.timer.timeout.connect(self.refresh)
         self.table = QTableWidget(0, 3)
@@ -176,9 +178,8 @@ class SlicesBox(QWidget):
 
     # -- when to compute --------------------------------------------------------------------------------------
     def shown(self) -> bool:
-        """Whether the table is on screen (module docstring; a dock tab behind another is "visible" to Qt, with
-        nothing of it on screen)."""
-        return self.isVisible() and not self.visibleRegion().isEmpty()
+        """Whether the table is on screen (:meth:`desktop_app.panels.on_screen.OnScreen.now`)."""
+        return self.on_screen.now()
 
     @property
     def updating(self) -> bool:
@@ -186,22 +187,8 @@ class SlicesBox(QWidget):
         or waits for the table to be shown)."""
         return self._updating or self._stale
 
-    def showEvent(self, event) -> None:
-        """Shown (the Map tab raised, the dock shown): compute what changed meanwhile; follow the dock's tab."""
-        super().showEvent(event)
-        dock = self.parentWidget()
-        while dock is not None and not isinstance(dock, QDockWidget):
-            dock = dock.parentWidget()
-        if dock is not None and dock is not self._dock:
-            self._dock = dock
-            dock.visibilityChanged.connect(self._on_dock_visibility)
-        QTimer.singleShot(0, self, self._catch_up)
-
-    def _on_dock_visibility(self, visible: bool) -> None:
-        if visible:
-            QTimer.singleShot(0, self, self._catch_up)
-
     def _catch_up(self) -> None:
+        """Shown (the Map tab raised, the dock shown or its tab raised): compute what changed meanwhile."""
         if self._stale and not self.timer.isActive():
             self.refresh()
 

@@ -1,11 +1,18 @@
 """The corpus dock: what the batch results say, in numbers and plots, for the rows the batch table's filters keep.
 
 :class:`CorpusPanel` follows a :class:`~desktop_app.panels.batch.panel.BatchPanel`: its table model (rows
-arriving, Clear) and its filter proxy (category, search, the word filter). Updates are throttled: a change
-starts a single-shot QTimer of :data:`THROTTLE_MS` (a running timer is not restarted), so a job that streams
-25,000 rows recomputes at most twice a second, never per row. The metrics
+arriving, Clear) and its filter proxy (category, search, the word filter). The metrics
 (:func:`model.corpus.metrics.corpus_metrics`) are computed on a background worker
 (:func:`~desktop_app.workers.corpus.metrics.corpus_metrics_job`); the GUI thread only copies the row list and draws.
+They are computed only while the dock is on screen (:class:`~desktop_app.panels.on_screen.OnScreen`: its workspace
+on and, when tabbed with other docks, its tab raised; the header's line of numbers shows on every tab of the dock).
+There, updates are throttled: a change starts a single-shot QTimer of :data:`THROTTLE_MS` (a running timer is not
+restarted), so a job that streams 25,000 rows recomputes at most twice a second, never per row. Hidden, a change
+(rows arriving, Clear, another filter) only marks the numbers :attr:`~CorpusPanel.stale`, and the dock computes
+them once, with the current rows and filter, when it is shown again; a 25,000-review batch scored while the user
+reads texts in another workspace shares the CPU with no metrics nor plots nobody sees. What needs the numbers while
+the dock is hidden asks :meth:`CorpusPanel.with_current_metrics` (Export > Report / Metrics): they are computed then,
+on the same worker.
 
 Shown, as the task fits (issue 30): counts, accuracy, F1 and ECE (with gold labels; multi-label subset accuracy,
 micro/macro-F1 and Hamming loss; regression MAE, RMSE, Pearson, Spearman), failures; the N x N confusion matrix (up
@@ -36,6 +43,7 @@ from desktop_app.views.widgets import ElidedLabel, scrollable
 from desktop_app.workers.corpus.metrics import corpus_metrics_job
 from desktop_app.workers.handle import EXPLANATION_NICE
 from desktop_app.workers.jobs import Jobs
+from desktop_app.panels.on_screen import OnScreen
 from desktop_app.panels.corpus.a_vs_b import CorpusComparison
 from desktop_app.panels.corpus.report import CorpusReportExport
 from desktop_app.panels.corpus.whatif import CorpusWhatIfPanel
@@ -104,8 +112,10 @@ class CorpusPanel(QWidget):
         throttle_ms: least milliseconds between two metric updates while rows arrive.
 
     Attributes:
-        metrics: the :class:`model.corpus.metrics.CorpusMetrics` shown, or None before the first.
-        updates: metric computations started so far (tests and benchmarks count them).
+        metrics: the :class:`model.corpus.metrics.CorpusMetrics` shown, or None before the first (see
+            :attr:`~CorpusPanel.stale`).
+        updates: metric computations started so far (tests and benchmarks count them: a hidden dock starts none).
+        on_screen: whether the dock is on screen (:class:`~desktop_app.panels.on_screen.OnScreen`).
 
     Signals:
         metrics_shown(object): a new :class:`model.corpus.metrics.CorpusMetrics` is on screen.
@@ -122,19 +132,20 @@ class CorpusPanel(QWidget):
         self.metrics = None
         self.updates = 0
         self._in_flight = False
-        self._again = False
-        self._shown_filter = None  # the population filter of the metrics shown
-        self._pending_filter = None  # ... and of the metrics being computed
-        self.timer = QTimer(self)
-        self.timer.setSingleShot(True)
-        self.timer.setInterval(throttle_ms)
-        self.timer.timeout.connect(self.refresh_now)
+        self._revision = 0  # the rows and the filter's population: counted up when they change
+        self._asked = None  # the revision the latest computation was asked for
+        self._shown_at = None  # ... and that of the metrics shown
+        self._population = batch.proxy.row_filter.population()  # the filter's population, as last seen
+        self._waiters: list[tuple[int, object, object]] = []  # (revision, on_ready, on_failed): with_current_metrics
+        self.timer = QTimer(self, singleShot=True, interval=throttle_ms)
+        self.timer.timeout.connect(self._on_timer)
         self.handle = Jobs("corpus-metrics", METRICS_NICE, parent=self)
+        self.on_screen = OnScreen(self)
+        self.on_screen.shown.connect(self._catch_up)
         self._build_ui()
-        batch.table_model.rowsInserted.connect(lambda *_: self.schedule())
-        batch.table_model.modelReset.connect(self.schedule)
+        batch.table_model.rowsInserted.connect(lambda *_: self._changed())
+        batch.table_model.modelReset.connect(self._changed)
         batch.proxy.filter_changed.connect(self._on_filter_changed)
-        self.schedule()
 
     def _build_ui(self) -> None:
         self.numbers_label = ElidedLabel("Score a folder of reviews to see what the corpus says.")
@@ -223,26 +234,43 @@ class CorpusPanel(QWidget):
         self.map.set_predictor(predictor)
         self._update_scope(self.batch.table_model.rowCount())
 
+    @property
+    def stale(self) -> bool:
+        """True while the metrics shown are not those of the current rows and filter (a computation is due, under
+        way, or waits for the dock to be shown)."""
+        return self._shown_at != self._revision
+
     def schedule(self) -> None:
-        """Recompute the metrics within :data:`THROTTLE_MS` (a pending update is not postponed)."""
-        if not self.timer.isActive():
+        """Recompute the metrics within :data:`THROTTLE_MS` (a pending update is not postponed) when the dock is on
+        screen; else once it is shown (module docstring)."""
+        if self.on_screen.now() and not self.timer.isActive():
             self.timer.start()
 
     def refresh_now(self) -> None:
-        """Recompute the metrics now, on the worker (or as soon as the running computation ends)."""
+        """Recompute the metrics now, on the worker, shown or not (when a computation is under way: as soon as it
+        ends, if the rows or the filter changed since it was asked)."""
         self.timer.stop()
         if self._in_flight:
-            self._again = True
-            return
+            return  # _on_computed asks again
         self._in_flight = True
         self.updates += 1
         keep = self.batch.proxy.row_filter.population()
-        self._pending_filter = keep
+        self._asked = asked = self._revision
         rows = self.batch.table_model.rows()  # a list copy: the worker gets a snapshot
         labels, task = self.batch.table_model.metrics_schema(rows)
         self.handle.run(corpus_metrics_job, rows, keep.accepts if keep.is_filtering() else None, 10, labels, task,
-                        on_result=self._on_ready, on_error=self._on_failed, on_stale_error=self._on_failed,
-                        on_end=self._on_computed)
+                        on_result=lambda result: self._on_ready(result, asked), on_error=self._on_failed,
+                        on_stale_error=self._on_failed, on_end=self._on_computed)
+
+    def with_current_metrics(self, on_ready, on_failed=None) -> None:
+        """Call ``on_ready()`` once the dock shows the metrics of the rows and filter as they are now: at once when it
+        does, else after computing them on the worker, hidden or not (Export > Report while the dock is hidden).
+        ``on_failed(exc)`` instead when that computation fails."""
+        if not self.stale and self.metrics is not None:
+            on_ready()
+            return
+        self._waiters.append((self._revision, on_ready, on_failed))
+        self.refresh_now()
 
     def shutdown(self) -> None:
         """Stop both workers (also done on application quit and when the main window closes)."""
@@ -255,20 +283,49 @@ class CorpusPanel(QWidget):
         self.handle.shutdown()
 
     # -- results ----------------------------------------------------------------------------------------------
-    def _on_ready(self, result: tuple) -> None:
+    def _on_ready(self, result: tuple, revision: int) -> None:
+        """The metrics of the rows and filter at ``revision``: shown, then handed to the waiters asking for them."""
         metrics, n_total = result
-        self._shown_filter = self._pending_filter
+        self._shown_at = revision
         self.show_metrics(metrics, n_total)
+        self._serve(lambda on_ready, _on_failed: on_ready())
 
     def _on_failed(self, exc: Exception) -> None:
         self.numbers_label.setText(f"Corpus metrics failed: {type(exc).__name__}: {exc}")
+        self._serve(lambda _on_ready, on_failed: on_failed is not None and on_failed(exc))
+
+    def _serve(self, call) -> None:
+        """``call(on_ready, on_failed)`` for each waiter the computation just ended was asked late enough for."""
+        served = [w for w in self._waiters if w[0] <= self._asked]
+        self._waiters = [w for w in self._waiters if w[0] > self._asked]
+        for _revision, on_ready, on_failed in served:
+            call(on_ready, on_failed)
 
     def _on_computed(self) -> None:
-        """A computation ended (current or not): the next one may start."""
+        """A computation ended (current or not): when the rows or the filter changed since it was asked, the next
+        one starts now for a waiter, within :data:`THROTTLE_MS` on screen, else when the dock is shown."""
         self._in_flight = False
-        if self._again:
-            self._again = False
+        if self._revision == self._asked:
+            return
+        if self._waiters:
+            self.refresh_now()
+        else:
             self.schedule()
+
+    # -- when to compute --------------------------------------------------------------------------------------
+    def _changed(self) -> None:
+        """The rows or the filter's population changed: the metrics shown are stale (module docstring)."""
+        self._revision += 1
+        self.schedule()
+
+    def _on_timer(self) -> None:
+        if self.on_screen.now():  # hidden meanwhile: computed when shown
+            self.refresh_now()
+
+    def _catch_up(self) -> None:
+        """The dock may have come on screen: compute once what changed while it was hidden."""
+        if self.stale and self.on_screen.now() and not self.timer.isActive():
+            self.refresh_now()
 
     def show_metrics(self, m, n_total: int) -> None:
         """Draw :class:`model.corpus.metrics.CorpusMetrics` ``m`` of the filtered rows (``n_total`` rows in all)."""
@@ -314,8 +371,9 @@ class CorpusPanel(QWidget):
 
     # -- the batch table's filters ----------------------------------------------------------------------------
     def _on_filter_changed(self, f) -> None:
-        if f.population() != self._shown_filter:
-            self.schedule()
+        if (population := f.population()) != self._population:
+            self._population = population
+            self._changed()
         self._select_cell(f.cell)
         if self.metrics is not None:
             self._update_scope(self.batch.table_model.rowCount())

@@ -4,8 +4,11 @@ An analyst who scored files in the app gets the same self-contained ``report.htm
 ``attention-explorer-score --report/--metrics`` writes (one writer: :mod:`model.report.report`), of what the dock
 shows: the metrics of the rows the Metrics tab describes (all rows, or the table's filter, named in the report), the
 words of "What drives it" when they were computed, model B's comparison, the corpus map when one is drawn and the
-"What if" tab's flips. Nothing is recomputed: :meth:`CorpusReportExport.snapshot` takes the dock's records on the GUI
-thread and :mod:`desktop_app.workers.corpus.report` writes them on a worker, atomically.
+"What if" tab's flips. The dock's metrics are those of the rows and filter as they are when the file is asked for:
+while the dock is hidden (it computes only while on screen) or within its throttle as rows arrive, they are computed
+first, on the dock's worker (:meth:`~desktop_app.panels.corpus.panel.CorpusPanel.with_current_metrics`); nothing else
+is recomputed: :meth:`CorpusReportExport.snapshot` takes the dock's records on the GUI thread and
+:mod:`desktop_app.workers.corpus.report` writes them on a worker, atomically.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from model.batch.rows import precision_label
 from desktop_app.workers.corpus.report import CorpusSnapshot, metrics_job, report_job
 from desktop_app.workers.handle import EXPLANATION_NICE
 from desktop_app.workers.jobs import Jobs
+
+NOTHING = "Score some texts first: the report describes the scored rows."
 
 
 class CorpusReportExport(QObject):
@@ -80,11 +85,13 @@ class CorpusReportExport(QObject):
         self._ask("Save the corpus metrics", "metrics.json", "JSON (*.json)", self.save_metrics)
 
     def save_report(self, path: str) -> bool:
-        """Write the report of :meth:`snapshot` to ``path`` on the worker; False when there is nothing to report."""
+        """Write the report of :meth:`snapshot` (once the dock's metrics are current) to ``path`` on the worker;
+        False when there is nothing to report (no scored row, no model)."""
         return self._save(path, report_job, "the corpus report")
 
     def save_metrics(self, path: str) -> bool:
-        """Write the metrics of :meth:`snapshot` to ``path`` on the worker; False when there is nothing to report."""
+        """Write the metrics of :meth:`snapshot` (once the dock's metrics are current) to ``path`` on the worker;
+        False when there is nothing to report (no scored row, no model)."""
         return self._save(path, metrics_job, "the corpus metrics")
 
     def shutdown(self) -> None:
@@ -97,9 +104,13 @@ class CorpusReportExport(QObject):
         m = self.panel.metrics
         return m is not None and m.n_scored > 0 and self.panel.batch.predictor is not None
 
+    def _may_report(self) -> bool:
+        """Something to report once the metrics are current: scored rows in the table and a model."""
+        return self.panel.batch.table_model.summary.ok > 0 and self.panel.batch.predictor is not None
+
     def _ask(self, title: str, name: str, pattern: str, save) -> None:
-        if not self._ready():
-            self.message.emit("Score some texts first: the report describes the scored rows.")
+        if not self._may_report():
+            self.message.emit(NOTHING)
             return
         path, _ = QFileDialog.getSaveFileName(self.panel, title, str(Path(self.folder) / name), pattern)
         if path:
@@ -107,14 +118,23 @@ class CorpusReportExport(QObject):
             save(path)
 
     def _save(self, path: str, job, what: str) -> bool:
-        snap = self.snapshot()
-        if snap is None:
-            self.message.emit("Score some texts first: the report describes the scored rows.")
+        if not self._may_report():
+            self.message.emit(NOTHING)
             return False
+        self.panel.with_current_metrics(
+            lambda: self._write(path, job, what),
+            lambda exc: self.failed.emit(f"Could not save {what} to {path}: the corpus metrics failed: {exc}"))
+        return True
+
+    def _write(self, path: str, job, what: str) -> None:
+        """Write :meth:`snapshot` (the dock's metrics current) with ``job`` on the worker."""
+        snap = self.snapshot()
+        if snap is None:  # the filter keeps no scored row
+            self.message.emit(NOTHING)
+            return
         self.handle.run(job, str(path), snap, latest=False,
                         on_result=lambda p: self.message.emit(f"Saved {what} to {p}"),
                         on_error=lambda exc: self.failed.emit(f"Could not save {what} to {path}: {exc}"))
-        return True
 
 
 __all__ = ["CorpusReportExport"]
