@@ -171,14 +171,16 @@ def test_batched_equals_one_patch_per_pass(bundled_predictor, hf_predictors):
 def test_the_scores_do_not_depend_on_how_passes_are_batched(family, bundled_predictor, hf_predictors):
     """The residual grid (the site whose passes ``batch_tokens`` sizes; head and FFN passes are one layer's) with one
     patch per pass, passes of 3 copies (dividing no layer's cells evenly) and the default (one pass per layer): the
-    same patched scores within 1e-5 relative."""
+    same patched scores within 1e-5 relative (a score near 0 within 1e-6 of the grid's largest: float32 GEMMs of other
+    batch sizes round the hidden states differently, ~1e-7 of their scale, which a near-zero logit keeps)."""
     p = _predictors(bundled_predictor, hf_predictors)[family]
     T = len(p.encode(LONGER).ids)
     runs = [p.activation_patching(CLEAN, LONGER, site="resid", batch_tokens=b) for b in (None, 3 * T, 1)]
     assert runs[0].passes < runs[1].passes < runs[2].passes
     for r in runs[1:]:
         np.testing.assert_array_equal(np.isnan(r.patched_scores), np.isnan(runs[0].patched_scores))
-        np.testing.assert_allclose(r.patched_scores, runs[0].patched_scores, rtol=1e-5, atol=0)
+        scale = np.nanmax(np.abs(runs[0].patched_scores))
+        np.testing.assert_allclose(r.patched_scores, runs[0].patched_scores, rtol=1e-5, atol=1e-6 * scale)
 
 
 def _layer_calls(p) -> tuple[list[int], list]:
