@@ -18,9 +18,10 @@ The first run raises the dock (the Inside workspace is laid out and its other do
 ``worst_max_stall_ms`` of those. ``idle_max_stall_ms``: the same probe for 5 s before, with nothing running (on a
 shared machine the other processes' share of the CPU). ``job_s_runs``: every timed run's ``job_s`` (the whole grid).
 
-Cancel latency: ``--cancels`` more requests, each cancelled (the dock's Cancel, :meth:`PatchingPanel.cancel`) at an
-even spread of moments through the job (``(k + 0.5) / cancels`` of the best run's ``job_s``); ``cancel_ms`` is the
-time from ``cancel()`` to the stop reaching the GUI thread (the dock no longer running, its note "cancelled"). Then
+Cancel latency: ``--cancels`` more requests, each cancelled (the dock's Cancel,
+:meth:`desktop_app.panels.inside.patching.PatchingPanel.cancel`) at an even spread of moments through the job
+(``(k + 0.5) / cancels`` of the best run's ``job_s``); ``cancel_ms`` is the time from ``cancel()`` to the stop reaching
+the GUI thread (the dock no longer running, its note "cancelled"). Then
 as many requests each overtaken at the same moments by a newer one (Run again: the latest request wins);
 ``newer_ms`` is the time from the newer request to its job starting on the worker (the old one has stopped).
 """
