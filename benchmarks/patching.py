@@ -4,7 +4,7 @@ patching, and how well attribution patching agrees with real patching. Prints a 
 Usage::
 
     python -m benchmarks.patching [--data ../shared/data/imdb/test.jsonl.gz] [--repeats 3] [--threads 2]
-                                  [--agreement 8] [--no-minilm] [--batch-tokens 16384]
+                                  [--agreement 8] [--no-minilm] [--batch-tokens 16384] [--batching]
 
 Pairs: IMDB test reviews cut at a word start to the model's 256 (bundled) or 128 (MiniLM) tokens; the corrupted text
 is a What if edit of the clean one, the first word that has one of ``word_replacer``'s built-in antonym rules
@@ -20,6 +20,11 @@ attribution patching <= 3 passes.
 Agreement (``--agreement N``): on N swap pairs of the bundled model, the Pearson correlation between attribution
 patching's and real patching's effects, per site, pooled over the pairs' cells (resid: the aligned cells of every
 layer; head: every head; ffn: every layer), and the sign agreement of the cells whose real effect exceeds 0.05.
+
+``--batching``: only this, then stop: the shifted pair's full resid grid of each model with passes of the default size
+(``--batch-tokens``) and of 16, 8 and 1 copies: each size's largest absolute and relative difference of the patched
+scores from the default's, and the default grid's best time with and without a ``should_stop`` (so with and without
+the stop checks inside the passes, :func:`model.explain.patching.stop_checks`), taking turns ``--repeats`` times.
 
 ``--negation``: the bundled model's head and FFN grids on five short reviews and their negations (a finding for
 docs/components.md).
@@ -163,6 +168,28 @@ def negation(predictor: Predictor) -> dict:
             "mean_ffn": np.round(np.mean([r["ffn"] for r in rows], 0), 3).tolist()}
 
 
+def batching(name: str, predictor: Predictor, path: str, tokens: int, repeats: int, batch_tokens: int) -> dict:
+    """The ``--batching`` row of one model (module docstring)."""
+    clean, corrupted = pairs(predictor, path, tokens, 1, shifted=True)[0]
+    T = len(predictor.encode(corrupted).ids)
+    run = lambda b=batch_tokens, stop=None: predictor.activation_patching(clean, corrupted, site="resid",  # noqa: E731
+                                                                          batch_tokens=b, should_stop=stop)
+    ref = run().patched_scores.astype(np.float64)
+    row = {"model": name, "tokens": T, "default_copies": batch_tokens // T, "differences": {}}
+    for copies in (16, 8, 1):
+        d = np.abs(run(copies * T).patched_scores - ref)
+        row["differences"][copies] = {"max_abs": float(np.nanmax(d)), "max_rel": float(np.nanmax(d / np.abs(ref))),
+                                      "logit_scale": float(np.nanmax(np.abs(ref)))}
+    walls = {"checks": [], "none": []}
+    for _ in range(repeats):
+        for key, stop in (("none", None), ("checks", lambda: False)):
+            walls[key].append(best(lambda s=stop: run(stop=s), 1)[:2])
+    row.update({f"{k}_best_s": round(min(w for w, _ in v), 2) for k, v in walls.items()})
+    row.update({f"{k}_cpu_s": [round(c, 2) for _, c in v] for k, v in walls.items()})
+    row["load"] = round(os.getloadavg()[0], 2)
+    return row
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared/data/imdb/test.jsonl.gz"))
@@ -173,6 +200,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--no-minilm", action="store_true")
     ap.add_argument("--no-bundled", action="store_true")
     ap.add_argument("--negation", action="store_true", help="only the bundled model's negation pairs, then stop")
+    ap.add_argument("--batching", action="store_true", help="only the batch sizes' agreement and the stop checks' cost")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")),
@@ -180,6 +208,17 @@ def main(argv: list[str] | None = None) -> None:
     print(f"# CPU: {cpu}; torch threads {args.threads}; load average at start {os.getloadavg()}", file=sys.stderr)
     if args.negation:
         print(json.dumps(negation(Predictor.from_pretrained(device="cpu"))))
+        return
+    if args.batching:
+        if not args.no_bundled:
+            print(json.dumps(batching("bundled", Predictor.from_pretrained(device="cpu"), args.data, 256,
+                                      args.repeats, args.batch_tokens)), flush=True)
+        if not args.no_minilm:
+            from benchmarks.hf import minilm_folders
+
+            with tempfile.TemporaryDirectory() as tmp:
+                minilm = Predictor.from_pretrained(minilm_folders(Path(tmp))[1], device="cpu")
+                print(json.dumps(batching("minilm", minilm, args.data, 128, args.repeats, args.batch_tokens)))
         return
     rows = [] if args.no_bundled else timings("bundled", Predictor.from_pretrained(device="cpu"), args.data, 256,
                                               args.repeats, args.batch_tokens)

@@ -1,7 +1,7 @@
 """The Patching dock's GUI stall (issue 53: the event loop never stalls more than 100 ms). Prints JSON; asserts nothing.
 
 ``python -m benchmarks.patching_gui [--data ../shared/data/imdb/test.jsonl.gz] [--tokens 128] [--site resid]
-[--method exact] [--repeats 3] [--no-minilm]``
+[--method exact] [--repeats 3] [--cancels 6] [--no-minilm] [--no-bundled]``
 
 Opens the real main window (1400 x 860, every panel attached; offscreen unless a display is set) on the bundled model
 and on all-MiniLM-L6-v2 with a random 2-class head (:func:`benchmarks.hf.minilm_folders`: the speed of a fine-tuned
@@ -16,7 +16,14 @@ wall time to the drawn heatmap, ``redraw_ms`` the best GUI-thread time of the vi
 The first run raises the dock (the Inside workspace is laid out and its other docks draw too):
 ``first_run_max_stall_ms``; then the best (lowest max stall) of ``--repeats`` runs, each a new request (Run), and
 ``worst_max_stall_ms`` of those. ``idle_max_stall_ms``: the same probe for 5 s before, with nothing running (on a
-shared machine the other processes' share of the CPU).
+shared machine the other processes' share of the CPU). ``job_s_runs``: every timed run's ``job_s`` (the whole grid).
+
+Cancel latency: ``--cancels`` more requests, each cancelled (the dock's Cancel,
+:meth:`desktop_app.panels.inside.patching.PatchingPanel.cancel`) at an even spread of moments through the job
+(``(k + 0.5) / cancels`` of the best run's ``job_s``); ``cancel_ms`` is the time from ``cancel()`` to the stop reaching
+the GUI thread (the dock no longer running, its note "cancelled"). Then
+as many requests each overtaken at the same moments by a newer one (Run again: the latest request wins);
+``newer_ms`` is the time from the newer request to its job starting on the worker (the old one has stopped).
 """
 
 from __future__ import annotations
@@ -41,7 +48,44 @@ def _cpu() -> str:
         return platform.processor()
 
 
-def measure(app, model_dir: Path, name: str, data: str, tokens: int, site: str, method: str, repeats: int) -> dict:
+def _cancel_latencies(app, panel, job_s: float, n: int) -> tuple[list[float], list[float]]:
+    """``(cancel_ms, newer_ms)``: ``n`` requests cancelled and ``n`` overtaken by a newer one, at ``(k + 0.5) / n``
+    of ``job_s`` into each (module docstring); a request that ended before its moment is left out."""
+    import desktop_app.panels.inside.patching as dock
+    from benchmarks.head_toggle import _pump
+
+    starts: list[float] = []  # when each patching job started on the worker
+    real_job = dock.patching_job
+    dock.patching_job = lambda ctx, *a: starts.append(time.perf_counter()) or real_job(ctx, *a)
+    cancel_ms, newer_ms = [], []
+    try:
+        for newer in (False, True):
+            for k in range(n):
+                before = len(starts)
+                panel.request(force=True)
+                _pump(app, lambda: len(starts) > before, 60)  # this request's job started
+                begin, started = starts[-1], len(starts)
+                _pump(app, lambda: time.perf_counter() - begin > job_s * (k + 0.5) / n or not panel.running, 600)
+                if not panel.running:
+                    continue
+                t = time.perf_counter()
+                if newer:
+                    panel.request(force=True)
+                    _pump(app, lambda: len(starts) > started, 600)
+                    newer_ms.append(round(1000 * (starts[-1] - t), 1))
+                    panel.cancel()
+                else:
+                    panel.cancel()
+                    _pump(app, lambda: not panel.running, 600)
+                    cancel_ms.append(round(1000 * (time.perf_counter() - t), 1))
+                _pump(app, lambda: not panel.running, 600)
+    finally:
+        dock.patching_job = real_job
+    return cancel_ms, newer_ms
+
+
+def measure(app, model_dir: Path, name: str, data: str, tokens: int, site: str, method: str, repeats: int,
+            cancels: int = 0) -> dict:
     """One model's row (module docstring)."""
     from PySide6.QtCore import QTimer
 
@@ -106,9 +150,11 @@ def measure(app, model_dir: Path, name: str, data: str, tokens: int, site: str, 
         redraws.append(time.perf_counter() - t)
     first, runs = runs[0], runs[1:]
     best = min(runs, key=lambda r: r["max_stall_ms"])
+    cancel_ms, newer_ms = _cancel_latencies(app, win.inside_panels["patching"], best["job_s"], cancels)
     row = {"model": name, "site": site, "method": method, "tokens": len(result.tokens),
            "grid": list(result.effects.shape), **best, "worst_max_stall_ms": max(r["max_stall_ms"] for r in runs),
            "first_run_max_stall_ms": first["max_stall_ms"], "idle_max_stall_ms": round(1000 * idle_max, 1),
+           "job_s_runs": [r["job_s"] for r in runs], "cancel_ms": cancel_ms, "newer_ms": newer_ms,
            "redraw_ms": round(1000 * min(redraws), 1), "repeats": repeats, "load": round(os.getloadavg()[0], 2),
            "cpu": _cpu(), "threads": torch.get_num_threads(), "nice": dock.PATCHING_NICE}
     win.shutdown_workers()
@@ -124,6 +170,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--site", default="resid", choices=("resid", "head", "ffn"))
     p.add_argument("--method", default="exact", choices=("exact", "attribution"))
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--cancels", type=int, default=6, help="requests cancelled (and as many overtaken) to time it")
     p.add_argument("--no-minilm", action="store_true")
     p.add_argument("--no-bundled", action="store_true")
     p.add_argument("--nice", type=int, default=None, help="the dock worker's niceness (default PATCHING_NICE)")
@@ -142,14 +189,14 @@ def main(argv: list[str] | None = None) -> None:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     if not args.no_bundled:
         print(json.dumps(measure(app, default_model_dir(), "bundled", args.data, args.tokens, args.site, args.method,
-                                 args.repeats)), flush=True)
+                                 args.repeats, args.cancels)), flush=True)
     if not args.no_minilm:
         from benchmarks.hf import minilm_folders
 
         with tempfile.TemporaryDirectory() as tmp:
             _, clf = minilm_folders(Path(tmp))
             print(json.dumps(measure(app, clf, "MiniLM-L6 + random head", args.data, args.tokens, args.site,
-                                     args.method, args.repeats)), flush=True)
+                                     args.method, args.repeats, args.cancels)), flush=True)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,9 @@ before l run once per pass, not B times. A module shared by several layers (ALBE
 only. Hooks act on the registering thread's pass only and live for one pass (the caller holds the predictor's
 ``pass_lock``).
 
+Cancel inside a pass: :func:`stop_checks` runs the caller's check before every module call, so a cancelled pass
+stops within one module's time.
+
 Source: Meng et al. 2022 (causal tracing), Wang et al. 2023 (IOI path patching), Heimersheim & Nanda 2024 ("How to
 use and interpret activation patching"); attribution patching: Nanda 2023.
 """
@@ -149,6 +152,27 @@ def gradient_taps(taps: ModelTaps, site: str) -> Iterator[tuple[list, list]]:
 
     with _hooked(taps, site, act):
         yield values, leaves
+
+
+@contextmanager
+def stop_checks(model: nn.Module, check: Callable[[], None]) -> Iterator[None]:
+    """Inside the block, ``check()`` runs before every call of every module of ``model`` (a forward pre-hook on each)
+    in this thread's forward passes; an exception it raises (a cancellation) ends the pass there. So a pass stops
+    within one module's time (a patched pass's largest: one linear layer on its B x T tokens, about a third of a
+    layer), not at its end, and the batching (so every number) is unchanged. Hooks act on the registering thread
+    only (the caller holds the predictor's ``pass_lock``) and are removed on exit."""
+    owner = threading.get_ident()
+
+    def hook(_module, _args) -> None:
+        if threading.get_ident() == owner:
+            check()
+
+    hooks = [m.register_forward_pre_hook(hook) for m in model.modules()]
+    try:
+        yield
+    finally:
+        for h in hooks:
+            h.remove()
 
 
 def patched_logits(taps: ModelTaps, site: str, layer: int, source: torch.Tensor, mask: torch.Tensor,

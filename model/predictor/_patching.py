@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from model.core.tokenizer import Encoded
-from model.explain.patching import gradient_taps, patched_logits, recording
+from model.explain.patching import gradient_taps, patched_logits, recording, stop_checks
 from model.explain.taps import ModelTaps, taps_of
 from model.records.patching import PatchingCancelled, PatchingResult
 from model.text.alignment import align_tokens
@@ -110,13 +111,18 @@ def _exact(run: _Run, T: int, base: float, batch_tokens: int, progress, should_s
     total, done, passes = sum(len(c) for _, c in plan), 0, 0
     per_pass = max(1, batch_tokens // max(T, 1)) if run.site == "resid" else max(H, 1)
     aligned_src = run.alignment.clip(min=0)
+
+    def check() -> None:  # before every pass and, inside one, before every module call (stop_checks)
+        if should_stop is not None and should_stop():
+            raise PatchingCancelled(f"activation patching stopped after {done} of {total} patches")
+
     for layer, cells in plan:
         source = run.source[layer][aligned_src]  # (T, W): the source's activation at each receiving position
         for start in range(0, len(cells), per_pass):
-            if should_stop is not None and should_stop():
-                raise PatchingCancelled(f"activation patching stopped after {done} of {total} patches")
+            check()
             chunk = cells[start : start + per_pass]
-            with run.parts.pass_lock:
+            with run.parts.pass_lock, (stop_checks(run.parts.model, check) if should_stop is not None
+                                       else nullcontext()):
                 logits = patched_logits(run.taps, run.site, layer, source, _mask(run, chunk, T), run.run,
                                         run.parts.n_heads)
             got = logits[:, run.target].double().cpu().numpy()

@@ -268,7 +268,9 @@ class Predictor:
         ``site`` ``"resid"`` [L, T], ``"head"`` [L, H] or ``"ffn"`` [L], by ``method`` ``"exact"`` or ``"attribution"``
         (Nanda 2023's approximation): :mod:`model.records.patching` defines them, the restored share ``effects``, the
         position matching (Compare's word alignment) and ``target``. ``batch_tokens`` (per pass), ``progress(done,
-        total)``, ``should_stop()``: as in :meth:`score_many`. Long texts are cut (head+tail); no pairs. Raises
+        total)``: as in :meth:`score_many`; ``should_stop()`` is checked before every patched pass and inside one
+        before every module call (a Cancel answers within one linear layer's time). Long texts are cut (head+tail);
+        no pairs. The numbers do not depend on ``batch_tokens`` (within float32 rounding). Raises
         ValueError (a bad argument or text), NoClassificationHead, PatchingCancelled, FlowNotSupported (DeBERTa v1)."""
         self.require_head("activation patching")
         check_patching(site, direction, method, target, len(self.labels))

@@ -53,7 +53,8 @@ PATCHING_METHODS: tuple[str, ...] = ("exact", "attribution")
 
 
 class PatchingCancelled(Exception):
-    """Raised when the caller's ``should_stop()`` returned True between two batches of patched passes."""
+    """Raised when the caller's ``should_stop()`` returned True: checked before every patched pass and, inside one,
+    before every module call (:func:`model.explain.patching.stop_checks`), so within one module's time."""
 
 
 def check_patching(site: str, direction: str, method: str, target: int | None = None, n_outputs: int = 0) -> None:

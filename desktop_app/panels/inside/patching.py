@@ -276,7 +276,8 @@ class PatchingPanel(QObject):
                         on_error=self._on_failed)
 
     def cancel(self) -> None:
-        """Stop the running computation at its next batch of patched passes; the view then says "cancelled"."""
+        """Stop the running computation (inside its current patched pass, at its next module call:
+        :func:`model.explain.patching.stop_checks`); the view then says "cancelled"."""
         if self.running:
             self.handle.request_stop()
 

@@ -17,13 +17,13 @@ def patching_job(ctx, predictor, clean: str, corrupted: str, site: str, directio
                  target: int | None):
     """``predictor.activation_patching(clean, corrupted, site, target, direction, method)``
     (:meth:`model.Predictor.activation_patching`), its progress ``(done, total)`` patches sent through ``ctx.report``
-    and its batches stopped by ``ctx.should_stop`` (Cancel, or a newer request).
+    and stopped by ``ctx.should_stop`` (Cancel, or a newer request) inside the running pass.
 
     Returns:
         the :class:`model.records.patching.PatchingResult`.
 
     Raises:
-        JobStopped: cancelled between two batches of patched passes (the model's
+        JobStopped: cancelled, within one module call of a patched pass (the model's
             :class:`~model.records.patching.PatchingCancelled`); what the model raises otherwise (ValueError,
             NoClassificationHead, FlowNotSupported) goes to the request's ``on_error``.
     """

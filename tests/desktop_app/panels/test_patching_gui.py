@@ -130,6 +130,49 @@ def test_cancel_stops_the_work_and_says_so(qtbot, tiny_model_dir):
     assert _result(qtbot, win).site == "resid"
 
 
+def test_cancel_during_a_pass_stops_inside_it(qtbot, tiny_model_dir, monkeypatch):
+    """Cancel clicked while the first patched pass is inside its first layer (held there by a hook until the click):
+    the job stops inside that pass (none of its layers finishes), not at the pass's end."""
+    import threading
+
+    import desktop_app.panels.inside.patching as dock
+    from model.explain.taps import taps_of
+
+    win = loaded_window(qtbot, tiny_model_dir, panels=True)
+    _pair(qtbot, win)
+    job_thread, entered, release = [], threading.Event(), threading.Event()
+    real_job = dock.patching_job
+    monkeypatch.setattr(dock, "patching_job", lambda ctx, *a: job_thread.append(threading.get_ident()) or
+                        real_job(ctx, *a))
+    L, calls = win.predictor.config.n_layers, [0, 0]  # the patching job's layer calls: started, finished
+
+    def started(*_):
+        if job_thread and threading.get_ident() == job_thread[-1]:
+            calls[0] += 1
+            if calls[0] == 2 * L + 1:  # the first patched pass enters its first layer (after 2 unpatched passes)
+                entered.set()
+                release.wait(60)
+
+    def finished(*_):
+        if job_thread and threading.get_ident() == job_thread[-1]:
+            calls[1] += 1
+
+    layers = {t.layer: None for t in taps_of(win.predictor.model).layers}
+    hooks = [h for m in layers for h in (m.register_forward_pre_hook(started), m.register_forward_hook(finished))]
+    try:
+        win.docks.raise_view(TITLE)
+        qtbot.waitUntil(entered.is_set, timeout=WAIT_MS)
+        qtbot.mouseClick(_panel(win).cancel_button, Qt.LeftButton)
+        release.set()
+        qtbot.waitUntil(lambda: not _panel(win).running, timeout=WAIT_MS)
+    finally:
+        release.set()
+        for h in hooks:
+            h.remove()
+    assert win.state.inside.note(TITLE.lower()) == CANCELLED_NOTE and win.state.inside.patching is None
+    assert calls == [2 * L + 1, 2 * L]  # the unpatched passes ran; the patched pass stopped inside its first layer
+
+
 def test_no_pin_shows_the_instruction_and_pins_the_what_if_original(qtbot, tiny_model_dir):
     win = loaded_window(qtbot, tiny_model_dir, panels=True)
     win.docks.raise_view(TITLE)
