@@ -128,6 +128,10 @@ def workspace_shots(app, win, out: Path, wanted, settle) -> None:
             wait_until(app, lambda: win.compare_view.result is not None, 120)
         win.workspaces.switch(w.key)
         settle()
+        # a dock that computes only on screen (the Corpus dock) catches up once shown: wait for its current numbers
+        wait_until(app, lambda: not any(getattr(v, "stale", False) for v in win.findChildren(QWidget) if v.isVisible()),
+                   60)
+        settle()
         for view in win.findChildren(QWidget):
             if hasattr(view, "flush") and view.isVisible():
                 view.flush()
